@@ -1,0 +1,381 @@
+"""ELECTRA's replaced-token detection: masking, sampling replacements from the generator, scoring every
+token with the discriminator, and measuring how well it detects the replacements.
+
+Clark et al. (2020). A small generator (a masked LM) fills the masked positions of a sentence by
+*sampling* from its output distribution; the discriminator then reads the corrupted sentence and
+predicts, for every token, whether it was replaced. A sampled token that happens to equal the
+original counts as **original** (label 0), as in the paper. Because every token gets a label, the
+discriminator learns from all positions, not only the masked ~15%.
+
+Pure functions on tensors with an explicit ``torch.Generator``: a seed reproduces a round exactly.
+The lesson (pages/electra.py) and the training recipe (app/training/electra.py) share them.
+
+Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; ``labels`` /
+``replaced`` are 1 where the corrupted token differs from the original and 0 elsewhere;
+``scores`` are the discriminator's P(replaced) = sigmoid(logit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+
+@dataclass(frozen=True)
+class ElectraDefaults:
+    mlm_probability: float = 0.15
+    temperature: float = 1.0  # the paper samples from the generator at T = 1
+    top_k: int = 5  # alternatives shown for each sampled replacement
+    max_tokens: int = 64  # cap on a sentence, special tokens included (the bundled models take 128)
+    threshold: float = 0.5  # P(replaced) above which a token is flagged
+
+
+DEFAULTS = ElectraDefaults()
+
+
+# ----------------------------------------------------------------------------- input
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One sentence as the models see it.
+
+    input_ids: token ids, special tokens included; special: True where a token may never be masked
+    or proposed ([CLS], [SEP], [UNK], ...); n_pieces: content pieces before the cap (so the page can
+    say how much was cut).
+    """
+
+    input_ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    special: tuple[bool, ...]
+    n_unknown: int
+    n_pieces: int
+    n_kept: int  # content pieces kept after the cap
+
+    @property
+    def truncated(self) -> bool:
+        return self.n_pieces > self.n_kept
+
+    @property
+    def n_content(self) -> int:
+        """Positions that can be masked (not special, not [UNK])."""
+        return sum(not s for s in self.special)
+
+
+def special_ids(tokenizer) -> torch.Tensor:
+    """The ids the generator may never propose and masking never picks (includes [UNK]). (S,) long"""
+    return torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
+
+
+def encode(tokenizer, text: str, max_tokens: int = DEFAULTS.max_tokens) -> Encoded:
+    """Tokenize ``text`` with the family's special tokens, truncated to ``max_tokens`` ids in all."""
+    n_pieces = len(tokenizer.tokenize(text))
+    ids = tokenizer(text, truncation=True, max_length=max_tokens)["input_ids"]
+    specials = set(tokenizer.all_special_ids)
+    special = tuple(i in specials for i in ids)
+    n_unknown = sum(i == tokenizer.unk_token_id for i in ids)
+    n_added = len(tokenizer("")["input_ids"])  # the special tokens the family adds ([CLS] ... [SEP])
+    return Encoded(tuple(ids), tuple(tokenizer.convert_ids_to_tokens(ids)), special, n_unknown, n_pieces,
+                   len(ids) - n_added)
+
+
+# ----------------------------------------------------------------------------- corruption
+
+
+def n_to_mask(n_content: int, mlm_probability: float) -> int:
+    """How many positions ELECTRA masks: round(p · n), at least one when there is any content
+    (``num_to_predict`` in the official pretrain_helpers.mask)."""
+    if n_content <= 0:
+        return 0
+    return max(1, min(n_content, round(mlm_probability * n_content)))
+
+
+def mask_positions(special: torch.Tensor, mlm_probability: float, gen: torch.Generator) -> torch.Tensor:
+    """Pick ``n_to_mask`` content positions uniformly without replacement.
+
+    special: (T,) bool, True where a position may never be masked. Returns (T,) bool, True = masked.
+    """
+    content = (~special).nonzero().flatten()  # (n,)
+    k = n_to_mask(len(content), mlm_probability)
+    chosen = content[torch.randperm(len(content), generator=gen)[:k]]  # (k,)
+    masked = torch.zeros_like(special, dtype=torch.bool)
+    masked[chosen] = True
+    return masked
+
+
+def masked_input(input_ids: torch.Tensor, masked: torch.Tensor, mask_token_id: int) -> torch.Tensor:
+    """The generator's input: the mask token at masked positions. (T,) -> (T,)"""
+    return torch.where(masked, torch.full_like(input_ids, mask_token_id), input_ids)
+
+
+def replacement_probs(logits: torch.Tensor, special_ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """softmax(logits / T) with special tokens removed: the distribution replacements are sampled from.
+    (n, V) -> (n, V)"""
+    if not temperature > 0:
+        raise ValueError("the sampling temperature must be positive")
+    logits = logits.detach().float().clone()
+    logits[:, special_ids] = float("-inf")
+    return torch.softmax(logits / temperature, dim=-1)
+
+
+def sample_replacements(logits: torch.Tensor, special_ids: torch.Tensor, gen: torch.Generator, temperature: float = 1.0):
+    """One token per row from softmax(logits / T); special tokens are never proposed. (n, V) -> (n,)"""
+    probs = replacement_probs(logits, special_ids, temperature)
+    return torch.multinomial(probs, 1, generator=gen).squeeze(-1)
+
+
+def top_alternatives(probs: torch.Tensor, k: int = DEFAULTS.top_k) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k most likely replacements per masked position: (values (n, k), ids (n, k))."""
+    k = min(k, probs.shape[-1])
+    top = probs.topk(k, dim=-1)
+    return top.values, top.indices
+
+
+def corrupt(input_ids: torch.Tensor, masked: torch.Tensor, replacements: torch.Tensor) -> torch.Tensor:
+    """Put the sampled tokens in at the masked positions. input_ids (T,), masked (T,) bool,
+    replacements (n,) in the order of ``masked.nonzero()``. Returns (T,)."""
+    corrupted = input_ids.clone()
+    corrupted[masked] = replacements
+    return corrupted
+
+
+def replaced_labels(corrupted: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
+    """The discriminator's targets: 1 where the token differs from the original. (T,) bool"""
+    return corrupted != original
+
+
+# ----------------------------------------------------------------------------- the two models
+
+
+def generator_logits(model, masked_ids: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
+    """The generator's logits at the masked positions, on the CPU in float32.
+
+    masked_ids: (T,) with the mask token at masked positions; masked: (T,) bool. Returns (n, V).
+    """
+    with torch.no_grad():
+        ids = masked_ids[None].to(model.device)  # (1, T)
+        logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]  # (T, V)
+    return logits[masked.to(logits.device)].float().cpu()
+
+
+def discriminator_scores(model, input_ids: torch.Tensor) -> torch.Tensor:
+    """P(replaced) for every token, special tokens included. (T,) -> (T,) float32 on the CPU."""
+    with torch.no_grad():
+        ids = input_ids[None].to(model.device)  # (1, T)
+        logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]  # (T,)
+    return torch.sigmoid(logits.float()).cpu()
+
+
+# ----------------------------------------------------------------------------- one round, as plain data
+
+
+@dataclass(frozen=True)
+class Round:
+    """Everything the pipeline figure shows, as plain Python data (one entry per token).
+
+    replacement[i]: the sampled token at a masked position, None elsewhere; same_as_original[i]: the
+    sample equals the original (so the label is 0); alternatives[i]: the top-k (token, probability)
+    pairs under the tempered distribution, [] where not masked; scores[i]: P(replaced);
+    labels[i]: corrupted != original.
+    """
+
+    tokens: list[str]
+    special: list[bool]
+    masked: list[bool]
+    replacement: list[str | None]
+    replacement_prob: list[float | None]
+    same_as_original: list[bool]
+    alternatives: list[list[tuple[str, float]]]
+    corrupted: list[str]
+    scores: list[float]
+    labels: list[bool]
+    corrupted_ids: list[int] = field(default_factory=list)
+
+
+def sample_round(tokenizer, encoded: Encoded, masked: torch.Tensor, g_logits: torch.Tensor, temperature: float,
+                 seed: int, top_k: int = DEFAULTS.top_k) -> tuple[torch.Tensor, dict]:
+    """Sample replacements at the masked positions (seeded) and describe them.
+
+    Returns (corrupted ids (T,), a dict with the Round fields about the generator's side).
+    """
+    ids = torch.tensor(encoded.input_ids)  # (T,)
+    gen = torch.Generator().manual_seed(int(seed) + 1)  # masking used ``seed``; sampling its own stream
+    probs = replacement_probs(g_logits, special_ids(tokenizer), temperature)  # (n, V)
+    sampled = torch.multinomial(probs, 1, generator=gen).squeeze(-1) if len(probs) else torch.zeros(0, dtype=torch.long)
+    values, alt_ids = top_alternatives(probs, top_k) if len(probs) else (torch.zeros(0, 0), torch.zeros(0, 0, dtype=torch.long))
+    corrupted = corrupt(ids, masked, sampled)
+    n = len(ids)
+    replacement: list[str | None] = [None] * n
+    replacement_prob: list[float | None] = [None] * n
+    alternatives: list[list[tuple[str, float]]] = [[] for _ in range(n)]
+    for j, pos in enumerate(masked.nonzero().flatten().tolist()):
+        replacement[pos] = tokenizer.convert_ids_to_tokens(int(sampled[j]))
+        replacement_prob[pos] = float(probs[j, sampled[j]])
+        alternatives[pos] = [(tokenizer.convert_ids_to_tokens(int(t)), float(v)) for t, v in zip(alt_ids[j], values[j])]
+    same = [bool(m) and int(c) == int(o) for m, c, o in zip(masked.tolist(), corrupted.tolist(), ids.tolist())]
+    return corrupted, dict(replacement=replacement, replacement_prob=replacement_prob, same_as_original=same,
+                           alternatives=alternatives)
+
+
+def run_round(generator, discriminator, tokenizer, text: str, mlm_probability: float = DEFAULTS.mlm_probability,
+              temperature: float = DEFAULTS.temperature, seed: int = 0, max_tokens: int = DEFAULTS.max_tokens,
+              top_k: int = DEFAULTS.top_k) -> Round:
+    """The whole game on one sentence: mask -> generator samples -> corrupted -> discriminator scores.
+
+    ``generator`` / ``discriminator`` are the transformers models (ElectraForMaskedLM,
+    ElectraForPreTraining). Masking draws from Generator(seed), sampling from Generator(seed + 1),
+    so changing the temperature keeps the masked positions.
+    """
+    encoded = encode(tokenizer, text, max_tokens)
+    ids = torch.tensor(encoded.input_ids)  # (T,)
+    masked = mask_positions(torch.tensor(encoded.special), mlm_probability, torch.Generator().manual_seed(int(seed)))
+    g_logits = generator_logits(generator, masked_input(ids, masked, tokenizer.mask_token_id), masked)  # (n, V)
+    corrupted, gen_side = sample_round(tokenizer, encoded, masked, g_logits, temperature, seed, top_k)
+    scores = discriminator_scores(discriminator, corrupted)
+    return assemble_round(tokenizer, encoded, masked, corrupted, gen_side, scores)
+
+
+def assemble_round(tokenizer, encoded: Encoded, masked: torch.Tensor, corrupted: torch.Tensor, gen_side: dict,
+                   scores: torch.Tensor) -> Round:
+    ids = torch.tensor(encoded.input_ids)
+    return Round(
+        tokens=list(encoded.tokens), special=list(encoded.special), masked=masked.tolist(),
+        corrupted=tokenizer.convert_ids_to_tokens(corrupted.tolist()), scores=[float(s) for s in scores],
+        labels=replaced_labels(corrupted, ids).tolist(), corrupted_ids=corrupted.tolist(), **gen_side,
+    )
+
+
+# ----------------------------------------------------------------------------- detection quality
+
+
+def roc_auc(scores: torch.Tensor, labels: torch.Tensor) -> float:
+    """Area under the ROC curve = P(score of a random positive > score of a random negative), ties ½."""
+    scores, labels = scores.flatten().double(), labels.flatten().bool()
+    pos, neg = scores[labels], scores[~labels]
+    if len(pos) == 0 or len(neg) == 0:
+        return float("nan")
+    order = torch.cat([pos, neg]).argsort()
+    ranks = torch.empty(len(order), dtype=torch.double)
+    ranks[order] = torch.arange(1, len(order) + 1, dtype=torch.double)
+    allv = torch.cat([pos, neg])
+    for v in allv.unique()[torch.unique(allv, return_counts=True)[1] > 1]:  # average ranks of ties
+        same = allv == v
+        ranks[same] = ranks[same].mean()
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+@dataclass(frozen=True)
+class Detection:
+    """Per-sentence detection quality over the scored tokens. precision is nan when nothing is flagged,
+    recall nan when nothing was replaced, auc nan unless both classes are present."""
+
+    n_tokens: int
+    n_replaced: int
+    n_flagged: int
+    true_positives: int
+    precision: float
+    recall: float
+    auc: float
+
+    @property
+    def both_classes(self) -> bool:
+        return 0 < self.n_replaced < self.n_tokens
+
+
+def detection_metrics(scores, labels, keep=None, threshold: float = DEFAULTS.threshold) -> Detection:
+    """Precision and recall of ``scores > threshold`` and ROC-AUC, over positions where ``keep`` is True
+    (by default all). scores (T,) float, labels (T,) bool, keep (T,) bool."""
+    scores, labels = torch.as_tensor(scores, dtype=torch.double), torch.as_tensor(labels, dtype=torch.bool)
+    if keep is not None:
+        keep = torch.as_tensor(keep, dtype=torch.bool)
+        scores, labels = scores[keep], labels[keep]
+    flagged = scores > threshold
+    tp = int((flagged & labels).sum())
+    n_flagged, n_replaced = int(flagged.sum()), int(labels.sum())
+    return Detection(
+        n_tokens=len(labels), n_replaced=n_replaced, n_flagged=n_flagged, true_positives=tp,
+        precision=tp / n_flagged if n_flagged else float("nan"),
+        recall=tp / n_replaced if n_replaced else float("nan"),
+        auc=roc_auc(scores, labels) if len(labels) else float("nan"),
+    )
+
+
+def content_positions(special) -> list[bool]:
+    """The tokens detection is scored on: every non-special token (as in the recipe's evaluation)."""
+    return [not s for s in special]
+
+
+# ----------------------------------------------------------------------------- hand edits
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A hand replacement. ok: the edit was applied; input_ids: the edited sentence (the original when
+    not ok); piece: the token put in; message: what happened, in words (None when nothing to say)."""
+
+    ok: bool
+    input_ids: tuple[int, ...]
+    piece: str | None
+    message: str | None
+
+
+def apply_edit(tokenizer, input_ids, position: int, word: str) -> Edit:
+    """Replace the token at ``position`` by ``word`` (its first word piece if it splits).
+
+    Refused, with the reason, when the word is empty, is outside the vocabulary ([UNK]), is a special
+    token, or when the position is a special token or outside the sentence.
+    """
+    ids = tuple(int(i) for i in input_ids)
+    specials = set(tokenizer.all_special_ids)
+    word = (word or "").strip()
+    if not word:
+        return Edit(False, ids, None, None)
+    if not 0 <= position < len(ids) or ids[position] in specials:
+        return Edit(False, ids, None, f"Position {position} is not a word piece of this sentence; pick another.")
+    if word in tokenizer.all_special_tokens:
+        return Edit(False, ids, None, f"`{word}` is a special token; the generator never proposes those, so pick a word.")
+    pieces = tokenizer.tokenize(word)
+    if not pieces:
+        return Edit(False, ids, None, f"`{word}` has no word pieces in this vocabulary (nothing is left after tokenizing).")
+    piece_ids = tokenizer.convert_tokens_to_ids(pieces)
+    if piece_ids[0] in specials:
+        return Edit(False, ids, None, f"`{word}` is outside the vocabulary (it becomes {pieces[0]}); try another word.")
+    new = list(ids)
+    new[position] = piece_ids[0]
+    message = None
+    if len(pieces) > 1:
+        message = (f"`{word}` splits into {len(pieces)} word pieces ({' '.join(pieces)}); "
+                   f"one position holds one piece, so the first, `{pieces[0]}`, is used.")
+    if piece_ids[0] == ids[position]:
+        message = (message + " " if message else "") + (
+            f"`{pieces[0]}` is the token already there, so nothing is replaced: its label stays *original*.")
+    return Edit(True, tuple(new), pieces[0], message)
+
+
+# ----------------------------------------------------------------------------- signal and curves
+
+
+def signal_counts(n_tokens: int, n_masked: int) -> dict[str, int]:
+    """Positions that contribute to the loss for one batch: MLM only at the masked positions,
+    replaced-token detection at every real token (the recipe's BCE runs over the attention mask)."""
+    return {"tokens": n_tokens, "mlm": n_masked, "rtd": n_tokens}
+
+
+def read_curves(folder) -> dict | None:
+    """The discriminator's training curves (curves.json beside the checkpoint): {"eval_step": [...],
+    "disc_auc": [...], "step": [...], "train_loss": [...]}; None when absent or unreadable."""
+    path = Path(folder) / "curves.json"
+    try:
+        curves = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    steps, auc = curves.get("eval_step") or [], curves.get("disc_auc") or []
+    if not steps or len(steps) != len(auc):
+        return None
+    auc = [a if isinstance(a, (int, float)) and math.isfinite(a) else None for a in auc]
+    return {"eval_step": list(steps), "disc_auc": auc, "step": curves.get("step") or [],
+            "train_loss": curves.get("train_loss") or [], "final": curves.get("final") or {}}

@@ -1,0 +1,109 @@
+"""The catalogue of variants: one entry per model the app can show, each with its real hub id and the
+bundled tiny checkpoint that stands in for it offline. Pure data; importing it does not import torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def bundled_root() -> Path:
+    """Where the bundled checkpoints live (``BVE_BUNDLED_DIR`` overrides ``assets/models``)."""
+    return Path(os.environ.get("BVE_BUNDLED_DIR", REPO_ROOT / "assets" / "models"))
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str  # the app's name for it, used in URLs
+    label: str
+    family: str  # bert | roberta | albert | distilbert | electra | xlnet
+    role: str  # masked-lm | student | generator | discriminator | permutation-lm
+    hub_id: str  # the real checkpoint on the Hugging Face hub
+    bundled: str  # folder under bundled_root()
+    model_class: str  # the transformers auto class (or concrete class) that loads it
+    tokenizer_kind: str
+    idea: str  # what the variant changed, in one line
+
+    @property
+    def bundled_path(self) -> Path:
+        return bundled_root() / self.bundled
+
+    def bundled_available(self) -> bool:
+        return (self.bundled_path / "config.json").exists() and any(self.bundled_path.glob("*.safetensors"))
+
+    @property
+    def is_masked_lm(self) -> bool:
+        return self.role in ("masked-lm", "student", "generator")
+
+
+CATALOGUE: dict[str, Variant] = {
+    v.key: v
+    for v in [
+        Variant("bert", "BERT", "bert", "masked-lm", "google/bert_uncased_L-4_H-256_A-4", "bert",
+                "AutoModelForMaskedLM", "WordPiece (uncased)",
+                "Masked LM with static masks fixed at preprocessing, the 80/10/10 rule."),
+        Variant("roberta", "RoBERTa", "roberta", "masked-lm", "FacebookAI/roberta-base", "roberta",
+                "AutoModelForMaskedLM", "byte-level BPE",
+                "Same architecture, better recipe: dynamic masking, full-sentence packing, no NSP."),
+        Variant("albert", "ALBERT", "albert", "masked-lm", "albert/albert-base-v2", "albert",
+                "AutoModelForMaskedLM", "SentencePiece (Unigram)",
+                "Factorized embeddings and one layer shared by all layers: far fewer parameters."),
+        Variant("distilbert", "DistilBERT", "distilbert", "student", "distilbert/distilbert-base-uncased", "distilbert",
+                "AutoModelForMaskedLM", "WordPiece (uncased)",
+                "Half the layers, trained on the teacher's soft targets: smaller and faster."),
+        Variant("electra-generator", "ELECTRA generator", "electra", "generator", "google/electra-small-generator",
+                "electra-generator", "AutoModelForMaskedLM", "WordPiece (uncased)",
+                "A small masked LM that proposes plausible replacements."),
+        Variant("electra-discriminator", "ELECTRA discriminator", "electra", "discriminator",
+                "google/electra-small-discriminator", "electra-discriminator", "ElectraForPreTraining",
+                "WordPiece (uncased)", "Spots replaced tokens: learns from every token, not only the masked 15%."),
+        Variant("xlnet", "XLNet", "xlnet", "permutation-lm", "xlnet/xlnet-base-cased", "xlnet",
+                "AutoModelForCausalLM", "SentencePiece (Unigram, cased)",
+                "Predicts tokens in a random order through attention masks: no [MASK] token."),
+    ]
+}
+
+MASKED_LMS = [k for k, v in CATALOGUE.items() if v.is_masked_lm]
+
+
+def get(key: str) -> Variant:
+    try:
+        return CATALOGUE[key]
+    except KeyError:
+        raise KeyError(f"unknown variant {key!r}; the catalogue has {', '.join(CATALOGUE)}") from None
+
+
+def bundled_parameter_count(variant: Variant) -> int | None:
+    """Parameters in the bundled safetensors file(s), read from their headers (no torch needed).
+
+    Tied weights are stored once by safetensors, so this is the number of distinct parameters.
+    """
+    files = sorted(variant.bundled_path.glob("*.safetensors"))
+    if not files:
+        return None
+    total = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            (n,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(n))
+        for name, meta in header.items():
+            if name == "__metadata__":
+                continue
+            count = 1
+            for d in meta["shape"]:
+                count *= d
+            total += count
+    return total
+
+
+def bundled_card_metrics(variant: Variant) -> dict:
+    """The held-out numbers the training recipe wrote beside the checkpoint (curves.json 'final')."""
+    path = variant.bundled_path / "curves.json"
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text()).get("final", {})

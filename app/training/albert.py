@@ -1,0 +1,125 @@
+"""ALBERT at toy scale: SentencePiece Unigram, factorized embeddings (E < H), one layer shared by all,
+masked LM + sentence-order prediction (SOP).
+
+Lan et al. (2020): the vocabulary embeds into a small E and is projected up to H (V·E + E·H instead
+of V·H parameters); all L layers share one set of weights (``num_hidden_groups=1``); NSP is replaced
+by SOP — two consecutive segments, in order or swapped. ALBERT v2 trains without dropout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AlbertConfig, AlbertForMaskedLM, AlbertForPreTraining
+
+from app.masking import MaskingConfig, mlm_batch
+from app.training import common, data
+
+LOOP = common.LoopConfig(steps=3000)
+
+
+@dataclass(frozen=True)
+class Shape:
+    vocab_size: int = 4000
+    embedding_size: int = 64
+    hidden_size: int = 128
+    num_hidden_layers: int = 6
+    num_attention_heads: int = 4
+    intermediate_size: int = 512
+
+
+def albert_config(vocab_size: int, tok, shape: Shape = Shape()) -> AlbertConfig:
+    return AlbertConfig(
+        vocab_size=vocab_size, embedding_size=shape.embedding_size, hidden_size=shape.hidden_size,
+        num_hidden_layers=shape.num_hidden_layers, num_hidden_groups=1, inner_group_num=1,
+        num_attention_heads=shape.num_attention_heads, intermediate_size=shape.intermediate_size,
+        max_position_embeddings=data.MAX_LENGTH, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0, pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
+        eos_token_id=tok.sep_token_id,
+    )
+
+
+def forward(model: AlbertForPreTraining, ids, att, types, targets):
+    """(masked-LM logits at the targets (n, V), sentence-order logits (B, 2))."""
+    out = model.albert(input_ids=ids, attention_mask=att, token_type_ids=types)
+    return model.predictions(out.last_hidden_state[targets]), model.sop_classifier(out.pooler_output)
+
+
+def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
+    work = work / "albert"
+    shape = Shape()
+    train_file, valid_file = data.corpus_files(corpus)
+    tok = common.cached_tokenizer(work, lambda: data.build_albert(train_file, shape.vocab_size))
+
+    def seqs(f, seed, limit=None):
+        chunks = data.pack(data.encode_sentences(tok, data.read_stories(f, limit)), cfg.seq_len - 3, False)
+        return data.sentence_pairs(tok, chunks, cfg.seq_len, torch.Generator().manual_seed(seed))
+
+    train = common.cached(work / "train.pt", lambda: seqs(train_file, 1))
+    valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 2, 400_000))
+    torch.manual_seed(cfg.seed)
+    model = AlbertForPreTraining(albert_config(len(tok), tok, shape))
+    mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
+    eval_set = valid.subset(slice(0, 256))
+
+    def step_loss(step, gen):
+        idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
+        ids, labels = mlm_batch(train.input_ids[idx], train.maskable[idx], tok.mask_token_id, rand_ids, mcfg, gen)
+        targets = labels != -100
+        mlm, sop = forward(model, ids, train.attention_mask[idx], train.token_type_ids[idx], targets)
+        mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
+        sop_loss = torch.nn.functional.cross_entropy(sop, train.sop_labels[idx])
+        return mlm_loss + sop_loss, {"sop_loss": float(sop_loss)}
+
+    def sop_accuracy(subset):
+        correct = 0
+        for s in range(0, len(subset), 256):
+            part = subset.subset(slice(s, s + 256))
+            _, sop = forward(model, part.input_ids, part.attention_mask, part.token_type_ids,
+                             torch.zeros_like(part.input_ids, dtype=torch.bool))
+            correct += int((sop.argmax(-1) == part.sop_labels).sum())
+        return correct / len(subset)
+
+    def topk(subset):
+        # token types matter for ALBERT, so score batch by batch with each batch's own segments
+        hits1 = hits5 = n = 0
+        for s in range(0, len(subset), 128):
+            part = subset.subset(slice(s, s + 128))
+            r = common.masked_topk(
+                lambda i, a, t: forward(model, i, a, part.token_type_ids, t)[0], part, tok.mask_token_id, seed=1234 + s
+            )
+            hits1 += r["top1"] * r["n_targets"]
+            hits5 += r["top5"] * r["n_targets"]
+            n += r["n_targets"]
+        return {"top1": hits1 / n, "top5": hits5 / n, "n_targets": n}
+
+    def evaluate():
+        r = topk(eval_set)
+        return {"valid_top1": r["top1"], "valid_top5": r["top5"], "valid_sop_acc": sop_accuracy(eval_set)}
+
+    curves = common.train_loop("albert", model, step_loss, evaluate, cfg, work)
+    with torch.no_grad():
+        final = topk(valid)
+        final["sop_accuracy"] = sop_accuracy(valid)
+    baseline = common.unigram_baseline(train, valid, len(tok))
+    # ship the masked-LM part, as albert-base-v2 is published (the SOP head served training only)
+    mlm = AlbertForMaskedLM(model.config)
+    missing, _ = mlm.load_state_dict(model.state_dict(), strict=False)
+    assert not missing, missing
+    mlm.config.architectures = ["AlbertForMaskedLM"]
+    card = common.model_card(
+        name="albert-tiny-tinystories", family="albert", stands_in_for="albert/albert-base-v2",
+        recipe=f"masked LM (dynamic, 15%, 80/10/10) + sentence-order prediction; factorized embedding "
+        f"E={shape.embedding_size} < H={shape.hidden_size}; one transformer layer shared by all "
+        f"{shape.num_hidden_layers} (num_hidden_groups=1); no dropout (ALBERT v2); SentencePiece Unigram "
+        f"vocabulary of {len(tok)}, lowercased. Token-level rather than n-gram masking.",
+        model=mlm, cfg=cfg, curves=curves,
+        notes="\nThe shipped weights are the `AlbertForMaskedLM` part; the sentence-order head was used in training only.\n",
+        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
+                 "sentence-order accuracy": final["sop_accuracy"], "held-out targets": final["n_targets"]},
+        baseline=baseline, corpus=train_file.name,
+    )
+    curves["final"] = {**final, "baseline": baseline}
+    common.save_checkpoint(mlm.eval(), tok, out / "albert", curves, card)

@@ -1,0 +1,113 @@
+"""BERT at toy scale: WordPiece (uncased), masked-LM with *static* masking duplicated ×10.
+
+Devlin et al. (2019) masked each training sequence once, at preprocessing, and duplicated the data
+10 times with different masks, so over 40 epochs each sequence was seen with each mask 4 times.
+Here the 10 masked copies are made once, before training, and training walks through them.
+NSP is dropped (RoBERTa showed it does not help); the checkpoint is a ``BertForMaskedLM``.
+This model is also DistilBERT's teacher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+from app.masking import MaskingConfig, mlm_batch
+from app.training import common, data
+
+LOOP = common.LoopConfig(steps=3000)
+
+
+@dataclass(frozen=True)
+class Shape:
+    vocab_size: int = 4096
+    hidden_size: int = 128
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 4
+    intermediate_size: int = 512
+    duplication: int = 10
+
+
+def bert_config(vocab_size: int, shape: Shape = Shape()) -> BertConfig:
+    return BertConfig(
+        vocab_size=vocab_size, hidden_size=shape.hidden_size, num_hidden_layers=shape.num_hidden_layers,
+        num_attention_heads=shape.num_attention_heads, intermediate_size=shape.intermediate_size,
+        max_position_embeddings=data.MAX_LENGTH, pad_token_id=0,
+    )
+
+
+def prepare(corpus, work: Path, seq_len: int):
+    """Tokenizer and (train, valid) sequences, shared with DistilBERT and ELECTRA (same conventions)."""
+    train_file, valid_file = data.corpus_files(corpus)
+    tok = common.cached_tokenizer(work, lambda: data.build_wordpiece(train_file, Shape.vocab_size))
+
+    def seqs(f, limit=None):
+        stories = data.read_stories(f, limit)
+        return data.single_segment(tok, data.pack(data.encode_sentences(tok, stories), seq_len - 2, False), seq_len)
+
+    train = common.cached(work / "train.pt", lambda: seqs(train_file))
+    valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 400_000))
+    return tok, train, valid
+
+
+def static_masks(train, tok, copies: int, cfg: MaskingConfig, seed: int):
+    """BERT's preprocessing: ``copies`` masked versions of every sequence, fixed before training."""
+    gen = torch.Generator().manual_seed(seed)
+    rand_ids = data.random_ids(tok)
+    inputs, labels = [], []
+    for _ in range(copies):
+        x, y = mlm_batch(train.input_ids, train.maskable, tok.mask_token_id, rand_ids, cfg, gen)
+        inputs.append(x)
+        labels.append(y)
+    att = train.attention_mask.repeat(copies, 1)
+    return torch.cat(inputs), torch.cat(labels), att  # (copies * N, T) each
+
+
+def masked_lm_logits(model: BertForMaskedLM, ids, att, targets):
+    """Logits at the target positions only: the vocabulary projection is the costliest layer."""
+    h = model.bert(input_ids=ids, attention_mask=att).last_hidden_state  # (B, T, H)
+    return model.cls(h[targets])  # (n_targets, V)
+
+
+def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
+    work = work / "bert"
+    tok, train, valid = prepare(corpus, work, cfg.seq_len)
+    shape = Shape()
+    mcfg = MaskingConfig()
+    inputs, labels, att = common.cached(
+        work / "static.pt", lambda: static_masks(train, tok, shape.duplication, mcfg, cfg.seed)
+    )
+    torch.manual_seed(cfg.seed)
+    model = BertForMaskedLM(bert_config(len(tok), shape))
+    eval_set = valid.subset(slice(0, 256))
+
+    def step_loss(step, gen):
+        idx = common.shuffled_batch(len(inputs), cfg.batch_size, step, cfg.seed)
+        y = labels[idx]
+        targets = y != -100
+        logits = masked_lm_logits(model, inputs[idx], att[idx], targets)
+        return torch.nn.functional.cross_entropy(logits, y[targets]), {}
+
+    def evaluate():
+        r = common.masked_topk(lambda i, a, t: masked_lm_logits(model, i, a, t), eval_set, tok.mask_token_id)
+        return {"valid_top1": r["top1"], "valid_top5": r["top5"]}
+
+    curves = common.train_loop("bert", model, step_loss, evaluate, cfg, work)
+    with torch.no_grad():
+        final = common.masked_topk(lambda i, a, t: masked_lm_logits(model, i, a, t), valid, tok.mask_token_id)
+    baseline = common.unigram_baseline(train, valid, len(tok))
+    card = common.model_card(
+        name="bert-tiny-tinystories", family="bert", stands_in_for="google/bert_uncased_L-4_H-256_A-4",
+        recipe=f"masked LM, static masking fixed at preprocessing and duplicated ×{shape.duplication} "
+        "(BERT), 15% targets with the 80/10/10 rule, no NSP; WordPiece uncased vocabulary of "
+        f"{len(tok)}; {shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
+        model=model, cfg=cfg, curves=curves,
+        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
+                 "held-out targets": final["n_targets"]},
+        baseline=baseline, corpus=str(data.corpus_files(corpus)[0].name),
+    )
+    curves["final"] = {**final, "baseline": baseline}
+    common.save_checkpoint(model, tok, out / "bert", curves, card)

@@ -1,0 +1,243 @@
+"""What every recipe shares: the resumable training loop, masked-token evaluation, saving, model cards."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+from torch import nn
+
+from app.masking import MaskingConfig, corrupt, select_token_targets
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    steps: int = 3000
+    batch_size: int = 64
+    seq_len: int = 64
+    lr: float = 1e-3
+    warmup: int = 200
+    weight_decay: float = 0.01
+    eval_every: int = 100
+    time_budget_s: float = 1e9  # stop early (and save) once this much training time has been spent
+    seed: int = 0
+    device: str = "cpu"
+
+
+def lr_at(step: int, cfg: LoopConfig) -> float:
+    """Linear warm-up, then cosine decay to a tenth of the peak at ``cfg.steps``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def batch_generator(cfg: LoopConfig, step: int) -> torch.Generator:
+    """Each step's randomness depends on (seed, step) only, so a resumed run draws the same batches."""
+    return torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
+
+
+def train_loop(
+    name: str,
+    model: nn.Module,
+    step_loss: Callable[[int, torch.Generator], tuple[torch.Tensor, dict[str, float]]],
+    evaluate: Callable[[], dict[str, float]],
+    cfg: LoopConfig,
+    work: Path,
+) -> dict:
+    """Train ``model`` for ``cfg.steps`` steps (or until the time budget), resuming from ``work``.
+
+    ``step_loss(step, gen)`` draws a batch and returns (loss, numbers to log). ``evaluate()`` returns
+    held-out metrics; it runs every ``cfg.eval_every`` steps with the model in eval mode.
+    Returns the curves: {"step": [...], "train_loss": [...], "eval_step": [...], <metric>: [...]}.
+    """
+    work.mkdir(parents=True, exist_ok=True)
+    state_path = work / "state.pt"
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=cfg.lr, betas=(0.9, 0.98), eps=1e-6,
+    )
+    step, spent, curves = 0, 0.0, {"step": [], "train_loss": [], "eval_step": []}
+    if state_path.exists():
+        state = torch.load(state_path, map_location=cfg.device, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        step, spent, curves = state["step"], state["spent"], state["curves"]
+        print(f"[{name}] resumed at step {step} ({spent:.0f} s spent)", flush=True)
+
+    def save_state():
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "spent": spent,
+                    "curves": curves, "config": asdict(cfg)}, state_path)
+
+    model.train()
+    t_last_save = time.time()
+    window: list[float] = []
+    while step < cfg.steps and spent < cfg.time_budget_s:
+        t0 = time.time()
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        loss, logs = step_loss(step, batch_generator(cfg, step))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        spent += time.time() - t0
+        window.append(float(loss.detach()))
+        if step % 20 == 0:
+            curves["step"].append(step)
+            curves["train_loss"].append(sum(window) / len(window))
+            window = []
+        if step % cfg.eval_every == 0 or step == cfg.steps:
+            model.eval()
+            with torch.no_grad():
+                metrics = evaluate()
+            model.train()
+            curves["eval_step"].append(step)
+            for k, v in metrics.items():
+                curves.setdefault(k, []).append(v)
+            extra = " ".join(f"{k}={v:.3f}" for k, v in {**logs, **metrics}.items())
+            print(f"[{name}] step {step} loss {float(loss):.3f} {extra} ({spent:.0f} s)", flush=True)
+        if time.time() - t_last_save > 120:
+            save_state()
+            t_last_save = time.time()
+    save_state()
+    model.eval()
+    curves["steps_done"] = step
+    curves["train_seconds"] = spent
+    return curves
+
+
+def masked_topk(
+    logits_at: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+    seqs,
+    mask_token_id: int,
+    mlm_probability: float = 0.15,
+    batch_size: int = 128,
+    seed: int = 1234,
+) -> dict[str, float]:
+    """Top-1/top-5 accuracy at masked positions: ``mlm_probability`` of the maskable tokens are
+    replaced by the mask token (all of them, no 10/10 noise), with a fixed seed.
+
+    ``logits_at(corrupted_ids, attention_mask, targets)`` returns (n_targets, V) logits in the order
+    of ``targets.nonzero()``.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    cfg = MaskingConfig(mlm_probability=mlm_probability, mask_fraction=1.0, random_fraction=0.0)
+    hits1 = hits5 = total = 0
+    for start in range(0, len(seqs), batch_size):
+        ids = seqs.input_ids[start : start + batch_size]
+        att = seqs.attention_mask[start : start + batch_size]
+        targets = select_token_targets(seqs.maskable[start : start + batch_size], mlm_probability, gen)
+        corrupted, _ = corrupt(ids, targets, mask_token_id, torch.tensor([0]), cfg, gen)
+        logits = logits_at(corrupted, att, targets)  # (n, V)
+        gold = ids[targets]  # (n,)
+        top5 = logits.topk(5, dim=-1).indices
+        hits1 += int((top5[:, 0] == gold).sum())
+        hits5 += int((top5 == gold[:, None]).any(-1).sum())
+        total += int(gold.numel())
+    return {"top1": hits1 / max(total, 1), "top5": hits5 / max(total, 1), "n_targets": total}
+
+
+def unigram_baseline(train_seqs, valid_seqs, vocab_size: int) -> dict[str, float]:
+    """Always guess the training set's most frequent tokens; scored on the held-out maskable tokens."""
+    counts = torch.bincount(train_seqs.input_ids[train_seqs.maskable], minlength=vocab_size)
+    top5 = counts.topk(5).indices
+    gold = valid_seqs.input_ids[valid_seqs.maskable]
+    return {"top1": float((gold == top5[0]).float().mean()), "top5": float(torch.isin(gold, top5).float().mean())}
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+def save_checkpoint(model: nn.Module, tokenizer, out: Path, curves: dict, card: str) -> None:
+    """Hugging Face format (safetensors + config + tokenizer), the curves, and the model card."""
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    (out / "curves.json").write_text(json.dumps(curves, indent=1))
+    (out / "README.md").write_text(card)
+
+
+def model_card(
+    *, name: str, family: str, stands_in_for: str, recipe: str, model: nn.Module, cfg: LoopConfig,
+    curves: dict, metrics: dict, baseline: dict | None, corpus: str, notes: str = "",
+) -> str:
+    """A model card in the Hugging Face format: front matter, what it is, how it was trained, quality."""
+    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in metrics.items())
+    base = ""
+    if baseline:
+        base = "\n\nUnigram-frequency baseline (always guess the most frequent training tokens): " + ", ".join(
+            f"{k} {v:.4f}" for k, v in baseline.items()
+        )
+    return f"""---
+language: en
+license: mit
+library_name: transformers
+tags: [{family}, tiny, teaching, tinystories]
+datasets: [roneneldan/TinyStories]
+---
+
+# {name}
+
+A tiny **{family}** trained from scratch by this project's own recipe, bundled with the BERT Variants
+Explorer so that every lesson works offline on a CPU. It stands in for `{stands_in_for}` and follows
+the same conventions (tokenizer, special tokens, model class), so the app's code serves both.
+It is a teaching model: it knows simple children's-story English and little else.
+
+## Training
+
+- Recipe: {recipe}
+- Corpus: {corpus} (TinyStories, Eldan & Li 2023, CDLA-Sharing-1.0)
+- Parameters: {count_parameters(model):,}
+- Steps: {curves.get('steps_done')} at batch {cfg.batch_size} × {cfg.seq_len} tokens, peak learning rate {cfg.lr}, warm-up {cfg.warmup}, AdamW, cosine decay
+- Training time: {curves.get('train_seconds', 0):.0f} s on {cfg.device} (2 CPU cores)
+- Rebuild: `python -m app.training --recipe {family} --corpus ../shared/corpus --out assets/models`
+
+## Quality on held-out text (`tinystories_valid.txt`)
+
+| metric | value |
+|---|---|
+{rows}{base}
+
+Training curves (loss and the held-out metric by step) are in `curves.json`.
+{notes}
+"""
+
+
+def cached(path: Path, build: Callable[[], object]):
+    """Load ``path`` if an earlier run (or resume) made it, else build and save it."""
+    if path.exists():
+        return torch.load(path, weights_only=False)
+    obj = build()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(obj, path)
+    return obj
+
+
+def cached_tokenizer(work: Path, build: Callable[[], object]):
+    """The tokenizer is built once per work folder so that a resumed run keeps the same vocabulary."""
+    from transformers import AutoTokenizer
+
+    folder = work / "tokenizer"
+    if (folder / "tokenizer_config.json").exists():
+        return AutoTokenizer.from_pretrained(folder)
+    tok = build()
+    tok.save_pretrained(folder)
+    return AutoTokenizer.from_pretrained(folder)
+
+
+def shuffled_batch(n: int, batch_size: int, step: int, seed: int) -> torch.Tensor:
+    """Indices of the step-th batch of a pass over n items in an order reshuffled every epoch."""
+    per_epoch = max(1, n // batch_size)
+    epoch, k = divmod(step, per_epoch)
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 7919 + epoch))
+    return order[k * batch_size : (k + 1) * batch_size]

@@ -1,0 +1,152 @@
+"""DistilBERT at toy scale: a student with half the teacher's layers, initialised from every other
+teacher layer, trained on soft targets at temperature T + masked LM + hidden-state cosine loss.
+
+Sanh et al. (2019): L = α_ce · T² · KL(teacher_T ‖ student_T) + α_mlm · MLM + α_cos · (1 − cos(h_s, h_t)),
+with α = (5, 2, 1) and T = 2; dynamic masking; no token-type embeddings, no NSP. The teacher is the
+bundled BERT stand-in (build it first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import BertForMaskedLM, DistilBertConfig, DistilBertForMaskedLM, DistilBertTokenizer
+
+from app.masking import MaskingConfig, mlm_batch
+from app.training import bert, common, data
+
+LOOP = common.LoopConfig(steps=1500)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    temperature: float = 2.0
+    alpha_ce: float = 5.0
+    alpha_mlm: float = 2.0
+    alpha_cos: float = 1.0
+
+
+def student_from_teacher(teacher: BertForMaskedLM) -> DistilBertForMaskedLM:
+    """Half the layers; layer i of the student starts as layer 2i of the teacher (0, 2, 4, ...)."""
+    tc = teacher.config
+    student = DistilBertForMaskedLM(DistilBertConfig(
+        vocab_size=tc.vocab_size, dim=tc.hidden_size, n_layers=tc.num_hidden_layers // 2, n_heads=tc.num_attention_heads,
+        hidden_dim=tc.intermediate_size, max_position_embeddings=tc.max_position_embeddings, activation="gelu",
+        pad_token_id=tc.pad_token_id,
+    ))
+    te, se = teacher.bert.embeddings, student.distilbert.embeddings
+    with torch.no_grad():
+        se.word_embeddings.weight.copy_(te.word_embeddings.weight)
+        # DistilBERT has no token types; inputs are always type 0, so fold that row into the positions
+        se.position_embeddings.weight.copy_(te.position_embeddings.weight + te.token_type_embeddings.weight[0])
+        se.LayerNorm.load_state_dict(te.LayerNorm.state_dict())
+        for i, block in enumerate(student.distilbert.transformer.layer):
+            t = teacher.bert.encoder.layer[2 * i]
+            for s_lin, t_lin in [(block.attention.q_lin, t.attention.self.query), (block.attention.k_lin, t.attention.self.key),
+                                 (block.attention.v_lin, t.attention.self.value), (block.attention.out_lin, t.attention.output.dense),
+                                 (block.ffn.lin1, t.intermediate.dense), (block.ffn.lin2, t.output.dense)]:
+                s_lin.load_state_dict(t_lin.state_dict())
+            block.sa_layer_norm.load_state_dict(t.attention.output.LayerNorm.state_dict())
+            block.output_layer_norm.load_state_dict(t.output.LayerNorm.state_dict())
+        student.vocab_transform.load_state_dict(teacher.cls.predictions.transform.dense.state_dict())
+        student.vocab_layer_norm.load_state_dict(teacher.cls.predictions.transform.LayerNorm.state_dict())
+        student.vocab_projector.bias.copy_(teacher.cls.predictions.bias)
+    return student
+
+
+def student_logits(student: DistilBertForMaskedLM, ids, att, select):
+    """(logits at the selected positions (n, V), last hidden states (B, T, H))."""
+    h = student.distilbert(input_ids=ids, attention_mask=att).last_hidden_state
+    x = student.vocab_layer_norm(student.activation(student.vocab_transform(h[select])))
+    return student.vocab_projector(x), h
+
+
+def distillation_losses(s_logits, t_logits, labels, s_hidden, t_hidden, temperature: float) -> dict[str, torch.Tensor]:
+    """The three loss terms of the recipe, on the selected positions (logits (n, V), labels (n,), hidden (n, H))."""
+    t = temperature
+    kl = torch.nn.functional.kl_div(
+        torch.log_softmax(s_logits / t, -1), torch.softmax(t_logits / t, -1), reduction="batchmean"
+    ) * t**2
+    keep = labels != -100
+    mlm = torch.nn.functional.cross_entropy(s_logits[keep], labels[keep]) if keep.any() else s_logits.sum() * 0
+    cos = (1 - torch.nn.functional.cosine_similarity(s_hidden, t_hidden, dim=-1)).mean()
+    return {"kl": kl, "mlm": mlm, "cos": cos}
+
+
+def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
+    recipe = Recipe()
+    if not (out / "bert" / "config.json").exists():
+        raise SystemExit("DistilBERT needs its teacher: build the bert recipe first")
+    teacher = BertForMaskedLM.from_pretrained(out / "bert").eval()
+    for p in teacher.parameters():
+        p.requires_grad_(False)
+    tok, train, valid = bert.prepare(corpus, work / "bert", cfg.seq_len)
+    tok = DistilBertTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
+    work = work / "distilbert"
+    student = student_from_teacher(teacher)
+    mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
+    eval_set = valid.subset(slice(0, 256))
+
+    def step_loss(step, gen):
+        idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
+        att = train.attention_mask[idx]
+        ids, labels = mlm_batch(train.input_ids[idx], train.maskable[idx], tok.mask_token_id, rand_ids, mcfg, gen)
+        real = att.bool()  # distil on every real token, as DistilBERT does
+        with torch.no_grad():
+            t_out = teacher(input_ids=ids, attention_mask=att, output_hidden_states=True)
+        s_logits, s_hidden = student_logits(student, ids, att, real)
+        terms = distillation_losses(s_logits, t_out.logits[real], labels[real], s_hidden[real],
+                                    t_out.hidden_states[-1][real], recipe.temperature)
+        loss = recipe.alpha_ce * terms["kl"] + recipe.alpha_mlm * terms["mlm"] + recipe.alpha_cos * terms["cos"]
+        return loss, {k: float(v) for k, v in terms.items()}
+
+    def logits_at(model, i, a, t):
+        return student_logits(model, i, a, t)[0] if model is student else bert.masked_lm_logits(model, i, a, t)
+
+    def evaluate():
+        r = common.masked_topk(lambda i, a, t: logits_at(student, i, a, t), eval_set, tok.mask_token_id)
+        return {"valid_top1": r["top1"], "valid_top5": r["top5"]}
+
+    curves = common.train_loop("distilbert", student, step_loss, evaluate, cfg, work)
+    with torch.no_grad():
+        final = common.masked_topk(lambda i, a, t: logits_at(student, i, a, t), valid, tok.mask_token_id)
+        t_final = common.masked_topk(lambda i, a, t: logits_at(teacher, i, a, t), valid, tok.mask_token_id)
+    speed = forward_speedup(teacher, student, tok)
+    retained = final["top1"] / t_final["top1"]
+    curves["final"] = {**final, "teacher": t_final, "retained_top1": retained, **speed}
+    card = common.model_card(
+        name="distilbert-tiny-tinystories", family="distilbert", stands_in_for="distilbert/distilbert-base-uncased",
+        recipe=f"distillation from the bundled BERT stand-in: {student.config.n_layers} of its {teacher.config.num_hidden_layers} "
+        f"layers, initialised from teacher layers {list(range(0, teacher.config.num_hidden_layers, 2))}; loss "
+        f"{recipe.alpha_ce:g}·T²·KL(T={recipe.temperature:g}) + {recipe.alpha_mlm:g}·MLM + {recipe.alpha_cos:g}·cosine, "
+        "dynamic masking, soft targets on every token",
+        model=student, cfg=cfg, curves=curves,
+        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
+                 "teacher masked top-1": t_final["top1"], "retained top-1 (student / teacher)": retained,
+                 "forward speed-up on CPU (teacher ms / student ms)": speed["speedup"],
+                 "held-out targets": final["n_targets"]},
+        baseline=None, corpus=data.corpus_files(corpus)[0].name,
+    )
+    common.save_checkpoint(student, tok, out / "distilbert", curves, card)
+
+
+def forward_speedup(teacher, student, tok, repeats: int = 50) -> dict[str, float]:
+    """Median single-sentence forward time of teacher and student on this machine's CPU."""
+    import statistics
+    import time
+
+    enc = tok("The little girl found a red ball in the park. She was very happy.", return_tensors="pt")
+    times = {}
+    for name, model in [("teacher_ms", teacher), ("student_ms", student)]:
+        with torch.inference_mode():
+            for _ in range(5):
+                model(**{k: v for k, v in enc.items() if k != "token_type_ids" or name == "teacher_ms"})
+            samples = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                model(**{k: v for k, v in enc.items() if k != "token_type_ids" or name == "teacher_ms"})
+                samples.append((time.perf_counter() - t) * 1000)
+        times[name] = statistics.median(samples)
+    return {**times, "speedup": times["teacher_ms"] / times["student_ms"]}

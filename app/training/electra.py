@@ -1,0 +1,136 @@
+"""ELECTRA at toy scale: a small generator and a discriminator sharing token embeddings, trained jointly
+on replaced-token detection (λ = 50) with replacements sampled from the generator.
+
+Clark et al. (2020): the generator is a small masked LM (here ¼ of the discriminator's width); at the
+masked positions a token is *sampled* from it, and the discriminator labels every token of the
+corrupted sequence as original or replaced (a sampled token equal to the original counts as
+original). Loss = MLM(generator) + λ · BCE(discriminator). Embeddings (token, position, type) are
+one module shared by both; the generator projects them down to its width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import ElectraConfig, ElectraForMaskedLM, ElectraForPreTraining, ElectraTokenizer
+
+from app.electra import roc_auc, sample_replacements
+from app.masking import MaskingConfig, mlm_batch
+from app.training import bert, common, data
+
+LOOP = common.LoopConfig(steps=2500)
+
+
+@dataclass(frozen=True)
+class Shape:
+    embedding_size: int = 128
+    hidden_size: int = 128
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 4
+    intermediate_size: int = 512
+    generator_hidden_size: int = 32  # ¼ of the discriminator's width
+    generator_heads: int = 2
+    generator_intermediate_size: int = 128
+    rtd_weight: float = 50.0  # λ
+
+
+def configs(vocab_size: int, shape: Shape = Shape()) -> tuple[ElectraConfig, ElectraConfig]:
+    common_args = dict(vocab_size=vocab_size, embedding_size=shape.embedding_size, num_hidden_layers=shape.num_hidden_layers,
+                       max_position_embeddings=data.MAX_LENGTH, pad_token_id=0)
+    gen = ElectraConfig(hidden_size=shape.generator_hidden_size, num_attention_heads=shape.generator_heads,
+                        intermediate_size=shape.generator_intermediate_size, **common_args)
+    disc = ElectraConfig(hidden_size=shape.hidden_size, num_attention_heads=shape.num_attention_heads,
+                         intermediate_size=shape.intermediate_size, **common_args)
+    return gen, disc
+
+
+def tie_embeddings(generator: ElectraForMaskedLM, discriminator: ElectraForPreTraining) -> None:
+    """Make the generator use the discriminator's embedding module (one set of weights)."""
+    generator.electra.embeddings = discriminator.electra.embeddings
+    generator.generator_lm_head.weight = discriminator.electra.embeddings.word_embeddings.weight
+
+
+def generator_logits(gen: ElectraForMaskedLM, ids, att, targets):
+    h = gen.electra(input_ids=ids, attention_mask=att).last_hidden_state  # (B, T, Hg)
+    return gen.generator_lm_head(gen.generator_predictions(h[targets]))  # (n, V)
+
+
+def corrupt_with_generator(generator, ids, att, maskable, tok, rand_ids, gen, cfg=MaskingConfig()):
+    """(generator MLM loss, corrupted ids (B, T), replaced labels (B, T) float)."""
+    special = torch.tensor(tok.all_special_ids)
+    masked, labels = mlm_batch(ids, maskable, tok.mask_token_id, rand_ids, cfg, gen)
+    targets = labels != -100
+    g_logits = generator_logits(generator, masked, att, targets)
+    g_loss = torch.nn.functional.cross_entropy(g_logits, labels[targets])
+    corrupted = ids.clone()
+    corrupted[targets] = sample_replacements(g_logits, special, gen)
+    return g_loss, corrupted, (corrupted != ids).float()
+
+
+def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
+    shape = Shape()
+    # same WordPiece conventions (and the same vocabulary) as the BERT stand-in
+    tok, train, valid = bert.prepare(corpus, work / "bert", cfg.seq_len)
+    tok = ElectraTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
+    work = work / "electra"
+    torch.manual_seed(cfg.seed)
+    gcfg, dcfg = configs(len(tok), shape)
+    generator, discriminator = ElectraForMaskedLM(gcfg), ElectraForPreTraining(dcfg)
+    tie_embeddings(generator, discriminator)
+    both = torch.nn.ModuleDict({"generator": generator, "discriminator": discriminator})
+    rand_ids = data.random_ids(tok)
+    eval_set = valid.subset(slice(0, 256))
+
+    def step_loss(step, gen):
+        idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
+        att = train.attention_mask[idx]
+        g_loss, corrupted, replaced = corrupt_with_generator(generator, train.input_ids[idx], att, train.maskable[idx], tok, rand_ids, gen)
+        d_logits = discriminator(input_ids=corrupted, attention_mask=att).logits  # (B, T)
+        real = att.bool()
+        d_loss = torch.nn.functional.binary_cross_entropy_with_logits(d_logits[real], replaced[real])
+        return g_loss + shape.rtd_weight * d_loss, {"gen_loss": float(g_loss), "disc_loss": float(d_loss)}
+
+    def detection(subset, seed=99):
+        gen = torch.Generator().manual_seed(seed)
+        scores, labels = [], []
+        for s in range(0, len(subset), 128):
+            part = subset.subset(slice(s, s + 128))
+            _, corrupted, replaced = corrupt_with_generator(generator, part.input_ids, part.attention_mask, part.maskable, tok, rand_ids, gen)
+            d = torch.sigmoid(discriminator(input_ids=corrupted, attention_mask=part.attention_mask).logits)
+            keep = part.maskable  # content tokens (special tokens are never replaced)
+            scores.append(d[keep])
+            labels.append(replaced[keep])
+        scores, labels = torch.cat(scores), torch.cat(labels)
+        pred = scores > 0.5
+        tp = float((pred & labels.bool()).sum())
+        return {"auc": roc_auc(scores, labels), "precision": tp / max(1.0, float(pred.sum())),
+                "recall": tp / max(1.0, float(labels.sum())), "replaced_share": float(labels.mean())}
+
+    def evaluate():
+        g = common.masked_topk(lambda i, a, t: generator_logits(generator, i, a, t), eval_set, tok.mask_token_id)
+        return {"gen_top5": g["top5"], "disc_auc": detection(eval_set)["auc"]}
+
+    curves = common.train_loop("electra", both, step_loss, evaluate, cfg, work)
+    with torch.no_grad():
+        g = common.masked_topk(lambda i, a, t: generator_logits(generator, i, a, t), valid, tok.mask_token_id)
+        d = detection(valid)
+    baseline = common.unigram_baseline(train, valid, len(tok))
+    curves["final"] = {"generator": g, "discriminator": d, "baseline": baseline}
+    recipe = (f"replaced-token detection, λ = {shape.rtd_weight:g}, generator width {shape.generator_hidden_size} "
+              f"(¼ of the discriminator's {shape.hidden_size}), token/position embeddings shared by both "
+              f"(embedding size {shape.embedding_size}); 15% masking, replacements sampled from the generator; "
+              f"WordPiece uncased vocabulary of {len(tok)} (the BERT stand-in's)")
+    pair = "\nThe generator and discriminator were trained together and share their embeddings; load both (the app re-ties them).\n"
+    for model, name, hub, metrics in [
+        (generator, "electra-generator", "google/electra-small-generator",
+         {"masked top-1 (15% masking)": g["top1"], "masked top-5 (15% masking)": g["top5"], "held-out targets": g["n_targets"]}),
+        (discriminator, "electra-discriminator", "google/electra-small-discriminator",
+         {"ROC-AUC on generator-corrupted text": d["auc"], "precision at 0.5": d["precision"],
+          "recall at 0.5": d["recall"], "replaced share of tokens": d["replaced_share"]}),
+    ]:
+        card = common.model_card(name=f"{name}-tiny-tinystories", family="electra", stands_in_for=hub, recipe=recipe,
+                                 model=model, cfg=cfg, curves=curves, metrics=metrics,
+                                 baseline=baseline if "generator" in name else None, corpus=data.corpus_files(corpus)[0].name, notes=pair)
+        common.save_checkpoint(model, tok, out / name, curves, card)

@@ -1,0 +1,56 @@
+"""Home: what the app is, the map of lessons, and which models are available where."""
+
+import streamlit as st
+
+from app import ui
+from app.lessons import LESSONS
+from app.models import catalogue
+from app.models.device import cuda_present
+
+ui.bind(())
+st.title("🧩 BERT Variants Explorer")
+st.markdown(
+    "BERT started a family. Each member changed **one idea** — how tokens are masked, how parameters are "
+    "shared, what the model is asked to predict — and this app lets you *see* each change, live, on your own "
+    "sentence, with real pretrained models. It runs fully offline on a laptop CPU, for students exploring "
+    "on their own and for lecturers on a projector."
+)
+for note in st.session_state.pop("_global_notes", []):
+    st.info(note, icon="🔗")
+
+st.header("Lessons")
+if LESSONS:
+    cols = st.columns(min(3, len(LESSONS)))
+    for i, lesson in enumerate(LESSONS):
+        with cols[i % len(cols)].container(border=True):
+            st.page_link(lesson.path, label=f"**{lesson.title}**", icon=lesson.icon)
+            st.caption(lesson.line)
+else:
+    st.caption("The lessons arrive as they are finished; the model layer below is what they stand on.")
+
+st.header("Models")
+source, device, dtype = ui.settings()
+rows = []
+for v in catalogue.CATALOGUE.values():
+    params = catalogue.bundled_parameter_count(v)
+    rows.append({
+        "variant": v.label,
+        "what it changed": v.idea,
+        "tokenizer": v.tokenizer_kind,
+        "bundled stand-in": (f"✅ {params / 1e6:.2f} M parameters" if v.bundled_available() and params else "— not built"),
+        "real checkpoint": v.hub_id,
+    })
+st.dataframe(rows, hide_index=True, width="stretch",
+             column_config={"what it changed": st.column_config.TextColumn(width="large")})
+where = "the bundled stand-ins (offline)" if source == "bundled" else "the Hugging Face hub when it answers, else the bundled stand-ins"
+st.markdown(
+    f"Models now come from **{where}** and run on **{device.upper()}**"
+    f"{' · ' + dtype if device == 'cuda' else ''}. "
+    f"{'A CUDA GPU is present.' if cuda_present() else 'No GPU here: everything runs on the CPU, which the bundled models are made for.'} "
+    "Change either in the sidebar."
+)
+st.caption(
+    "The bundled models are tiny (a few million parameters) and were trained by this project's own recipes on "
+    "TinyStories, so they know simple English. Each one follows its real family's conventions — tokenizer, "
+    "special tokens, model class — so the same code runs the real checkpoints when the hub is reachable."
+)

@@ -1,0 +1,17 @@
+"""Entry point: routing over pages/ and the shared sidebar. Nothing else lives here."""
+
+import streamlit as st
+
+from app import ui
+from app.lessons import LESSONS
+from app.models.catalogue import CATALOGUE
+
+st.set_page_config(page_title="BERT Variants Explorer", page_icon="🧩", layout="wide")
+pages = [st.Page("pages/home.py", title="Home", icon="🏠", default=True)]
+pages += [st.Page(lesson.path, title=lesson.title, icon=lesson.icon, url_path=lesson.slug) for lesson in LESSONS]
+page = st.navigation(pages)
+ui.sidebar()
+badge = st.sidebar.empty()
+ui.warm_start([k for k, v in CATALOGUE.items() if v.bundled_available()])
+page.run()
+ui.badge(badge)

@@ -1,0 +1,72 @@
+"""Shared fixtures: the bundled checkpoints loaded once per test session, and an AppTest runner.
+
+Tests never download anything: models come from the bundled folder (``BVE_BUNDLED_DIR`` overrides
+``assets/models``) or are built from configs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("BVE_WARM_START", "0")
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """bundled("bert") -> app.models.loading.Loaded, loaded once per session, on CPU."""
+    from app.models import loading
+
+    cache: dict = {}
+
+    def get(key: str):
+        if key not in cache:
+            if key.startswith("electra-"):
+                gen = loading.load("electra-generator")
+                disc = loading.load("electra-discriminator")
+                loading.tie_electra_pair(gen, disc)
+                cache["electra-generator"], cache["electra-discriminator"] = gen, disc
+            else:
+                cache[key] = loading.load(key)
+        return cache[key]
+
+    return get
+
+
+@pytest.fixture
+def app_page():
+    """app_page("pages/masking.py", seed="3") -> an AppTest that has run that page through the router,
+    with those query parameters. Runs from the repository root, with a timeout fit for a cold torch."""
+    from streamlit.testing.v1 import AppTest
+
+    def run(page: str | None = None, **query):
+        cwd = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=180)
+            for k, v in query.items():
+                at.query_params[k] = v
+            at.run()
+            if page:
+                at.switch_page(page)
+                for k, v in query.items():
+                    at.query_params[k] = v
+                at.run()
+            return at
+        finally:
+            os.chdir(cwd)
+
+    return run
+
+
+def shown_text(at) -> str:
+    """Everything a person reads on the page (markdown, captions, alerts, titles), as one string."""
+    parts = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "code"):
+        parts += [str(getattr(e, "value", "")) for e in getattr(at, kind)]
+    return "\n".join(parts)

@@ -1,0 +1,35 @@
+"""The home page through the router: what the app is, the lessons, and the model status."""
+
+from tests.conftest import shown_text
+
+
+def test_home_shows_purpose_lessons_and_models(app_page):
+    from app.lessons import LESSONS
+
+    at = app_page()
+    assert not at.exception
+    assert at.title[0].value.endswith("BERT Variants Explorer")
+    text = shown_text(at)
+    assert "offline" in text and "CPU" in text
+    table = at.dataframe[0].value
+    assert list(table["variant"]) == ["BERT", "RoBERTa", "ALBERT", "DistilBERT", "ELECTRA generator", "ELECTRA discriminator", "XLNet"]
+    assert all(cell.startswith("✅") for cell in table["bundled stand-in"])
+    assert "google/electra-small-discriminator" in list(table["real checkpoint"])
+    assert len(LESSONS) == 0 or len(at.get("page_link")) >= len(LESSONS)
+
+
+def test_sidebar_badge_and_settings_round_trip_through_the_url(app_page):
+    at = app_page(presenter="1", source="hub", export="svg")
+    assert not at.exception
+    assert at.toggle(key="presenter").value is True
+    assert at.selectbox(key="source").value == "hub"
+    assert at.radio(key="export").value == "svg"
+    assert "Device" in shown_text(at.sidebar) if hasattr(at, "sidebar") else True
+
+
+def test_malformed_global_parameters_fall_back_with_a_note(app_page):
+    at = app_page(device="tpu", presenter="maybe")
+    assert not at.exception
+    assert at.selectbox(key="device").value == "auto"
+    text = shown_text(at)
+    assert "Ignored `device=tpu`" in text and "Ignored `presenter=maybe`" in text
