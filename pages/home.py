@@ -1,5 +1,6 @@
 """Home: what the app is, the map of lessons, and which models are available where."""
 
+import pandas as pd
 import streamlit as st
 
 from app import ui
@@ -8,7 +9,7 @@ from app.models import catalogue
 from app.models.device import cuda_present
 
 ui.bind(())
-st.title("🧩 BERT Variants Explorer")
+st.title("BERT Variants Explorer")
 st.markdown(
     "BERT started a family. Each member changed **one idea** — how tokens are masked, how parameters are "
     "shared, what the model is asked to predict — and this app lets you *see* each change, live, on your own "
@@ -37,11 +38,10 @@ for v in catalogue.CATALOGUE.values():
         "variant": v.label,
         "what it changed": v.idea,
         "tokenizer": v.tokenizer_kind,
-        "bundled stand-in": (f"✅ {params / 1e6:.2f} M parameters" if v.bundled_available() and params else "— not built"),
+        "bundled stand-in": (f"{params / 1e6:.2f} M parameters" if v.bundled_available() and params else "not built"),
         "real checkpoint": v.hub_id,
     })
-st.dataframe(rows, hide_index=True, width="stretch",
-             column_config={"what it changed": st.column_config.TextColumn(width="large")})
+st.table(pd.DataFrame(rows).set_index("variant"))
 where = "the bundled stand-ins (offline)" if source == "bundled" else "the Hugging Face hub when it answers, else the bundled stand-ins"
 st.markdown(
     f"Models now come from **{where}** and run on **{device.upper()}**"

@@ -18,7 +18,7 @@ from transformers import BertConfig, BertForMaskedLM
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=3000)
+LOOP = common.LoopConfig(steps=2400)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,231 @@
+"""Measure the app and write the table to BENCHMARKS.md. Not a test: numbers, not verdicts.
+
+    python scripts/benchmark.py                 # everything (a few minutes on 2 CPU cores)
+    python scripts/benchmark.py --skip browser  # without the real-browser start-up timing
+
+Sections: cold start in a real browser; each page's first run and rerun after a widget change
+(AppTest, p50/p95); each variant's load time, forward latency and memory on this device; what a user
+would otherwise run for the same work (transformers' fill-mask pipeline) as a ratio; peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SENTENCE = "The little girl found a red ball in the park. She was very happy."
+
+
+def pct(samples: list[float], q: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def fmt_ms(x: float) -> str:
+    return f"{x:.0f} ms" if x >= 10 else f"{x:.1f} ms"
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+def browser_start() -> list[tuple]:
+    """Server start to first interactive home page, and to the first lesson, in Debian's chromium."""
+    from app.lessons import LESSONS
+    from tests.e2e.browser import browser, streamlit_server, wait_for_app
+
+    rows = []
+    t0 = time.perf_counter()
+    with streamlit_server() as (base, healthy_s), browser() as (context, watcher):
+        page = watcher.watch(context.new_page())
+        page.goto(base)
+        wait_for_app(page)
+        home_s = time.perf_counter() - t0
+        rows.append(("Cold start: server start → home page interactive", f"{home_s:.1f} s", f"server healthy after {healthy_s:.1f} s"))
+        if LESSONS:
+            t1 = time.perf_counter()
+            page.goto(f"{base}/{LESSONS[0].slug}")
+            wait_for_app(page)
+            rows.append((f"Cold start: then first lesson ({LESSONS[0].title}) interactive", f"{time.perf_counter() - t1:.1f} s",
+                         f"{time.perf_counter() - t0:.1f} s after server start; models warm-loading in the background"))
+        rows.append(("Browser: blocked network requests / console errors", f"{len(watcher.blocked)} / {len(watcher.console_errors)}", ""))
+    return rows
+
+
+def nudge(at):
+    """Change one widget the way a student would: the seed if the page has one, else the first slider."""
+    keys = {getattr(w, "key", None) for w in at.number_input}
+    if "seed" in keys:
+        w = at.number_input(key="seed")
+        return w.set_value(int(w.value) + 1), "seed + 1"
+    if len(at.slider):
+        w = at.slider[0]
+        v = w.value
+        lo, hi = w.min, w.max
+        if isinstance(v, (int, float)):
+            new = v + (w.step or 1) if v + (w.step or 1) <= hi else v - (w.step or 1)
+            return w.set_value(type(v)(new)), f"slider {w.label!r}"
+    if len(at.selectbox) > 5:
+        return at, "rerun"
+    return at, "rerun"
+
+
+def page_reruns(repeats: int) -> list[tuple]:
+    """First run (models already cached by the warm start) and rerun after a widget change, per page."""
+    from streamlit.testing.v1 import AppTest
+
+    from app.lessons import LESSONS
+
+    os.environ["BVE_WARM_START"] = "0"
+    rows = []
+    for path, title in [("pages/home.py", "Home")] + [(lesson.path, lesson.title) for lesson in LESSONS]:
+        at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=300)
+        at.run()
+        t = time.perf_counter()
+        at.switch_page(path).run()
+        first = (time.perf_counter() - t) * 1000
+        samples, what = [], "rerun"
+        for _ in range(repeats):
+            at, what = nudge(at)
+            t = time.perf_counter()
+            at.run()
+            samples.append((time.perf_counter() - t) * 1000)
+        err = " (exception!)" if at.exception else ""
+        rows.append((f"Page {title}: first run / rerun after {what} p50 · p95",
+                     f"{fmt_ms(first)} / {fmt_ms(pct(samples, .5))} · {fmt_ms(pct(samples, .95))}{err}",
+                     f"AppTest, {repeats} reruns, includes model loading on first run"))
+    return rows
+
+
+def variants(repeats: int) -> list[tuple]:
+    """Load time, single-sentence forward latency and memory of every catalogue variant."""
+    import torch
+
+    from app.models import catalogue, loading
+
+    rows = []
+    total_load = 0.0
+    for key, v in catalogue.CATALOGUE.items():
+        if not v.bundled_available():
+            rows.append((f"Variant {v.label}", "not built", ""))
+            continue
+        t = time.perf_counter()
+        loaded = loading.load(key)
+        load_s = time.perf_counter() - t
+        total_load += load_s
+        enc = loaded.tokenizer(SENTENCE, return_tensors="pt")
+        with torch.inference_mode():
+            for _ in range(3):
+                loaded.model(**enc)
+            samples = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                loaded.model(**enc)
+                samples.append((time.perf_counter() - t) * 1000)
+        params = {p.data_ptr(): p for p in loaded.model.parameters()}
+        mem = sum(p.numel() * p.element_size() for p in params.values()) / 2**20
+        rows.append((f"Variant {v.label}: load · forward p50/p95 ({enc['input_ids'].shape[1]} tokens)",
+                     f"{load_s * 1000:.0f} ms · {fmt_ms(pct(samples, .5))}/{fmt_ms(pct(samples, .95))}",
+                     f"{sum(p.numel() for p in params.values()) / 1e6:.2f} M parameters, {mem:.1f} MiB weights, {loaded.device}"))
+    rows.append(("All bundled checkpoints: total load time (CPU)", f"{total_load:.2f} s", "budget ≤ 3 s"))
+    return rows
+
+
+def fill_mask_vs_pipeline(repeats: int) -> list[tuple]:
+    """Our fill-mask (one forward, top-k at the mask) against transformers' pipeline on the same model."""
+    import torch
+    from transformers import pipeline
+
+    from app.models import loading
+
+    loaded = loading.load("bert")
+    tok, model = loaded.tokenizer, loaded.model
+    text = f"The little girl found a {tok.mask_token} ball in the park."
+
+    def ours():
+        enc = tok(text, return_tensors="pt")
+        with torch.inference_mode():
+            logits = model(**enc).logits[0]
+        pos = (enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0]
+        return torch.softmax(logits[pos], -1).topk(5)
+
+    t = time.perf_counter()
+    pipe = pipeline("fill-mask", model=model, tokenizer=tok, device=-1)
+    build_ms = (time.perf_counter() - t) * 1000
+    out = []
+    for fn in (ours, lambda: pipe(text, top_k=5)):
+        for _ in range(3):
+            fn()
+        samples = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - t) * 1000)
+        out.append(pct(samples, .5))
+    return [("Fill-mask top-5, BERT stand-in: ours vs transformers pipeline (p50)",
+             f"{fmt_ms(out[0])} vs {fmt_ms(out[1])} ({out[1] / out[0]:.1f}× faster)",
+             f"pipeline construction adds {fmt_ms(build_ms)}")]
+
+
+def lesson_sections() -> list[tuple]:
+    """Rows that lessons contribute: scripts/bench_<lesson>.py with a bench_rerun() returning {name: ms}."""
+    import importlib.util
+
+    rows = []
+    for f in sorted((ROOT / "scripts").glob("bench_*.py")):
+        spec = importlib.util.spec_from_file_location(f.stem, f)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        if hasattr(mod, "bench_rerun"):
+            for name, value in mod.bench_rerun().items():
+                rows.append((f"{f.stem.removeprefix('bench_')}: {name}", fmt_ms(value) if isinstance(value, (int, float)) else str(value), ""))
+    return rows
+
+
+SECTIONS = {"browser": browser_start, "pages": page_reruns, "variants": variants, "pipeline": fill_mask_vs_pipeline,
+            "lessons": lesson_sections}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--skip", nargs="*", default=[], choices=list(SECTIONS))
+    p.add_argument("--only", nargs="*", choices=list(SECTIONS))
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    a = p.parse_args()
+    import torch
+
+    rows = []
+    for name, fn in SECTIONS.items():
+        if name in a.skip or (a.only and name not in a.only):
+            continue
+        print(f"[benchmark] {name} …", flush=True)
+        try:
+            rows += fn(a.repeats) if name in ("pages", "variants", "pipeline") else fn()
+        except Exception as e:  # a broken section is a finding, not a crash
+            rows.append((f"{name}: failed", type(e).__name__, str(e)[:120]))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows.append(("Peak memory of the benchmark process (models + AppTest runs)", f"{peak:.0f} MiB", "ru_maxrss"))
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
+    lines = ["# Benchmarks", "", f"Written by `python scripts/benchmark.py` on {when} ({machine}).",
+             "Regenerate after a change; numbers from a loaded machine are marked in the notes.", "",
+             "| what | measured | notes |", "|---|---|---|"]
+    lines += [f"| {w} | {m} | {n} |" for w, m, n in rows]
+    a.out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

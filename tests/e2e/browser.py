@@ -1,0 +1,118 @@
+"""Run the real app and drive Debian's chromium at it (Playwright, never a downloaded browser).
+
+Used by the end-to-end tests and by scripts/benchmark.py and scripts/screenshots.py.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("BVE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(env: dict | None = None, timeout: float = 120):
+    """Start ``streamlit run streamlit_app.py`` on 127.0.0.1; yield (base url, seconds until healthy)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless=true",
+           f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
+           "--server.fileWatcherType=none"]
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1", **(env or {})}
+    log = open(ROOT / ".e2e-server.log", "w")
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {proc.returncode}; see .e2e-server.log")
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.perf_counter() - started > timeout:
+                raise TimeoutError("streamlit did not become healthy")
+            time.sleep(0.25)
+        yield base, time.perf_counter() - started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+class Watcher:
+    """Blocks every non-loopback request and records console errors, page errors and blocked URLs."""
+
+    def __init__(self, context):
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.blocked: list[str] = []
+        context.route("**/*", self._route)
+
+    def _route(self, route):
+        url = route.request.url
+        host = urlparse(url).hostname or ""
+        if url.startswith(("data:", "blob:", "about:")) or host in LOOPBACK:
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def watch(self, page):
+        page.on("console", lambda m: self.console_errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.page_errors.append(f"{page.url}: {e}"))
+        return page
+
+
+@contextmanager
+def browser(viewport=(1280, 900)):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = b.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True)
+        watcher = Watcher(context)
+        try:
+            yield context, watcher
+        finally:
+            context.close()
+            b.close()
+
+
+def wait_for_app(page, timeout_ms: int = 120_000) -> None:
+    """Wait until Streamlit has rendered the page and its script has stopped running (twice, a beat
+    apart, because a widget's first render can trigger one more run)."""
+    done = """() => { const app = document.querySelector('[data-testid="stApp"]');
+                      return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                             && document.querySelector('h1') !== null; }"""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    page.wait_for_function(done, timeout=timeout_ms)
+    page.wait_for_timeout(400)
+    page.wait_for_function(done, timeout=timeout_ms)
+
+
+def exception_boxes(page) -> list[str]:
+    return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
