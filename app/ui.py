@@ -28,6 +28,27 @@ GLOBAL_SPEC = (
 PRESENTER_FONT = 22
 
 
+# ----------------------------------------------------------------------------- routing
+
+
+def routed_by_navigation() -> None:
+    """Called first by the router. A ``pages/`` folder beside the entry file makes Streamlit 1.67 run
+    every script through its legacy pages-folder mode, which maps a deep link such as ``/electra``
+    straight to ``pages/electra.py`` and skips the router (no shared sidebar, no layout). Turn that
+    mode off for this server; st.navigation is the only router. (tests/e2e checks deep links.)"""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+    st.session_state["_routed"] = True
+
+
+def _reroute_if_unrouted() -> None:
+    """A page reached without the router (the first deep link a fresh server sees) reruns through it."""
+    if not st.session_state.get("_routed"):
+        routed_by_navigation()
+        st.rerun()
+
+
 # ----------------------------------------------------------------------------- URL state
 
 
@@ -35,13 +56,14 @@ def bind(spec: tuple[state.Param, ...]) -> None:
     """Give every parameter of ``spec`` a value in session state, from the URL when the page is opened
     (or from its default), and write the current values back to the URL. Call before the widgets, whose
     ``key=`` is the parameter's name. Malformed values in the link are reported, never raised."""
+    _reroute_if_unrouted()
     missing = [p for p in spec if p.name not in st.session_state]
     if missing:
         values, notes = state.parse(st.query_params.to_dict(), tuple(missing))
         for p in missing:
             st.session_state[p.name] = values[p.name]
         for note in notes:
-            st.info(note, icon="🔗")
+            st.info(note, icon=":material/link:")
     st.session_state["_page_spec"] = spec
     _write_url(spec)
 
@@ -65,7 +87,7 @@ def share_link(spec: tuple[state.Param, ...]) -> None:
         base = str(st.context.url).split("?")[0]
     except Exception:  # older servers, AppTest
         pass
-    with st.expander("🔗 Link to this view", expanded=False):
+    with st.expander("Link to this view", expanded=False, icon=":material/link:"):
         st.code(f"{base}?{query}" if query else base or "(defaults: the page's own address)", language=None)
         st.caption("Open it before class: the page restores every setting, seed included.")
 
@@ -114,7 +136,7 @@ def model(key: str):
         st.error(f"{label} could not be loaded: {loaded}")
         st.stop()
     if loaded.notice:
-        st.info(loaded.notice, icon="ℹ️")
+        st.info(loaded.notice, icon=":material/info:")
     st.session_state.setdefault("_loaded", {})[key] = (loaded.source, loaded.device, loaded.dtype, loaded.load_seconds)
     return loaded
 
@@ -127,12 +149,17 @@ def timed_forward():
     st.session_state["_last_forward_ms"] = (time.perf_counter() - t) * 1000
 
 
+def warm_progress() -> dict | None:
+    """{"done": [...], "total": n, "seconds": float | None} of the server's warm start, if it runs."""
+    return st.session_state.get("_warm")
+
+
 def warm_start(keys: list[str]) -> None:
     """Load the bundled models once per server in a background thread, so no lesson waits on stage.
 
     ``BVE_WARM_START=0`` turns it off (the unit tests do, to load only what they use)."""
     if os.environ.get("BVE_WARM_START", "1") != "0":
-        _start_warm_thread(tuple(keys))
+        st.session_state["_warm"] = _start_warm_thread(tuple(keys))
 
 
 @st.cache_resource(show_spinner=False)

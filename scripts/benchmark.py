@@ -193,8 +193,93 @@ def lesson_sections() -> list[tuple]:
     return rows
 
 
+def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
+    """A class at once: ``sessions`` browser sessions open the lesson pages and interact (step the first
+    number input up, or reload with a new seed) for ``seconds``; count errors, time reruns, and read
+    the server's peak memory. Models are shared through st.cache_resource, not loaded per session."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from app.lessons import LESSONS
+    from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, LOOPBACK, streamlit_server
+
+    done_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
+                         return a && a.getAttribute('data-test-script-state') === 'notRunning' && document.querySelector('h1'); }"""
+    slugs = [lesson.slug for lesson in LESSONS] or [""]
+    reruns, errors, blocked = [], [], []
+
+    async def student(browser, base, i):
+        from urllib.parse import urlparse
+
+        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+
+        async def route(r):
+            if (urlparse(r.request.url).hostname or "") in LOOPBACK or r.request.url.startswith(("data:", "blob:")):
+                await r.continue_()
+            else:
+                blocked.append(r.request.url)
+                await r.abort()
+
+        await context.route("**/*", route)
+        page = await context.new_page()
+        page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+        slug = slugs[i % len(slugs)]
+        await page.goto(f"{base}/{slug}?seed={i}", timeout=300_000)
+        await page.wait_for_function(done_js, timeout=300_000)
+        end = time.perf_counter() + seconds
+        k = 0
+        while time.perf_counter() < end:
+            k += 1
+            t = time.perf_counter()
+            step = page.locator('[data-testid="stNumberInputStepUp"]').first
+            if await step.count():
+                await step.click()
+                await page.wait_for_timeout(100)
+            else:
+                await page.goto(f"{base}/{slug}?seed={i * 1000 + k}")
+            await page.wait_for_function(done_js, timeout=300_000)
+            reruns.append((time.perf_counter() - t) * 1000)
+            errors.extend(f"exception box on /{slug}" for _ in await page.query_selector_all('[data-testid="stException"]'))
+            await page.wait_for_timeout(500)  # a student reads for a moment
+        await context.close()
+
+    async def run(base):
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            await asyncio.gather(*(student(browser, base, i) for i in range(sessions)))
+            await browser.close()
+
+    with streamlit_server() as (base, _):
+        asyncio.run(run(base))
+        rss = _server_peak_rss_mib()
+    return [
+        (f"A class at once: {sessions} browser sessions × {seconds:.0f} s on {', '.join('/' + s for s in slugs)}",
+         f"{len(errors)} errors", f"{len(reruns)} interactions; {len(blocked)} blocked network requests"),
+        ("A class at once: rerun p50 · p95 under load", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
+         "click → script finished, in the browser"),
+        ("A class at once: server peak memory", f"{rss:.0f} MiB" if rss else "?", "VmHWM of the streamlit process"),
+    ]
+
+
+def _server_peak_rss_mib() -> float | None:
+    """Peak resident memory of the newest streamlit server process (read from /proc)."""
+    best = None
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            cmdline = (status.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            if "streamlit" in cmdline and "run" in cmdline and "streamlit_app.py" in cmdline:
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        best = max(best or 0, int(line.split()[1]) / 1024)
+        except OSError:
+            continue
+    return best
+
+
 SECTIONS = {"browser": browser_start, "pages": page_reruns, "variants": variants, "pipeline": fill_mask_vs_pipeline,
-            "lessons": lesson_sections}
+            "lessons": lesson_sections, "class": class_at_once}
 
 
 def main() -> None:

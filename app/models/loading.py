@@ -10,6 +10,7 @@ eval mode with eager attention (so attentions can be read) and must not be mutat
 from __future__ import annotations
 
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -20,6 +21,9 @@ from app.models import device as devices
 from app.models.catalogue import Variant, get
 
 HUB_PROBE_TIMEOUT_S = 1.5
+# transformers' lazy imports and from_pretrained are not safe in two threads at once (the warm-start
+# thread and a page loading together gave "cannot import name AutoTokenizer" and meta-tensor copies)
+_LOAD_LOCK = threading.RLock()
 SOURCES = ("bundled", "hub")
 
 
@@ -113,8 +117,13 @@ def _try_hub(variant: Variant) -> tuple[object, object, str, str | None]:
 def load(key: str, source: str = "bundled", device: str = "cpu", dtype: str = "float32") -> Loaded:
     """Load a catalogue variant on a device, from the hub (falling back to the bundled copy) or bundled.
 
-    Raises ModelUnavailable with a readable message when nothing can be loaded.
+    Raises ModelUnavailable with a readable message when nothing can be loaded. One load at a time.
     """
+    with _LOAD_LOCK:
+        return _load(key, source, device, dtype)
+
+
+def _load(key: str, source: str, device: str, dtype: str) -> Loaded:
     import torch
 
     variant = get(key)

@@ -17,7 +17,7 @@ from transformers import AlbertConfig, AlbertForMaskedLM, AlbertForPreTraining
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=2000)
+LOOP = common.LoopConfig(steps=1500)
 
 
 @dataclass(frozen=True)

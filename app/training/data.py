@@ -22,6 +22,7 @@ import torch
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])|(?<=[.!?][\"'])\s+")
 MAX_LENGTH = 128  # the bundled models' position embeddings; tokenizers report it as model_max_length
+SEGMENTED = ["input_ids", "token_type_ids", "attention_mask"]  # ALBERT and XLNet use segment ids too
 
 
 def read_stories(path: str | Path, limit_chars: int | None = None) -> list[str]:
@@ -108,7 +109,7 @@ def build_albert(train_file: Path, vocab_size: int = 4000):
         train_file, vocab_size, lowercase=True, pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
         control_symbols=["[CLS]", "[SEP]", "[MASK]"],
     )
-    return AlbertTokenizer(vocab=vocab, do_lower_case=True, model_max_length=MAX_LENGTH)
+    return AlbertTokenizer(vocab=vocab, do_lower_case=True, model_max_length=MAX_LENGTH, model_input_names=SEGMENTED)
 
 
 def build_xlnet(train_file: Path, vocab_size: int = 4000):
@@ -118,7 +119,8 @@ def build_xlnet(train_file: Path, vocab_size: int = 4000):
         train_file, vocab_size, lowercase=False, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
         control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
     )
-    tok = XLNetTokenizer(vocab=vocab, model_max_length=MAX_LENGTH, additional_special_tokens=["<eop>", "<eod>"])
+    tok = XLNetTokenizer(vocab=vocab, model_max_length=MAX_LENGTH, additional_special_tokens=["<eop>", "<eod>"],
+                         model_input_names=SEGMENTED)
     tok.padding_side = "left"
     return tok
 

@@ -17,7 +17,7 @@ from transformers import BertForMaskedLM, DistilBertConfig, DistilBertForMaskedL
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 
-LOOP = common.LoopConfig(steps=1000)
+LOOP = common.LoopConfig(steps=800)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from app.electra import roc_auc, sample_replacements
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 
-LOOP = common.LoopConfig(steps=1500)
+LOOP = common.LoopConfig(steps=1200)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from transformers import XLNetConfig, XLNetLMHeadModel
 from app.training import common, data
 from app.xlnet import partial_prediction_masks
 
-LOOP = common.LoopConfig(steps=2000, batch_size=32)
+LOOP = common.LoopConfig(steps=1500, batch_size=32)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ Used by the end-to-end tests and by scripts/benchmark.py and scripts/screenshots
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -63,14 +64,42 @@ def streamlit_server(env: dict | None = None, timeout: float = 120):
         log.close()
 
 
+BASE_PATH_PROBE = re.compile(r"/[^/?#]+/_stcore/(health|host-config)$")
+PROBE_CONSOLE = "Failed to load resource: the server responded with a status of 404"
+
+
 class Watcher:
-    """Blocks every non-loopback request and records console errors, page errors and blocked URLs."""
+    """Blocks every non-loopback request and records console errors, page errors, failed responses and
+    blocked URLs.
+
+    On a deep link (``/electra``) Streamlit's frontend first probes ``/electra/_stcore/health`` and
+    ``/electra/_stcore/host-config`` to find its base path, gets 404s and falls back to ``/``; the
+    browser logs each as a console error. Those probes, and only those, are not counted."""
 
     def __init__(self, context):
-        self.console_errors: list[str] = []
+        self._console: list[str] = []
         self.page_errors: list[str] = []
         self.blocked: list[str] = []
+        self.failed: list[str] = []  # 4xx/5xx responses other than the base-path probes
+        self._probes = 0
         context.route("**/*", self._route)
+
+    @property
+    def console_errors(self) -> list[str]:
+        errors, allowed = [], self._probes
+        for e in self._console:
+            if PROBE_CONSOLE in e and allowed:
+                allowed -= 1
+                continue
+            errors.append(e)
+        return errors
+
+    def _response(self, response):
+        if response.status >= 400:
+            if response.status == 404 and BASE_PATH_PROBE.search(urlparse(response.url).path):
+                self._probes += 1
+            else:
+                self.failed.append(f"{response.status} {response.url}")
 
     def _route(self, route):
         url = route.request.url
@@ -82,7 +111,8 @@ class Watcher:
             route.abort()
 
     def watch(self, page):
-        page.on("console", lambda m: self.console_errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+        page.on("response", self._response)
+        page.on("console", lambda m: self._console.append(f"{page.url}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: self.page_errors.append(f"{page.url}: {e}"))
         return page
 

@@ -31,6 +31,24 @@ def test_every_page_renders_offline_without_errors(server):
         assert watcher.blocked == [], f"the app tried to reach the network: {watcher.blocked[:5]}"
         assert watcher.page_errors == []
         assert watcher.console_errors == []
+        assert watcher.failed == []
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
+def test_a_deep_link_in_a_fresh_browser_goes_through_the_router(server, lesson):
+    """A lecturer's prepared link is the first thing a fresh browser opens: the page must come with the
+    shared sidebar and presenter mode from the link, as when reached from the home page."""
+    with browser() as (context, watcher):
+        page = watcher.watch(context.new_page())
+        page.goto(f"{server}/{lesson.slug}?presenter=1")
+        wait_for_app(page)
+        page.wait_for_selector('[data-testid="stSidebar"] [role="switch"]', timeout=60_000)
+        sidebar = page.inner_text('[data-testid="stSidebar"]')
+        assert "Models" in sidebar and "Presenter mode" in sidebar, "the router did not run"
+        assert page.locator('[data-testid="stSidebar"] [role="switch"]').first.is_checked()
+        assert "presenter=1" in page.url
+        assert exception_boxes(page) == []
+        assert watcher.console_errors == [] and watcher.failed == [] and watcher.blocked == []
 
 
 def test_sidebar_shows_device_badge_and_links_reach_lessons(server):
