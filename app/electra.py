@@ -30,7 +30,7 @@ class ElectraDefaults:
     mlm_probability: float = 0.15
     temperature: float = 1.0  # the paper samples from the generator at T = 1
     top_k: int = 5  # alternatives shown for each sampled replacement
-    max_tokens: int = 64  # cap on a sentence, special tokens included (the bundled models take 128)
+    max_tokens: int = 48  # cap on a sentence, special tokens included: a strip stays readable (the models take 128+)
     threshold: float = 0.5  # P(replaced) above which a token is flagged
 
 
@@ -334,21 +334,22 @@ def apply_edit(tokenizer, input_ids, position: int, word: str) -> Edit:
     word = (word or "").strip()
     if not word:
         return Edit(False, ids, None, None)
+    shown = word.replace("`", "'")  # quoted in a markdown code span
     if not 0 <= position < len(ids) or ids[position] in specials:
         return Edit(False, ids, None, f"Position {position} is not a word piece of this sentence; pick another.")
     if word in tokenizer.all_special_tokens:
-        return Edit(False, ids, None, f"`{word}` is a special token; the generator never proposes those, so pick a word.")
+        return Edit(False, ids, None, f"`{shown}` is a special token; the generator never proposes those, so pick a word.")
     pieces = tokenizer.tokenize(word)
     if not pieces:
-        return Edit(False, ids, None, f"`{word}` has no word pieces in this vocabulary (nothing is left after tokenizing).")
+        return Edit(False, ids, None, f"`{shown}` has no word pieces in this vocabulary (nothing is left after tokenizing).")
     piece_ids = tokenizer.convert_tokens_to_ids(pieces)
     if piece_ids[0] in specials:
-        return Edit(False, ids, None, f"`{word}` is outside the vocabulary (it becomes {pieces[0]}); try another word.")
+        return Edit(False, ids, None, f"`{shown}` is outside the vocabulary (it becomes `{pieces[0]}`); try another word.")
     new = list(ids)
     new[position] = piece_ids[0]
     message = None
     if len(pieces) > 1:
-        message = (f"`{word}` splits into {len(pieces)} word pieces ({' '.join(pieces)}); "
+        message = (f"`{shown}` splits into {len(pieces)} word pieces (`{' '.join(pieces)}`); "
                    f"one position holds one piece, so the first, `{pieces[0]}`, is used.")
     if piece_ids[0] == ids[position]:
         message = (message + " " if message else "") + (

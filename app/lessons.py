@@ -16,4 +16,21 @@ class Lesson:
     line: str  # what a student sees there, in one line
 
 
-LESSONS: list[Lesson] = []
+LESSONS: list[Lesson] = [
+    Lesson('pages/masking.py', 'masking', 'Masking lab', ':material/theater_comedy:',
+           'Static vs dynamic masking, 80/10/10, whole words and spans — with a real model filling the blanks.'),
+    Lesson('pages/albert_params.py', 'albert-parameters', 'ALBERT: parameters', ':material/calculate:',
+           'Factorized embeddings and cross-layer sharing: exact parameter counts, compute and memory.'),
+    Lesson('pages/albert_activations.py', 'albert-activations', 'ALBERT: shared layers', ':material/repeat:',
+           'One block applied L times: how activations move layer by layer, and what happens if you keep going.'),
+    Lesson('pages/distillation.py', 'distillation', 'DistilBERT: distillation', ':material/science:',
+           'Teacher and student on one sentence: soft targets, temperature and the three loss terms.'),
+    Lesson('pages/electra.py', 'electra', 'ELECTRA: spot the fake', ':material/policy:',
+           'A generator swaps words, a discriminator scores every token: replaced-token detection, live.'),
+    Lesson('pages/xlnet.py', 'xlnet', 'XLNet: permutation LM', ':material/shuffle:',
+           'Predict tokens in any order: the content and query streams as attention masks, with live predictions.'),
+    Lesson('pages/attention.py', 'attention', 'Attention in every layer', ':material/visibility:',
+           'bertviz head and model views for any variant — offline and injection-safe — plus mean and rollout maps.'),
+    Lesson('pages/compare.py', 'compare', 'Variants side by side', ':material/compare_arrows:',
+           'Every variant on your sentence: tokens, predictions, size, latency and memory, measured here.'),
+]

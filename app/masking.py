@@ -27,6 +27,7 @@ import math
 import unicodedata
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 KEEP, MASKED, RANDOM, UNCHANGED = 0, 1, 2, 3
@@ -164,13 +165,19 @@ def _place_spans(pieces: list[int], p: float, span_p: float, max_span: int, u: l
     return span_of, lengths
 
 
+def _uniforms_needed(n_tokens: int, n_words: int, p: float) -> int:
+    """Uniforms :func:`_place_spans` can use: one for the budget, two per span, and there are at most
+    min(budget, words) spans since each covers at least one word."""
+    return 1 + 2 * min(math.floor(p * n_tokens) + 1, n_words)
+
+
 def place_spans(
     word_ids: list[int | None], p: float, span_p: float, max_span: int, gen: torch.Generator
 ) -> tuple[torch.Tensor, list[int]]:
     """Span masking with the span of every target: ((T,) long span index per token, -1 where not a
     target; the placed span lengths in words). Spans are runs of whole words, so they never split one."""
-    _, pieces = _words(word_ids)
-    u = torch.rand(1 + 2 * len(pieces), generator=gen, dtype=torch.float64).tolist()
+    n_tokens, pieces = _words(word_ids)
+    u = torch.rand(_uniforms_needed(n_tokens, len(pieces), p), generator=gen, dtype=torch.float64).tolist()
     span_of_word, lengths = _place_spans(pieces, p, span_p, max_span, u)
     span_ids = torch.tensor([-1 if w is None else span_of_word[w] for w in word_ids], dtype=torch.long)
     return span_ids, lengths
@@ -282,7 +289,8 @@ UNIT_LABELS = {"token": "Token (BERT)", "word": "Whole word (BERT-wwm)", "span":
 class LabDefaults:
     duplication: int = 10  # BERT's copies of the data, each with its own mask
     max_epochs: int = 40  # BERT's 40 epochs
-    n_draws: int = 200  # independent draws behind the coverage curves
+    n_draws: int = 200  # independent draws behind the coverage curves (fewer for long sentences) ...
+    sim_positions: int = 6400  # ... so that draws × maskable positions stays about this
     n_span_samples: int = 20_000  # draws behind the span-length histogram
     max_tokens: int = 128  # the lab's cap on the sentence (the bundled models' limit)
 
@@ -327,6 +335,7 @@ class Encoded:
     n_tokens_full: int  # tokens the whole text has, before the cap
     cap: int
     n_unknown: int  # pieces that are the unknown token
+    n_typed_special: int = 0  # special tokens typed in the text itself ("[MASK]", "<s>"): kept special
 
     @property
     def truncated(self) -> bool:
@@ -344,7 +353,8 @@ class Encoded:
 def _word_ids_from_pieces(tokens: list[str], special: list[bool]) -> list[int | None]:
     """Words from the pieces' markers, for tokenizers without ``word_ids()``: ``##`` continues a word
     (WordPiece); otherwise ``Ġ`` (byte-level BPE) and ``▁`` (SentencePiece) start one, as does the
-    first piece after a special token."""
+    first piece after a special token. Exact for WordPiece and SentencePiece; for byte-level BPE it
+    joins punctuation to the word before (the tokenizer's own pre-tokenizer splits it off)."""
     wordpiece = any(t.startswith("##") for t in tokens)
     out: list[int | None] = []
     word, after_special = -1, True
@@ -362,13 +372,16 @@ def _word_ids_from_pieces(tokens: list[str], special: list[bool]) -> list[int | 
 
 def encode(tokenizer, text: str, cap: int = LAB.max_tokens) -> Encoded:
     """Tokenize ``text`` with special tokens, keeping at most ``cap`` tokens (the model's own limit
-    when it is lower). Word indices are renumbered 0..W-1 in order."""
+    when it is lower). Word indices are renumbered 0..W-1 in order. A special token typed in the text
+    (``[MASK]``, ``<s>``) stays special: it is never a target. The unknown token is an ordinary piece."""
     limit = min(int(cap), int(getattr(tokenizer, "model_max_length", cap) or cap))
-    full = len(tokenizer(text, add_special_tokens=True)["input_ids"])
+    full = len(tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
     enc = tokenizer(text, truncation=True, max_length=limit, return_special_tokens_mask=True)
     ids = list(enc["input_ids"])
     tokens = tokenizer.convert_ids_to_tokens(ids)
-    special = [bool(s) for s in enc["special_tokens_mask"]]
+    control = set(tokenizer.all_special_ids) - {getattr(tokenizer, "unk_token_id", None)}
+    typed = [not s and i in control for i, s in zip(ids, enc["special_tokens_mask"])]  # "[MASK]" in the text
+    special = [bool(s) or t for s, t in zip(enc["special_tokens_mask"], typed)]
     try:
         raw = enc.word_ids()
     except (AttributeError, ValueError):
@@ -382,7 +395,7 @@ def encode(tokenizer, text: str, cap: int = LAB.max_tokens) -> Encoded:
             word_ids.append(renumber.setdefault(w, len(renumber)))
     unk = getattr(tokenizer, "unk_token_id", None)
     return Encoded(tuple(ids), tuple(tokens), tuple(special), tuple(word_ids), full, limit,
-                   sum(1 for i in ids if unk is not None and i == unk))
+                   sum(1 for i in ids if unk is not None and i == unk), sum(typed))
 
 
 def replacement_ids(tokenizer) -> torch.Tensor:
@@ -501,13 +514,20 @@ class Simulation:
     span_lengths: tuple[int, ...]  # every placed span, in words (span masking only)
 
 
+def draws_for(enc: Encoded) -> int:
+    """How many independent draws :func:`simulate` makes by default: LAB.n_draws, fewer for a long
+    sentence (each draw already averages over many positions), never below 20."""
+    return max(20, min(LAB.n_draws, LAB.sim_positions // max(1, sum(not s for s in enc.special))))
+
+
 def simulate(enc: Encoded, unit: str, cfg: MaskingConfig, seed: int, n_copies: int = LAB.max_epochs,
-             n_draws: int = LAB.n_draws) -> Simulation:
+             n_draws: int | None = None) -> Simulation:
     """Targets of many independent draws (the replacement split does not matter for coverage).
 
     Token masking: Bernoulli(p) per position; whole words: Bernoulli(p) per word; spans: SpanBERT's
     loop per copy. Seeded by ``seed`` alone (its own stream, not the epoch plan's).
     """
+    n_draws = draws_for(enc) if n_draws is None else n_draws
     gen = generator(int(seed) * 1_000_003 + 999_983)
     maskable = enc.maskable  # (T,)
     T = len(enc.input_ids)
@@ -521,14 +541,15 @@ def simulate(enc: Encoded, unit: str, cfg: MaskingConfig, seed: int, n_copies: i
         return Simulation(targets, maskable, ())
     if unit != "span":
         raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(UNITS)}")
-    _, pieces = _words(enc.word_ids)
-    u = torch.rand(n_draws * n_copies, 1 + 2 * len(pieces), generator=gen, dtype=torch.float64).tolist()
+    n_tokens, pieces = _words(enc.word_ids)
+    k = _uniforms_needed(n_tokens, len(pieces), cfg.mlm_probability)
+    u = torch.rand(n_draws * n_copies, k, generator=gen, dtype=torch.float64).tolist()
     rows, lengths = [], []
     for row in u:
         span_of, placed = _place_spans(pieces, cfg.mlm_probability, cfg.span_p, cfg.max_span, row)
         rows.append(span_of or [-1])
         lengths += placed
-    span_word = torch.tensor(rows, dtype=torch.long)  # (N * C, W) span index per word, -1 if none
+    span_word = torch.from_numpy(np.array(rows, dtype=np.int64))  # (N * C, W) span index per word, -1 if none
     targets = (span_word[:, word.clamp_min(0)] >= 0) & (word >= 0)  # (N * C, T)
     return Simulation(targets.reshape(n_draws, n_copies, T), maskable, tuple(lengths))
 

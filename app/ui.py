@@ -57,7 +57,9 @@ def bind(spec: tuple[state.Param, ...]) -> None:
     (or from its default), and write the current values back to the URL. Call before the widgets, whose
     ``key=`` is the parameter's name. Malformed values in the link are reported, never raised."""
     _reroute_if_unrouted()
-    missing = [p for p in spec if p.name not in st.session_state]
+    # lessons share key names (text, word, temperature, ...) with their own ranges: a value carried over
+    # from another page that does not fit this page's parameter is re-read from the URL or the default
+    missing = [p for p in spec if p.name not in st.session_state or not _fits(p, st.session_state[p.name])]
     if missing:
         values, notes = state.parse(st.query_params.to_dict(), tuple(missing))
         for p in missing:
@@ -66,6 +68,13 @@ def bind(spec: tuple[state.Param, ...]) -> None:
             st.info(note, icon=":material/link:")
     st.session_state["_page_spec"] = spec
     _write_url(spec)
+
+
+def _fits(p: state.Param, value) -> bool:
+    try:
+        return state.parse_one(p, state.encode_one(p, value)) == value
+    except (ValueError, TypeError, AttributeError):
+        return False
 
 
 def _current_query(spec) -> dict[str, str]:
@@ -138,6 +147,17 @@ def model(key: str):
     if loaded.notice:
         st.info(loaded.notice, icon=":material/info:")
     st.session_state.setdefault("_loaded", {})[key] = (loaded.source, loaded.device, loaded.dtype, loaded.load_seconds)
+    return loaded
+
+
+def try_model(key: str):
+    """Like model(), but returns the error message (a str) instead of stopping the page: for pages
+    that show many variants and should go on without the one that failed."""
+    source, device, dtype = settings()
+    with st.spinner(f"Loading {catalogue.get(key).label}…"):
+        loaded = _load(key, source, device, dtype)
+    if not isinstance(loaded, str):
+        st.session_state.setdefault("_loaded", {})[key] = (loaded.source, loaded.device, loaded.dtype, loaded.load_seconds)
     return loaded
 
 

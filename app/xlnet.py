@@ -118,7 +118,7 @@ def parse_order(text: str, n: int) -> list[int]:
     bad = [p for p in parts if not re.fullmatch(r"[+-]?[0-9]+", p)]
     if bad:
         shown = [b[:12].replace("`", "'") for b in bad]
-        raise OrderError(f"{_listed([f'`{b}`' for b in shown])} {'is' if len(bad) == 1 else 'are'} not a piece number: "
+        raise OrderError(f"{_listed([f'`{b}`' for b in shown])} {'is not a piece number' if len(bad) == 1 else 'are not piece numbers'}: "
                          f"use whole numbers from 0 to {n - 1}, separated by spaces")
     nums = [int(p) for p in parts]
     outside = sorted({v for v in nums if not 0 <= v < n})
@@ -289,9 +289,10 @@ def xlnet_pieces(tokenizer, text: str, max_pieces: int = DEFAULTS.max_pieces) ->
 
     The tokenizer reads control tokens typed in the text ("<sep>", "<cls>", ...) as the real ones;
     they are left out of the content (and reported), so the only specials are the two at the end.
+    ``<unk>`` pieces (characters the vocabulary lacks: emoji, other scripts) stay: they stand for text.
     """
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    special = set(tokenizer.all_special_ids)
+    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}  # <unk> stands for real text
     kept = [(i, tuple(s)) for i, s in zip(enc["input_ids"], enc["offset_mapping"]) if i not in special]
     dropped = tuple(tokenizer.convert_ids_to_tokens([i for i in enc["input_ids"] if i in special]))
     content = kept[:max_pieces]
@@ -319,8 +320,11 @@ def permutation_forward(model, input_ids, masks: OrderMasks) -> PermutationOutpu
     """Run XLNetLMHeadModel (eager attention) on one sequence with the order's masks. input_ids: (T,)."""
     device, dtype = model.device, model.dtype
     ids = torch.as_tensor(input_ids, dtype=torch.long, device=device)[None]  # (1, T)
-    out = model(input_ids=ids, perm_mask=masks.perm_mask[None].to(device, dtype),
-                target_mapping=masks.target_mapping[None].to(device, dtype), output_attentions=True, use_mems=False)
+    # transformers 5.23 builds XLNet's relative position embedding in float32 whatever the weights are,
+    # so a float16/bfloat16 model fails in its first einsum; autocast casts it to the weights' dtype.
+    with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
+        out = model(input_ids=ids, perm_mask=masks.perm_mask[None].to(device, dtype),
+                    target_mapping=masks.target_mapping[None].to(device, dtype), output_attentions=True, use_mems=False)
     probs = out.logits[0].float().softmax(-1).cpu()  # (P, V)
     content = torch.stack([layer[0][0] for layer in out.attentions]).float().cpu()  # (L, H, T, T)
     query = torch.stack([layer[1][0] for layer in out.attentions]).float().cpu()  # (L, H, T, T)
@@ -396,7 +400,7 @@ def masked_lm_all_at_once(model, tokenizer, text: str, target_spans: list[tuple[
     at once, and predict each from the unmasked rest: BERT's independence assumption, on the same words."""
     enc = tokenizer(text, return_offsets_mapping=True, truncation=True)
     ids = torch.tensor(enc["input_ids"])  # (T',)
-    special = set(tokenizer.all_special_ids)
+    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
     spans = [tuple(s) if i not in special else (0, 0) for i, s in zip(enc["input_ids"], enc["offset_mapping"])]
     cover = overlapping(list(target_spans), spans)
     masked = sorted({j for js in cover for j in js})

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from app import ui
+from app.examples import EXAMPLES
 from app.lessons import LESSONS
 from app.models import catalogue
 from app.models.device import cuda_present
@@ -17,7 +18,7 @@ st.markdown(
     "on their own and for lecturers on a projector."
 )
 for note in st.session_state.pop("_global_notes", []):
-    st.info(note, icon="🔗")
+    st.info(note, icon=":material/link:")
 
 st.header("Lessons")
 if LESSONS:
@@ -28,6 +29,19 @@ if LESSONS:
             st.caption(lesson.line)
 else:
     st.caption("The lessons arrive as they are finished; the model layer below is what they stand on.")
+
+st.header("Examples to open in class")
+st.caption("Each link opens a lesson in exactly this state — seeds included — so it shows the same thing every time.")
+by_page = {}
+for ex in EXAMPLES:
+    by_page.setdefault(ex.page, []).append(ex)
+titles = {lesson.path: lesson for lesson in LESSONS}
+cols = st.columns(2)
+for i, (page, examples) in enumerate(p for p in by_page.items() if p[0] in titles):
+    with cols[i % 2]:
+        st.markdown(f"**{titles[page].title}**")
+        for ex in examples:
+            st.page_link(page, label=ex.label, icon=":material/play_circle:", query_params=ex.query or None, help=ex.why)
 
 st.header("Models")
 source, device, dtype = ui.settings()
@@ -49,6 +63,12 @@ st.markdown(
     f"{'A CUDA GPU is present.' if cuda_present() else 'No GPU here: everything runs on the CPU, which the bundled models are made for.'} "
     "Change either in the sidebar."
 )
+warm = ui.warm_progress()
+if warm and warm["seconds"] is None:
+    st.progress(len(warm["done"]) / max(1, warm["total"]),
+                text=f"Warming up: {len(warm['done'])} of {warm['total']} bundled models loaded, so no lesson waits…")
+elif warm:
+    st.caption(f"All {warm['total']} bundled models were loaded at server start in {warm['seconds']:.1f} s.")
 st.caption(
     "The bundled models are tiny (a few million parameters) and were trained by this project's own recipes on "
     "TinyStories, so they know simple English. Each one follows its real family's conventions — tokenizer, "

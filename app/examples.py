@@ -1,0 +1,57 @@
+"""The examples gallery: prepared links that show each variant's idea at its clearest. Pure data; the
+home page lists them and tests/pages/test_examples.py opens every one (no note, no exception)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Example:
+    page: str  # the lesson's file, as in app/lessons.py
+    label: str
+    why: str  # what to look at, in one line
+    query: dict = field(default_factory=dict)
+
+
+EXAMPLES: list[Example] = [
+    Example("pages/masking.py", "Static ×1 vs dynamic masking over 40 epochs",
+            "With one fixed mask only 15% of positions are ever predicted; a fresh mask reaches almost all.",
+            {"strategy": "static", "epochs": "40"}),
+    Example("pages/masking.py", "Whole-word masking on a long word",
+            "WordPiece splits 'unbelievably'; whole-word masking hides all of its pieces together.",
+            {"unit": "word", "text": "The unbelievably happy puppy jumped into the muddy puddle.", "rate": "0.3", "seed": "2"}),
+    Example("pages/masking.py", "SpanBERT spans",
+            "Contiguous spans of whole words, lengths from a geometric distribution (mean ≈ 3.8 words).",
+            {"unit": "span", "seed": "7"}),
+    Example("pages/albert_params.py", "ALBERT-xxlarge: 4096 wide, still 223M parameters",
+            "Factorized embeddings and one shared layer keep a huge model small — but not cheap to run.",
+            {"vocab_size": "30000", "hidden_size": "4096", "embedding_size": "128", "num_hidden_layers": "12",
+             "num_attention_heads": "64", "intermediate_size": "16384", "sharing": "all"}),
+    Example("pages/albert_params.py", "Sharing only the feed-forward layers",
+            "The ALBERT paper's ablation: which half of a layer holds most of its parameters?",
+            {"sharing": "ffn"}),
+    Example("pages/albert_activations.py", "Unroll ALBERT's block 4× past its depth",
+            "The same block applied again and again: does the representation settle?",
+            {"repeat": "4"}),
+    Example("pages/distillation.py", "Dark knowledge at temperature 4",
+            "A high temperature shows what the teacher thinks of the wrong answers too.",
+            {"temperature": "4"}),
+    Example("pages/electra.py", "A hot generator",
+            "At temperature 2 the generator proposes wilder words, and the discriminator spots them.",
+            {"temperature": "2", "seed": "3"}),
+    Example("pages/xlnet.py", "Right-to-left factorization",
+            "The same model, the same sentence, predicted from the end backwards.",
+            {"order": "right-to-left"}),
+    Example("pages/xlnet.py", "A typed order",
+            "Choose exactly which token is predicted when, and what each one sees.",
+            {"order": "typed", "typed": "4 0 5 1 6 2 7 3"}),
+    Example("pages/attention.py", "ALBERT's shared layers in the model view",
+            "Twelve layers' worth of attention from one set of weights.",
+            {"variant": "albert", "view": "model"}),
+    Example("pages/attention.py", "XLNet's content stream, rolled out",
+            "Attention rollout through every layer of XLNet.",
+            {"variant": "xlnet", "agg": "rollout"}),
+    Example("pages/compare.py", "Every variant on one sentence",
+            "Tokenizers, predictions, size and speed, measured on this machine.", {}),
+]

@@ -1,0 +1,61 @@
+"""Figures for app/attention.py: a token-by-token heatmap of one attention (or rollout) matrix.
+
+Data in, plotly Figure out. Rows are the attending tokens (queries), columns the attended ones (keys);
+hover gives both tokens, their positions and the exact weight. Tokens are HTML-escaped: plotly renders
+a few tags in its text, and a token is data, never markup.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+COLORSCALE = "Blues"
+
+
+def _label(token: str) -> str:
+    return html.escape(str(token).replace("Ġ", "").replace("▁", "").strip() or str(token), quote=True)
+
+
+def attention_heatmap(weights: np.ndarray, tokens: list[str], title: str, *, colorbar_title: str = "weight") -> go.Figure:
+    """weights: (T, T), row i = how token i's attention is spread over the tokens (rows sum to 1)."""
+    weights = np.asarray(weights, dtype=float)
+    length = len(tokens)
+    if weights.shape != (length, length):
+        raise ValueError(f"weights must be ({length}, {length}) for {length} tokens, got {weights.shape}")
+    labels = [_label(t) for t in tokens]
+    column = np.array(labels, dtype=object)
+    positions = np.arange(length, dtype=object)
+    grid = (length, length)
+    pairs = np.stack([np.broadcast_to(column[:, None], grid), np.broadcast_to(column[None, :], grid),  # (T, T, 4):
+                      np.broadcast_to(positions[:, None], grid), np.broadcast_to(positions[None, :], grid)],  # from, to,
+                     axis=-1)  # from position, to position
+    fig = go.Figure(
+        go.Heatmap(
+            z=weights,
+            x=list(range(length)),
+            y=list(range(length)),
+            customdata=pairs,
+            colorscale=COLORSCALE,
+            zmin=0.0,
+            zmax=float(weights.max()) if weights.size else 1.0,
+            colorbar=dict(title=colorbar_title),
+            hovertemplate=(
+                "from <b>%{customdata[0]}</b> (position %{customdata[2]})<br>"
+                "to <b>%{customdata[1]}</b> (position %{customdata[3]})<br>"
+                "weight %{z:.6f}<extra></extra>"
+            ),
+        )
+    )
+    ticks = dict(tickmode="array", tickvals=list(range(length)), ticktext=labels)
+    side = max(360, min(900, 140 + 22 * length))
+    fig.update_layout(
+        title=dict(text=html.escape(title)),
+        xaxis=dict(title="attended token (key)", tickangle=-60, side="bottom", **ticks),
+        yaxis=dict(title="attending token (query)", autorange="reversed", **ticks),
+        height=side,
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
+    return fig

@@ -1,0 +1,176 @@
+"""Figures of the masking lab: plain data in (lists, nested lists), a plotly Figure out.
+
+Every token that enters a figure is HTML-escaped first: plotly reads a small set of tags in text and
+hover labels, so a RoBERTa ``<s>`` would otherwise vanish (and a ``<b>`` would turn bold).
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, STRATEGY_LABELS, UNCHANGED
+
+SPECIAL = 4  # the grid's value for a special token (never a target)
+GRID_NAMES = {**KIND_NAMES, SPECIAL: "special token (never a target)"}
+# Okabe–Ito colours (safe for colour-blind viewers), a light grey for "not a target".
+GRID_COLORS = {KEEP: "#dedede", MASKED: "#0072B2", RANDOM: "#E69F00", UNCHANGED: "#009E73", SPECIAL: "#fbf3d0"}
+STRATEGY_COLORS = {"static": "#D55E00", "static10": "#0072B2", "dynamic": "#009E73"}
+STRATEGY_SHORT = {"static": "Static ×1", "static10": "Static ×10 (BERT)", "dynamic": "Dynamic (RoBERTa)"}
+
+
+def esc(token: str) -> str:
+    return html.escape(str(token), quote=False)
+
+
+def position_labels(tokens: list[str]) -> list[str]:
+    """Unique axis labels: 'position·token' (a token can occur twice in a sentence)."""
+    return [f"{i}·{esc(t)}" for i, t in enumerate(tokens)]
+
+
+def _objects(nested: list) -> np.ndarray:
+    """A nested list of strings (and numbers) as an object array: plotly validates it in one step, not
+    cell by cell, which keeps a rerun fast; it still serialises as plain JSON lists."""
+    out = np.empty((len(nested), len(nested[0]) if nested else 0), dtype=object)
+    for i, row in enumerate(nested):
+        for j, cell in enumerate(row):
+            out[i, j] = cell
+    return out
+
+
+def _discrete_scale(colors: list[str]) -> list:
+    n = len(colors)
+    scale = []
+    for i, c in enumerate(colors):
+        scale += [[i / n, c], [(i + 1) / n, c]]
+    return scale
+
+
+def epoch_grid_figure(tokens: list[str], special: list[bool], kinds: list[list[int]], shown: list[list[str]],
+                      copies: list[int], highlight: int | None = None, title: str = "") -> go.Figure:
+    """Epochs × positions: what each position became in each epoch.
+
+    kinds: (E, T) KEEP/MASKED/RANDOM/UNCHANGED; shown: (E, T) the token fed to the model; copies: (E,)
+    the masked copy each epoch used; highlight: a 0-based epoch to outline. z is (E, T) with SPECIAL
+    where a token is special. Hover gives the original token, what it became and the copy.
+    """
+    E, T = len(kinds), len(tokens)
+    z = [[SPECIAL if special[t] else kinds[e][t] for t in range(T)] for e in range(E)]
+    text = [[esc(shown[e][t]) if kinds[e][t] != KEEP else "" for t in range(T)] for e in range(E)]
+    custom = [[[esc(tokens[t]), esc(shown[e][t]), GRID_NAMES[z[e][t]], copies[e] + 1] for t in range(T)] for e in range(E)]
+    shapes = []
+    if highlight is not None and 0 <= highlight < E:
+        shapes.append(dict(type="rect", x0=-0.5, x1=T - 0.5, y0=highlight - 0.5, y1=highlight + 0.5,
+                           line=dict(color="#000", width=3)))
+    heatmap = dict(
+        type="heatmap", z=z, x=position_labels(tokens), y=[f"epoch {e + 1}" for e in range(E)],
+        text=_objects(text), texttemplate="%{text}", textfont=dict(size=10), customdata=_objects(custom),
+        zmin=-0.5, zmax=SPECIAL + 0.5, colorscale=_discrete_scale([GRID_COLORS[k] for k in range(SPECIAL + 1)]),
+        xgap=1, ygap=1,
+        colorbar=dict(tickvals=list(range(SPECIAL + 1)), ticktext=[GRID_NAMES[k] for k in range(SPECIAL + 1)], title="",
+                      orientation="h", y=-0.01, yanchor="top", thickness=14, len=1.0),
+        hovertemplate="%{y}, position %{x}<br>original <b>%{customdata[0]}</b> → fed <b>%{customdata[1]}</b>"
+                      "<br>%{customdata[2]}<br>masked copy %{customdata[3]}<extra></extra>",
+    )
+    return go.Figure([heatmap], dict(
+        title=dict(text=title, y=0.995, yanchor="top"), height=min(1400, 250 + 24 * E), shapes=shapes,
+        margin=dict(l=10, r=10, t=130, b=60), xaxis=dict(side="top", tickangle=-60, dtick=1 if T <= 64 else None),
+        yaxis=dict(autorange="reversed")))
+
+
+def coverage_figure(simulated: dict[str, list[float]], analytic: dict[str, list[float]], n_draws: int,
+                    mark_epoch: int | None = None) -> go.Figure:
+    """Fraction of positions that have been a target at least once, by epoch, per strategy.
+
+    simulated[s], analytic[s]: (E,) for each strategy s. Solid: the mean over ``n_draws`` seeded
+    draws; dashed: 1 - (1 - p)^k with k the distinct masks seen so far.
+    """
+    traces = []
+    for s, ys in simulated.items():
+        xs = list(range(1, len(ys) + 1))
+        traces.append(dict(
+            type="scatter", x=xs, y=ys, mode="lines+markers", marker=dict(size=5), line=dict(color=STRATEGY_COLORS[s], width=3),
+            name=f"{STRATEGY_SHORT[s]} — simulated",
+            hovertemplate=f"{STRATEGY_LABELS[s]}<br>epoch %{{x}}: %{{y:.2%}} of positions (mean of {n_draws} draws)<extra></extra>",
+        ))
+        traces.append(dict(
+            type="scatter", x=xs, y=analytic[s], mode="lines", line=dict(color=STRATEGY_COLORS[s], dash="dash", width=2),
+            name=f"{STRATEGY_SHORT[s]} — 1 − (1 − p)^k",
+            hovertemplate=f"{STRATEGY_LABELS[s]}<br>epoch %{{x}}: 1 − (1 − p)^k = %{{y:.2%}}<extra></extra>",
+        ))
+    shapes, notes = [], []
+    if mark_epoch:
+        shapes.append(dict(type="line", x0=mark_epoch, x1=mark_epoch, y0=0, y1=1, yref="paper", line=dict(color="#888", dash="dot")))
+        notes.append(dict(x=mark_epoch, y=0.02, yref="paper", text=f"{mark_epoch} epochs", showarrow=False, xanchor="left"))
+    return go.Figure(traces, dict(
+        xaxis_title="epoch", yaxis_title="positions that have been a target", yaxis=dict(tickformat=".0%", range=[0, 1.02]),
+        height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.2), shapes=shapes, annotations=notes))
+
+
+def distinct_masks_figure(tokens: list[str], special: list[bool], distinct: dict[str, list[int]],
+                          times: dict[str, list[int]], epochs: int) -> go.Figure:
+    """Per position (special tokens left out): in how many distinct masks it was a target, per strategy.
+
+    distinct[s], times[s]: (T,) counts for strategy s; hover also gives the epochs it was a target.
+    """
+    keep = [i for i, s in enumerate(special) if not s]
+    x = [position_labels(tokens)[i] for i in keep]
+    traces = [dict(
+        type="bar", x=x, y=[counts[i] for i in keep], name=STRATEGY_SHORT[s], marker_color=STRATEGY_COLORS[s],
+        customdata=[times[s][i] for i in keep],
+        hovertemplate=f"{STRATEGY_LABELS[s]}<br>%{{x}}: a target in %{{y}} distinct mask(s), "
+                      f"in %{{customdata}} of {epochs} epochs<extra></extra>",
+    ) for s, counts in distinct.items()]
+    return go.Figure(traces, dict(barmode="group", yaxis_title="distinct masks as a target", height=380,
+                                  margin=dict(l=10, r=10, t=30, b=10), xaxis=dict(tickangle=-60),
+                                  legend=dict(orientation="h", y=1.12)))
+
+
+def span_length_figure(pmf: list[float], drawn: list[int], placed: list[int], means: dict[str, float]) -> go.Figure:
+    """Span lengths in words: the truncated geometric pmf, the drawn lengths and those actually placed.
+
+    pmf: (L,) P(length = k) for k = 1..L; drawn, placed: (L,) counts per length; means: label -> value,
+    drawn as vertical lines.
+    """
+    ks = list(range(1, len(pmf) + 1))
+    n_drawn, n_placed = max(1, sum(drawn)), max(1, sum(placed))
+    fig = go.Figure([
+        go.Bar(x=ks, y=[c / n_drawn for c in drawn], name=f"drawn ({sum(drawn):,} samples)", marker_color="#0072B2",
+               customdata=drawn, hovertemplate="length %{x}: %{y:.3f} of drawn spans (%{customdata:,})<extra></extra>"),
+        go.Bar(x=ks, y=[c / n_placed for c in placed], name=f"placed in your sentence ({sum(placed):,} spans)",
+               marker_color="#E69F00", customdata=placed,
+               hovertemplate="length %{x}: %{y:.3f} of placed spans (%{customdata:,})<extra></extra>"),
+        go.Scatter(x=ks, y=pmf, mode="markers", marker=dict(symbol="diamond", size=11, color="#000"),
+                   name="truncated geometric pmf", hovertemplate="P(length = %{x}) = %{y:.4f}<extra></extra>"),
+    ])
+    dashes = ["dash", "dot", "dashdot", "longdash"]
+    shapes = [dict(type="line", x0=v, x1=v, y0=0, y1=1, yref="paper", line=dict(dash=dashes[i % 4], color="#555"))
+              for i, v in enumerate(means.values())]
+    notes = [dict(x=v, y=1.02 + 0.08 * i, yref="paper", text=f"{label} {v:.2f}", showarrow=False)
+             for i, (label, v) in enumerate(means.items())]
+    fig.update_layout(barmode="group", xaxis=dict(title="span length (words)", dtick=1), yaxis_title="share of spans",
+                      height=420, margin=dict(l=10, r=10, t=80, b=10), legend=dict(orientation="h", y=-0.2),
+                      shapes=shapes, annotations=notes)
+    return fig
+
+
+def predictions_figure(rows: list[str], tokens: list[list[str]], probs: list[list[float]],
+                       is_original: list[list[bool]]) -> go.Figure:
+    """Targets × rank: the model's top-k at each target, coloured by probability.
+
+    rows: (n,) labels; tokens, probs, is_original: (n, k). z is probs; a ✓ marks the original token.
+    """
+    k = len(probs[0]) if probs else 0
+    text = [[f"{esc(t)}{' ✓' if o else ''}" for t, o in zip(tt, oo)] for tt, oo in zip(tokens, is_original)]
+    fig = go.Figure(go.Heatmap(
+        z=probs, x=[f"#{r + 1}" for r in range(k)], y=rows, text=_objects(text), texttemplate="%{text}",
+        customdata=_objects([["the original token" if o else "" for o in oo] for oo in is_original]),
+        colorscale="Blues", zmin=0, zmax=max([max(p) for p in probs] + [1e-9]), xgap=2, ygap=2,
+        colorbar=dict(title="p", tickformat=".2~%"),
+        hovertemplate="%{y}<br>guess %{x}: <b>%{text}</b> p = %{z:.4f} %{customdata}<extra></extra>",
+    ))
+    fig.update_layout(height=min(1200, 120 + 40 * len(rows)), margin=dict(l=10, r=10, t=30, b=10),
+                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top", title="model's guesses, best first"))
+    return fig

@@ -1,0 +1,171 @@
+"""Figures for the XLNet lesson: the factorization order, the two streams' masks beside target_mapping,
+and the attention the model actually used. Plain data in (pieces, app.xlnet.OrderMasks, tensors), plotly
+figures out; every token is HTML-escaped before it reaches a label or a hover.
+
+Mask cells use perm_mask's convention: 1 = may NOT attend (blocked), 0 = may attend.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.xlnet import OrderMasks, context_free_targets, visible
+
+HIDDEN, CONTEXT, EARLIER, OWN = 0, 1, 2, 3
+ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}
+ORDER_COLOURS = {HIDDEN: "#eeeeee", CONTEXT: "#9ecae1", EARLIER: "#2b6cb0", OWN: "#f28e2b"}
+VISIBLE_COLOUR, BLOCKED_COLOUR, MAPPING_COLOUR = "#c7e9c0", "#3b3b3b", "#f28e2b"
+
+
+def piece_labels(pieces, n_content: int) -> list[str]:
+    """Axis labels, escaped: "3 ▁found" for content pieces (their number in a typed order), the specials bare."""
+    return [html.escape(f"{i} {p}" if i < n_content else p) for i, p in enumerate(pieces)]
+
+
+def _quoted(pieces, positions) -> str:
+    words = [html.escape(f"«{pieces[j]}»") for j in positions]
+    lines = [", ".join(words[s : s + 8]) for s in range(0, len(words), 8)]
+    return ",<br>".join(lines) if lines else "nothing at all"
+
+
+def row_sentence(pieces, masks: OrderMasks, i: int, stream: str = "query") -> str:
+    """In words, escaped: what row i sees. "When predicting «girl» (step 9), it sees «The», …"."""
+    mask = masks.query_mask if stream == "query" else masks.content_mask
+    sees = visible(mask, i)
+    name = html.escape(f"«{pieces[i]}»")
+    if i in masks.targets:
+        step = masks.order.index(i)
+        if stream == "query":
+            return f"When predicting {name} (step {step}), it sees {_quoted(pieces, sees)}"
+        return f"{name}'s content (step {step}) sees itself and {_quoted(pieces, [j for j in sees if j != i])}"
+    if stream == "query":
+        return f"{name} is context, not a target: XLNet computes no query stream for it"
+    return f"{name} is context: it sees {_quoted(pieces, sees)} (never a target)"
+
+
+def _discrete(colours: list[str]) -> list:
+    n = len(colours)
+    scale = []
+    for k, c in enumerate(colours):
+        scale += [[k / n, c], [(k + 1) / n, c]]
+    return scale
+
+
+def order_figure(pieces, masks: OrderMasks) -> go.Figure:
+    """Rows: the steps of the order, top to bottom; columns: the positions, in place. A target's row shows
+    what its query stream sees when it is predicted; a context row what its content stream sees.
+
+    z: (n, T) with 0 hidden, 1 visible context (or <sep> <cls>), 2 visible earlier target, 3 own position.
+    """
+    n, length = len(masks.order), masks.perm_mask.shape[-1]
+    labels = piece_labels(pieces, n)
+    targets = set(masks.targets)
+    free = set(context_free_targets(masks))
+    z = np.zeros((n, length))
+    text = []
+    for step, i in enumerate(masks.order):
+        mask = masks.query_mask if i in targets else masks.content_mask
+        summary = row_sentence(pieces, masks, i, "query" if i in targets else "content")
+        row = []
+        for j in range(length):
+            if j == i:
+                kind = OWN
+            elif mask[i, j] == 1:
+                kind = HIDDEN
+            else:
+                kind = EARLIER if j in targets else CONTEXT
+            z[step, j] = kind
+            row.append(f"step {step} · {html.escape(pieces[i])} → {labels[j]}: <b>{ORDER_CELLS[kind]}</b>"
+                       f" (perm_mask = {int(masks.perm_mask[i, j])})<br>{summary}")
+        text.append(row)
+    ylabels = []
+    for step, i in enumerate(masks.order):
+        role = "no context!" if i in free else ("predict" if i in targets else "context")
+        ylabels.append(f"{step}: {role} {labels[i]}")
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(length)), y=list(range(n)), text=text, hovertemplate="%{text}<extra></extra>",
+        colorscale=_discrete([ORDER_COLOURS[k] for k in (HIDDEN, CONTEXT, EARLIER, OWN)]), zmin=-0.5, zmax=3.5,
+        xgap=2, ygap=2,
+        colorbar=dict(tickvals=[0, 1, 2, 3], ticktext=[ORDER_CELLS[k] for k in (HIDDEN, CONTEXT, EARLIER, OWN)], title=""),
+    ))
+    fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-45, side="top")
+    fig.update_yaxes(tickvals=list(range(n)), ticktext=ylabels, autorange="reversed", title="step of the order")
+    fig.update_layout(height=max(320, 26 * n + 170), margin=dict(l=10, r=10, t=100, b=50),
+                      title=dict(text="Columns: the positions, in place. Rows: the steps of the order, and what each may see",
+                                 y=0.02, yanchor="bottom", font=dict(size=13)))
+    return fig
+
+
+def stream_masks_figure(pieces, masks: OrderMasks) -> go.Figure:
+    """Three aligned panels on the same columns (positions j): the content-stream mask (T, T), the
+    query-stream mask (T, T; rows of non-targets are empty, nothing is computed there) and
+    target_mapping (P, T). Masks: 1 = i may NOT attend to j. data[0..2].z hold exactly those arrays."""
+    length = masks.perm_mask.shape[-1]
+    n = len(masks.order)
+    labels = piece_labels(pieces, n)
+    targets = set(masks.targets)
+    content = masks.content_mask.numpy()
+    query = masks.query_mask.numpy().copy()
+    for i in range(length):
+        if i not in targets:
+            query[i] = np.nan
+    mapping = masks.target_mapping.numpy()
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.36, 0.36, 0.28],
+                        subplot_titles=("content stream: sees itself", "query stream: never its own content",
+                                        "target_mapping: prediction k is position j"))
+    mask_scale = _discrete([VISIBLE_COLOUR, BLOCKED_COLOUR])
+    for col, (name, z, stream) in enumerate((("content", content, "content"), ("query", query, "query")), start=1):
+        text = [[f"{name} stream · row {labels[i]} → column {labels[j]}: <b>"
+                 + ("—" if np.isnan(z[i, j]) else ("blocked (1)" if z[i, j] == 1 else "may attend (0)"))
+                 + f"</b><br>{row_sentence(pieces, masks, i, stream)}" for j in range(length)] for i in range(length)]
+        fig.add_trace(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), text=text,
+                                 hovertemplate="%{text}<extra></extra>", colorscale=mask_scale, zmin=-0.5, zmax=1.5,
+                                 xgap=1, ygap=1, showscale=col == 1,
+                                 colorbar=dict(tickvals=[0, 1], ticktext=["0: may attend", "1: blocked (perm_mask convention)"],
+                                               orientation="h", x=0.3, y=-0.3, len=0.4, thickness=14)),
+                      row=1, col=col)
+    mapping_text = [[f"prediction {k} = {labels[t]}; column {labels[j]}: target_mapping = {int(mapping[k, j])}"
+                     for j in range(length)] for k, t in enumerate(masks.targets)]
+    fig.add_trace(go.Heatmap(z=mapping, x=list(range(length)), y=list(range(len(masks.targets))), text=mapping_text,
+                             hovertemplate="%{text}<extra></extra>", colorscale=[[0, "#f7f7f7"], [1, MAPPING_COLOUR]],
+                             zmin=0, zmax=1, xgap=1, ygap=1, showscale=False), row=1, col=3)
+    for col in (1, 2, 3):
+        fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-60, tickfont=dict(size=10),
+                         row=1, col=col, title="j (attended to)" if col < 3 else "j (position)")
+    for col in (1, 2):
+        fig.update_yaxes(tickvals=list(range(length)), ticktext=labels, autorange="reversed", row=1, col=col,
+                         tickfont=dict(size=10), title="i (attending)" if col == 1 else None, showticklabels=col == 1)
+    fig.update_yaxes(tickvals=list(range(len(masks.targets))), autorange="reversed", row=1, col=3,
+                     ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(masks.targets)], tickfont=dict(size=10))
+    fig.update_layout(height=max(460, 24 * length + 300), margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def attention_figure(pieces, n_content: int, attention, mask, rows, title: str) -> go.Figure:
+    """The attention probabilities the model used, (T, T) (one layer, mean over heads), for ``rows`` only
+    (other rows empty). Blocked cells (mask == 1) carry an ×: their probability should read 0."""
+    attention = np.asarray(attention, dtype=float)
+    mask = np.asarray(mask)
+    length = attention.shape[-1]
+    labels = piece_labels(pieces, n_content)
+    z = np.full((length, length), np.nan)
+    z[rows] = attention[rows]
+    text = [[f"{labels[i]} → {labels[j]}: <b>{attention[i, j]:.6g}</b> ("
+             + ("blocked by the mask" if mask[i, j] else "allowed") + ")" if i in rows else "not computed"
+             for j in range(length)] for i in range(length)]
+    fig = go.Figure(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), text=text,
+                               hovertemplate="%{text}<extra></extra>", colorscale="Blues", zmin=0,
+                               colorbar=dict(title="prob."), xgap=1, ygap=1))
+    bi, bj = np.nonzero(mask[rows] == 1) if len(rows) else ((), ())
+    fig.add_trace(go.Scatter(x=list(bj), y=[rows[r] for r in bi], mode="markers", hoverinfo="skip",
+                             marker=dict(symbol="x-thin", size=9, line=dict(width=1.5, color="#d62728")),
+                             name="blocked by the mask", showlegend=True))
+    fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-60, title="attended to")
+    fig.update_yaxes(tickvals=list(range(length)), ticktext=labels, autorange="reversed", title="attending")
+    fig.update_layout(height=max(380, 22 * length + 200), title=title, margin=dict(l=10, r=10, t=60, b=10),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig

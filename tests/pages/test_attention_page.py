@@ -1,0 +1,164 @@
+"""The attention page through the router: bertviz offline and escaped, layer/head selection, A/B input,
+the token cap, mean and rollout maps, bad input and URL state."""
+
+import base64
+import json
+import re
+
+import numpy as np
+import pytest
+
+from app.models import catalogue
+from tests.conftest import shown_text
+from tests.test_bertviz_offline import EXPECTED_SCRIPTS, Elements, assert_offline
+
+PAGE = "pages/attention.py"
+
+
+def needs(*keys):
+    missing = [k for k in keys if not catalogue.get(k).bundled_available()]
+    if missing:
+        pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
+
+
+def bertviz_document(at) -> str:
+    frames = at.get("iframe")
+    assert len(frames) == 1
+    return frames[0].proto.srcdoc
+
+
+def decode(array):
+    """plotly's JSON holds numpy arrays as {"dtype", "bdata" (base64), "shape"}, lists otherwise."""
+    if isinstance(array, dict) and "bdata" in array:
+        flat = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+        shape = array.get("shape")
+        return flat.reshape([int(n) for n in str(shape).split(",")] if shape else -1).astype(float)
+    return np.array(array, dtype=float)
+
+
+def heatmap(at):
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return decode(spec["data"][0]["z"]), spec
+
+
+def test_defaults_show_an_offline_bertviz_view_and_a_rollout_map(app_page):
+    needs("bert")
+    at = app_page(PAGE)
+    assert not at.exception
+    text = shown_text(at)
+    assert "Attention in every layer" in text and "`[CLS] A [SEP]`" in text
+    document = bertviz_document(at)
+    assert_offline(document)
+    assert [t for t, _ in Elements(document).tags].count("script") == EXPECTED_SCRIPTS
+    assert at.get("download_button")[0].proto.label.startswith("⬇️ Download this view")
+    z, spec = heatmap(at)
+    np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-6)  # rollout rows sum to 1
+    assert "rollout" in spec["layout"]["title"]["text"] and "%{z:.6f}" in spec["data"][0]["hovertemplate"]
+    assert "Abnar & Zuidema" in text and "token cap" in text
+
+
+def test_layer_head_view_and_map_round_trip_through_the_url(app_page):
+    needs("bert")
+    at = app_page(PAGE, layer="2", head="3", view="model", agg="layer", max_tokens="16")
+    assert not at.exception
+    assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == 3
+    assert at.radio(key="view").value == "model" and at.slider(key="max_tokens").value == 16
+    assert "layer 2, head 3" in heatmap(at)[1]["layout"]["title"]["text"]
+    assert '"total_heads":' in bertviz_document(at)  # bertviz's model view
+    at.selectbox(key="head").set_value(0).run()
+    assert "mean of" in heatmap(at)[1]["layout"]["title"]["text"]
+    assert at.query_params["layer"] in ("2", ["2"]) and "head" not in at.query_params
+    at.radio(key="agg").set_value("mean").run()
+    z, spec = heatmap(at)
+    np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-6)
+    assert "mean over" in spec["layout"]["title"]["text"]
+    assert not at.exception
+
+
+def test_malformed_and_impossible_values_give_notes(app_page):
+    needs("distilbert")
+    at = app_page(PAGE, variant="distilbert", layer="abc", agg="median", head="64")
+    assert not at.exception
+    text = shown_text(at)
+    assert "Ignored `layer=abc`" in text and "Ignored `agg=median`" in text
+    assert re.search(r"DistilBERT has \d+ heads per layer; showing every head instead of head 64", text)
+    at = app_page(PAGE, variant="distilbert", layer="64")
+    n_layers = len(at.selectbox(key="layer").options)
+    assert f"DistilBERT has {n_layers} layers; showing layer {n_layers} instead of 64" in shown_text(at)
+    assert at.selectbox(key="layer").value == n_layers
+
+
+@pytest.mark.parametrize("key,note", [
+    ("xlnet", "content stream"),
+    ("albert", "ALBERT shares its layers"),
+    ("roberta", "no token types"),
+    ("distilbert", "no token types"),
+    ("electra-discriminator", "reads **token types**"),
+    ("electra-generator", "reads **token types**"),
+])
+def test_every_variant_renders_with_its_own_note(app_page, key, note):
+    needs(key)
+    at = app_page(PAGE, variant=key, text_b="She was happy.", max_tokens="24")
+    assert not at.exception
+    assert note in shown_text(at)
+    document = bertviz_document(at)
+    assert_offline(document)
+    assert "<option value=\"4\">Sentence B -&gt; Sentence A</option>" in document  # bertviz's segment filters
+    z, _ = heatmap(at)
+    np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-6)
+
+
+def test_bad_input_gets_clear_messages(app_page):
+    needs("bert")
+    at = app_page(PAGE, text="   ")
+    assert not at.exception
+    assert "Sentence A is empty" in at.warning[0].value and not at.get("iframe")
+    at = app_page(PAGE, text="the red ball " * 60, max_tokens="16")
+    assert not at.exception
+    assert any("only the first 16 are shown" in w.value for w in at.warning)
+    assert len(heatmap(at)[0]) == 16
+    at = app_page(PAGE, text="🎈🐶 猫 the ball")
+    assert not at.exception
+    assert any("not in BERT's vocabulary" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("key", ["bert", "roberta"])
+def test_an_injected_sentence_stays_text(app_page, key):
+    needs(key)
+    evil = "</script><script>alert(1)</script><!-- <img src=x onerror=alert(2)>"
+    at = app_page(PAGE, variant=key, text=evil, text_b="</title>\u2028")
+    assert not at.exception
+    document = bertviz_document(at)
+    parsed = Elements(document)
+    assert [t for t, _ in parsed.tags].count("script") == EXPECTED_SCRIPTS
+    assert not [t for t, _ in parsed.tags if t == "img"]
+    markup = document.split("<script>", 1)[0]
+    for piece in ("</script><script>", "<!--", "<img", "</title>", "\u2028"):
+        assert piece not in parsed.scripts[-1]
+        assert markup.count(piece) == (1 if piece == "</title>" else 0)  # the document's own </title> only
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)" in markup  # the sentence is in the escaped <title>
+    assert_offline(document)
+
+
+def test_export_format_reaches_the_heatmap(app_page):
+    needs("bert")
+    at = app_page(PAGE, export="svg")
+    assert not at.exception
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["toImageButtonOptions"]["format"] == "svg"
+
+
+def test_a_long_input_sends_bertviz_fewer_layers_and_says_so(app_page, monkeypatch):
+    needs("bert")
+    from app import bertviz_offline
+
+    monkeypatch.setattr(bertviz_offline, "MAX_WEIGHTS", 2_000)  # as if the input were long for a big model
+    at = app_page(PAGE, layer="2", view="model")
+    assert not at.exception
+    assert any("so bertviz gets only layers 2–3" in i.value for i in at.info)  # 2 of them fit in the budget
+    sent = re.search(r'"include_layers":\[([0-9,]*)\]', bertviz_document(at)).group(1)
+    assert sent == "2,3"
+    at.radio(key="view").set_value("head").run()
+    assert any("so bertviz gets only layer 2 " in i.value for i in at.info)
+    assert re.search(r'"include_layers":\[([0-9,]*)\]', bertviz_document(at)).group(1) == "2"
+    assert len(heatmap(at)[0]) > 0  # the maps still use every layer

@@ -1,0 +1,25 @@
+"""Every prepared example link opens its lesson in the state it names: no note about ignored values,
+no exception, and the widgets hold the linked values."""
+
+import pytest
+
+from app.examples import EXAMPLES
+from app.lessons import LESSONS
+from tests.conftest import shown_text
+
+
+def test_every_example_points_at_a_registered_lesson():
+    pages = {lesson.path for lesson in LESSONS}
+    assert all(ex.page in pages for ex in EXAMPLES)
+    assert {ex.page for ex in EXAMPLES} == pages, "every lesson has at least one example"
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=lambda ex: ex.label[:40])
+def test_example_link_restores_its_state(app_page, ex):
+    at = app_page(ex.page, **ex.query)
+    assert not at.exception, ex.label
+    assert "Ignored `" not in shown_text(at), ex.label
+    for key, raw in ex.query.items():
+        value = at.session_state[key]
+        assert str(value) == raw or (isinstance(value, float) and float(raw) == value) or \
+            (isinstance(value, bool) and raw in ("1", "0")), (key, value, raw)

@@ -1,0 +1,263 @@
+"""app/distillation.py and app/figures/distillation.py: softening, the recipe's KL at T (by hand, its
+scaling, zero for identical logits), entropy rising with T, teacher and student on one input, and the
+pair's size and speed."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import app.training.distilbert as recipe
+from app import compare, distillation
+from app.figures import distillation as figs
+from app.models import catalogue
+
+TEXT = compare.DEFAULTS.text
+BALL = 6  # "ball"
+PARK = compare.DEFAULTS.word
+
+logit_rows = st.lists(st.floats(-8, 8), min_size=2, max_size=12)
+
+
+def _logits(rows):
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+# ----------------------------------------------------------------------------- the recipe, reused
+
+
+def test_the_page_uses_the_recipes_own_loss_and_weights():
+    assert distillation.distillation_losses is recipe.distillation_losses
+    r = distillation.RECIPE
+    assert (r.alpha_ce, r.alpha_mlm, r.alpha_cos, r.temperature) == (5.0, 2.0, 1.0, 2.0)
+    assert r == recipe.Recipe()
+
+
+# ----------------------------------------------------------------------------- KL at T
+
+
+def test_kl_term_equals_a_hand_computation():
+    s = torch.tensor([[2.0, 1.0, 0.0, -1.0], [0.5, 0.5, 3.0, 0.0]])
+    t = torch.tensor([[1.0, 2.0, 0.5, -0.5], [0.0, 1.0, 2.0, 1.0]])
+    temp = 2.0
+    total = 0.0
+    for si, ti in zip(s.tolist(), t.tolist()):
+        zs = [math.exp(x / temp) for x in si]
+        zt = [math.exp(x / temp) for x in ti]
+        ps = [z / sum(zs) for z in zs]
+        pt = [z / sum(zt) for z in zt]
+        total += sum(a * math.log(a / b) for a, b in zip(pt, ps))
+    hand = temp**2 * total / len(s)  # T² · KL(teacher ‖ student), averaged over positions (batchmean)
+    assert distillation.kl_term(s, t, temp) == pytest.approx(hand, rel=1e-5)
+    assert sum(distillation.kl_per_position(s, t, temp)) / 2 == pytest.approx(hand, rel=1e-5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(logit_rows, st.floats(0.5, 10))
+def test_kl_is_zero_for_identical_logits(row, temp):
+    z = _logits([row])
+    assert distillation.kl_term(z, z.clone(), temp) == pytest.approx(0.0, abs=1e-10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(-6, 6), st.floats(-6, 6)), min_size=2, max_size=10), st.floats(0.5, 5), st.floats(0.5, 3))
+def test_kl_term_scales_as_in_the_recipe(pairs, temp, c):
+    s, t = _logits([[a for a, _ in pairs]]), _logits([[b for _, b in pairs]])
+    base = distillation.kl_term(s, t, temp)
+    assert base >= -1e-6
+    # T² · KL at T is T² times the plain KL of the logits divided by T
+    assert base == pytest.approx(temp**2 * distillation.kl_term(s / temp, t / temp, 1.0), rel=1e-4, abs=1e-6)
+    # scaling logits and temperature together by c scales the term by c² (the T² factor at work)
+    assert distillation.kl_term(c * s, c * t, c * temp) == pytest.approx(c**2 * base, rel=1e-3, abs=1e-5)
+
+
+def test_at_high_temperature_the_term_becomes_logit_matching():
+    # Hinton et al.: T² · KL -> (1 / 2V) · Σ (d − mean d)², d = z_t − z_s, as T grows
+    torch.manual_seed(0)
+    s, t = torch.randn(1, 50), torch.randn(1, 50)
+    d = (t - s)[0]
+    limit = float(((d - d.mean()) ** 2).sum() / (2 * d.numel()))
+    assert distillation.kl_term(s, t, 200.0) == pytest.approx(limit, rel=0.02)
+
+
+# ----------------------------------------------------------------------------- softening
+
+
+@settings(max_examples=80, deadline=None)
+@given(logit_rows, st.lists(st.floats(0.5, 10), min_size=2, max_size=6))
+def test_softened_distributions_get_flatter_as_t_grows(row, temps):
+    z = _logits(row)
+    if float(z.max() - z.min()) < 1e-3:
+        return  # constant logits are already uniform at every T
+    temps = sorted(set(temps))
+    ent = [float(distillation.entropy(distillation.soften(z, t))) for t in temps]
+    assert all(b >= a - 1e-5 for a, b in zip(ent, ent[1:]))
+    assert all(e <= math.log(len(row)) + 1e-5 for e in ent)
+
+
+def test_soften_is_a_distribution_and_rejects_bad_temperatures():
+    z = torch.tensor([3.0, 1.0, 0.0])
+    for temp in (0.5, 1.0, 2.0, 100.0):
+        p = distillation.soften(z, temp)
+        assert float(p.sum()) == pytest.approx(1.0) and bool((p > 0).all())
+    assert distillation.soften(z, 1e6).tolist() == pytest.approx([1 / 3] * 3, rel=1e-4)
+    with pytest.raises(ValueError):
+        distillation.soften(z, 0.0)
+
+
+def test_temperature_sweep_is_monotone():
+    torch.manual_seed(1)
+    s, t = torch.randn(100) * 3, torch.randn(100) * 3
+    sw = distillation.temperature_sweep(s, t)
+    assert sw["temperature"] == sorted(sw["temperature"]) and sw["temperature"][0] == 0.5 and sw["temperature"][-1] == 10.0
+    for key in ("teacher_entropy", "student_entropy"):
+        assert all(b >= a - 1e-6 for a, b in zip(sw[key], sw[key][1:]))
+    for key in ("teacher_top1", "student_top1"):
+        assert all(b <= a + 1e-6 for a, b in zip(sw[key], sw[key][1:]))
+
+
+def test_top_tokens_lists_the_teachers_then_the_students():
+    t = torch.tensor([0.5, 0.3, 0.1, 0.05, 0.05])
+    s = torch.tensor([0.05, 0.1, 0.05, 0.6, 0.2])
+    assert distillation.top_tokens(t, s, 2) == [0, 1, 3, 4]
+
+
+# ----------------------------------------------------------------------------- teacher and student
+
+
+def test_distilbert_really_has_half_the_teachers_layers(bundled):
+    teacher, student = bundled("bert").model, bundled("distilbert").model
+    assert len(student.distilbert.transformer.layer) * 2 == len(teacher.bert.encoder.layer)
+    assert compare.layer_count(student) * 2 == compare.layer_count(teacher)
+    assert teacher.config.hidden_size == student.config.dim  # so the cosine term is defined
+
+
+@pytest.fixture(scope="module")
+def pair(bundled):
+    return distillation.run_pair(bundled("bert").model, bundled("distilbert").model, bundled("distilbert").tokenizer, TEXT, BALL)
+
+
+def test_run_pair_masks_the_word_for_both_models(bundled, pair):
+    tok = bundled("distilbert").tokenizer
+    n = len(tok(TEXT)["input_ids"])
+    assert distillation.same_vocabulary(bundled("bert").tokenizer, tok)
+    assert pair.tokens[pair.masked[0]] == tok.mask_token and pair.gold == [tok.convert_tokens_to_ids("ball")]
+    assert pair.t_logits.shape == pair.s_logits.shape == (n, len(tok))
+    assert pair.t_hidden.shape == pair.s_hidden.shape == (n, 128)
+    assert (pair.labels != -100).nonzero().flatten().tolist() == pair.masked
+
+
+def test_run_pair_matches_each_models_own_forward(bundled, pair):
+    tok = bundled("distilbert").tokenizer
+    enc = tok(TEXT, return_tensors="pt")
+    ids = enc["input_ids"].clone()
+    ids[0, pair.masked] = tok.mask_token_id
+    with torch.no_grad():
+        s = bundled("distilbert").model(input_ids=ids, attention_mask=enc["attention_mask"]).logits[0]
+        t = bundled("bert").model(input_ids=ids, attention_mask=enc["attention_mask"]).logits[0]
+    assert torch.allclose(pair.s_logits, s, atol=1e-4) and torch.allclose(pair.t_logits, t, atol=1e-4)
+
+
+def test_recipe_terms_are_the_recipes_weighted_sum(pair):
+    terms = distillation.recipe_terms(pair, 2.0)
+    s, t, hs, ht = (x.double() for x in (pair.s_logits, pair.t_logits, pair.s_hidden, pair.t_hidden))
+    direct = recipe.distillation_losses(s, t, pair.labels, hs, ht, 2.0)  # the page evaluates the recipe's function in float64
+    assert terms["kl"] == pytest.approx(float(direct["kl"])) and terms["mlm"] == pytest.approx(float(direct["mlm"]))
+    assert terms["cos"] == pytest.approx(float(direct["cos"]))
+    as_trained = recipe.distillation_losses(pair.s_logits, pair.t_logits, pair.labels, pair.s_hidden, pair.t_hidden, 2.0)
+    assert terms["kl"] == pytest.approx(float(as_trained["kl"]), rel=1e-2)  # float32 rounds a small KL a little
+    assert terms["mlm"] == pytest.approx(float(as_trained["mlm"]), rel=1e-5)
+    assert terms["total"] == pytest.approx(5 * terms["kl"] + 2 * terms["mlm"] + 1 * terms["cos"])
+    # the MLM term is the cross-entropy at the masked word only
+    ce = torch.nn.functional.cross_entropy(pair.s_logits[pair.masked], torch.tensor(pair.gold))
+    assert terms["mlm"] == pytest.approx(float(ce), rel=1e-5)
+    # only the soft-target term depends on T
+    hot = distillation.recipe_terms(pair, 5.0)
+    assert hot["mlm"] == terms["mlm"] and hot["cos"] == terms["cos"]
+    assert hot["kl"] == pytest.approx(distillation.kl_term(pair.s_logits, pair.t_logits, 5.0))
+
+
+def test_cosine_term_is_left_out_when_hidden_sizes_differ(pair):
+    import dataclasses
+
+    narrow = dataclasses.replace(pair, s_hidden=pair.s_hidden[:, :64])
+    terms = distillation.recipe_terms(narrow)
+    assert terms["cos"] is None and terms["weighted"]["cos"] is None
+    assert terms["total"] == pytest.approx(5 * terms["kl"] + 2 * terms["mlm"])
+
+
+def test_size_and_speed_from_the_models(bundled):
+    sz = distillation.size_and_speed(bundled("bert").model, bundled("distilbert").model, 10.0, 4.0)
+    assert sz["teacher_layers"] == 2 * sz["student_layers"]
+    assert sz["smaller"] == pytest.approx(1 - sz["student_params"] / sz["teacher_params"])
+    assert 0 < sz["smaller"] < 1 and sz["speedup"] == pytest.approx(2.5) and sz["faster"] == pytest.approx(1.5)
+    assert 0 < sz["embedding_share"] < 1
+
+
+def test_summary_lines_follow_the_numbers():
+    base = {"teacher_params": 100, "student_params": 80, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 10.0,
+            "student_ms": 5.0, "smaller": 0.2, "speedup": 2.0, "faster": 1.0, "embedding_share": 0.4}
+    text = "\n".join(distillation.summary_lines(base, {}, True, 9))
+    assert "20% smaller" in text and "less than the paper's 40%" in text and "40% of the teacher" in text
+    assert "2.00× the speed" in text and "no model-card numbers yet" in text
+    hub = {**base, "student_params": 600, "smaller": -5.0, "speedup": 0.5, "student_ms": 20.0}
+    text = "\n".join(distillation.summary_lines(hub, {}, False, 9))
+    assert "6.0× larger" in text and "2.00× slower" in text and "not trained by this project" in text
+
+
+def test_card_numbers_come_from_the_bundled_model_card():
+    final = catalogue.bundled_card_metrics(catalogue.get("distilbert"))
+    card = distillation.card_summary(final)
+    assert card["retained_top1"] == pytest.approx(final["top1"] / final["teacher"]["top1"])
+    assert card["faster"] == pytest.approx(final["speedup"] - 1)
+    line = "\n".join(distillation.summary_lines(
+        {"teacher_params": 2, "student_params": 1, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 2.0,
+         "student_ms": 1.0, "smaller": 0.5, "speedup": 2.0, "faster": 1.0, "embedding_share": 0.3}, card, True, 9))
+    assert f"{card['retained_top1']:.0%} retained" in line
+    assert distillation.card_summary({}) == {}
+
+
+def test_pair_notes_say_when_the_teacher_is_not_the_real_one():
+    assert distillation.pair_notes("bundled", "/x/bert", "bundled") == []
+    notes = distillation.pair_notes("hub", "google/bert_uncased_L-4_H-256_A-4", "hub")
+    assert len(notes) == 1 and "bert-base-uncased" in notes[0] and "not" in notes[0]
+    assert len(distillation.pair_notes("bundled", "/x", "hub cache")) == 1
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def test_soft_target_figure_data():
+    fig = figs.soft_targets_figure(["ball", "<toy>"], [0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25], 2.0, gold="ball")
+    assert [list(d.y) for d in fig.data] == [[0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25]]
+    assert fig.data[0].x[1] == "&lt;toy&gt;" and "✓" in fig.data[0].x[0]
+
+
+def test_temperature_and_kl_figures_data():
+    sw = {"temperature": [1.0, 2.0], "teacher_entropy": [1.0, 1.5], "student_entropy": [1.2, 1.6], "kl_term": [0.3, 0.2]}
+    fig = figs.temperature_figure(sw, 3.0, 2.0)
+    assert list(fig.data[0].y) == [1.0, 1.5] and list(fig.data[2].y) == [0.3, 0.2]
+    bars = figs.position_kl_figure(["[CLS]", "[MASK]", "<b>"], [0.1, 0.5, 0.2], [1], 2.0)
+    assert list(bars.data[0].y) == [0.1, 0.5, 0.2] and bars.data[0].marker.color[1] != bars.data[0].marker.color[0]
+    assert bars.data[0].x[2] == "2·&lt;b&gt;"
+    claims = figs.claims_figure({"paper": {"smaller": 0.4, "faster": 0.6, "retained": 0.97},
+                                 "measured here": {"smaller": 0.3, "faster": 0.5, "retained": None}})
+    assert list(claims.data[0].y) == pytest.approx([40, 60, 97]) and claims.data[1].y[2] is None
+
+
+# ----------------------------------------------------------------------------- quality (trained checkpoints)
+
+
+@pytest.mark.trained
+def test_trained_student_agrees_with_its_teacher(bundled):
+    pair = distillation.run_pair(bundled("bert").model, bundled("distilbert").model, bundled("distilbert").tokenizer,
+                                 TEXT, PARK)  # "... in the [park]."
+    m = pair.masked[0]
+    top_t = set(pair.t_logits[m].topk(5).indices.tolist())
+    top_s = set(pair.s_logits[m].topk(5).indices.tolist())
+    assert len(top_t & top_s) >= 3
+    assert pair.gold[0] in top_t
