@@ -66,6 +66,8 @@ def bind(spec: tuple[state.Param, ...]) -> None:
             st.session_state[p.name] = values[p.name]
         for note in notes:
             st.info(note, icon=":material/link:")
+    for p in spec:  # hand every value to its widget explicitly: a key last drawn by another page's widget
+        st.session_state[p.name] = st.session_state[p.name]  # would otherwise show that widget's default
     st.session_state["_page_spec"] = spec
     _write_url(spec)
 

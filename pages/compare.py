@@ -13,14 +13,6 @@ SPEC = (
     state.Param("top_k", "int", D.top_k, lo=1, hi=10),
 )
 ui.bind(SPEC)
-# Other lessons use some of these keys too (text, word, top_k, temperature) with other ranges. Keep a value
-# carried over from them when it is valid here, else this page's default, and hand it to the widget
-# explicitly: Streamlit would otherwise show an empty box, or refuse a slider value out of range.
-for p in SPEC:
-    try:
-        st.session_state[p.name] = state.parse_one(p, state.encode_one(p, st.session_state[p.name]))
-    except (ValueError, TypeError):
-        st.session_state[p.name] = p.default
 
 st.title("Variants side by side")
 st.markdown(

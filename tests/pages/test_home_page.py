@@ -33,3 +33,17 @@ def test_malformed_global_parameters_fall_back_with_a_note(app_page):
     assert at.selectbox(key="device").value == "auto"
     text = shown_text(at)
     assert "Ignored `device=tpu`" in text and "Ignored `presenter=maybe`" in text
+
+
+def test_one_session_walks_through_every_lesson(app_page):
+    """Lessons share key names (text, word, seed, temperature, ...) with their own ranges: walking from
+    page to page in one session must never raise, and a text box never comes up empty."""
+    from app.lessons import LESSONS
+
+    at = app_page()
+    for lesson in LESSONS + LESSONS[:2]:
+        at.switch_page(lesson.path).run()
+        assert not at.exception, lesson.path
+        for box in list(at.text_area) + list(at.text_input):
+            if box.key == "text":
+                assert box.value.strip(), f"{lesson.path}: the text box came up empty"
