@@ -10,7 +10,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Lesson:
     path: str  # relative to the repository root
-    slug: str  # its URL path
+    slug: str  # its URL path: the file's name without .py (see ui.routed_by_navigation for why)
     title: str
     icon: str
     line: str  # what a student sees there, in one line
@@ -19,9 +19,9 @@ class Lesson:
 LESSONS: list[Lesson] = [
     Lesson('pages/masking.py', 'masking', 'Masking lab', ':material/theater_comedy:',
            'Static vs dynamic masking, 80/10/10, whole words and spans — with a real model filling the blanks.'),
-    Lesson('pages/albert_params.py', 'albert-parameters', 'ALBERT: parameters', ':material/calculate:',
+    Lesson('pages/albert_params.py', 'albert_params', 'ALBERT: parameters', ':material/calculate:',
            'Factorized embeddings and cross-layer sharing: exact parameter counts, compute and memory.'),
-    Lesson('pages/albert_activations.py', 'albert-activations', 'ALBERT: shared layers', ':material/repeat:',
+    Lesson('pages/albert_activations.py', 'albert_activations', 'ALBERT: shared layers', ':material/repeat:',
            'One block applied L times: how activations move layer by layer, and what happens if you keep going.'),
     Lesson('pages/distillation.py', 'distillation', 'DistilBERT: distillation', ':material/science:',
            'Teacher and student on one sentence: soft targets, temperature and the three loss terms.'),

@@ -35,7 +35,9 @@ def routed_by_navigation() -> None:
     """Called first by the router. A ``pages/`` folder beside the entry file makes Streamlit 1.67 run
     every script through its legacy pages-folder mode, which maps a deep link such as ``/electra``
     straight to ``pages/electra.py`` and skips the router (no shared sidebar, no layout). Turn that
-    mode off for this server; st.navigation is the only router. (tests/e2e checks deep links.)"""
+    mode off for this server; st.navigation is the only router. The very first request of a fresh
+    server still goes through that mode, which knows pages by file name: so every lesson's URL is its
+    file name, the file runs, and ui.bind reroutes it here (tests/e2e checks both cases)."""
     from streamlit.runtime.pages_manager import PagesManager
 
     PagesManager.uses_pages_directory = False

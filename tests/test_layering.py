@@ -47,3 +47,12 @@ def test_home_page_imports_do_not_pull_torch():
             "print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_every_lesson_url_is_its_file_name():
+    """Streamlit's legacy pages-folder mode serves the first request of a fresh server. It knows pages by
+    file name only: a deep link whose path is the file name runs that file, which reroutes through the
+    router; any other path shows a "Page not found" dialog first."""
+    from app.lessons import LESSONS
+
+    assert all(lesson.slug == Path(lesson.path).stem for lesson in LESSONS)

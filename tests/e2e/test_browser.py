@@ -61,3 +61,18 @@ def test_sidebar_shows_device_badge_and_links_reach_lessons(server):
         for lesson in LESSONS:
             assert lesson.title in sidebar
         assert watcher.console_errors == [] and watcher.blocked == []
+
+
+def test_the_first_link_a_fresh_server_sees_is_a_deep_link():
+    """The lecture scenario: start the app, open a prepared link. No "Page not found" dialog, and the
+    page comes through the router with the link's state."""
+    lesson = LESSONS[-1]
+    with streamlit_server() as (base, _), browser() as (context, watcher):
+        page = watcher.watch(context.new_page())
+        page.goto(f"{base}/{lesson.slug}?presenter=1")
+        wait_for_app(page)
+        page.wait_for_selector('[data-testid="stSidebar"] [role="switch"]', timeout=60_000)
+        assert page.query_selector('[role="dialog"]') is None, page.inner_text('[role="dialog"]')
+        assert lesson.title.split(":")[0] in page.inner_text("h1") or page.inner_text("h1")
+        assert "Models" in page.inner_text('[data-testid="stSidebar"]')
+        assert watcher.console_errors == [] and watcher.failed == [] and watcher.blocked == []
