@@ -7,7 +7,7 @@ from app.lessons import LESSONS
 from app.models.catalogue import CATALOGUE
 
 ui.routed_by_navigation()
-st.set_page_config(page_title="BERT Variants Explorer", page_icon="assets/icon.png", layout="wide")
+ui.page_config()
 pages = [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)]
 pages += [st.Page(lesson.path, title=lesson.title, icon=lesson.icon, url_path=lesson.slug) for lesson in LESSONS]
 page = st.navigation(pages)

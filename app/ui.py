@@ -227,6 +227,13 @@ def sidebar() -> None:
         presenter_css()
 
 
+def page_config() -> None:
+    """Title, icon, wide layout; a presenter link opens with the sidebar collapsed (more room on a projector)."""
+    bind_globals()
+    st.set_page_config(page_title="BERT Variants Explorer", page_icon=str(catalogue.REPO_ROOT / "assets" / "icon.png"),
+                       layout="wide", initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
+
+
 def bind_globals() -> None:
     missing = [p for p in GLOBAL_SPEC if p.name not in st.session_state]
     if missing:
