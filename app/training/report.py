@@ -28,7 +28,9 @@ def rows() -> list[str]:
 
         params = f"{bundled_parameter_count(v) / 1e6:.2f} M"
         steps = f"{c.get('steps_done')} · {c.get('train_seconds', 0) / 60:.0f} min"
-        base = f.get("baseline") or {}
+        base = {} if key == "electra-discriminator" else f.get("baseline") or {}
+        if key == "distilbert":  # the teacher's vocabulary and held-out text
+            base = json.loads((bundled_root() / "bert" / "curves.json").read_text())["final"]["baseline"]
         if key == "electra-discriminator":
             d = f["discriminator"]
             quality = f"ROC-AUC {d['auc']:.3f} (P {d['precision']:.2f} / R {d['recall']:.2f} at 0.5)"
@@ -52,7 +54,7 @@ def main() -> None:
     readme = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("README.md")
     table = "\n".join(rows())
     text = readme.read_text()
-    text = re.sub(r"(<!-- quality:start -->\n).*?(\n<!-- quality:end -->)", lambda m: m.group(1) + table + m.group(2), text, flags=re.S)
+    text = re.sub(r"(<!-- quality:start -->\n).*?(<!-- quality:end -->)", lambda m: m.group(1) + table + "\n" + m.group(2), text, flags=re.S)
     readme.write_text(text)
     print(table)
 
