@@ -64,7 +64,7 @@ st.markdown(
 )
 
 text = st.text_area("Your sentence", key="text", max_chars=1000, height=80)
-c1, c2, c3, c4 = st.columns([3, 3, 2, 1.3], vertical_alignment="bottom")
+c1, c2, c3, c4 = st.columns([3, 3, 2, 1.8], vertical_alignment="bottom")
 rate = c1.slider("Masking rate", 0.05, 0.5, step=0.01, key="rate",
                  help="Share of the word pieces the generator must fill (ELECTRA: 15%).")
 temperature = c2.slider("Generator temperature", 0.1, 3.0, step=0.05, key="temperature",
