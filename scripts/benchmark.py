@@ -68,16 +68,16 @@ def nudge(at):
     keys = {getattr(w, "key", None) for w in at.number_input}
     if "seed" in keys:
         w = at.number_input(key="seed")
-        return w.set_value(int(w.value) + 1), "seed + 1"
+        w.set_value(int(w.value) + 1)
+        return at, "seed + 1"
     if len(at.slider):
         w = at.slider[0]
         v = w.value
         lo, hi = w.min, w.max
         if isinstance(v, (int, float)):
             new = v + (w.step or 1) if v + (w.step or 1) <= hi else v - (w.step or 1)
-            return w.set_value(type(v)(new)), f"slider {w.label!r}"
-    if len(at.selectbox) > 5:
-        return at, "rerun"
+            w.set_value(type(v)(new))
+            return at, f"slider {w.label!r}"
     return at, "rerun"
 
 
@@ -223,6 +223,7 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
 
         await context.route("**/*", route)
         page = await context.new_page()
+        page.set_default_timeout(300_000)
         page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
         slug = slugs[i % len(slugs)]
@@ -238,7 +239,7 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
                 await step.click()
                 await page.wait_for_timeout(100)
             else:
-                await page.goto(f"{base}/{slug}?seed={i * 1000 + k}")
+                await page.goto(f"{base}/{slug}?seed={i * 1000 + k}", timeout=300_000)
             await page.wait_for_function(done_js, timeout=300_000)
             reruns.append((time.perf_counter() - t) * 1000)
             errors.extend(f"exception box on /{slug}" for _ in await page.query_selector_all('[data-testid="stException"]'))
