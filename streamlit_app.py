@@ -4,7 +4,6 @@ import streamlit as st
 
 from app import ui
 from app.lessons import LESSONS
-from app.models.catalogue import CATALOGUE
 
 ui.routed_by_navigation()
 ui.page_config()
@@ -13,6 +12,6 @@ pages += [st.Page(lesson.path, title=lesson.title, icon=lesson.icon, url_path=le
 page = st.navigation(pages)
 ui.sidebar()
 badge = st.sidebar.empty()
-ui.warm_start([k for k, v in CATALOGUE.items() if v.bundled_available()])
+ui.warm_start()
 page.run()
 ui.badge(badge)

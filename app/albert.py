@@ -21,6 +21,8 @@ the first layer (for ALBERT: the embeddings already projected from E up to H); `
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 import math
 import re
 from dataclasses import dataclass

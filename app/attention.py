@@ -22,6 +22,8 @@ stream (every token sees every token, itself included), and its attentions come 
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 from dataclasses import dataclass
 
 import numpy as np

@@ -25,6 +25,8 @@ Here the same drawing scripts (vendored verbatim under ``assets/vendor/``, see i
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 import html as _html
 import json
 import re

@@ -20,6 +20,8 @@ Everything here is pure (no streamlit) and runs on any device the models are on.
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 import re
 import statistics
 import time

@@ -15,6 +15,8 @@ so this page shows exactly what the recipe optimised.
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 from dataclasses import dataclass
 
 import torch

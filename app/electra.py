@@ -17,6 +17,8 @@ Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; 
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 import json
 import math
 from dataclasses import dataclass, field

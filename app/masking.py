@@ -23,6 +23,8 @@ random token), ``UNCHANGED`` (target shown as itself).
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 import math
 import unicodedata
 from dataclasses import dataclass

@@ -20,6 +20,8 @@ transformers modules instantiated on the meta device (``count_on_meta``), which 
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 from dataclasses import dataclass, replace
 
 SHARING_MODES = ("none", "all", "attention", "ffn")

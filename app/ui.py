@@ -178,16 +178,18 @@ def warm_progress() -> dict | None:
     return st.session_state.get("_warm")
 
 
-def warm_start(keys: list[str]) -> None:
-    """Load the bundled models once per server in a background thread, so no lesson waits on stage.
+def warm_start() -> None:
+    """Load every bundled model once per server in a background thread, so no lesson waits on stage.
 
-    ``BVE_WARM_START=0`` turns it off (the unit tests do, to load only what they use)."""
+    ``BVE_WARM_START=0`` turns it off (the unit tests do, to load only what they use). Cheap on every
+    rerun after the first: the thread and its progress are one cached resource."""
     if os.environ.get("BVE_WARM_START", "1") != "0":
-        st.session_state["_warm"] = _start_warm_thread(tuple(keys))
+        st.session_state["_warm"] = _start_warm_thread()
 
 
 @st.cache_resource(show_spinner=False)
-def _start_warm_thread(keys: tuple[str, ...]) -> dict:
+def _start_warm_thread() -> dict:
+    keys = [k for k, v in catalogue.CATALOGUE.items() if v.bundled_available()]
     progress = {"done": [], "total": len(keys), "seconds": None}
     source, device, dtype = "bundled", ("cuda" if cuda_present() else "cpu"), "float32"
 
@@ -199,6 +201,9 @@ def _start_warm_thread(keys: tuple[str, ...]) -> dict:
             except Exception:  # a broken checkpoint shows its message on the page that needs it
                 pass
             progress["done"].append(key)
+        from app.preload import freeze_long_lived
+
+        freeze_long_lived()  # the models live as long as the server: keep them out of every rerun's GC
         progress["seconds"] = time.perf_counter() - t
 
     threading.Thread(target=work, name="bve-warm-start", daemon=True).start()

@@ -22,6 +22,8 @@ predictions for the same words, masked all at once (``masked_lm_all_at_once``).
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 import re
 from collections import Counter
 from dataclasses import dataclass

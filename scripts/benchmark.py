@@ -193,10 +193,16 @@ def lesson_sections() -> list[tuple]:
     return rows
 
 
+CLASS_EVENTS: Path | None = None  # --events: where the class run writes every interaction and server sample
+
+
 def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
-    """A class at once: ``sessions`` browser sessions open the lesson pages and interact (step the first
-    number input up, or reload with a new seed) for ``seconds``; count errors, time reruns, and read
-    the server's peak memory. Models are shared through st.cache_resource, not loaded per session."""
+    """A class at once: ``sessions`` chromium tabs open the lesson pages together on a fresh server and
+    interact for ``seconds``: each changes the first visible number input (its +) or slider (one
+    keyboard step) on its page, waits until the page has rerun (the URL carries the new value and the
+    script has finished), reads for half a second, and again. Counts errors (console errors, exception
+    boxes, interactions that take over 60 s), times each interaction, and reads the server's peak
+    memory. Models are shared through st.cache_resource, not loaded per session."""
     import asyncio
 
     from playwright.async_api import async_playwright
@@ -206,8 +212,14 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
 
     done_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
                          return a && a.getAttribute('data-test-script-state') === 'notRunning' && document.querySelector('h1'); }"""
+    state_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
+                          const w = document.querySelector('[data-testid="stStatusWidget"]');
+                          return {script: a && a.getAttribute('data-test-script-state'), h1: !!document.querySelector('h1'),
+                                  status: w ? w.innerText.slice(0, 80) : null, url: location.href}; }"""
     slugs = [lesson.slug for lesson in LESSONS] or [""]
-    reruns, errors, blocked = [], [], []
+    reruns, errors, blocked, events = [], [], [], []
+    CONTROLS = '[data-testid="stMain"] [data-testid="stNumberInputStepUp"], [data-testid="stMain"] [data-testid="stSlider"]'
+    t_zero = time.perf_counter()
 
     async def student(browser, base, i):
         from urllib.parse import urlparse
@@ -230,9 +242,17 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
                                       else errors.append(f"console: {m.text}")) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
         slug = slugs[i % len(slugs)]
+        control = page.locator(CONTROLS).locator("visible=true").first
         try:
             await page.goto(f"{base}/{slug}?seed={i}", timeout=300_000)
             await page.wait_for_function(done_js, timeout=300_000)
+            try:  # the page's widgets are drawn a beat after its script has finished
+                await control.wait_for(state="visible", timeout=120_000)
+                kind = "slider" if await control.get_attribute("data-testid") == "stSlider" else "step"
+            except Exception:
+                kind = "reload"  # no number input or slider on this page: a student reloads it with a new seed
+            if kind == "slider":
+                control = control.locator('input[type="range"]')  # react-aria's (visually hidden) range input
         except Exception as e:
             errors.append(f"{type(e).__name__} opening /{slug}")
             await context.close()
@@ -243,18 +263,31 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
             k += 1
             t = time.perf_counter()
             try:
-                step = page.locator('[data-testid="stNumberInputStepUp"]').first
-                if await step.count():
-                    await step.click()
-                    await page.wait_for_timeout(100)
+                before = page.url
+                if kind == "step":  # the first number input's +
+                    await control.click(timeout=60_000)
+                elif kind == "slider":  # one keyboard step, back down at the end of the range
+                    value, top = float(await control.input_value()), float(await control.get_attribute("max"))
+                    await control.focus()
+                    await control.press("ArrowRight" if value < top else "ArrowLeft")
                 else:
-                    await page.goto(f"{base}/{slug}?seed={i * 1000 + k}")
+                    await page.goto(f"{base}/{slug}?seed={i * 1000 + k}", timeout=60_000)
+                if kind != "reload":  # the rerun has happened when the page has written the new value to the URL
+                    await page.wait_for_function("u => location.href !== u", arg=before, timeout=60_000)
                 await page.wait_for_function(done_js, timeout=60_000)
             except Exception as e:  # a session that stalls is an error of the run, not a crash of the script
                 errors.append(f"{type(e).__name__} on /{slug} after {time.perf_counter() - t:.0f} s")
+                try:
+                    seen = await page.evaluate(state_js)
+                except Exception as e2:
+                    seen = {"evaluate": type(e2).__name__}
+                events.append({"student": i, "slug": slug, "action": kind, "t": t - t_zero,
+                               "s": time.perf_counter() - t, "error": type(e).__name__, "seen": seen})
                 continue
             reruns.append((time.perf_counter() - t) * 1000)
-            errors.extend(f"exception box on /{slug}" for _ in await page.query_selector_all('[data-testid="stException"]'))
+            events.append({"student": i, "slug": slug, "action": kind, "t": t - t_zero, "s": time.perf_counter() - t})
+            for box in await page.query_selector_all('[data-testid="stException"]'):
+                errors.append(f"exception box on /{slug}: {(await box.inner_text())[:200]}")
             await page.wait_for_timeout(500)  # a student reads for a moment
         await context.close()
 
@@ -264,9 +297,34 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
             await asyncio.gather(*(student(browser, base, i) for i in range(sessions)))
             await browser.close()
 
+    samples = []
+
+    def monitor(stop):  # the server's CPU seconds and thread count, once a second
+        pid = _server_pid()
+        while pid and not stop.wait(1.0):
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                threads = next(int(x.split()[1]) for x in Path(f"/proc/{pid}/status").read_text().splitlines()
+                               if x.startswith("Threads:"))
+            except (OSError, StopIteration):
+                return
+            samples.append({"t": time.perf_counter() - t_zero, "cpu_s": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
+                            "threads": threads, "load1": os.getloadavg()[0]})
+
+    import threading
+
     with streamlit_server() as (base, _):
+        stop = threading.Event()
+        watcher = threading.Thread(target=monitor, args=(stop,), daemon=True)
+        t_zero = time.perf_counter()
+        watcher.start()
         asyncio.run(run(base))
+        stop.set()
         rss = _server_peak_rss_mib()
+    if CLASS_EVENTS:
+        import json
+
+        CLASS_EVENTS.write_text(json.dumps({"events": events, "server": samples, "errors": errors}, indent=1))
     return [
         (f"A class at once: {sessions} browser sessions × {seconds:.0f} s on {', '.join('/' + s for s in slugs)}",
          f"{len(errors)} errors", f"{len(reruns)} interactions; {len(blocked)} blocked network requests; "
@@ -276,6 +334,76 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
          "click → script finished, in the browser"),
         ("A class at once: server peak memory", f"{rss:.0f} MiB" if rss else "?", "VmHWM of the streamlit process"),
     ]
+
+
+def class_server_only(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
+    """The same class without browsers: ``sessions`` websocket sessions speak Streamlit's protocol
+    (tests/e2e/stclient.py), open the lessons together on a fresh server and change their first number
+    input (or reopen with a new seed) every half second for ``seconds``. What the server alone can do,
+    with the 2 cores to itself: a real class brings its own browsers."""
+    import asyncio
+
+    from app.lessons import LESSONS
+    from tests.e2e.browser import SERVER_PIDS, rss_mib, streamlit_server
+    from tests.e2e.stclient import Session
+
+    slugs = [lesson.slug for lesson in LESSONS] or [""]
+    opens, reruns, errors = [], [], []
+
+    async def student(base, i):
+        slug = slugs[i % len(slugs)]
+        async with Session(base) as s:
+            try:
+                run = await s.open(slug, f"seed={i}", timeout=300)
+            except TimeoutError:
+                errors.append(f"timeout opening /{slug}")
+                return
+            opens.append(run.seconds * 1000)
+            errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
+            end, k = time.perf_counter() + seconds, 0
+            while time.perf_counter() < end:
+                k += 1
+                try:
+                    if s.last.number_inputs:
+                        label, (_, value, _) = next(iter(s.last.number_inputs.items()))
+                        run = await s.set_number(label, value + 1, timeout=60)
+                    else:
+                        run = await s.open(slug, f"seed={i * 1000 + k}", timeout=60)
+                except TimeoutError:
+                    errors.append(f"timeout (60 s) on /{slug}")
+                    return
+                reruns.append(run.seconds * 1000)
+                errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
+                await asyncio.sleep(0.5)
+
+    async def run(base):
+        await asyncio.gather(*(student(base, i) for i in range(sessions)))
+
+    with streamlit_server() as (base, _):
+        t = time.perf_counter()
+        asyncio.run(run(base))
+        wall = time.perf_counter() - t
+        peak = rss_mib(SERVER_PIDS[base], "VmHWM")
+    return [
+        (f"A class at once, server only: {sessions} websocket sessions × {seconds:.0f} s, no browsers",
+         f"{len(errors)} errors", f"{len(reruns)} reruns in {wall:.0f} s; " + ("; ".join(errors[:3]) or "no exceptions, no timeouts")),
+        ("A class at once, server only: all open together on a fresh server p50 · p95",
+         f"{fmt_ms(pct(opens, .5))} · {fmt_ms(pct(opens, .95))}" if opens else "—", "includes the first imports and model loads"),
+        ("A class at once, server only: rerun p50 · p95", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
+         "widget change sent → script finished, at the websocket"),
+        ("A class at once, server only: server peak memory", f"{peak:.0f} MiB", "VmHWM"),
+    ]
+
+
+def _server_pid() -> int | None:
+    for status in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            cmdline = status.read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "streamlit" in cmdline and " run " in cmdline and "streamlit_app.py" in cmdline:
+            return int(status.parent.name)
+    return None
 
 
 def _server_peak_rss_mib() -> float | None:
@@ -294,7 +422,7 @@ def _server_peak_rss_mib() -> float | None:
 
 
 SECTIONS = {"browser": browser_start, "pages": page_reruns, "variants": variants, "pipeline": fill_mask_vs_pipeline,
-            "lessons": lesson_sections, "class": class_at_once}
+            "lessons": lesson_sections, "class": class_at_once, "class-server": class_server_only}
 
 
 def main() -> None:
@@ -303,7 +431,10 @@ def main() -> None:
     p.add_argument("--only", nargs="*", choices=list(SECTIONS))
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    p.add_argument("--events", type=Path, help="class section: write every interaction and server sample here (JSON)")
     a = p.parse_args()
+    global CLASS_EVENTS
+    CLASS_EVENTS = a.events
     import torch
 
     rows = []

@@ -56,3 +56,52 @@ def test_every_lesson_url_is_its_file_name():
     from app.lessons import LESSONS
 
     assert all(lesson.slug == Path(lesson.path).stem for lesson in LESSONS)
+
+
+HEAVY = {"torch", "transformers", "plotly", "pandas", "numpy"}
+LIGHT = {"app/ui.py", "app/preload.py", "app/state.py", "app/lessons.py", "app/examples.py", "app/__init__.py",
+         "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py"}
+
+
+def test_every_library_module_that_pages_run_imports_preload_first():
+    """A class opening the app at once runs page scripts in parallel threads; first-time imports of
+    transformers' lazy classes and of pandas (looked up by plotly) raced there (app/preload.py). Every
+    module a page runs that needs a heavy library imports app.preload before using it."""
+    missing = []
+    for p in sorted((ROOT / "app").rglob("*.py")):
+        rel = str(p.relative_to(ROOT))
+        if rel in LIGHT or rel.startswith("app/training/"):
+            continue
+        package = p.parent / "__init__.py"
+        if p.name != "__init__.py" and package != ROOT / "app/__init__.py" and "import preload" in package.read_text():
+            continue  # its package imports preload before any of its modules runs
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        mods = [(n.module or "") if isinstance(n, ast.ImportFrom) else n.names[0].name for n in top]
+        heavy_at = [i for i, m in enumerate(mods) if m.split(".")[0] in HEAVY or m.startswith("app.")]
+        pre_at = [i for i, n in enumerate(top) if isinstance(n, ast.ImportFrom) and n.module == "app"
+                  and any(a.name == "preload" for a in n.names)]
+        needs = heavy_at or "transformers" in p.read_text(encoding="utf-8")
+        if needs and (not pre_at or (heavy_at and min(heavy_at) < pre_at[0])):
+            missing.append(rel)
+    assert missing == []
+
+
+def test_preload_names_every_transformers_class_the_app_imports():
+    from app.preload import TRANSFORMERS_NAMES
+
+    used = set()
+    for p in (ROOT / "app").rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "transformers":
+                used |= {a.name for a in node.names}
+    assert used and used <= set(TRANSFORMERS_NAMES), used - set(TRANSFORMERS_NAMES)
+
+
+def test_preload_keeps_the_libraries_out_of_every_reruns_garbage_collection():
+    """Streamlit collects garbage after every script run; preload freezes what the libraries allocated,
+    so a collection walks the few objects made since, not the ~470,000 of torch, transformers and co."""
+    code = "import gc, app.preload; print(gc.get_freeze_count(), len(gc.get_objects()))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    frozen, tracked = map(int, out.stdout.split())
+    assert frozen > 100_000 and tracked < frozen / 20, (frozen, tracked)

@@ -9,6 +9,8 @@ eval mode with eager attention (so attentions can be read) and must not be mutat
 
 from __future__ import annotations
 
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 import os
 import threading
 import time

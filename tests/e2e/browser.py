@@ -21,6 +21,7 @@ CHROMIUM = os.environ.get("BVE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
+SERVER_PIDS: dict[str, int] = {}  # base url -> pid of the streamlit process serving it
 
 
 def free_port() -> int:
@@ -54,8 +55,10 @@ def streamlit_server(env: dict | None = None, timeout: float = 120):
             if time.perf_counter() - started > timeout:
                 raise TimeoutError("streamlit did not become healthy")
             time.sleep(0.25)
+        SERVER_PIDS[base] = proc.pid
         yield base, time.perf_counter() - started
     finally:
+        SERVER_PIDS.pop(base, None)
         proc.terminate()
         try:
             proc.wait(10)
@@ -142,6 +145,14 @@ def wait_for_app(page, timeout_ms: int = 120_000) -> None:
     page.wait_for_function(done, timeout=timeout_ms)
     page.wait_for_timeout(400)
     page.wait_for_function(done, timeout=timeout_ms)
+
+
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory of a process (VmRSS now, VmHWM at its peak), in MiB, from /proc."""
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(field)
 
 
 def exception_boxes(page) -> list[str]:
