@@ -97,8 +97,9 @@ def share_link(spec: tuple[state.Param, ...]) -> None:
     query = urlencode(_current_query(spec))
     base = ""
     try:
-        base = str(st.context.url).split("?")[0]
-    except Exception:  # older servers, AppTest
+        url = st.context.url  # None when the client did not say (AppTest, a scripted client)
+        base = str(url).split("?")[0] if url else ""
+    except Exception:  # older servers
         pass
     with st.expander("Link to this view", expanded=False, icon=":material/link:"):
         st.code(f"{base}?{query}" if query else base or "(defaults: the page's own address)", language=None)

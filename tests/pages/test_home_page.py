@@ -47,3 +47,12 @@ def test_one_session_walks_through_every_lesson(app_page):
         for box in list(at.text_area) + list(at.text_input):
             if box.key == "text":
                 assert box.value.strip(), f"{lesson.path}: the text box came up empty"
+
+
+def test_link_to_this_view_carries_the_state_even_when_the_address_is_unknown(app_page):
+    """AppTest (like a scripted client) does not tell the server its address: the link is then the query
+    alone, never "None?seed=7"."""
+    at = app_page("pages/electra.py", seed="7")
+    assert not at.exception
+    links = [c.value for c in at.code if "seed=" in c.value]
+    assert links == ["?seed=7"], [c.value for c in at.code]
