@@ -346,10 +346,16 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
 
 
 def class_server_only(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
-    """The same class without browsers: ``sessions`` websocket sessions speak Streamlit's protocol
-    (tests/e2e/stclient.py), open the lessons together on a fresh server and change their first number
-    input (or reopen with a new seed) every half second for ``seconds``. What the server alone can do,
-    with the 2 cores to itself: a real class brings its own browsers."""
+    """The same class without browsers, at two paces: every half second (as the browser class) and
+    every five seconds (a class following a lecture)."""
+    return _class_server(sessions, seconds, 0.5) + _class_server(sessions, seconds, 5.0)
+
+
+def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
+    """``sessions`` websocket sessions speak Streamlit's protocol (tests/e2e/stclient.py), open the
+    lessons together on a fresh server and change their first number input (or reopen with a new seed)
+    ``think`` seconds after each rerun has finished, for ``seconds``. What the server alone can do with
+    the 2 cores to itself: a real class brings its own browsers."""
     import asyncio
 
     from app.lessons import LESSONS
@@ -359,31 +365,33 @@ def class_server_only(sessions: int = 20, seconds: float = 120.0) -> list[tuple]
     slugs = [lesson.slug for lesson in LESSONS] or [""]
     opens, reruns, errors = [], [], []
 
+    async def timed(request, slug: str, what: str, into: list):
+        """Await one open or rerun: its time into ``into``, a timeout or an exception box into errors."""
+        try:
+            run = await request
+        except TimeoutError:
+            errors.append(f"timeout {what} /{slug}")
+            return None
+        into.append(run.seconds * 1000)
+        errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
+        return run
+
     async def student(base, i):
         slug = slugs[i % len(slugs)]
         async with Session(base) as s:
-            try:
-                run = await s.open(slug, f"seed={i}", timeout=300)
-            except TimeoutError:
-                errors.append(f"timeout opening /{slug}")
+            if not await timed(s.open(slug, f"seed={i}", timeout=300), slug, "opening", opens):
                 return
-            opens.append(run.seconds * 1000)
-            errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
             end, k = time.perf_counter() + seconds, 0
             while time.perf_counter() < end:
                 k += 1
-                try:
-                    if s.last.number_inputs:
-                        label, (_, value, _) = next(iter(s.last.number_inputs.items()))
-                        run = await s.set_number(label, value + 1, timeout=60)
-                    else:
-                        run = await s.open(slug, f"seed={i * 1000 + k}", timeout=60)
-                except TimeoutError:
-                    errors.append(f"timeout (60 s) on /{slug}")
+                if s.last.number_inputs:
+                    label, (_, value, _) = next(iter(s.last.number_inputs.items()))
+                    request = s.set_number(label, value + 1, timeout=60)
+                else:
+                    request = s.open(slug, f"seed={i * 1000 + k}", timeout=60)
+                if not await timed(request, slug, "(60 s) on", reruns):
                     return
-                reruns.append(run.seconds * 1000)
-                errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(think)
 
     async def run(base):
         await asyncio.gather(*(student(base, i) for i in range(sessions)))
@@ -393,14 +401,15 @@ def class_server_only(sessions: int = 20, seconds: float = 120.0) -> list[tuple]
         asyncio.run(run(base))
         wall = time.perf_counter() - t
         peak = rss_mib(SERVER_PIDS[base], "VmHWM")
+    what = f"A class at once, server only, a change every {think:g} s"
     return [
-        (f"A class at once, server only: {sessions} websocket sessions × {seconds:.0f} s, no browsers",
-         f"{len(errors)} errors", f"{len(reruns)} reruns in {wall:.0f} s; " + ("; ".join(errors[:3]) or "no exceptions, no timeouts")),
-        ("A class at once, server only: all open together on a fresh server p50 · p95",
+        (f"{what}: {sessions} websocket sessions × {seconds:.0f} s, no browsers", f"{len(errors)} errors",
+         f"{len(reruns)} reruns in {wall:.0f} s; " + ("; ".join(errors[:3]) or "no exceptions, no timeouts")),
+        (f"{what}: all open together on a fresh server p50 · p95",
          f"{fmt_ms(pct(opens, .5))} · {fmt_ms(pct(opens, .95))}" if opens else "—", "includes the first imports and model loads"),
-        ("A class at once, server only: rerun p50 · p95", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
+        (f"{what}: rerun p50 · p95", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
          "widget change sent → script finished, at the websocket"),
-        ("A class at once, server only: server peak memory", f"{peak:.0f} MiB", "VmHWM"),
+        (f"{what}: server peak memory", f"{peak:.0f} MiB", "VmHWM"),
     ]
 
 
