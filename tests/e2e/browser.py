@@ -142,9 +142,11 @@ def wait_for_app(page, timeout_ms: int = 120_000) -> None:
                       return app && app.getAttribute('data-test-script-state') === 'notRunning'
                              && document.querySelector('h1') !== null; }"""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
-    page.wait_for_function(done, timeout=timeout_ms)
+    # polling every 100 ms, not on every animation frame (Playwright's default): waiting must not make
+    # the page draw 60 frames a second, which on a CPU-only machine is most of what a tab costs
+    page.wait_for_function(done, timeout=timeout_ms, polling=100)
     page.wait_for_timeout(400)
-    page.wait_for_function(done, timeout=timeout_ms)
+    page.wait_for_function(done, timeout=timeout_ms, polling=100)
 
 
 def rss_mib(pid: int, field: str = "VmRSS") -> float:
