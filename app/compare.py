@@ -194,14 +194,22 @@ def _summarise(tokenizer, probs: torch.Tensor, gold: list[int], pieces: list[str
     )
 
 
-def fill_mask(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> Prediction:
-    """Mask every piece of word ``word`` with the model's mask token and predict each piece."""
+def _word_inputs(model, tokenizer, text: str, word: int):
+    """(the tokenized text, positions of word ``word``'s pieces, the model's inputs for ``text`` on its
+    device); the inputs are None when the word has no pieces."""
     tk = tokenize(tokenizer, text)
     where = tk.pieces_of(word)
     if not where:
-        return Prediction(0, [], [], [], float("nan"), 0, "", False)
+        return tk, where, None
     enc = tokenizer(text, return_tensors="pt")
-    inputs = {k_: v.to(model.device) for k_, v in model_inputs(enc).items()}
+    return tk, where, {k: v.to(model.device) for k, v in model_inputs(enc).items()}
+
+
+def fill_mask(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> Prediction:
+    """Mask every piece of word ``word`` with the model's mask token and predict each piece."""
+    tk, where, inputs = _word_inputs(model, tokenizer, text, word)
+    if not where:
+        return Prediction(0, [], [], [], float("nan"), 0, "", False)
     gold = inputs["input_ids"][0, where].tolist()
     inputs["input_ids"][0, where] = tokenizer.mask_token_id  # (1, T) with the word masked
     with torch.inference_mode():
@@ -251,12 +259,9 @@ def xlnet_masks(length: int, targets: list[int]) -> tuple[torch.Tensor, torch.Te
 
 def xlnet_predict(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> Prediction:
     """XLNet's guess for word ``word``: its pieces are the last targets of the factorization order."""
-    tk = tokenize(tokenizer, text)
-    where = tk.pieces_of(word)
+    tk, where, inputs = _word_inputs(model, tokenizer, text, word)
     if not where:
         return Prediction(0, [], [], [], float("nan"), 0, "", False)
-    enc = tokenizer(text, return_tensors="pt")
-    inputs = {k_: v.to(model.device) for k_, v in model_inputs(enc).items()}
     perm_mask, target_mapping = xlnet_masks(inputs["input_ids"].shape[1], where)  # (1, T, T), (1, n, T)
     dtype = next(model.parameters()).dtype
     with torch.inference_mode():

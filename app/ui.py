@@ -106,6 +106,21 @@ def share_link(spec: tuple[state.Param, ...]) -> None:
         st.caption("Open it before class: the page restores every setting, seed included.")
 
 
+def words_to_mask(text: str, tokenizers: dict) -> tuple[str, list]:
+    """(the text cut to fit every tokenizer, its words) for a page that masks one word; says when the
+    text was cut, and stops the page with a clear message when there is no word to mask."""
+    from app import compare
+
+    fitted, cut_note = compare.fit_text(text, tokenizers)
+    if cut_note:
+        st.info(cut_note, icon=":material/content_cut:")
+    words = compare.split_words(fitted)
+    if not words:
+        st.warning("There is no word in this text to mask: type a sentence with some letters in it.")
+        st.stop()
+    return fitted, words
+
+
 # ----------------------------------------------------------------------------- models
 
 

@@ -39,13 +39,7 @@ if not models:
 if not text.strip():
     st.warning("Type a sentence above (for example: *The little girl found a red ball in the park.*).")
     st.stop()
-fitted, cut_note = compare.fit_text(text, {m.variant.label: m.tokenizer for m in models.values()})
-if cut_note:
-    st.info(cut_note, icon=":material/content_cut:")
-words = compare.split_words(fitted)
-if not words:
-    st.warning("There is no word in this text to mask: type a sentence with some letters in it.")
-    st.stop()
+fitted, words = ui.words_to_mask(text, {m.variant.label: m.tokenizer for m in models.values()})
 
 index, word_note = compare.choose_word(len(words), st.session_state.get("word", D.word))
 if word_note:

@@ -42,13 +42,7 @@ if not distillation.same_vocabulary(teacher.tokenizer, student.tokenizer):
 if not text.strip():
     st.warning("Type a sentence above (for example: *The little girl found a red ball in the park.*).")
     st.stop()
-fitted, cut_note = compare.fit_text(text, {"BERT": teacher.tokenizer, "DistilBERT": student.tokenizer})
-if cut_note:
-    st.info(cut_note, icon=":material/content_cut:")
-words = compare.split_words(fitted)
-if not words:
-    st.warning("There is no word in this text to mask: type a sentence with some letters in it.")
-    st.stop()
+fitted, words = ui.words_to_mask(text, {"BERT": teacher.tokenizer, "DistilBERT": student.tokenizer})
 index, word_note = compare.choose_word(len(words), st.session_state.get("word", compare.DEFAULTS.word))
 if word_note:
     st.info(word_note)
