@@ -15,7 +15,7 @@ import torch
 
 from app.training.common import LoopConfig
 
-RECIPES = ["bert", "roberta", "albert", "distilbert", "electra", "xlnet"]  # distilbert needs bert first
+RECIPES = ["bert", "distilbert", "electra", "roberta", "albert", "xlnet", "deberta", "modernbert"]  # distilbert and electra start from bert
 
 
 def main(argv=None) -> None:

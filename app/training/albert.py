@@ -12,22 +12,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AlbertConfig, AlbertForMaskedLM, AlbertForPreTraining
+from transformers import AlbertConfig, AlbertForPreTraining
 
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=1500)
+LOOP = common.LoopConfig(steps=6000)
 
 
 @dataclass(frozen=True)
 class Shape:
     vocab_size: int = 4000
-    embedding_size: int = 64
-    hidden_size: int = 128
+    embedding_size: int = 128
+    hidden_size: int = 192
     num_hidden_layers: int = 6
     num_attention_heads: int = 4
-    intermediate_size: int = 512
+    intermediate_size: int = 768
 
 
 def albert_config(vocab_size: int, tok, shape: Shape = Shape()) -> AlbertConfig:
@@ -60,26 +60,28 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     train = common.cached(work / "train.pt", lambda: seqs(train_file, 1))
     valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 2, 400_000))
     torch.manual_seed(cfg.seed)
-    model = AlbertForPreTraining(albert_config(len(tok), tok, shape))
+    model = AlbertForPreTraining(albert_config(len(tok), tok, shape)).to(cfg.device)
     mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
     eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
         idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
         ids, labels = mlm_batch(train.input_ids[idx], train.maskable[idx], tok.mask_token_id, rand_ids, mcfg, gen)
+        ids, labels, dev = ids.to(cfg.device), labels.to(cfg.device), cfg.device
         targets = labels != -100
-        mlm, sop = forward(model, ids, train.attention_mask[idx], train.token_type_ids[idx], targets)
+        mlm, sop = forward(model, ids, train.attention_mask[idx].to(dev), train.token_type_ids[idx].to(dev), targets)
         mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
-        sop_loss = torch.nn.functional.cross_entropy(sop, train.sop_labels[idx])
+        sop_loss = torch.nn.functional.cross_entropy(sop, train.sop_labels[idx].to(dev))
         return mlm_loss + sop_loss, {"sop_loss": float(sop_loss)}
 
     def sop_accuracy(subset):
         correct = 0
         for s in range(0, len(subset), 256):
             part = subset.subset(slice(s, s + 256))
-            _, sop = forward(model, part.input_ids, part.attention_mask, part.token_type_ids,
-                             torch.zeros_like(part.input_ids, dtype=torch.bool))
-            correct += int((sop.argmax(-1) == part.sop_labels).sum())
+            dev = next(model.parameters()).device
+            _, sop = forward(model, part.input_ids.to(dev), part.attention_mask.to(dev), part.token_type_ids.to(dev),
+                             torch.zeros_like(part.input_ids, dtype=torch.bool, device=dev))
+            correct += int((sop.argmax(-1).cpu() == part.sop_labels).sum())
         return correct / len(subset)
 
     def topk(subset):
@@ -87,8 +89,10 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         hits1 = hits5 = n = 0
         for s in range(0, len(subset), 128):
             part = subset.subset(slice(s, s + 128))
+            dev = next(model.parameters()).device
             r = common.masked_topk(
-                lambda i, a, t: forward(model, i, a, part.token_type_ids, t)[0], part, tok.mask_token_id, seed=1234 + s
+                lambda i, a, t: forward(model, i, a, part.token_type_ids.to(dev), t)[0], part, tok.mask_token_id,
+                seed=1234 + s, device=str(dev),
             )
             hits1 += r["top1"] * r["n_targets"]
             hits5 += r["top5"] * r["n_targets"]
@@ -97,29 +101,33 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
 
     def evaluate():
         r = topk(eval_set)
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"], "valid_sop_acc": sop_accuracy(eval_set)}
+        return {"valid_top1": r["top1"], "valid_top5": r["top5"], "valid_sop_acc": sop_accuracy(eval_set),
+                **common.cloze_top5(model, tok)}
 
     curves = common.train_loop("albert", model, step_loss, evaluate, cfg, work)
+    model.cpu()
     with torch.no_grad():
         final = topk(valid)
         final["sop_accuracy"] = sop_accuracy(valid)
+        final.update(common.cloze_top5(model, tok))
     baseline = common.unigram_baseline(train, valid, len(tok))
-    # ship the masked-LM part, as albert-base-v2 is published (the SOP head served training only)
-    mlm = AlbertForMaskedLM(model.config)
-    missing, _ = mlm.load_state_dict(model.state_dict(), strict=False)
-    assert not missing, missing
-    mlm.config.architectures = ["AlbertForMaskedLM"]
+    # shipped whole, as the pre-training model: AlbertForPreTraining loads the MLM and sentence-order heads,
+    # AlbertForMaskedLM (what AutoModelForMaskedLM gives) loads the MLM part and ignores the SOP head
+    model.config.architectures = ["AlbertForPreTraining"]
     card = common.model_card(
         name="albert-tiny-tinystories", family="albert", stands_in_for="albert/albert-base-v2",
         recipe=f"masked LM (dynamic, 15%, 80/10/10) + sentence-order prediction; factorized embedding "
         f"E={shape.embedding_size} < H={shape.hidden_size}; one transformer layer shared by all "
         f"{shape.num_hidden_layers} (num_hidden_groups=1); no dropout (ALBERT v2); SentencePiece Unigram "
         f"vocabulary of {len(tok)}, lowercased. Token-level rather than n-gram masking.",
-        model=mlm, cfg=cfg, curves=curves,
-        notes="\nThe shipped weights are the `AlbertForMaskedLM` part; the sentence-order head was used in training only.\n",
+        model=model, cfg=cfg, curves=curves,
+        notes="\nThe checkpoint holds both heads: `AlbertForPreTraining.from_pretrained` gives the masked-LM and the "
+              "sentence-order (SOP) heads — `sop_logits[:, 1]` is *swapped* — and `AlbertForMaskedLM` / "
+              "`pipeline(\"fill-mask\")` load the masked-LM part.\n",
         metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "sentence-order accuracy": final["sop_accuracy"], "held-out targets": final["n_targets"]},
+                 "sentence-order accuracy (held-out pairs, half swapped)": final["sop_accuracy"],
+                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"]},
         baseline=baseline, corpus=train_file.name,
     )
     curves["final"] = {**final, "baseline": baseline}
-    common.save_checkpoint(mlm.eval(), tok, out / "albert", curves, card)
+    common.save_checkpoint(model.eval(), tok, out / "albert", curves, card)

@@ -18,16 +18,16 @@ from transformers import BertConfig, BertForMaskedLM
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=2400)
+LOOP = common.LoopConfig(steps=8000)
 
 
 @dataclass(frozen=True)
 class Shape:
     vocab_size: int = 4096
-    hidden_size: int = 128
+    hidden_size: int = 192
     num_hidden_layers: int = 4
     num_attention_heads: int = 4
-    intermediate_size: int = 512
+    intermediate_size: int = 768
     duplication: int = 10
 
 
@@ -81,23 +81,26 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         work / "static.pt", lambda: static_masks(train, tok, shape.duplication, mcfg, cfg.seed)
     )
     torch.manual_seed(cfg.seed)
-    model = BertForMaskedLM(bert_config(len(tok), shape))
+    model = BertForMaskedLM(bert_config(len(tok), shape)).to(cfg.device)
     eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
         idx = common.shuffled_batch(len(inputs), cfg.batch_size, step, cfg.seed)
-        y = labels[idx]
+        y = labels[idx].to(cfg.device)
         targets = y != -100
-        logits = masked_lm_logits(model, inputs[idx], att[idx], targets)
+        logits = masked_lm_logits(model, inputs[idx].to(cfg.device), att[idx].to(cfg.device), targets)
         return torch.nn.functional.cross_entropy(logits, y[targets]), {}
 
     def evaluate():
-        r = common.masked_topk(lambda i, a, t: masked_lm_logits(model, i, a, t), eval_set, tok.mask_token_id)
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"]}
+        r = common.masked_topk(lambda i, a, t: masked_lm_logits(model, i, a, t), eval_set, tok.mask_token_id,
+                               device=cfg.device)
+        return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(model, tok)}
 
     curves = common.train_loop("bert", model, step_loss, evaluate, cfg, work)
+    model.cpu()
     with torch.no_grad():
         final = common.masked_topk(lambda i, a, t: masked_lm_logits(model, i, a, t), valid, tok.mask_token_id)
+        final.update(common.cloze_top5(model, tok))
     baseline = common.unigram_baseline(train, valid, len(tok))
     card = common.model_card(
         name="bert-tiny-tinystories", family="bert", stands_in_for="google/bert_uncased_L-4_H-256_A-4",
@@ -106,7 +109,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         f"{len(tok)}; {shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
         model=model, cfg=cfg, curves=curves,
         metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "held-out targets": final["n_targets"]},
+                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"]},
         baseline=baseline, corpus=str(data.corpus_files(corpus)[0].name),
     )
     curves["final"] = {**final, "baseline": baseline}

@@ -6,6 +6,12 @@ checkpoints alike:
 - ``wordpiece``: BERT/DistilBERT/ELECTRA, uncased, ``[CLS] x [SEP]``, ids ``[PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4``.
 - ``bpe``: RoBERTa byte-level BPE, ``<s> x </s>``, ``<s>=0 <pad>=1 </s>=2 <unk>=3``, ``<mask>`` last.
 - ``albert``: SentencePiece Unigram, lowercased, ``<pad>=0 <unk>=1 [CLS]=2 [SEP]=3 [MASK]=4``.
+
+The mask token absorbs the space before it (``lstrip=True``) exactly where the real tokenizer's does —
+roberta-base, albert-base-v2, xlnet-base-cased — so " <mask>" typed in plain text is one mask piece,
+never a stray space piece plus the mask (which is what ``pipeline("fill-mask")`` feeds the model).
+- ``deberta``: DeBERTa v1 byte-level BPE, cased, ``[CLS] x [SEP]``, ``[PAD]=0 [CLS]=1 [SEP]=2 [UNK]=3``, ``[MASK]`` last.
+- ``modernbert``: byte-level BPE, cased, ``[UNK] [CLS] [SEP] [PAD] [MASK]`` the last ids, ``[CLS] x [SEP]``.
 - ``xlnet``: SentencePiece Unigram, cased, ``<unk>=0 <s>=1 </s>=2 <cls>=3 <sep>=4 <pad>=5 <mask>=6``;
   ``x <sep> <cls>`` with the special tokens at the *end* and padding on the *left*.
 """
@@ -70,19 +76,68 @@ def build_wordpiece(train_file: Path, vocab_size: int = 4096, cls=None):
     return cls(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=MAX_LENGTH)
 
 
-def build_bpe(train_file: Path, vocab_size: int = 4096):
-    """Byte-level BPE with RoBERTa's special tokens (``<mask>`` takes the last id, as in roberta-base)."""
+def mask_token(text: str, lstrip: bool):
+    """The mask as the real tokenizers declare it: special, not normalized, lstrip as the family does."""
+    from tokenizers import AddedToken
+
+    return AddedToken(text, lstrip=lstrip, rstrip=False, normalized=False, special=True)
+
+
+def _byte_level_bpe(train_file: Path, vocab_size: int, first: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """(vocab, merges) of a byte-level BPE trained on ``train_file``, with ``first`` taking ids 0, 1, ..."""
     from tokenizers import ByteLevelBPETokenizer
-    from transformers import RobertaTokenizer
 
     tok = ByteLevelBPETokenizer()
-    tok.train([str(train_file)], vocab_size=vocab_size - 1, special_tokens=["<s>", "<pad>", "</s>", "<unk>"])
+    tok.train([str(train_file)], vocab_size=vocab_size, special_tokens=first)
     with tempfile.TemporaryDirectory() as d:
         tok.save_model(d)
         vocab = json.loads(Path(d, "vocab.json").read_text())
         merges = [tuple(line.split()) for line in Path(d, "merges.txt").read_text().splitlines()[1:] if line.strip()]
+    return vocab, merges
+
+
+def build_bpe(train_file: Path, vocab_size: int = 4096):
+    """Byte-level BPE with RoBERTa's special tokens (``<mask>`` takes the last id, as in roberta-base)."""
+    from transformers import RobertaTokenizer
+
+    vocab, merges = _byte_level_bpe(train_file, vocab_size - 1, ["<s>", "<pad>", "</s>", "<unk>"])
     vocab["<mask>"] = len(vocab)
-    return RobertaTokenizer(vocab=vocab, merges=merges, model_max_length=MAX_LENGTH)
+    return RobertaTokenizer(vocab=vocab, merges=merges, model_max_length=MAX_LENGTH, mask_token=mask_token("<mask>", True))
+
+
+def build_deberta(train_file: Path, vocab_size: int = 4096):
+    """DeBERTa (v1, microsoft/deberta-base): GPT-2 style byte-level BPE, cased, with BERT's special tokens
+    ``[PAD]=0 [CLS]=1 [SEP]=2 [UNK]=3`` first and ``[MASK]`` last; ``[CLS] x [SEP]``."""
+    from transformers import DebertaTokenizer
+
+    vocab, merges = _byte_level_bpe(train_file, vocab_size - 1, ["[PAD]", "[CLS]", "[SEP]", "[UNK]"])
+    vocab["[MASK]"] = len(vocab)
+    return DebertaTokenizer(vocab=vocab, merges=merges, model_max_length=MAX_LENGTH, mask_token=mask_token("[MASK]", True))
+
+
+def build_modernbert(train_file: Path, vocab_size: int = 4096, model_max_length: int = 512):
+    """ModernBERT (answerdotai/ModernBERT-base): byte-level BPE, cased, ``<|padding|>`` and ``<|endoftext|>``
+    among the ordinary pieces and ``[UNK] [CLS] [SEP] [PAD] [MASK]`` at the end of the vocabulary;
+    ``[CLS] x [SEP]``, no token types. Like the hub tokenizer it has no family class of its own."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+    vocab, merges = _byte_level_bpe(train_file, vocab_size - len(specials), ["<|endoftext|>", "<|padding|>"])
+    for t in specials:
+        vocab[t] = len(vocab)
+    core = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=None, fuse_unk=False))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    core.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+        mask_token=mask_token("[MASK]", True), model_max_length=model_max_length,
+        model_input_names=["input_ids", "attention_mask"], clean_up_tokenization_spaces=False,
+    )
 
 
 def _train_unigram(train_file: Path, vocab_size: int, lowercase: bool, **ids) -> list[tuple[str, float]]:
@@ -109,7 +164,8 @@ def build_albert(train_file: Path, vocab_size: int = 4000):
         train_file, vocab_size, lowercase=True, pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
         control_symbols=["[CLS]", "[SEP]", "[MASK]"],
     )
-    return AlbertTokenizer(vocab=vocab, do_lower_case=True, model_max_length=MAX_LENGTH, model_input_names=SEGMENTED)
+    return AlbertTokenizer(vocab=vocab, do_lower_case=True, model_max_length=MAX_LENGTH, model_input_names=SEGMENTED,
+                           mask_token=mask_token("[MASK]", True))
 
 
 def build_xlnet(train_file: Path, vocab_size: int = 4000):
@@ -120,7 +176,7 @@ def build_xlnet(train_file: Path, vocab_size: int = 4000):
         control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
     )
     tok = XLNetTokenizer(vocab=vocab, model_max_length=MAX_LENGTH, additional_special_tokens=["<eop>", "<eod>"],
-                         model_input_names=SEGMENTED)
+                         model_input_names=SEGMENTED, mask_token=mask_token("<mask>", True))
     tok.padding_side = "left"
     return tok
 

@@ -17,7 +17,7 @@ from transformers import BertForMaskedLM, DistilBertConfig, DistilBertForMaskedL
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 
-LOOP = common.LoopConfig(steps=800)
+LOOP = common.LoopConfig(steps=3000)
 
 
 @dataclass(frozen=True)
@@ -79,20 +79,21 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     recipe = Recipe()
     if not (out / "bert" / "config.json").exists():
         raise SystemExit("DistilBERT needs its teacher: build the bert recipe first")
-    teacher = BertForMaskedLM.from_pretrained(out / "bert").eval()
+    teacher = BertForMaskedLM.from_pretrained(out / "bert").eval().to(cfg.device)
     for p in teacher.parameters():
         p.requires_grad_(False)
     tok, train, valid = bert.prepare(corpus, work / "bert", cfg.seq_len)
     tok = DistilBertTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
     work = work / "distilbert"
-    student = student_from_teacher(teacher)
+    student = student_from_teacher(teacher).to(cfg.device)
     mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
     eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
         idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
-        att = train.attention_mask[idx]
+        att = train.attention_mask[idx].to(cfg.device)
         ids, labels = mlm_batch(train.input_ids[idx], train.maskable[idx], tok.mask_token_id, rand_ids, mcfg, gen)
+        ids, labels = ids.to(cfg.device), labels.to(cfg.device)
         real = att.bool()  # distil on every real token, as DistilBERT does
         with torch.no_grad():
             t_out = teacher(input_ids=ids, attention_mask=att, output_hidden_states=True)
@@ -106,13 +107,18 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         return student_logits(model, i, a, t)[0] if model is student else bert.masked_lm_logits(model, i, a, t)
 
     def evaluate():
-        r = common.masked_topk(lambda i, a, t: logits_at(student, i, a, t), eval_set, tok.mask_token_id)
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"]}
+        r = common.masked_topk(lambda i, a, t: logits_at(student, i, a, t), eval_set, tok.mask_token_id,
+                               device=cfg.device)
+        return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(student, tok)}
 
     curves = common.train_loop("distilbert", student, step_loss, evaluate, cfg, work)
+    student.cpu()
+    teacher.cpu()
     with torch.no_grad():
         final = common.masked_topk(lambda i, a, t: logits_at(student, i, a, t), valid, tok.mask_token_id)
         t_final = common.masked_topk(lambda i, a, t: logits_at(teacher, i, a, t), valid, tok.mask_token_id)
+        final.update(common.cloze_top5(student, tok))
+        t_final.update(common.cloze_top5(teacher, tok))
     speed = forward_speedup(teacher, student, tok)
     retained = final["top1"] / t_final["top1"]
     curves["final"] = {**final, "teacher": t_final, "retained_top1": retained, **speed}
@@ -126,7 +132,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
                  "teacher masked top-1": t_final["top1"], "retained top-1 (student / teacher)": retained,
                  "forward speed-up on CPU (teacher ms / student ms)": speed["speedup"],
-                 "held-out targets": final["n_targets"]},
+                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"],
+                 "teacher cloze top-5": t_final["cloze_top5"]},
         baseline=None, corpus=data.corpus_files(corpus)[0].name,
     )
     common.save_checkpoint(student, tok, out / "distilbert", curves, card)

@@ -18,25 +18,27 @@ from transformers import XLNetConfig, XLNetLMHeadModel
 from app.training import common, data
 from app.xlnet import partial_prediction_masks
 
-LOOP = common.LoopConfig(steps=1500, batch_size=32)
+LOOP = common.LoopConfig(steps=5000)
 
 
 @dataclass(frozen=True)
 class Shape:
     vocab_size: int = 4000
-    d_model: int = 128
+    d_model: int = 192
     n_layer: int = 4
     n_head: int = 4
-    d_inner: int = 512
+    d_inner: int = 768
     k: int = 6  # partial prediction: the last 1/K of the order is predicted
 
 
 def forward(model: XLNetLMHeadModel, ids, att, k: int, gen):
     """(logits (B, P, V), gold ids (B, P) with -100 for unused rows)."""
-    perm_mask, target_mapping, target_pos = partial_prediction_masks(data_maskable(ids, att), k, gen)
-    logits = model(input_ids=ids, attention_mask=att, perm_mask=perm_mask, target_mapping=target_mapping).logits
+    perm_mask, target_mapping, target_pos = partial_prediction_masks(data_maskable(ids, att), k, gen)  # drawn on the CPU
+    dev = next(model.parameters()).device
+    logits = model(input_ids=ids.to(dev), attention_mask=att.to(dev), perm_mask=perm_mask.to(dev),
+                   target_mapping=target_mapping.to(dev)).logits
     gold = torch.where(target_pos >= 0, ids.gather(1, target_pos.clamp_min(0)), torch.full_like(target_pos, -100))
-    return logits, gold
+    return logits, gold.to(dev)
 
 
 _SPECIAL: torch.Tensor | None = None
@@ -51,6 +53,7 @@ def permutation_topk(model, seqs, k: int, seed: int = 1234, batch_size: int = 12
     hits1 = hits5 = n = 0
     for s in range(0, len(seqs), batch_size):
         logits, gold = forward(model, seqs.input_ids[s : s + batch_size], seqs.attention_mask[s : s + batch_size], k, gen)
+        logits, gold = logits.cpu(), gold.cpu()
         keep = gold != -100
         top5 = logits[keep].topk(5, dim=-1).indices
         hits1 += int((top5[:, 0] == gold[keep]).sum())
@@ -78,7 +81,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         vocab_size=len(tok), d_model=shape.d_model, n_layer=shape.n_layer, n_head=shape.n_head,
         d_inner=shape.d_inner, ff_activation="gelu", dropout=0.0, untie_r=True, attn_type="bi", mem_len=None,
         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-    ))
+    )).to(cfg.device)
     eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
@@ -88,11 +91,13 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
 
     def evaluate():
         r = permutation_topk(model, eval_set, shape.k)
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"]}
+        return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(model, tok, permutation=True)}
 
     curves = common.train_loop("xlnet", model, step_loss, evaluate, cfg, work)
+    model.cpu()
     with torch.no_grad():
         final = permutation_topk(model, valid, shape.k)
+        final.update(common.cloze_top5(model, tok, permutation=True))
     baseline = common.unigram_baseline(train, valid, len(tok))
     card = common.model_card(
         name="xlnet-tiny-tinystories", family="xlnet", stands_in_for="xlnet/xlnet-base-cased",
@@ -102,7 +107,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         f"{shape.n_layer} layers, d_model {shape.d_model}",
         model=model, cfg=cfg, curves=curves,
         metrics={"permutation-target top-1": final["top1"], "permutation-target top-5": final["top5"],
-                 "held-out targets": final["n_targets"]},
+                 "held-out targets": final["n_targets"],
+                 "cloze top-5 (content words; the blank the only target, everything else visible)": final["cloze_top5"]},
         baseline=baseline, corpus=train_file.name,
         notes="\nLoad with `AutoModelForCausalLM` (gives `XLNetLMHeadModel`); XLNet is not a masked LM.\n",
     )
