@@ -12,7 +12,12 @@ BERT holds L different layers. This module measures, for any text and either mod
   where its weights live (``data_ptr``);
 - what happens if the shared block keeps going past L (``unroll``): it is applied again and again to
   the embeddings, without touching the model;
-- a token's path through the layers, projected to 2-D by PCA (an exact SVD, signs fixed).
+- a word's path through the layers (its first word piece; words are app.text's, counted from 0),
+  projected to 2-D by PCA (an exact SVD, signs fixed).
+
+The lesson (pages/albert_activations.py) calls :func:`run`: both models' forward passes go through the
+page's cache (``forward``), the unrolled block apart from them (``unrolled``), so the repeat slider
+re-runs only that and the measure and word choices re-run neither.
 
 Shapes: T tokens, H hidden size, L layers. ``hidden`` is (L + 1, T, H) with hidden[0] the input to
 the first layer (for ALBERT: the embeddings already projected from E up to H); ``attentions`` is
@@ -24,63 +29,51 @@ from __future__ import annotations
 from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import math
-import re
 from dataclasses import dataclass
 
 import torch
 
+from app import text as txt
+from app.lesson import Note, Stop, direct, from_values
+from app.state import Param, Spec, text_param
+
 
 @dataclass(frozen=True)
 class Defaults:
-    text: str = "The little girl found a red ball in the park."
+    word: int = 2  # "girl", counted from 0
     repeat: int = 3  # unroll to repeat × L applications of the shared block
     max_repeat: int = 8
     token_cap: int = 256  # longest input the page runs (the model limit may be lower)
 
 
 DEFAULTS = Defaults()
+DEFAULT_TEXT = "The little girl found a red ball in the park."
+MODELS = ("albert", "bert")
+NAMES = {"albert": "ALBERT", "bert": "BERT"}
+MEASURES = (("cka", "linear CKA"), ("cosine", "mean cosine"))
+SPEC = Spec(
+    text_param(DEFAULT_TEXT, "Your text"),
+    Param("word", "int", DEFAULTS.word, lo=0, hi=999, label="Follow the word", widget="select",
+          help="Its first word piece is traced through the layers below (words count from 0)."),
+    Param("measure", "choice", "cka", choices=tuple(m for m, _ in MEASURES), labels=MEASURES, widget="radio",
+          label="Layer × layer similarity",
+          help="Cosine compares each token with itself at two depths. Linear CKA compares the whole sentence's "
+               "representations and ignores rotations and scale."),
+    Param("repeat", "int", DEFAULTS.repeat, lo=1, hi=DEFAULTS.max_repeat, widget="slider",
+          label="Unroll ALBERT's block to this many × L applications"),
+)
 
 
-# ----------------------------------------------------------------------------- input
+def max_tokens(loaded_model, cap: int = DEFAULTS.token_cap) -> int:
+    """The most tokens this model reads here: its position table and our cap (text.tokenize also keeps to
+    the tokenizer's own limit)."""
+    return min(cap, getattr(loaded_model.config, "max_position_embeddings", cap))
 
 
-def encode(tokenizer, text: str, cap: int):
-    """Tokenize ``text`` with offsets, truncated to ``cap`` tokens (specials included).
-
-    Returns (inputs for the model: dict of (1, T) tensors, tokens: list of T strings, offsets: list of
-    (start, end) character spans ((0, 0) for special tokens), untruncated length).
-    """
-    full = tokenizer(text, add_special_tokens=True)["input_ids"]
-    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=cap, return_offsets_mapping=True)
-    offsets = [tuple(map(int, o)) for o in enc.pop("offset_mapping")[0].tolist()]
-    inputs = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-    tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
-    return inputs, tokens, offsets, len(full)
-
-
-def model_limit(loaded_model, tokenizer, cap: int = DEFAULTS.token_cap) -> int:
-    """The most tokens this model takes here: its position table, its tokenizer's limit and our cap."""
-    limits = [cap, getattr(loaded_model.config, "max_position_embeddings", cap)]
-    tok_max = getattr(tokenizer, "model_max_length", None)
-    if tok_max and tok_max < 10**9:
-        limits.append(int(tok_max))
-    return min(limits)
-
-
-WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def word_spans(text: str) -> list[tuple[str, int, int]]:
-    """(word, start, end) for every run of letters/digits in text."""
-    return [(m.group(), m.start(), m.end()) for m in WORD.finditer(text)]
-
-
-def token_for_span(offsets: list[tuple[int, int]], start: int, end: int) -> int | None:
-    """The first non-special token whose character span overlaps [start, end), or None (e.g. truncated)."""
-    for i, (s, e) in enumerate(offsets):
-        if e > s and s < end and e > start:
-            return i
-    return None
+def model_inputs(ids: tuple[int, ...]) -> dict:
+    """One sequence as the model's inputs: input_ids and attention_mask, each (1, T)."""
+    input_ids = torch.tensor([ids], dtype=torch.long)
+    return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
 
 
 # ----------------------------------------------------------------------------- forward pass
@@ -357,3 +350,142 @@ def trajectory(hidden: torch.Tensor, token: int, extra: torch.Tensor | None = No
     cloud = coords[: d * t].reshape(d, t, 2)
     extra_coords = None if extra is None else coords[d * t:]
     return {"path": cloud[:, token], "cloud": cloud, "extra": extra_coords, "explained": ratio}
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    text: str = DEFAULT_TEXT
+    word: int = DEFAULTS.word
+    measure: str = "cka"
+    repeat: int = DEFAULTS.repeat
+
+    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+
+
+@dataclass(frozen=True)
+class Forward:
+    """One model's forward pass over one sequence, reduced to what the lesson reads (the expensive step)."""
+
+    hidden: torch.Tensor  # (L + 1, T, H) float32 on the CPU
+    entropy: torch.Tensor  # (L,) attention entropy in bits (the attentions themselves are not kept)
+    calls: CallLog  # every layer application, from forward hooks
+    parameters: tuple[dict, ...]  # the first layer module's parameters (ALBERT: the one shared block)
+    fully_shared: bool  # an ALBERT with one block for every layer (num_hidden_groups = 1)
+
+
+def forward(loaded, ids: tuple[int, ...]) -> Forward:
+    """Run ``loaded`` (app.models.loading.Loaded) on ``ids``: hidden states, attention entropy, and a second
+    pass with hooks that log every layer call."""
+    inputs = model_inputs(ids)
+    trace = layer_trace(loaded.model, inputs)
+    return Forward(trace.hidden, attention_entropy(trace.attentions), count_layer_calls(loaded.model, inputs),
+                   tuple(layer_parameters(loaded.model, 0)), is_fully_shared(loaded.model))
+
+
+def unrolled(loaded, ids: tuple[int, ...], applications: int) -> torch.Tensor:
+    """ALBERT's shared block applied ``applications`` times to ``ids``: (applications + 1, T, H)."""
+    return unroll(loaded.model, model_inputs(ids), applications)
+
+
+@dataclass(frozen=True)
+class View:
+    """One model's side of the lesson. series: l2, cosine, angle (L,) per layer, norm (L + 1,) per depth,
+    entropy (L,); similarity: (L + 1, L + 1) under the chosen measure; turn: the (smallest, largest) mean
+    angle a layer turns the tokens by (ALBERT: after its first layer, which starts from the projected
+    embeddings); piece: the position of the followed word's first piece (None when truncated away);
+    path: its trajectory (see :func:`trajectory`), None without a piece."""
+
+    name: str  # ALBERT | BERT
+    shown_as: str  # which model (Loaded.shown_as)
+    tokens: tuple[str, ...]
+    layers: int
+    series: dict
+    similarity: torch.Tensor
+    calls: CallLog
+    parameters: tuple[dict, ...]
+    turn: tuple[float, float]
+    piece: int | None
+    path: dict | None
+
+
+@dataclass(frozen=True)
+class Unrolled:
+    """ALBERT's block applied past L. check: the largest |difference| between our L-th application and the
+    model's own output (0 up to float rounding); summary: convergence_summary, None when we stop at L."""
+
+    applications: int
+    steps: dict
+    check: float
+    summary: dict | None
+
+
+@dataclass(frozen=True)
+class Result:
+    albert: View
+    bert: View
+    words: tuple[str, ...]  # split_words(text), counted from 0
+    word: int  # the word followed (the asked one, or the last when it is beyond the text)
+    measure: str
+    unrolled: Unrolled | None  # None when the ALBERT does not share one block
+    notes: tuple[Note, ...]
+
+
+def _turn(angle: torch.Tensor, skip_first: bool) -> tuple[float, float]:
+    later = angle[1:] if skip_first and len(angle) > 1 else angle
+    return float(later.min()), float(later.max())
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Both models on the text (their forward passes through ``cache``), ALBERT's block unrolled to
+    repeat × L applications (cached apart: moving the slider re-runs only that), then the cheap measures:
+    per-layer statistics, the chosen similarity matrix and the followed word's path."""
+    if not inputs.text.strip():
+        raise Stop("Type a sentence to start (the box is empty or only whitespace).")
+    words = txt.split_words(inputs.text)
+    word, why = txt.choose_word(len(words), int(inputs.word))
+    notes = [Note(why)] if why else []
+    runs = {}
+    for key in MODELS:
+        loaded = models[key]
+        name, tok = loaded.variant.label, loaded.tokenizer
+        tk = txt.tokenize(tok, inputs.text, max_tokens(loaded.model))
+        if tk.truncated:
+            notes.append(Note(f"{name}: your text is {tk.n_full} tokens; only the first {len(tk.ids)} (its limit here, "
+                              "special tokens included) are used.", "warning"))
+        notes += [Note(n) for n in txt.input_notes(tk, tok, inputs.text, name)]
+        pieces = tk.pieces_of(word)
+        if not pieces:
+            read_to = max((e for _, e in tk.offsets), default=0)
+            why = ("it lies beyond the part of the text it read (truncated)" if words[word][1] >= read_to
+                   else "it is part of a special token typed in the text")
+            notes.append(Note(f"{name} has no word piece for word {word}, {txt.md(words[word][0])}: {why}, so there "
+                              "is no path to follow."))
+        runs[key] = (loaded, tk, cache(forward, loaded, tk.ids), pieces[0] if pieces else None)
+
+    albert_loaded, albert_tk, albert_fw, _ = runs["albert"]
+    layers = albert_fw.hidden.shape[0] - 1
+    unrolled_states, unroll = None, None
+    if albert_fw.fully_shared:
+        applications = int(inputs.repeat) * layers
+        unrolled_states = cache(unrolled, albert_loaded, albert_tk.ids, applications)  # (applications + 1, T, H)
+        s = steps(unrolled_states, layers)
+        check = float((unrolled_states[layers] - albert_fw.hidden[layers]).abs().max())
+        unroll = Unrolled(applications, s, check,
+                          convergence_summary(s["l2"], layers) if applications > layers else None)
+
+    views = {}
+    for key, (loaded, tk, fw, piece) in runs.items():
+        t = transitions(fw.hidden)
+        series = {**t, "norm": hidden_norms(fw.hidden), "entropy": fw.entropy}
+        extra = unrolled_states[layers + 1:] if key == "albert" and unrolled_states is not None else None
+        views[key] = View(
+            name=loaded.variant.label, shown_as=loaded.shown_as, tokens=tk.pieces, layers=fw.hidden.shape[0] - 1,
+            series=series, similarity=similarity_matrix(fw.hidden, inputs.measure), calls=fw.calls,
+            parameters=fw.parameters, turn=_turn(t["angle"], skip_first=key == "albert"), piece=piece,
+            path=None if piece is None else trajectory(fw.hidden, piece, extra),
+        )
+    return Result(views["albert"], views["bert"], tuple(w for w, _, _ in words), word, inputs.measure, unroll,
+                  tuple(notes))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
-import html as _html
 import json
 import re
 import secrets
@@ -35,6 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from app import text as txt
 
 VENDOR_DIR = Path(__file__).resolve().parents[1] / "assets" / "vendor"
 VIEWS = ("head", "model")
@@ -279,7 +280,7 @@ def render(
     filters = ""
     if len(params["attention"]) > 1:
         options = "".join(
-            f'<option value="{i}">{_html.escape(d["name"])}</option>' for i, d in enumerate(params["attention"])
+            f'<option value="{i}">{txt.html(d["name"])}</option>' for i, d in enumerate(params["attention"])
         )
         filters = f'Attention: <select id="filter">{options}</select>'
     layer_select = 'Layer: <select id="layer"></select> ' if view == "head" else ""
@@ -293,7 +294,7 @@ def render(
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
-<title>{_html.escape(heading)}</title>
+<title>{txt.html(heading)}</title>
 <style>body {{ margin: 8px; background: #fff; color: #000; }}</style>
 </head>
 <body>

@@ -1,64 +1,106 @@
-"""Every variant on one sentence: how each tokenizer cuts it, what each predicts for one chosen word,
-and what each costs on this machine (parameters, memory, load time, forward latency) — measured here,
-not quoted from papers.
+"""Every variant on one sentence: how each tokenizer cuts it, what each predicts for one hidden word, what
+ELECTRA's discriminator thinks of each token, and what each costs on this machine (parameters, memory,
+load time, forward latency) — measured here, not quoted from papers.
 
-Words are ours, not the tokenizers': ``split_words`` cuts the text into runs of letters/digits and
-single punctuation marks, each with its character span. Every tokenizer's pieces are mapped back to
-those words through their character offsets, so WordPiece (``##co``), byte-level BPE (``Ġball``) and
-SentencePiece (``▁ball``) line up under the same word.
+Words are app.text's (``split_words``, counted from 0), and every tokenizer's pieces are mapped back to
+them through their character offsets (``text.tokenize``), so WordPiece (``##co``), byte-level BPE
+(``Ġball``) and SentencePiece (``▁ball``) line up under the same word.
 
-Masking a word in each model's own terms: the pieces of the chosen word (in that model's tokenizer)
-all become that model's mask token at once. One piece -> one mask, as in pre-training. Several pieces
--> as many masks (the model is told how long the word is), each predicted on its own; the top-k is for
-the first piece, and P(word) is the product of the pieces' probabilities (a masked LM's independent
-guesses, not a joint probability). XLNet needs no mask token: the word's pieces are the *last*
-targets of a factorization order in which every other token comes first, so the first piece sees the
-whole sentence on both sides and later pieces also see the pieces before them (a true chain rule).
+Masking a word in each model's own terms: the pieces of the chosen word (in that model's tokenizer) all
+become that model's mask token at once. One piece -> one mask, as in pre-training. Several pieces -> as
+many masks (the model is told how long the word is), each predicted on its own; the top-k is for the
+first piece, and P(word) is the product of the pieces' probabilities (a masked LM's independent guesses,
+not a joint probability). BERT, RoBERTa, ALBERT, DistilBERT, the ELECTRA generator, DeBERTa and
+ModernBERT are masked LMs. XLNet needs no mask token: the word's pieces are the *last* targets of a
+factorization order in which every other token comes first (``perm_mask``, ``target_mapping``), so the
+first piece sees the whole sentence on both sides and later pieces also see the pieces before them (a
+true chain rule).
 
-Everything here is pure (no streamlit) and runs on any device the models are on.
+The lesson (pages/compare.py) calls :func:`run` with every variant that could be loaded (a variant whose
+checkpoint is missing is left out with a note). Each model's forward pass goes through the page's cache
+(``predict``, ``replaced_probability``), computed once for the most guesses the page shows, so the
+"guesses shown" slider only cuts lists; the latencies are timed once per sentence and set of models
+(``latencies``), not on every rerun.
+
+Pure (no streamlit); runs on any device the models are on.
 """
 
 from __future__ import annotations
 
 from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
-import re
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Callable
 
 import torch
 
-WORD = re.compile(r"\w+|[^\w\s]")
+from app import text as txt
+from app.lesson import Note, Stop, direct
+from app.models import catalogue
+from app.state import Param, Spec, text_param
 
 
 @dataclass(frozen=True)
 class Defaults:
-    text: str = "The little girl found a red ball in the park."
-    word: int = 9  # "park": the trained models get it right, "ball" (6) they find harder
+    word: int = 9  # "park", counted from 0: the trained models get it right, "ball" (6) they find harder
     top_k: int = 5
+    most_top_k: int = 10  # every prediction is computed for this many guesses; the slider cuts the list
     repeats: int = 9  # timed forwards per (sentence, variant); the median is reported
     warmup: int = 2  # untimed forwards first (allocations, lazy init)
-    max_tokens: int = 512  # cap even when a tokenizer claims more (hub tokenizers may say 1e30)
     noise: float = 0.10  # relative latency differences below this are called ties
 
 
 DEFAULTS = Defaults()
+DEFAULT_TEXT = "The little girl found a red ball in the park."
+MODELS = tuple(catalogue.CATALOGUE)  # every variant; the ones that cannot be loaded are left out
+SPEC = Spec(
+    text_param(DEFAULT_TEXT, "Your sentence"),
+    Param("word", "int", DEFAULTS.word, lo=0, hi=999, widget="select", label="Word to mask",
+          help="Every model predicts this word with it hidden (words count from 0)."),
+    Param("top_k", "int", DEFAULTS.top_k, lo=1, hi=DEFAULTS.most_top_k, widget="slider",
+          label="Guesses shown per model"),
+)
 
 
-# ----------------------------------------------------------------------------- words and pieces
+# ----------------------------------------------------------------------------- the word to mask
 
 
-def split_words(text: str) -> list[tuple[str, int, int]]:
-    """(word, start, end) for every run of word characters and every punctuation mark or symbol."""
-    return [(m.group(), m.start(), m.end()) for m in WORD.finditer(text)]
+def words_to_mask(text: str, tokenizers: dict[str, object]) -> tuple[str, list[tuple[str, int, int]], list[Note]]:
+    """(the text cut so that every tokenizer's encoding fits its model, its words, a note when it was cut).
+    ``tokenizers``: the model's name as the note says it -> its tokenizer. Stops when there is no word."""
+    if not text.strip():
+        raise Stop("Type a sentence to start (the box is empty or only whitespace), for example "
+                   f"{txt.md(DEFAULT_TEXT)}.")
+    fitted, cut = txt.fit_text(text, tokenizers)
+    words = txt.split_words(fitted)
+    if not words:
+        raise Stop("There is no word in this text to mask: type a sentence with some letters in it.")
+    return fitted, words, [Note(cut, "warning")] if cut else []
 
 
-def token_limit(tokenizer, cap: int = DEFAULTS.max_tokens) -> int:
-    """How many tokens (special ones included) the model reads: its model_max_length, at most ``cap``."""
-    n = getattr(tokenizer, "model_max_length", None) or cap
-    return int(min(n, cap))
+def choose_masked_word(words: list[tuple[str, int, int]], tks: list[txt.Tokenized],
+                       asked: int) -> tuple[int, list[Note]]:
+    """The word to mask: ``asked`` when the text has it and at least one tokenizer kept a piece of it; else
+    the last word, or the nearest word with a piece, each with a note saying why. Stops when no word has a
+    piece (the text is nothing but special tokens typed in it)."""
+    index, why = txt.choose_word(len(words), int(asked))
+    notes = [Note(why)] if why else []
+    maskable = [j for j in range(len(words)) if any(tk.pieces_of(j) for tk in tks)]
+    typed = list(dict.fromkeys(t for tk in tks for t in tk.typed_special))
+    typed_md = ", ".join(txt.md(t) for t in typed)
+    if not maskable:
+        raise Stop(f"No word of this text is a word piece: it holds only special tokens typed in it ({typed_md}), "
+                   "which are never masked. Type a sentence.")
+    if index not in maskable:
+        near = min(maskable, key=lambda j: (abs(j - index), j))
+        cause = (f"it is part of a special token typed in the text ({typed_md})" if typed
+                 else "no tokenizer kept a piece of it")
+        notes.append(Note(f"Word {index}, {txt.md(words[index][0])}, has no word piece of its own: {cause}. "
+                          f"Masking word {near}, {txt.md(words[near][0])}, instead."))
+        index = near
+    return index, notes
 
 
 def model_inputs(enc) -> dict:
@@ -66,116 +108,32 @@ def model_inputs(enc) -> dict:
     return {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
 
 
-@dataclass
-class Tokenized:
-    """One tokenizer's view of a text. Lists have one entry per token (T)."""
-
-    ids: list[int]
-    pieces: list[str]  # the raw vocabulary entries: "##co", "Ġball", "▁ball", "[CLS]"
-    offsets: list[tuple[int, int]]  # character span of each token in the text; (0, 0) for specials
-    special: list[bool]
-    word_of: list[int | None]  # index into split_words(text), None for special tokens
-
-    def pieces_of(self, word: int) -> list[int]:
-        """Token positions that belong to word ``word`` (in order)."""
-        return [i for i, w in enumerate(self.word_of) if w == word]
-
-    @property
-    def unknown(self) -> list[int]:
-        return [i for i, p in enumerate(self.pieces) if p in ("[UNK]", "<unk>")]
-
-
-def tokenize(tokenizer, text: str) -> Tokenized:
-    """Tokenize with offsets and map every token to the word (of ``split_words``) it overlaps."""
-    enc = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
-    ids = list(enc["input_ids"])
-    offsets = [tuple(o) for o in enc["offset_mapping"]]
-    special = [bool(s) for s in enc["special_tokens_mask"]]
-    spans = [(s, e) for _, s, e in split_words(text)]
-    word_of: list[int | None] = []
-    for (s, e), is_special in zip(offsets, special):
-        w = None
-        if not is_special:
-            for j, (ws, we) in enumerate(spans):
-                # a zero-width piece (BPE's bare "Ġ") belongs to the word it stands in front of
-                if (s < we and e > ws) or (s == e and ws <= s < we):
-                    w = j
-                    break
-        word_of.append(w)
-    return Tokenized(ids, tokenizer.convert_ids_to_tokens(ids), offsets, special, word_of)
-
-
-def choose_word(n_words: int, index: int) -> tuple[int, str | None]:
-    """The word index to mask in a text of ``n_words`` words, and a note when ``index`` was out of range."""
-    if n_words <= 0:
-        raise ValueError("there are no words to choose from")
-    if 0 <= index < n_words:
-        return index, None
-    return n_words - 1, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
-                         "masking the last word instead.")
-
-
-def word_window(n_words: int, chosen: int, size: int = 24) -> range:
-    """At most ``size`` consecutive word indices around ``chosen``, for a figure that stays readable."""
-    start = min(max(chosen - size // 2, 0), max(n_words - size, 0))
-    return range(start, min(start + size, n_words))
-
-
-def piece_text(tokenizer, token_id: int) -> str:
-    """A vocabulary entry as a person reads it: "Ġball" -> "ball", "▁The" -> "The", "##co" stays."""
-    raw = tokenizer.convert_ids_to_tokens(int(token_id))
-    if int(token_id) in tokenizer.all_special_ids:
-        return raw
-    shown = tokenizer.convert_tokens_to_string([raw]).strip()
-    return shown if shown and "\ufffd" not in shown else raw
-
-
-def fit_text(text: str, tokenizers: dict[str, object], cap: int = DEFAULTS.max_tokens) -> tuple[str, str | None]:
-    """Cut ``text`` so that every tokenizer's encoding fits its model's limit: at a word boundary, or
-    inside a word when a single word is already too long.
-
-    Returns (text that fits, a note saying what was cut and why, or None when nothing was cut).
-    """
-    original = text
-    worst = None
-    for _ in range(6):  # one cut almost always suffices; re-check in case a cut re-merges pieces
-        too_long = []
-        for name, tok in tokenizers.items():
-            limit = token_limit(tok, cap)
-            n = len(tok(text)["input_ids"])
-            if n > limit:
-                enc = tok(text, return_offsets_mapping=True, truncation=True, max_length=limit)
-                end = max((e for s, e in enc["offset_mapping"]), default=0)
-                too_long.append((end, name, n, limit))
-        if not too_long:
-            break
-        end, name, n, limit = min(too_long)
-        worst = worst or (name, n, limit)
-        kept = [w for w in split_words(text) if w[2] <= end]  # words whose every piece was kept
-        text = text[: kept[-1][2]] if kept else text[: max(end - 1, 0)]
-    if worst is None:
-        return text, None
-    name, n, limit = worst
-    return text, (f"Your text is {n} tokens long for {name}, which reads at most {limit}: every model gets the same "
-                  f"first {len(text)} of its {len(original)} characters ({len(split_words(text))} of "
-                  f"{len(split_words(original))} words).")
-
-
 # ----------------------------------------------------------------------------- predictions
 
 
-@dataclass
+@dataclass(frozen=True)
 class Prediction:
-    """One model's guess for the chosen word."""
+    """One model's guess for the chosen word. ``pieces`` is () when this tokenizer kept no piece of it."""
 
-    n_pieces: int  # how many pieces the word is in this tokenizer (0: it vanished, e.g. a lone space)
-    pieces: list[str]  # the word's own pieces (raw)
-    top: list[tuple[str, float]]  # top-k for the first piece: (token as read, probability)
-    top_raw: list[str]  # the same tokens as vocabulary entries
+    pieces: tuple[str, ...]  # the word's own pieces (raw vocabulary entries)
+    top: tuple[tuple[str, float], ...]  # top-k for the first piece: (token as read, probability), best first
+    top_raw: tuple[str, ...]  # the same tokens as vocabulary entries
     p_word: float  # P(the original pieces): product over pieces
     rank_first: int  # rank of the original first piece in the first piece's distribution (1 = top)
     best_fill: str  # the most likely piece at each masked position, joined
+    original: str  # the original first piece, as read
     unknown: bool  # the word is (partly) the unknown token: its "original" is not a real word
+
+    @property
+    def n_pieces(self) -> int:
+        return len(self.pieces)
+
+    def first(self, k: int) -> "Prediction":
+        """The same prediction with only its ``k`` best guesses."""
+        return replace(self, top=self.top[:k], top_raw=self.top_raw[:k])
+
+
+NO_PIECE = Prediction((), (), (), float("nan"), 0, "", "", False)
 
 
 def _summarise(tokenizer, probs: torch.Tensor, gold: list[int], pieces: list[str], k: int) -> Prediction:
@@ -186,18 +144,18 @@ def _summarise(tokenizer, probs: torch.Tensor, gold: list[int], pieces: list[str
     best = probs.argmax(-1).tolist()  # (n_pieces,)
     fill = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(best)).strip()
     return Prediction(
-        n_pieces=len(gold), pieces=pieces,
-        top=[(piece_text(tokenizer, i), float(p)) for p, i in zip(top_p, top_i)],
-        top_raw=tokenizer.convert_ids_to_tokens(top_i.tolist()),
+        pieces=tuple(pieces),
+        top=tuple((txt.piece_text(tokenizer, i), float(p)) for p, i in zip(top_p, top_i)),
+        top_raw=tuple(tokenizer.convert_ids_to_tokens(top_i.tolist())),
         p_word=float(p_gold.prod()), rank_first=rank, best_fill=fill,
-        unknown=tokenizer.unk_token_id in gold,
+        original=txt.piece_text(tokenizer, gold[0]), unknown=tokenizer.unk_token_id in gold,
     )
 
 
 def _word_inputs(model, tokenizer, text: str, word: int):
     """(the tokenized text, positions of word ``word``'s pieces, the model's inputs for ``text`` on its
     device); the inputs are None when the word has no pieces."""
-    tk = tokenize(tokenizer, text)
+    tk = txt.tokenize(tokenizer, text)
     where = tk.pieces_of(word)
     if not where:
         return tk, where, None
@@ -209,36 +167,13 @@ def fill_mask(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -
     """Mask every piece of word ``word`` with the model's mask token and predict each piece."""
     tk, where, inputs = _word_inputs(model, tokenizer, text, word)
     if not where:
-        return Prediction(0, [], [], [], float("nan"), 0, "", False)
+        return NO_PIECE
     gold = inputs["input_ids"][0, where].tolist()
     inputs["input_ids"][0, where] = tokenizer.mask_token_id  # (1, T) with the word masked
     with torch.inference_mode():
         logits = model(**inputs).logits[0, where]  # (n_pieces, V)
     probs = torch.softmax(logits.float(), -1).cpu()
     return _summarise(tokenizer, probs, gold, [tk.pieces[i] for i in where], k)
-
-
-def md_code(text: str) -> str:
-    """User text as a markdown code span (inert: no links, no emphasis, no HTML)."""
-    text = str(text).replace("`", "ˋ").replace("\n", " ")
-    return f"`{text}`" if text.strip() else "` `"
-
-
-def masking_note(pieces: dict[str, list[str]], word: str) -> str | None:
-    """Say how each model masked ``word`` when at least one tokenizer cut it into several pieces.
-
-    pieces: model label -> the word's pieces in that model's tokenizer.
-    """
-    split = {label: p for label, p in pieces.items() if len(p) > 1}
-    if not split:
-        return None
-    whole = [label for label, p in pieces.items() if len(p) == 1]
-    parts = "; ".join(f"{label}: {len(p)} ({' · '.join(md_code(x) for x in p)})" for label, p in split.items())
-    return (f"{md_code(word)} is one piece for {', '.join(whole) or 'no model'}, but several for {parts}. A masked LM then gets "
-            "that many mask tokens at once (so it knows the word's length) and predicts each piece on its own: the "
-            "guesses shown are for the first piece, *best fill* takes the likeliest piece at every position, and "
-            "P(word) multiplies the pieces' probabilities. XLNet predicts the pieces left to right, each seeing "
-            "the ones before it.")
 
 
 def xlnet_masks(length: int, targets: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -261,7 +196,7 @@ def xlnet_predict(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_
     """XLNet's guess for word ``word``: its pieces are the last targets of the factorization order."""
     tk, where, inputs = _word_inputs(model, tokenizer, text, word)
     if not where:
-        return Prediction(0, [], [], [], float("nan"), 0, "", False)
+        return NO_PIECE
     perm_mask, target_mapping = xlnet_masks(inputs["input_ids"].shape[1], where)  # (1, T, T), (1, n, T)
     dtype = next(model.parameters()).dtype
     with torch.inference_mode():
@@ -272,23 +207,58 @@ def xlnet_predict(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_
     return _summarise(tokenizer, probs, gold, [tk.pieces[i] for i in where], k)
 
 
-def replaced_probability(discriminator, tokenizer, ids: list[int]) -> list[float]:
-    """ELECTRA's discriminator: P(token was replaced) for every token of ``ids`` (specials included)."""
-    x = torch.tensor([ids], device=discriminator.device)  # (1, T)
+def is_permutation_lm(loaded) -> bool:
+    return loaded.variant.role == "permutation-lm"
+
+
+def predicts(loaded) -> bool:
+    """Whether the variant guesses a hidden word: the masked LMs and XLNet (not the discriminator)."""
+    return loaded.variant.is_masked_lm or is_permutation_lm(loaded)
+
+
+def predict(loaded, text: str, word: int, k: int = DEFAULTS.most_top_k) -> Prediction:
+    """A loaded variant's guess for word ``word``: a masked LM with the word masked, XLNet with it last."""
+    guess = xlnet_predict if is_permutation_lm(loaded) else fill_mask
+    return guess(loaded.model, loaded.tokenizer, text, word, k)
+
+
+def masking_note(pieces: dict[str, tuple[str, ...]], word: str) -> str | None:
+    """Say how each model masked ``word`` when at least one tokenizer cut it into several pieces.
+
+    pieces: model label -> the word's pieces in that model's tokenizer.
+    """
+    split = {label: p for label, p in pieces.items() if len(p) > 1}
+    if not split:
+        return None
+    whole = [label for label, p in pieces.items() if len(p) == 1]
+    parts = "; ".join(f"{label}: {len(p)} ({' · '.join(txt.md(x) for x in p)})" for label, p in split.items())
+    return (f"{txt.md(word)} is one piece for {', '.join(whole) or 'no model'}, but several for {parts}. A masked LM "
+            "then gets that many mask tokens at once (so it knows the word's length) and predicts each piece on its "
+            "own: the guesses shown are for the first piece, *best fill* takes the likeliest piece at every position, "
+            "and P(word) multiplies the pieces' probabilities. XLNet predicts the pieces left to right, each seeing "
+            "the ones before it.")
+
+
+def replaced_probability(discriminator, ids: tuple[int, ...]) -> tuple[float, ...]:
+    """A loaded ELECTRA discriminator: P(token was replaced) for every token of ``ids`` (specials included).
+    (T,) -> (T,)"""
+    model = discriminator.model
+    x = torch.tensor([list(ids)], device=model.device)  # (1, T)
     with torch.inference_mode():
-        logits = discriminator(input_ids=x, attention_mask=torch.ones_like(x)).logits[0]  # (T,)
-    return torch.sigmoid(logits.float()).cpu().tolist()
+        logits = model(input_ids=x, attention_mask=torch.ones_like(x)).logits[0]  # (T,)
+    return tuple(torch.sigmoid(logits.float()).cpu().tolist())
 
 
-def swap_in(tokenizer, ids: list[int], where: list[int], candidates: list[str]) -> tuple[list[int], str] | None:
+def swap_in(tokenizer, ids: tuple[int, ...], where: list[int], candidates) -> tuple[tuple[int, ...], str] | None:
     """Replace the word at positions ``where`` by the first candidate token that is a whole word,
     not special and not the original: (new ids, the token put in) or None when none qualifies."""
+    ids = list(ids)
     original = [ids[i] for i in where]
     for raw in candidates:
         tid = tokenizer.convert_tokens_to_ids(raw)
         if tid is None or tid in tokenizer.all_special_ids or raw.startswith("##") or [tid] == original:
             continue
-        return ids[: where[0]] + [tid] + ids[where[-1] + 1:], piece_text(tokenizer, tid)
+        return tuple(ids[: where[0]] + [tid] + ids[where[-1] + 1:]), txt.piece_text(tokenizer, tid)
     return None
 
 
@@ -318,6 +288,13 @@ def layer_count(model) -> int:
     raise AttributeError("the config names no layer count")
 
 
+def size_of(loaded) -> dict[str, int]:
+    """A loaded variant's size: parameters, bytes in memory, layers, and the word-embedding parameters."""
+    model = loaded.model
+    return {"params": count_parameters(model), "memory_bytes": memory_bytes(model)["total_bytes"],
+            "layers": layer_count(model), "embedding_params": model.get_input_embeddings().weight.numel()}
+
+
 def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int = DEFAULTS.repeats,
                         warmup: int = DEFAULTS.warmup, clock: Callable[[], float] = time.perf_counter,
                         sync: Callable[[], None] | None = None) -> dict[str, list[float]]:
@@ -341,12 +318,6 @@ def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int 
     return samples
 
 
-def measure_latency(forward: Callable[[], object], repeats: int = DEFAULTS.repeats, warmup: int = DEFAULTS.warmup,
-                    clock: Callable[[], float] = time.perf_counter, sync: Callable[[], None] | None = None) -> list[float]:
-    """Milliseconds of each of ``repeats`` calls of ``forward()`` after ``warmup`` untimed ones."""
-    return measure_interleaved({"forward": forward}, repeats, warmup, clock, sync)["forward"]
-
-
 def forward_latencies(models: dict[str, tuple[object, object]], text: str, repeats: int = DEFAULTS.repeats,
                       clock: Callable[[], float] = time.perf_counter) -> dict[str, dict]:
     """Time each model's plain forward pass on ``text`` under torch.inference_mode, in turns.
@@ -367,20 +338,22 @@ def forward_latencies(models: dict[str, tuple[object, object]], text: str, repea
             for name, s in samples.items()}
 
 
-def forward_latency(model, tokenizer, text: str, repeats: int = DEFAULTS.repeats, clock=time.perf_counter) -> dict:
-    """One model's forward latency on ``text``: {"median_ms", "samples_ms", "n_tokens"}."""
-    return forward_latencies({"model": (model, tokenizer)}, text, repeats, clock)["model"]
+def latencies(models: tuple, text: str, settled: bool) -> dict[str, dict]:
+    """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled`` (whether
+    the server's warm start had finished loading models) only keys the cache: timings taken while it still
+    loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes."""
+    return forward_latencies({m.variant.key: (m.model, m.tokenizer) for m in models}, text)
+
+
+def warm_done(progress: dict | None) -> bool:
+    """Whether the server's warm start (``ui.warm_progress()``) has finished, or was never started."""
+    return progress is None or progress.get("seconds") is not None
 
 
 # ----------------------------------------------------------------------------- the guide
 
 
-def _name(row: dict) -> str:
-    return row["label"]
-
-
-def _names(rows: list[dict]) -> str:
-    names = [_name(r) for r in rows]
+def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -404,17 +377,17 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
     slow = fast[-1]
     tied = [r for r in fast[1:] if _tied(r["latency_ms"], fast[0]["latency_ms"], noise)]
     if tied:
-        names = _names([fast[0], *tied])
+        names = _names([r["label"] for r in (fast[0], *tied)])
         out.append(f"**Need speed?** {names} are the fastest here, within timing noise of each other "
-                   f"(≈{fast[0]['latency_ms']:.1f} ms a sentence); the slowest, {_name(slow)}, takes "
+                   f"(≈{fast[0]['latency_ms']:.1f} ms a sentence); the slowest, {slow['label']}, takes "
                    f"{slow['latency_ms']:.1f} ms.")
     else:
-        out.append(f"**Need speed?** {_name(fast[0])} is the fastest here: {fast[0]['latency_ms']:.1f} ms a sentence, "
-                   f"{slow['latency_ms'] / fast[0]['latency_ms']:.1f}× quicker than {_name(slow)} "
+        out.append(f"**Need speed?** {fast[0]['label']} is the fastest here: {fast[0]['latency_ms']:.1f} ms a sentence, "
+                   f"{slow['latency_ms'] / fast[0]['latency_ms']:.1f}× quicker than {slow['label']} "
                    f"({slow['latency_ms']:.1f} ms).")
     big = small[-1]
-    out.append(f"**Short on memory?** {_name(small[0])} is the smallest: {small[0]['params'] / 1e6:.2f} M parameters "
-               f"({small[0]['memory_bytes'] / 2**20:.1f} MiB), against {big['params'] / 1e6:.2f} M for {_name(big)}.")
+    out.append(f"**Short on memory?** {small[0]['label']} is the smallest: {small[0]['params'] / 1e6:.2f} M parameters "
+               f"({small[0]['memory_bytes'] / 2**20:.1f} MiB), against {big['params'] / 1e6:.2f} M for {big['label']}.")
     if "bert" in by and "distilbert" in by:
         b, d = by["bert"], by["distilbert"]
         ratio = b["latency_ms"] / d["latency_ms"]
@@ -434,18 +407,157 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
                            f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms).")
     guessed = [r for r in rows if r.get("rank_first")]
     if guessed:
-        best = sorted(guessed, key=lambda r: (r["rank_first"], -r.get("p_word", 0.0)))
+        best = sorted(guessed, key=lambda r: (r["rank_first"], -(r.get("p_word") or 0.0)))
         top = [r for r in best if r["rank_first"] == 1]
         if top:
-            names = _names(top)
-            out.append(f"**Filling in a word?** On this sentence {names} put the original word first. One sentence "
-                       "is an anecdote, not a benchmark: try a few before you decide.")
+            out.append(f"**Filling in a word?** On this sentence {_names([r['label'] for r in top])} put the original "
+                       "word first. One sentence is an anecdote, not a benchmark: try a few before you decide.")
         else:
             out.append(f"**Filling in a word?** No model put the original word first on this sentence; "
-                       f"{_name(best[0])} came closest (rank {best[0]['rank_first']}). One sentence is an "
+                       f"{best[0]['label']} came closest (rank {best[0]['rank_first']}). One sentence is an "
                        "anecdote, not a benchmark.")
     if "electra-discriminator" in by:
         e = by["electra-discriminator"]
         out.append(f"**Checking every token (is this word out of place?)** The ELECTRA discriminator scores all "
                    f"{e['n_tokens']} tokens in one {e['latency_ms']:.1f} ms pass; it cannot fill in a blank.")
     return out
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    text: str = DEFAULT_TEXT
+    word: int = DEFAULTS.word
+    top_k: int = DEFAULTS.top_k
+    settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
+
+    @classmethod
+    def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
+        """From the page's values and ``ui.warm_progress()``."""
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=warm_done(warm))
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One variant's guess for the hidden word, cut to the guesses shown."""
+
+    label: str
+    shown_as: str  # which checkpoint (Loaded.shown_as)
+    permutation: bool  # XLNet: the word predicted last in the factorization order, no mask token
+    prediction: Prediction
+
+
+@dataclass(frozen=True)
+class Result:
+    """Every variant on one sentence, as plain data. Tuples indexed like ``labels`` hold one entry per
+    variant compared (in catalogue order).
+
+    cells[v][w]: the raw pieces of word window[0] + w in variant v's tokenizer; n_tokens[v]: its token count
+    with special tokens. guesses: the variants that predict a word and kept a piece of it; vanished: the ones
+    that kept no piece. electra: (row name, tokens, P(replaced) per token) rows, None without the
+    discriminator. costs: one dict per variant (see :func:`selection_guide`, plus "tokenizer", "shown_as",
+    "source", "device", "load_s", "spread_ms")."""
+
+    words: tuple[str, ...]  # split_words(text), counted from 0
+    word: int
+    labels: tuple[str, ...]
+    window: tuple[int, int]  # [start, stop) of the words the token grid shows
+    cells: tuple[tuple[tuple[str, ...], ...], ...]
+    n_tokens: tuple[int, ...]
+    guesses: tuple[Guess, ...]
+    vanished: tuple[str, ...]
+    masking_note: str | None
+    electra: tuple[tuple[str, tuple[str, ...], tuple[float, ...]], ...] | None
+    costs: tuple[dict, ...]
+    guide: tuple[str, ...]
+    device: str
+    provisional: bool  # timed while the server's warm start was still loading models
+    any_bundled: bool
+    notes: tuple[Note, ...]
+
+
+def tokenizer_notes(tks: dict[str, txt.Tokenized], models: dict, text: str) -> list[Note]:
+    """What the tokenizers did with the text (typed special tokens, unknown pieces), one note for each group
+    of variants that read it the same way, and which variants never need an unknown piece."""
+    groups: dict[tuple, list[str]] = {}
+    for key, tk in tks.items():
+        groups.setdefault((tk.ids, tk.typed_special, models[key].tokenizer.unk_token), []).append(key)
+    notes = []
+    for keys in groups.values():
+        who = _names([models[k].variant.label for k in keys])
+        notes += [Note(n) for n in txt.input_notes(tks[keys[0]], models[keys[0]].tokenizer, text, who)]
+    unknown = [k for k, tk in tks.items() if tk.unknown(models[k].tokenizer)]
+    as_bytes = [models[k].variant.label for k in tks
+                if k not in unknown and models[k].variant.tokenizer_kind.startswith("byte-level")]
+    if unknown and as_bytes:
+        notes.append(Note(f"{_names(as_bytes)} never need{'s' if len(as_bytes) == 1 else ''} an unknown piece: a "
+                          "byte-level BPE reads any text as bytes, so every character has pieces."))
+    return notes
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Every variant on the sentence: tokens, guesses for the hidden word, the ELECTRA discriminator, costs.
+
+    ``models`` maps catalogue keys to loaded variants, or to the reason (a str) a variant could not be
+    loaded: it is left out with a note. Forward passes and timings go through ``cache``; predictions are
+    computed for ``most_top_k`` guesses, so ``top_k`` only cuts them."""
+    missing = {k: m for k, m in models.items() if isinstance(m, str)}
+    models = {k: m for k, m in models.items() if not isinstance(m, str)}
+    notes = [Note("Left out, because they could not be loaded: "
+                  + "; ".join(f"{catalogue.get(k).label} ({txt.md(why, 120)})" for k, why in missing.items()) + ".",
+                  "warning")] if missing else []
+    if not models:
+        raise Stop("No variant could be loaded, so there is nothing to compare.", "error")
+    notes += [Note(m.notice) for m in models.values() if m.notice]
+
+    fitted, words, cut = words_to_mask(inputs.text, {m.variant.label: m.tokenizer for m in models.values()})
+    notes += cut
+    tks = {k: txt.tokenize(m.tokenizer, fitted) for k, m in models.items()}  # (T,) each, nothing cut: the text fits
+    notes += tokenizer_notes(tks, models, fitted)
+    word, chosen = choose_masked_word(words, list(tks.values()), inputs.word)
+    notes += chosen
+
+    preds = {k: cache(predict, m, fitted, word) for k, m in models.items() if predicts(m)}
+    guesses = tuple(Guess(m.variant.label, m.shown_as, is_permutation_lm(m), preds[k].first(inputs.top_k))
+                    for k, m in models.items() if k in preds and preds[k].n_pieces)
+    vanished = tuple(models[k].variant.label for k, p in preds.items() if not p.n_pieces)
+
+    electra = None
+    if "electra-discriminator" in models:
+        disc = models["electra-discriminator"]
+        dtk = tks["electra-discriminator"]
+        electra = [("as written", dtk.pieces, cache(replaced_probability, disc, dtk.ids))]
+        where = dtk.pieces_of(word)
+        gen = preds.get("electra-generator")
+        swapped = swap_in(disc.tokenizer, dtk.ids, where, gen.top_raw) if gen and gen.n_pieces and where else None
+        if swapped:
+            ids, put = swapped
+            electra.append((f"{words[word][0]} → {put} (generator's guess)",
+                            tuple(disc.tokenizer.convert_ids_to_tokens(list(ids))),
+                            cache(replaced_probability, disc, ids)))
+        electra = tuple(electra)
+
+    timed = cache(latencies, tuple(models.values()), fitted, bool(inputs.settled))
+    costs = []
+    for k, m in models.items():
+        size, lat, p = cache(size_of, m), timed[k], preds.get(k)
+        costs.append({"key": k, "label": m.variant.label, "tokenizer": m.variant.tokenizer_kind, "shown_as": m.shown_as,
+                      "source": m.source, "device": f"{m.device} · {m.dtype}", "n_tokens": lat["n_tokens"],
+                      "params": size["params"], "memory_bytes": size["memory_bytes"], "load_s": m.load_seconds,
+                      "latency_ms": lat["median_ms"], "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
+                      "rank_first": p.rank_first if p and p.n_pieces else None,
+                      "p_word": p.p_word if p and p.n_pieces else None})
+
+    window = txt.word_window(len(words), word)
+    return Result(
+        words=tuple(w for w, _, _ in words), word=word, labels=tuple(m.variant.label for m in models.values()),
+        window=(window.start, window.stop),
+        cells=tuple(tuple(tuple(tk.pieces[i] for i in tk.pieces_of(j)) for j in window) for tk in tks.values()),
+        n_tokens=tuple(len(tk.ids) for tk in tks.values()), guesses=guesses, vanished=vanished,
+        masking_note=masking_note({g.label: g.prediction.pieces for g in guesses}, words[word][0]),
+        electra=electra, costs=tuple(costs), guide=tuple(selection_guide(costs)),
+        device=next(iter(models.values())).device, provisional=not inputs.settled,
+        any_bundled=any(m.is_bundled for m in models.values()), notes=tuple(notes),
+    )

@@ -1,28 +1,48 @@
 """DistilBERT's distillation, on one sentence: the teacher's soft targets, how the temperature T softens
-them, and the three loss terms the student was trained on.
+them, the three loss terms the student was trained on, and how much smaller and faster the student is.
 
 Sanh et al. (2019) train the student on
 
     L = α_ce · T² · KL(softmax(z_t / T) ‖ softmax(z_s / T)) + α_mlm · MLM + α_cos · (1 − cos(h_s, h_t))
 
-with α = (5, 2, 1) and T = 2. Dividing the logits by T > 1 flattens both distributions, so the small
+with α = (5, 2, 1) and T = 2. The **teacher** is a finished BERT, the **student** has half its layers.
+Dividing the logits by T > 1 flattens both distributions (the **soft targets**), so the small
 probabilities the teacher gives to *wrong* words ("ball" is wrong, but "toy" is far less wrong than
 "ran") carry weight in the loss: Hinton et al.'s "dark knowledge". The T² keeps the gradient's scale
-independent of T. The loss terms are not re-implemented here: they come from
-``app.training.distilbert.distillation_losses``, the function the bundled student was trained with,
-so this page shows exactly what the recipe optimised.
+independent of T. ``distillation_losses`` and ``Recipe`` below are the ones the training recipe
+(app/training/distilbert.py) imports, so the lesson shows exactly what the bundled student optimised.
+
+The lesson (pages/distillation.py) calls :func:`run`: both forward passes go through the page's cache
+(``pair_forward``), so the temperature and "tokens shown" sliders only re-soften logits already
+computed; the pair's latencies are timed once per sentence (``compare.latencies``).
+
+Shapes: T tokens, V vocabulary, H hidden size; n rows of logits in the loss terms.
 """
 
 from __future__ import annotations
 
 from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
-from app.compare import count_parameters, layer_count, piece_text, tokenize
-from app.training.distilbert import Recipe, distillation_losses, student_logits
+from app import compare
+from app import text as txt
+from app.lesson import Note, Stop, direct
+from app.models import catalogue
+from app.state import Param, Spec, text_param
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """DistilBERT's loss: the temperature T and the weights α_ce (soft targets), α_mlm, α_cos."""
+
+    temperature: float = 2.0
+    alpha_ce: float = 5.0
+    alpha_mlm: float = 2.0
+    alpha_cos: float = 1.0
+
 
 RECIPE = Recipe()
 REAL_TEACHER = "google-bert/bert-base-uncased"
@@ -39,6 +59,36 @@ class Paper:
 
 PAPER = Paper()
 TEMPERATURES = tuple(round(0.5 + 0.25 * i, 2) for i in range(39))  # 0.5 ... 10.0, for the sweep figure
+DEFAULT_TEXT = "The little girl found a red ball in the park."
+MODELS = ("bert", "distilbert")  # the teacher, the student
+DEFAULT_WORD = 9  # "park", counted from 0
+DEFAULT_TOP_K = 8
+SPEC = Spec(
+    text_param(DEFAULT_TEXT, "Your sentence"),
+    Param("word", "int", DEFAULT_WORD, lo=0, hi=999, widget="select", label="Word to mask",
+          help="Teacher and student read the sentence with this word masked (words count from 0)."),
+    Param("temperature", "float", RECIPE.temperature, lo=0.5, hi=10.0, step=0.25, label="Temperature T",
+          help=f"The recipe used T = {RECIPE.temperature:g}. T = 1 is the plain softmax."),
+    Param("top_k", "int", DEFAULT_TOP_K, lo=3, hi=20, widget="slider", label="Tokens shown",
+          help="The teacher's top tokens, and the student's top ones that are not among them."),
+)
+
+
+# ----------------------------------------------------------------------------- the loss
+
+
+def distillation_losses(s_logits, t_logits, labels, s_hidden, t_hidden, temperature: float) -> dict[str, torch.Tensor]:
+    """The three loss terms of the recipe on the selected positions: logits (n, V), labels (n,) with -100
+    where there is no MLM target, hidden states (n, H). Returns {"kl": T²·KL(teacher_T ‖ student_T)
+    averaged over rows, "mlm": cross-entropy at the labelled rows, "cos": mean 1 − cos(h_s, h_t)}."""
+    t = temperature
+    kl = torch.nn.functional.kl_div(
+        torch.log_softmax(s_logits / t, -1), torch.softmax(t_logits / t, -1), reduction="batchmean"
+    ) * t**2
+    keep = labels != -100
+    mlm = torch.nn.functional.cross_entropy(s_logits[keep], labels[keep]) if keep.any() else s_logits.sum() * 0
+    cos = (1 - torch.nn.functional.cosine_similarity(s_hidden, t_hidden, dim=-1)).mean()
+    return {"kl": kl, "mlm": mlm, "cos": cos}
 
 
 # ----------------------------------------------------------------------------- softening and KL
@@ -99,13 +149,13 @@ def top_tokens(t_probs: torch.Tensor, s_probs: torch.Tensor, k: int) -> list[int
 # ----------------------------------------------------------------------------- teacher and student on one input
 
 
-@dataclass
+@dataclass(frozen=True)
 class PairOutput:
-    """Teacher and student on the same masked sentence. T = tokens, V = vocabulary, H = hidden size."""
+    """Teacher and student on the same masked sentence."""
 
-    tokens: list[str]  # (T,) as read, the masked word's pieces shown as the mask token
-    masked: list[int]  # positions of the masked word's pieces
-    gold: list[int]  # the original ids there
+    tokens: tuple[str, ...]  # (T,) as read, the masked word's pieces shown as the mask token
+    masked: tuple[int, ...]  # positions of the masked word's pieces
+    gold: tuple[int, ...]  # the original ids there
     labels: torch.Tensor  # (T,) original id at masked positions, -100 elsewhere (as in the recipe)
     t_logits: torch.Tensor  # (T, V)
     s_logits: torch.Tensor  # (T, V)
@@ -118,14 +168,15 @@ def same_vocabulary(t_tokenizer, s_tokenizer) -> bool:
     return t_tokenizer.get_vocab() == s_tokenizer.get_vocab()
 
 
-def run_pair(teacher, student, tokenizer, text: str, word: int) -> PairOutput | None:
-    """Mask every piece of word ``word`` and run both models, as the recipe does on a training batch:
-    the teacher's logits and last hidden states (no gradient) and the student's through
-    ``student_logits`` on every real token. None when the word has no pieces in this tokenizer."""
-    tk = tokenize(tokenizer, text)
-    where = tk.pieces_of(word)
+def pair_forward(teacher, student, text: str, word: int) -> PairOutput:
+    """Mask every piece of word ``word`` (the student's tokenizer, which is the teacher's) and run both
+    loaded models, as the recipe does on a training batch: logits and last hidden states at every real
+    token. For one unpadded sentence the student's own forward is what the recipe's ``student_logits``
+    computes. Raises ValueError when the word has no piece."""
+    tokenizer = student.tokenizer
+    where = txt.tokenize(tokenizer, text).pieces_of(word)
     if not where:
-        return None
+        raise ValueError(f"word {word} has no word piece in this text")
     enc = tokenizer(text, return_tensors="pt")
     ids = enc["input_ids"].clone()  # (1, T)
     att = enc["attention_mask"]  # (1, T)
@@ -133,15 +184,16 @@ def run_pair(teacher, student, tokenizer, text: str, word: int) -> PairOutput | 
     ids[0, where] = tokenizer.mask_token_id
     labels = torch.full(ids.shape[1:], -100, dtype=torch.long)  # (T,)
     labels[where] = torch.tensor(gold)
-    real = att.bool().to(student.device)  # (1, T) distil on every real token, as DistilBERT does
+    outs = []
     with torch.inference_mode():
-        t_out = teacher(input_ids=ids.to(teacher.device), attention_mask=att.to(teacher.device), output_hidden_states=True)
-        s_logits, s_hidden = student_logits(student, ids.to(student.device), att.to(student.device), real)
-    tokens = [piece_text(tokenizer, i) for i in ids[0].tolist()]
+        for loaded in (teacher, student):
+            device = loaded.model.device
+            outs.append(loaded.model(input_ids=ids.to(device), attention_mask=att.to(device), output_hidden_states=True))
+    t_out, s_out = outs
     return PairOutput(
-        tokens=tokens, masked=where, gold=gold, labels=labels,
-        t_logits=t_out.logits[0].float().cpu(), s_logits=s_logits.float().cpu(),  # (T, V) each
-        t_hidden=t_out.hidden_states[-1][0].float().cpu(), s_hidden=s_hidden[0].float().cpu(),  # (T, H)
+        tokens=tuple(txt.piece_text(tokenizer, i) for i in ids[0].tolist()), masked=tuple(where), gold=tuple(gold),
+        labels=labels, t_logits=t_out.logits[0].float().cpu(), s_logits=s_out.logits[0].float().cpu(),  # (T, V) each
+        t_hidden=t_out.hidden_states[-1][0].float().cpu(), s_hidden=s_out.hidden_states[-1][0].float().cpu(),  # (T, H)
     )
 
 
@@ -164,16 +216,16 @@ def recipe_terms(pair: PairOutput, temperature: float = RECIPE.temperature, reci
 # ----------------------------------------------------------------------------- size and speed
 
 
-def size_and_speed(teacher, student, teacher_ms: float, student_ms: float) -> dict:
-    """Parameters, layers and measured latency of the pair, as the paper reports them: how much smaller
-    (1 − student/teacher parameters) and how much faster (teacher time / student time − 1)."""
-    pt, ps = count_parameters(teacher), count_parameters(student)
-    emb = teacher.get_input_embeddings().weight.numel()
+def size_and_speed(teacher: dict, student: dict, teacher_ms: float, student_ms: float) -> dict:
+    """Parameters, layers and measured latency of the pair (sizes from ``compare.size_of``), as the paper
+    reports them: how much smaller (1 − student/teacher parameters) and how much faster (teacher time /
+    student time − 1)."""
+    pt, ps = teacher["params"], student["params"]
     return {
-        "teacher_params": pt, "student_params": ps, "teacher_layers": layer_count(teacher),
-        "student_layers": layer_count(student), "teacher_ms": teacher_ms, "student_ms": student_ms,
+        "teacher_params": pt, "student_params": ps, "teacher_layers": teacher["layers"],
+        "student_layers": student["layers"], "teacher_ms": teacher_ms, "student_ms": student_ms,
         "smaller": 1 - ps / pt, "speedup": teacher_ms / student_ms, "faster": teacher_ms / student_ms - 1,
-        "embedding_share": emb / pt,  # the teacher's word embeddings, which the student keeps whole
+        "embedding_share": teacher["embedding_params"] / pt,  # the teacher's word embeddings, which the student keeps whole
     }
 
 
@@ -216,21 +268,142 @@ def card_summary(final: dict) -> dict:
     if not final or "retained_top1" not in final:
         return {}
     teacher = final.get("teacher", {})
-    return {"student_top1": final.get("top1"), "student_top5": final.get("top5"),
-            "teacher_top1": teacher.get("top1"), "teacher_top5": teacher.get("top5"),
+    return {"student_top1": final.get("top1"), "teacher_top1": teacher.get("top1"),
             "retained_top1": final["retained_top1"], "speedup": final.get("speedup"),
-            "faster": final["speedup"] - 1 if final.get("speedup") else None,
-            "teacher_ms": final.get("teacher_ms"), "student_ms": final.get("student_ms")}
+            "faster": final["speedup"] - 1 if final.get("speedup") else None}
+
+
+def card_of(student) -> dict:
+    """The model-card numbers of a loaded student: the bundled one's curves.json, {} for a hub model."""
+    return card_summary(catalogue.bundled_card_metrics(student.variant)) if student.is_bundled else {}
 
 
 def pair_notes(teacher_source: str, teacher_location: str, student_source: str) -> list[str]:
     """What the reader must know about which teacher this is. Sources: 'bundled', 'hub', 'hub cache'."""
     notes = []
     if teacher_source != "bundled":
-        notes.append(f"The teacher here is `{teacher_location}` from the hub, **not** DistilBERT's real teacher "
-                     f"`{REAL_TEACHER}` (12 layers, 768 wide): the KL and cosine terms compare the student with a model "
-                     "it never learned from.")
+        notes.append(f"The teacher here is {txt.md(teacher_location)} from the hub, **not** DistilBERT's real teacher "
+                     f"{txt.md(REAL_TEACHER)} (12 layers, 768 wide): the KL and cosine terms compare the student with a "
+                     "model it never learned from.")
     if (teacher_source == "bundled") != (student_source == "bundled"):
         notes.append("Teacher and student come from different places (one bundled, one from the hub), so they were not "
                      "distilled from each other; only the bundled pair is a real teacher and student.")
     return notes
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    text: str = DEFAULT_TEXT
+    word: int = DEFAULT_WORD
+    temperature: float = RECIPE.temperature
+    top_k: int = DEFAULT_TOP_K
+    settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
+
+    @classmethod
+    def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
+        """From the page's values and ``ui.warm_progress()``."""
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values},
+                   settled=compare.warm_done(warm))
+
+
+@dataclass(frozen=True)
+class SoftTargets:
+    """The masked word's first piece: the shown tokens' probabilities at T = 1 and at the chosen T."""
+
+    tokens: tuple[str, ...]  # as read: the teacher's top k, then the student's extra ones
+    teacher_1: tuple[float, ...]
+    teacher_t: tuple[float, ...]
+    student_1: tuple[float, ...]
+    student_t: tuple[float, ...]
+    gold: str  # the original piece, as read
+    teacher_top_1: float  # the teacher's largest probability over the whole vocabulary, at T = 1
+    teacher_top_t: float  # ... and at the chosen T (1 − it: the mass on every other token)
+    kl: float  # T² · KL at this position, at the chosen T
+    vocab: int  # V
+
+
+@dataclass(frozen=True)
+class Result:
+    """Teacher and student on the sentence, as plain data.
+
+    tokens / kl_per_token / masked: the whole sentence as both models read it (T entries); terms_recipe and
+    terms_yours: :func:`recipe_terms` at the recipe's T and at the chosen one; size: :func:`size_and_speed`;
+    claims: {"paper" | "measured here" | "model card": {"smaller", "faster", "retained"}} (None: not known)."""
+
+    teacher: str  # which checkpoint (Loaded.shown_as)
+    student: str
+    words: tuple[str, ...]  # split_words(text), counted from 0
+    word: int
+    n_pieces: int  # pieces of the masked word, all masked
+    temperature: float
+    soft: SoftTargets
+    sweep: dict
+    terms_recipe: dict
+    terms_yours: dict
+    tokens: tuple[str, ...]
+    kl_per_token: tuple[float, ...]
+    masked: tuple[int, ...]
+    size: dict
+    card: dict
+    claims: dict
+    summary: tuple[str, ...]
+    device: str
+    provisional: bool  # timed while the server's warm start was still loading models
+    notes: tuple[Note, ...]
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Mask one word -> teacher and student read the sentence (``pair_forward``, cached) -> soften both at
+    T = 1 and at the chosen T, the loss terms, the sweep over T (cheap: logits already computed) -> the
+    pair's size, and its latency timed once per sentence."""
+    teacher, student = models["bert"], models["distilbert"]
+    notes = [Note(n, "warning") for n in pair_notes(teacher.source, teacher.location, student.source)]
+    if not same_vocabulary(teacher.tokenizer, student.tokenizer):
+        fix = ("The bundled student was not distilled from this bundled teacher: rebuild it after BERT with "
+               "`python -m app.training --recipe distilbert`." if teacher.is_bundled and student.is_bundled
+               else "Switch the sidebar to the bundled models.")
+        raise Stop("Teacher and student use different vocabularies here, so their distributions cannot be compared "
+                   f"token by token. {fix}", "error")
+    tok = student.tokenizer
+    fitted, words, cut = compare.words_to_mask(inputs.text, {teacher.variant.label: teacher.tokenizer,
+                                                             student.variant.label: tok})
+    notes += cut
+    tk = txt.tokenize(tok, fitted)
+    notes += [Note(n) for n in txt.input_notes(tk, tok, fitted, f"{teacher.variant.label} and {student.variant.label}")]
+    word, chosen = compare.choose_masked_word(words, [tk], inputs.word)
+    notes += chosen
+
+    pair = cache(pair_forward, teacher, student, fitted, word)
+    temp = float(inputs.temperature)
+    m = pair.masked[0]
+    t_1, t_temp = soften(pair.t_logits[m], 1.0), soften(pair.t_logits[m], temp)  # (V,) each
+    s_1, s_temp = soften(pair.s_logits[m], 1.0), soften(pair.s_logits[m], temp)
+    ids = top_tokens(t_1, s_1, int(inputs.top_k))
+    soft = SoftTargets(
+        tokens=tuple(txt.piece_text(tok, i) for i in ids), teacher_1=tuple(t_1[ids].tolist()),
+        teacher_t=tuple(t_temp[ids].tolist()), student_1=tuple(s_1[ids].tolist()), student_t=tuple(s_temp[ids].tolist()),
+        gold=txt.piece_text(tok, pair.gold[0]), teacher_top_1=float(t_1.max()), teacher_top_t=float(t_temp.max()),
+        kl=kl_term(pair.s_logits[m : m + 1], pair.t_logits[m : m + 1], temp), vocab=t_1.numel(),
+    )
+
+    timed = cache(compare.latencies, (teacher, student), fitted, bool(inputs.settled))
+    sz = size_and_speed(cache(compare.size_of, teacher), cache(compare.size_of, student),
+                        timed["bert"]["median_ms"], timed["distilbert"]["median_ms"])
+    card = cache(card_of, student)
+    claims = {"paper": {"smaller": PAPER.smaller, "faster": PAPER.faster, "retained": PAPER.retained},
+              "measured here": {"smaller": sz["smaller"], "faster": sz["faster"], "retained": None}}
+    if card:
+        claims["model card"] = {"smaller": None, "faster": card["faster"], "retained": card["retained_top1"]}
+    return Result(
+        teacher=teacher.shown_as, student=student.shown_as, words=tuple(w for w, _, _ in words), word=word,
+        n_pieces=len(pair.masked), temperature=temp, soft=soft,
+        sweep=temperature_sweep(pair.s_logits[m], pair.t_logits[m]),
+        terms_recipe=recipe_terms(pair, RECIPE.temperature), terms_yours=recipe_terms(pair, temp),
+        tokens=pair.tokens, kl_per_token=tuple(kl_per_position(pair.s_logits, pair.t_logits, temp)),
+        masked=pair.masked, size=sz, card=card, claims=claims,
+        summary=tuple(summary_lines(sz, card, student.is_bundled, compare.DEFAULTS.repeats)),
+        device=teacher.device, provisional=not inputs.settled, notes=tuple(notes),
+    )

@@ -17,7 +17,7 @@ Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; 
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
 
 import json
 import math
@@ -25,6 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+
+from app import text as txt
+from app.lesson import Note, Stop, direct, from_values
+from app.state import Param, Spec, seed_param, text_param
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,20 @@ class ElectraDefaults:
 
 
 DEFAULTS = ElectraDefaults()
+DEFAULT_TEXT = "The little girl found a red ball in the park. She was happy and ran home to show her mom."
+MODELS = ("electra-generator", "electra-discriminator")
+SPEC = Spec(
+    text_param(DEFAULT_TEXT, "Your sentence"),
+    Param("rate", "float", DEFAULTS.mlm_probability, lo=0.05, hi=0.5, step=0.01, label="Masking rate",
+          help="Share of the word pieces the generator must fill (ELECTRA: 15%)."),
+    Param("temperature", "float", DEFAULTS.temperature, lo=0.1, hi=3.0, step=0.05, label="Generator temperature",
+          help="Samples come from softmax(logits / T). T = 1 is the paper; low T picks the generator's favourite "
+               "(often the original word), high T picks wilder words."),
+    seed_param(help="Masked positions come from this seed, the generator's samples from the next one."),
+    Param("edit_pos", "int", 7, lo=0, hi=511, label="Token to replace", widget="select"),
+    Param("edit_word", "str", "ran", max_len=40, label="Replacement word", widget="line",
+          help="One word. It must be in the vocabulary; a word that splits into pieces uses its first piece."),
+)
 
 
 # ----------------------------------------------------------------------------- input
@@ -74,15 +92,13 @@ def special_ids(tokenizer) -> torch.Tensor:
 
 
 def encode(tokenizer, text: str, max_tokens: int = DEFAULTS.max_tokens) -> Encoded:
-    """Tokenize ``text`` with the family's special tokens, truncated to ``max_tokens`` ids in all."""
-    n_pieces = len(tokenizer.tokenize(text))
-    ids = tokenizer(text, truncation=True, max_length=max_tokens)["input_ids"]
+    """Tokenize ``text`` with the family's special tokens, truncated to ``max_tokens`` ids in all. The
+    unknown token and special tokens typed in the text are never masked (``special``)."""
+    tk = txt.tokenize(tokenizer, text, max_tokens)
     specials = set(tokenizer.all_special_ids)
-    special = tuple(i in specials for i in ids)
-    n_unknown = sum(i == tokenizer.unk_token_id for i in ids)
+    special = tuple(i in specials for i in tk.ids)
     n_added = len(tokenizer("")["input_ids"])  # the special tokens the family adds ([CLS] ... [SEP])
-    return Encoded(tuple(ids), tuple(tokenizer.convert_ids_to_tokens(ids)), special, n_unknown, n_pieces,
-                   len(ids) - n_added)
+    return Encoded(tk.ids, tk.pieces, special, len(tk.unknown(tokenizer)), tk.n_full - n_added, len(tk.ids) - n_added)
 
 
 # ----------------------------------------------------------------------------- corruption
@@ -223,24 +239,6 @@ def sample_round(tokenizer, encoded: Encoded, masked: torch.Tensor, g_logits: to
                            alternatives=alternatives)
 
 
-def run_round(generator, discriminator, tokenizer, text: str, mlm_probability: float = DEFAULTS.mlm_probability,
-              temperature: float = DEFAULTS.temperature, seed: int = 0, max_tokens: int = DEFAULTS.max_tokens,
-              top_k: int = DEFAULTS.top_k) -> Round:
-    """The whole game on one sentence: mask -> generator samples -> corrupted -> discriminator scores.
-
-    ``generator`` / ``discriminator`` are the transformers models (ElectraForMaskedLM,
-    ElectraForPreTraining). Masking draws from Generator(seed), sampling from Generator(seed + 1),
-    so changing the temperature keeps the masked positions.
-    """
-    encoded = encode(tokenizer, text, max_tokens)
-    ids = torch.tensor(encoded.input_ids)  # (T,)
-    masked = mask_positions(torch.tensor(encoded.special), mlm_probability, torch.Generator().manual_seed(int(seed)))
-    g_logits = generator_logits(generator, masked_input(ids, masked, tokenizer.mask_token_id), masked)  # (n, V)
-    corrupted, gen_side = sample_round(tokenizer, encoded, masked, g_logits, temperature, seed, top_k)
-    scores = discriminator_scores(discriminator, corrupted)
-    return assemble_round(tokenizer, encoded, masked, corrupted, gen_side, scores)
-
-
 def assemble_round(tokenizer, encoded: Encoded, masked: torch.Tensor, corrupted: torch.Tensor, gen_side: dict,
                    scores: torch.Tensor) -> Round:
     ids = torch.tensor(encoded.input_ids)
@@ -336,26 +334,26 @@ def apply_edit(tokenizer, input_ids, position: int, word: str) -> Edit:
     word = (word or "").strip()
     if not word:
         return Edit(False, ids, None, None)
-    shown = word.replace("`", "'")  # quoted in a markdown code span
+    shown = txt.md(word)
     if not 0 <= position < len(ids) or ids[position] in specials:
         return Edit(False, ids, None, f"Position {position} is not a word piece of this sentence; pick another.")
     if word in tokenizer.all_special_tokens:
-        return Edit(False, ids, None, f"`{shown}` is a special token; the generator never proposes those, so pick a word.")
+        return Edit(False, ids, None, f"{shown} is a special token; the generator never proposes those, so pick a word.")
     pieces = tokenizer.tokenize(word)
     if not pieces:
-        return Edit(False, ids, None, f"`{shown}` has no word pieces in this vocabulary (nothing is left after tokenizing).")
+        return Edit(False, ids, None, f"{shown} has no word pieces in this vocabulary (nothing is left after tokenizing).")
     piece_ids = tokenizer.convert_tokens_to_ids(pieces)
     if piece_ids[0] in specials:
-        return Edit(False, ids, None, f"`{shown}` is outside the vocabulary (it becomes `{pieces[0]}`); try another word.")
+        return Edit(False, ids, None, f"{shown} is outside the vocabulary (it becomes {txt.md(pieces[0])}); try another word.")
     new = list(ids)
     new[position] = piece_ids[0]
     message = None
     if len(pieces) > 1:
-        message = (f"`{shown}` splits into {len(pieces)} word pieces (`{' '.join(pieces)}`); "
-                   f"one position holds one piece, so the first, `{pieces[0]}`, is used.")
+        message = (f"{shown} splits into {len(pieces)} word pieces ({txt.md(' '.join(pieces))}); "
+                   f"one position holds one piece, so the first, {txt.md(pieces[0])}, is used.")
     if piece_ids[0] == ids[position]:
         message = (message + " " if message else "") + (
-            f"`{pieces[0]}` is the token already there, so nothing is replaced: its label stays *original*.")
+            f"{txt.md(pieces[0])} is the token already there, so nothing is replaced: its label stays *original*.")
     return Edit(True, tuple(new), pieces[0], message)
 
 
@@ -382,3 +380,110 @@ def read_curves(folder) -> dict | None:
     auc = [a if isinstance(a, (int, float)) and math.isfinite(a) else None for a in auc]
     return {"eval_step": list(steps), "disc_auc": auc, "step": curves.get("step") or [],
             "train_loss": curves.get("train_loss") or [], "final": curves.get("final") or {}}
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    text: str = DEFAULT_TEXT
+    rate: float = DEFAULTS.mlm_probability
+    temperature: float = DEFAULTS.temperature
+    seed: int = 0
+    edit_pos: int = 7
+    edit_word: str = "ran"
+
+    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+
+
+@dataclass(frozen=True)
+class Result:
+    """One round of the game and the hand edit, as plain data.
+
+    positions: the word pieces a hand edit may replace; edit_pos: the one used (the asked position, or
+    the nearest word piece when the asked one is not one). edit_scores / edit_labels: the discriminator
+    on the edited sentence, one per token."""
+
+    encoded: Encoded
+    round: Round
+    detection: Detection
+    positions: tuple[int, ...]
+    edit_pos: int
+    edit: Edit
+    edit_scores: tuple[float, ...]
+    edit_labels: tuple[bool, ...]
+    edited_tokens: tuple[str, ...]
+    signal: dict
+    notes: tuple[Note, ...]
+
+
+def generator_side(generator, input_ids: tuple, special: tuple, rate: float, seed: int):
+    """(masked (T,) bool, the generator's logits at the masked positions (n, V)): everything that does not
+    depend on the temperature — the expensive half of a round. ``generator`` is a loaded ELECTRA generator."""
+    masked = mask_positions(torch.tensor(special), rate, torch.Generator().manual_seed(int(seed)))
+    ids = masked_input(torch.tensor(input_ids), masked, generator.tokenizer.mask_token_id)
+    return masked, generator_logits(generator.model, ids, masked)
+
+
+def discriminator_side(discriminator, input_ids: tuple) -> torch.Tensor:
+    """P(replaced) for every token of ``input_ids`` (a loaded ELECTRA discriminator). (T,)"""
+    return discriminator_scores(discriminator.model, torch.tensor(input_ids))
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Mask -> the generator samples -> the discriminator scores every token; then the hand edit.
+
+    Masking draws from Generator(seed) and sampling from Generator(seed + 1), so moving the temperature
+    re-samples at the same masked positions; the generator's forward (``generator_side``) does not depend
+    on the temperature and goes through ``cache``, so only the sampling runs again."""
+    gen, disc = models["electra-generator"], models["electra-discriminator"]
+    tok = gen.tokenizer
+    if not inputs.text.strip():
+        raise Stop("Type a sentence to start (the box is empty or only whitespace).")
+    enc = encode(tok, inputs.text, DEFAULTS.max_tokens)
+    notes = []
+    if enc.truncated:
+        notes.append(Note(f"Your text has {enc.n_pieces} word pieces; the strip shows the first {enc.n_kept} (a cap "
+                          f"of {DEFAULTS.max_tokens} tokens with [CLS] and [SEP], so every cell stays readable). "
+                          "The rest is cut.", "warning"))
+    notes += [Note(n) for n in txt.input_notes(txt.tokenize(tok, inputs.text, DEFAULTS.max_tokens), tok, inputs.text,
+                                               gen.variant.label)]
+    if enc.n_content == 0:
+        raise Stop("Nothing in this text is a word piece the generator can replace, so there is nothing to mask. "
+                   f"Try an English sentence, e.g. *{DEFAULT_TEXT}*")
+    masked, g_logits = cache(generator_side, gen, enc.input_ids, enc.special, float(inputs.rate), int(inputs.seed))
+    corrupted, gen_info = sample_round(tok, enc, masked, g_logits, float(inputs.temperature), int(inputs.seed))
+    scores = cache(discriminator_side, disc, tuple(corrupted.tolist()))
+    rnd = assemble_round(tok, enc, masked, corrupted, gen_info, scores)
+    det = detection_metrics(rnd.scores, rnd.labels, content_positions(rnd.special), DEFAULTS.threshold)
+
+    positions = tuple(i for i, s in enumerate(enc.special) if not s)
+    edit_pos = inputs.edit_pos
+    if edit_pos not in positions:
+        edit_pos = min(positions, key=lambda i: abs(i - edit_pos))
+        notes.append(Note(f"Position {inputs.edit_pos} is not a word piece of this sentence; using position {edit_pos}."))
+    edit = apply_edit(tok, enc.input_ids, edit_pos, inputs.edit_word)
+    edit_scores = cache(discriminator_side, disc, edit.input_ids)
+    edit_labels = replaced_labels(torch.tensor(edit.input_ids), torch.tensor(enc.input_ids)).tolist()
+    return Result(enc, rnd, det, positions, edit_pos, edit, tuple(float(x) for x in edit_scores),
+                  tuple(edit_labels), tuple(tok.convert_ids_to_tokens(list(edit.input_ids))),
+                  signal_counts(len(rnd.tokens), sum(rnd.masked)), tuple(notes))
+
+
+def plausible_share(models: dict, text: str = DEFAULT_TEXT, seeds: int = 100, rate: float = DEFAULTS.mlm_probability,
+                    temperature: float = DEFAULTS.temperature) -> float:
+    """Of the generator's samples at masked content-word positions over ``seeds`` rounds of ``text``, the share
+    that are words (letters only), not punctuation or fragments: is the generator proposing plausible fakes?"""
+    gen = models["electra-generator"]
+    tok = gen.tokenizer
+    enc = encode(tok, text, DEFAULTS.max_tokens)
+    words = total = 0
+    for seed in range(seeds):
+        masked, logits = generator_side(gen, enc.input_ids, enc.special, rate, seed)
+        corrupted, _ = sample_round(tok, enc, masked, logits, temperature, seed)
+        for pos in masked.nonzero().flatten().tolist():
+            if enc.tokens[pos].isalpha():  # a content word was masked here
+                total += 1
+                words += tok.convert_ids_to_tokens(int(corrupted[pos])).isalpha()
+    return words / max(total, 1)

@@ -14,23 +14,38 @@ class Lesson:
     title: str
     icon: str
     line: str  # what a student sees there, in one line
+    library: str  # the lesson's library module: SPEC, Inputs, run (the page's figures: app/figures/<same name>)
 
 
 LESSONS: list[Lesson] = [
     Lesson('pages/masking.py', 'masking', 'Masking lab', ':material/theater_comedy:',
-           'Static vs dynamic masking, 80/10/10, whole words and spans — with a real model filling the blanks.'),
+           'Static vs dynamic masking, 80/10/10, whole words and spans — with a real model filling the blanks.',
+           'app.masking_lab'),
     Lesson('pages/albert_params.py', 'albert_params', 'ALBERT: parameters', ':material/calculate:',
-           'Factorized embeddings and cross-layer sharing: exact parameter counts, compute and memory.'),
+           'Factorized embeddings and cross-layer sharing: exact parameter counts, compute and memory.',
+           'app.params'),
     Lesson('pages/albert_activations.py', 'albert_activations', 'ALBERT: shared layers', ':material/repeat:',
-           'One block applied L times: how activations move layer by layer, and what happens if you keep going.'),
+           'One block applied L times: how activations move layer by layer, and what happens if you keep going.',
+           'app.albert'),
     Lesson('pages/distillation.py', 'distillation', 'DistilBERT: distillation', ':material/science:',
-           'Teacher and student on one sentence: soft targets, temperature and the three loss terms.'),
+           'Teacher and student on one sentence: soft targets, temperature and the three loss terms.',
+           'app.distillation'),
     Lesson('pages/electra.py', 'electra', 'ELECTRA: spot the fake', ':material/policy:',
-           'A generator swaps words, a discriminator scores every token: replaced-token detection, live.'),
+           'A generator swaps words, a discriminator scores every token: replaced-token detection, live.',
+           'app.electra'),
     Lesson('pages/xlnet.py', 'xlnet', 'XLNet: permutation LM', ':material/shuffle:',
-           'Predict tokens in any order: the content and query streams as attention masks, with live predictions.'),
+           'Predict tokens in any order: the content and query streams as attention masks, with live predictions.',
+           'app.xlnet'),
+    Lesson('pages/deberta.py', 'deberta', 'DeBERTa: disentangled attention', ':material/join_inner:',
+           'Content and relative position kept apart in every attention score, taken apart term by term.',
+           'app.deberta'),
+    Lesson('pages/modernbert.py', 'modernbert', 'ModernBERT: a 2024 encoder', ':material/rocket_launch:',
+           'Rotary positions, alternating local and global attention, GeGLU and unpadding, measured live.',
+           'app.modernbert'),
     Lesson('pages/attention.py', 'attention', 'Attention in every layer', ':material/visibility:',
-           'bertviz head and model views for any variant — offline and injection-safe — plus mean and rollout maps.'),
+           'bertviz head and model views for any variant — offline and injection-safe — plus mean and rollout maps.',
+           'app.attention'),
     Lesson('pages/compare.py', 'compare', 'Variants side by side', ':material/compare_arrows:',
-           'Every variant on your sentence: tokens, predictions, size, latency and memory, measured here.'),
+           'Every variant on your sentence: tokens, predictions, size, latency and memory, measured here.',
+           'app.compare'),
 ]

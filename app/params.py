@@ -16,13 +16,22 @@ multiply-adds per token are those of an unshared model of the same shape.
 Counts come two ways that tests hold equal: closed-form formulas (``breakdown``) and real
 transformers modules instantiated on the meta device (``count_on_meta``), which allocates no weights
 (accelerate's ``init_empty_weights`` would break weight tying and over-count).
+
+The lesson (pages/albert_params.py) calls :func:`run`: the encoder its settings describe, the released
+models (their configs are data, app/params_presets.json, written from the published sizes), and the
+ALBERT loaded in the app, counted tensor by tensor beside the formula.
 """
 
 from __future__ import annotations
 
 from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
-from dataclasses import dataclass, replace
+import json
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from app.lesson import Note, direct, from_values
+from app.state import Param, Spec
 
 SHARING_MODES = ("none", "all", "attention", "ffn")
 SHARING_LABELS = {
@@ -78,6 +87,35 @@ class Arch:
     def E(self) -> int:
         """The width tokens are embedded at: embedding_size when factorized, else hidden_size."""
         return self.embedding_size if self.factorized else self.hidden_size
+
+
+A, L = Arch(), LIMITS  # the defaults (ALBERT-base) and the ranges the page accepts
+MODELS = ("albert",)  # the loaded ALBERT, counted in the last section
+
+
+def _size(name: str, label: str, step: int, help: str | None = None) -> Param:
+    lo, hi = getattr(L, name)
+    return Param(name, "int", getattr(A, name), lo=lo, hi=hi, label=label, widget="number", step=step, help=help)
+
+
+SPEC = Spec(
+    _size("vocab_size", "Vocabulary V", 1000),
+    _size("hidden_size", "Hidden size H", 64),
+    Param("factorized", "bool", A.factorized, label="Factorize embeddings (E < H)",
+          help="On: ALBERT's V·E + E·H. Off: BERT's V·H (E is ignored)."),
+    _size("embedding_size", "Embedding size E", 32),
+    _size("num_hidden_layers", "Layers L", 1),
+    _size("num_attention_heads", "Attention heads", 1),
+    _size("intermediate_size", "Feed-forward size I", 256),
+    Param("sharing", "choice", A.sharing, choices=SHARING_MODES, labels=tuple(SHARING_LABELS.items()),
+          label="Cross-layer sharing", help="The ALBERT paper's Table 4 ablation: share everything, only attention, "
+                                            "only feed-forward, or nothing."),
+    _size("max_position_embeddings", "Position table size", 64),
+    _size("type_vocab_size", "Segment types", 1),
+    Param("seq_len", "int", 512, lo=L.seq_len[0], hi=L.seq_len[1], label="Sequence length for compute",
+          widget="number", step=64, help="FLOPs per token depend on it through attention (T² terms)."),
+)
+ARCH_FIELDS = tuple(f.name for f in fields(Arch) if f.name in {p.name for p in SPEC})  # what a preset sets
 
 
 def problems(arch: Arch) -> list[str]:
@@ -248,13 +286,12 @@ def module_counts_on_meta(arch: Arch) -> dict[str, int]:
 
     Returns embeddings (AlbertEmbeddings + embedding_hidden_mapping_in, or BertEmbeddings), attention
     (AlbertAttention, with its LayerNorm), ffn (the rest of AlbertLayer: ffn, ffn_output,
-    full_layer_layer_norm), pooler, mlm_head (AlbertMLMHead/BertOnlyMLMHead less its tied decoder).
+    full_layer_layer_norm) and pooler.
     """
     import torch
     from transformers import AlbertConfig
-    from transformers.models.albert.modeling_albert import (
-        AlbertEmbeddings, AlbertLayer, AlbertMLMHead, AlbertTransformer)
-    from transformers.models.bert.modeling_bert import BertEmbeddings, BertOnlyMLMHead
+    from transformers.models.albert.modeling_albert import AlbertEmbeddings, AlbertLayer, AlbertTransformer
+    from transformers.models.bert.modeling_bert import BertEmbeddings
 
     cfg = transformers_config(arch)
     layer_cfg = AlbertConfig(**{**cfg.to_dict(), "embedding_size": arch.E, "num_hidden_groups": 1})
@@ -262,14 +299,8 @@ def module_counts_on_meta(arch: Arch) -> dict[str, int]:
         if arch.factorized:
             projection = AlbertTransformer(layer_cfg).embedding_hidden_mapping_in
             embeddings = unique_numel(AlbertEmbeddings(cfg)) + unique_numel(projection)
-            head = AlbertMLMHead(cfg)
-            head_count = unique_numel(head) - head.decoder.weight.numel() - head.decoder.bias.numel()
         else:
             embeddings = unique_numel(BertEmbeddings(cfg))
-            head = BertOnlyMLMHead(cfg)
-            decoder = head.predictions.decoder
-            head_count = unique_numel(head) - decoder.weight.numel() - (
-                decoder.bias.numel() if decoder.bias is not None and decoder.bias is not head.predictions.bias else 0)
         layer = AlbertLayer(layer_cfg)
         pooler = torch.nn.Linear(arch.hidden_size, arch.hidden_size)
     attention = unique_numel(layer.attention)
@@ -278,7 +309,6 @@ def module_counts_on_meta(arch: Arch) -> dict[str, int]:
         "attention": attention,
         "ffn": unique_numel(layer) - attention,
         "pooler": unique_numel(pooler) if arch.pooler else 0,
-        "mlm_head": head_count,
     }
 
 
@@ -375,16 +405,16 @@ def human_count(n: float) -> str:
     return f"{n:.0f}"
 
 
-# ----------------------------------------------------------------------------- presets
+# ----------------------------------------------------------------------------- released models, as data
+
+PRESETS_FILE = Path(__file__).with_name("params_presets.json")
+SETTABLE = ("AlbertModel", "BertModel", "RobertaModel")  # base models the page's settings can express
 
 
 @dataclass(frozen=True)
 class Preset:
-    """A real released model: its config written from the published values, and its published size.
-
-    family: for macs_per_sequence. arch: the same model as page settings, when the page's controls can
-    express it (ALBERT/BERT/RoBERTa shapes), else None.
-    """
+    """A released model: its config written from the published values (app/params_presets.json) and its
+    published size. family: for macs_per_sequence; config: keyword arguments of config_class."""
 
     name: str
     family: str
@@ -394,72 +424,24 @@ class Preset:
     published_m: float  # millions of parameters, as commonly quoted
     source: str
     note: str = ""
-    arch: Arch | None = None
+
+    @property
+    def arch(self) -> Arch | None:
+        """The same model as page settings (ALBERT, BERT and RoBERTa shapes, with the pooler), else None."""
+        return arch_from_config(preset_config(self), pooler=True) if self.model_class in SETTABLE else None
 
 
-def _albert(name, h, layers, heads, inter, published, note=""):
-    arch = Arch(30000, h, 128, layers, heads, inter, "all", True)
-    cfg = dict(vocab_size=30000, embedding_size=128, hidden_size=h, num_hidden_layers=layers, num_attention_heads=heads,
-               intermediate_size=inter, num_hidden_groups=1)
-    return Preset(name, "albert", "AlbertConfig", "AlbertModel", cfg, published, "Lan et al. 2020, Table 1", note, arch)
+def read_presets(path: Path = PRESETS_FILE) -> tuple[tuple[Preset, ...], tuple[dict, ...]]:
+    """(the released models, the ALBERT paper's Table 4 rows {embedding_size, sharing, paper_m})."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(Preset(**p) for p in data["presets"]), tuple(data["albert_table4"])
 
 
-def _bert(name, h, layers, heads, inter, published, source, note="", vocab=30522, positions=512, types=2,
-          classes=("BertConfig", "BertModel")):
-    arch = Arch(vocab, h, h, layers, heads, inter, "none", False, positions, types)
-    cfg = dict(vocab_size=vocab, hidden_size=h, num_hidden_layers=layers, num_attention_heads=heads,
-               intermediate_size=inter, max_position_embeddings=positions, type_vocab_size=types)
-    return Preset(name, "bert", *classes, cfg, published, source, note, arch)
-
-
-PRESETS: tuple[Preset, ...] = (
-    _bert("BERT-base", 768, 12, 12, 3072, 110, "Devlin et al. 2019"),
-    _bert("BERT-large", 1024, 24, 16, 4096, 340, "Devlin et al. 2019",
-          "The BERT paper rounds up; the ALBERT paper lists the same model as 334M."),
-    _albert("ALBERT-base", 768, 12, 12, 3072, 12),
-    _albert("ALBERT-large", 1024, 24, 16, 4096, 18),
-    _albert("ALBERT-xlarge", 2048, 24, 16, 8192, 60,
-            "The paper rounds loosely: the released config gives 58.7M, and the masked-LM head adds only 0.3M."),
-    _albert("ALBERT-xxlarge", 4096, 12, 64, 16384, 235,
-            "Not reproducible from the released config (H=4096, 12 layers, E=128): the MLM and SOP heads add "
-            "only 0.6M, and the paper does not say what its 235M counts."),
-    _bert("RoBERTa-base", 768, 12, 12, 3072, 125, "Liu et al. 2019", vocab=50265, positions=514, types=1,
-          classes=("RobertaConfig", "RobertaModel")),
-    Preset("DistilBERT", "bert", "DistilBertConfig", "DistilBertModel",
-           dict(vocab_size=30522, dim=768, n_layers=6, n_heads=12, hidden_dim=3072),
-           66, "Sanh et al. 2019"),
-    Preset("ELECTRA-small", "bert", "ElectraConfig", "ElectraModel",
-           dict(vocab_size=30522, embedding_size=128, hidden_size=256, num_hidden_layers=12, num_attention_heads=4,
-                intermediate_size=1024),
-           14, "Clark et al. 2020", "13.5M rounds to 14M (the discriminator; its 1-output head adds 66K)."),
-    Preset("ELECTRA-base", "bert", "ElectraConfig", "ElectraModel",
-           dict(vocab_size=30522, embedding_size=768, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                intermediate_size=3072),
-           110, "Clark et al. 2020",
-           "The paper quotes BERT-base's figure for the same shape; ELECTRA has no pooler (−0.6M)."),
-    Preset("XLNet-base", "xlnet", "XLNetConfig", "XLNetModel",
-           dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, d_inner=3072),
-           110, "often quoted (“same size as BERT-base”)",
-           "Every layer has a relative-position projection (12 × 768² = 7.1M) and biases BERT lacks, and the "
-           "vocabulary is 32000; there are no absolute position embeddings."),
-    Preset("DeBERTa-v3-base", "deberta", "DebertaV2Config", "DebertaV2Model",
-           dict(vocab_size=128100, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                intermediate_size=3072,
-                max_position_embeddings=512, relative_attention=True, position_buckets=256, max_relative_positions=-1,
-                pos_att_type=["p2c", "c2p"], position_biased_input=False, norm_rel_ebd="layer_norm", share_att_key=True,
-                type_vocab_size=0, layer_norm_eps=1e-7),
-           184, "He et al. 2021 (86M backbone + 98M embeddings)"),
-    Preset("ModernBERT-base", "modernbert", "ModernBertConfig", "ModernBertModel",
-           dict(vocab_size=50368, hidden_size=768, num_hidden_layers=22, num_attention_heads=12, intermediate_size=1152,
-                max_position_embeddings=8192, global_attn_every_n_layers=3, local_attention=128),
-           149, "Warner et al. 2024"),
-)
-
-# The ALBERT paper's sharing ablation (Table 4): ALBERT-base shapes, millions of parameters.
-PAPER_TABLE4 = {
-    (768, "all"): 31, (768, "attention"): 83, (768, "ffn"): 57, (768, "none"): 108,
-    (128, "all"): 12, (128, "attention"): 64, (128, "ffn"): 38, (128, "none"): 89,
-}
+PRESETS, PAPER_TABLE4 = read_presets()
+SETTABLE_PRESETS = tuple(p.name for p in PRESETS if p.model_class in SETTABLE)
+PRESET = Param("preset", "choice", SETTABLE_PRESETS[0], choices=SETTABLE_PRESETS, label="Start from a released model",
+               help="Copies that model's published sizes into the settings below.")
+# PRESET is not in SPEC: it only picks what "Use its sizes" copies; the sizes themselves go in the link.
 
 
 def preset(name: str) -> Preset:
@@ -467,6 +449,14 @@ def preset(name: str) -> Preset:
         if p.name == name:
             return p
     raise KeyError(name)
+
+
+def preset_values(name: str) -> dict:
+    """The page settings a preset sets ({SPEC name: value}), for the "Use its sizes" button."""
+    arch = preset(name).arch
+    if arch is None:
+        raise ValueError(f"{name} has no page settings")
+    return {f: getattr(arch, f) for f in ARCH_FIELDS}
 
 
 def preset_config(p: Preset):
@@ -490,6 +480,11 @@ def count_preset(p: Preset) -> int | None:
     return unique_numel(model)
 
 
+def count_presets() -> tuple[tuple[str, int | None], ...]:
+    """(name, base-model parameters) of every preset, on the meta device: the expensive, seq_len-free part."""
+    return tuple((p.name, count_preset(p)) for p in PRESETS)
+
+
 def preset_compute_cfg(p: Preset) -> dict:
     """The dimensions macs_per_sequence needs, read from the preset's config (whatever its names)."""
     c = p.config
@@ -499,22 +494,22 @@ def preset_compute_cfg(p: Preset) -> dict:
         "intermediate_size": c.get("intermediate_size", c.get("d_inner", c.get("hidden_dim"))),
         "num_hidden_layers": c.get("num_hidden_layers", c.get("n_layer", c.get("n_layers"))),
         "embedding_size": c.get("embedding_size", h),
-        "pooler": p.model_class in ("BertModel", "RobertaModel", "AlbertModel"),
+        "pooler": p.model_class in SETTABLE,
         "position_buckets": c.get("position_buckets", 0),
         "max_position_embeddings": c.get("max_position_embeddings", 512),
     }
 
 
-def preset_rows(seq_len: int) -> list[dict]:
-    """One row per preset: computed and published parameters, the difference, FLOPs per token, memory."""
+def preset_rows(counts, seq_len: int) -> list[dict]:
+    """One row per preset the installed transformers builds: computed and published parameters, the
+    difference, FLOPs per token at seq_len, memory. counts: count_presets()."""
     rows = []
-    for p in PRESETS:
-        n = count_preset(p)
+    for p, (name, n) in zip(PRESETS, counts):
         if n is None:
             continue
         flops = flops_per_token(p.family, preset_compute_cfg(p), seq_len)
         rows.append({
-            "model": p.name,
+            "model": name,
             "computed (M)": round(n / 1e6, 2),
             "published (M)": p.published_m,
             "difference": f"{(n / 1e6 - p.published_m) / p.published_m:+.1%}",
@@ -532,11 +527,10 @@ def preset_rows(seq_len: int) -> list[dict]:
 def table4_rows() -> list[dict]:
     """The ALBERT paper's sharing ablation recomputed: ALBERT-base, E = 768 and 128, four sharing modes."""
     rows = []
-    for (e, mode), paper in PAPER_TABLE4.items():
-        arch = Arch(embedding_size=e, sharing=mode)
-        n = breakdown(arch).total
-        rows.append({"E": e, "sharing": SHARING_LABELS[mode], "computed (M)": round(n / 1e6, 2),
-                     "paper (M)": paper, "difference (M)": round(n / 1e6 - paper, 2)})
+    for t in PAPER_TABLE4:
+        n = breakdown(Arch(embedding_size=t["embedding_size"], sharing=t["sharing"])).total
+        rows.append({"E": t["embedding_size"], "sharing": SHARING_LABELS[t["sharing"]], "computed (M)": round(n / 1e6, 2),
+                     "paper (M)": t["paper_m"], "difference (M)": round(n / 1e6 - t["paper_m"], 2)})
     return rows
 
 
@@ -564,14 +558,180 @@ def arch_from_config(config, pooler: bool) -> Arch:
     )
 
 
-def loaded_counts(model) -> dict:
-    """A loaded AlbertForMaskedLM / AlbertModel (or BERT): its real parameter count, summed over unique
-    tensors, beside the formula's count from its config. Works on any device and dtype."""
+@dataclass(frozen=True)
+class LoadedCount:
+    """A loaded model's real parameter count (Σ numel over unique tensors, tied ones once) beside the formula's
+    count from its config. formula and arch are None when its layer grouping has no page setting (problem)."""
+
+    shown_as: str  # which model (Loaded.shown_as)
+    model_class: str  # e.g. AlbertForMaskedLM: the base model and the masked-LM head, decoder tied
+    real: int
+    formula: int | None
+    arch: Arch | None
+    pooler: bool  # whether its base model has BERT's [CLS] pooler
+    with_head: bool  # whether the masked-LM head is part of the model
+    problem: str | None = None
+
+
+def loaded_counts(loaded) -> LoadedCount:
+    """Count a loaded AlbertForMaskedLM / AlbertModel (or BERT), on any device and dtype."""
+    model = loaded.model
     base = getattr(model, "albert", None) or getattr(model, "bert", None) or model
     has_pooler = getattr(base, "pooler", None) is not None
-    arch = arch_from_config(model.config, has_pooler)
-    b = breakdown(arch)
     has_head = base is not model
-    formula = b.total_with_head if has_head else b.total
-    return {"real": unique_numel(model), "formula": formula, "arch": arch, "with_head": has_head,
-            "pooler": has_pooler, "breakdown": b}
+    real = unique_numel(model)
+    try:
+        arch = arch_from_config(model.config, has_pooler)
+    except ValueError as e:
+        return LoadedCount(loaded.shown_as, type(model).__name__, real, None, None, has_pooler, has_head, str(e))
+    b = breakdown(arch)
+    return LoadedCount(loaded.shown_as, type(model).__name__, real, b.total_with_head if has_head else b.total, arch,
+                       has_pooler, has_head)
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    vocab_size: int = A.vocab_size
+    hidden_size: int = A.hidden_size
+    factorized: bool = A.factorized
+    embedding_size: int = A.embedding_size
+    num_hidden_layers: int = A.num_hidden_layers
+    num_attention_heads: int = A.num_attention_heads
+    intermediate_size: int = A.intermediate_size
+    sharing: str = A.sharing
+    max_position_embeddings: int = A.max_position_embeddings
+    type_vocab_size: int = A.type_vocab_size
+    seq_len: int = 512
+
+    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+
+    @property
+    def arch(self) -> Arch:
+        return Arch(**{f: getattr(self, f) for f in ARCH_FIELDS})
+
+
+@dataclass(frozen=True)
+class Yours:
+    """Everything about the encoder the settings describe (only when it can be built).
+
+    counted / how: the exact count from real modules on the meta device, and how it was counted;
+    bert_like: the same shape with V·H embeddings and no sharing; table: the breakdown, one row per part
+    ({part, formula, parameters}); bars: {label, embeddings, attention, ffn, pooler} per sharing mode
+    (yours marked), BERT-style first when factorized; sweep: (E, total) as E varies; word_saving: V·H minus
+    the factorized word embeddings and projection (0 unfactorized); flops / flops_unshared: forward FLOPs
+    per token at seq_len, with this sharing and with none; memory: the weights' bytes per precision."""
+
+    counted: int
+    how: str
+    breakdown: Breakdown
+    bert_like: Breakdown
+    table: tuple[dict, ...]
+    bars: tuple[dict, ...]
+    sweep: tuple[tuple[int, int], ...]
+    unfactorized_total: int
+    word_saving: int
+    flops: float
+    flops_unshared: float
+    memory: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class Result:
+    arch: Arch
+    seq_len: int
+    yours: Yours | None  # None when the settings cannot be built (the notes say why)
+    presets: tuple[dict, ...]  # preset_rows at seq_len
+    table4: tuple[dict, ...]
+    loaded: LoadedCount | None  # None when no ALBERT was loaded
+    notes: tuple[Note, ...]
+
+    def preset(self, name: str) -> dict | None:
+        return next((r for r in self.presets if r["model"] == name), None)
+
+
+def breakdown_table(arch: Arch, b: Breakdown) -> list[dict]:
+    """The breakdown as rows a person reads: {part, formula (with this arch's numbers), parameters}."""
+    e, h, v = arch.E, arch.hidden_size, arch.vocab_size
+    emb = b.embeddings
+    return [
+        {"part": "word embeddings", "formula": f"V·E = {v:,}·{e:,}" if arch.factorized else f"V·H = {v:,}·{h:,}",
+         "parameters": emb["word"]},
+        {"part": "E→H projection", "formula": f"E·H + H = {e:,}·{h:,} + {h:,}" if arch.factorized else "— (none)",
+         "parameters": emb["projection E→H"]},
+        {"part": "positions, segments, LayerNorm",
+         "formula": f"({arch.max_position_embeddings:,} + {arch.type_vocab_size}) · {e:,} + 2·{e:,}",
+         "parameters": emb["position"] + emb["token type"] + emb["LayerNorm"]},
+        {"part": "one attention sublayer", "formula": f"4(H² + H) + 2H, H = {h:,}", "parameters": b.attention},
+        {"part": "one feed-forward sublayer", "formula": f"2·H·I + I + H + 2H, I = {arch.intermediate_size:,}",
+         "parameters": b.ffn},
+        {"part": "one layer", "formula": "attention + feed-forward", "parameters": b.layer},
+        {"part": f"all {arch.num_hidden_layers} layers ({SHARING_LABELS[arch.sharing]})",
+         "formula": f"{b.attention_copies} × attention + {b.ffn_copies} × feed-forward", "parameters": b.encoder},
+        {"part": "pooler ([CLS] → H)", "formula": "H² + H", "parameters": b.pooler},
+        {"part": "base model total", "formula": "embeddings + layers + pooler", "parameters": b.total},
+        {"part": "masked-LM head (beside the base model)",
+         "formula": ("H·E + E + 2E + V" if arch.factorized else "H² + H + 2H + V") + " (output matrix tied)",
+         "parameters": b.mlm_head},
+    ]
+
+
+def _bar(label: str, b: Breakdown) -> dict:
+    return {"label": label, "embeddings": b.embedding_total, "attention": b.attention * b.attention_copies,
+            "ffn": b.ffn * b.ffn_copies, "pooler": b.pooler}
+
+
+def sharing_bars(arch: Arch) -> list[dict]:
+    """One stacked bar per sharing mode, most to fewest parameters (yours marked ◀), after a BERT-style
+    bar (V·H, not shared) when arch is factorized."""
+    bars = [_bar(SHARING_LABELS[m] + (" ◀ yours" if m == arch.sharing else ""), breakdown(replace(arch, sharing=m)))
+            for m in ("none", "attention", "ffn", "all")]
+    if arch.factorized:
+        bars.insert(0, _bar("BERT-style: V·H, not shared", breakdown(replace(arch, factorized=False, sharing="none"))))
+    return bars
+
+
+def memory_rows(counted: int, bert_like: int) -> list[dict]:
+    return [{"precision": d, "bytes per parameter": BYTES_PER_PARAM[d],
+             "your base model": human_bytes(memory_bytes(counted, d)),
+             "same shape, BERT-style": human_bytes(memory_bytes(bert_like, d))} for d in BYTES_PER_PARAM]
+
+
+def your_encoder(arch: Arch, counted: int, how: str, seq_len: int) -> Yours:
+    """Everything the page shows about the settings' encoder, from its meta-device count (cheap formulas)."""
+    b = breakdown(arch)
+    bert_like = breakdown(replace(arch, factorized=False, sharing="none"))
+    emb = b.embeddings
+    word_saving = arch.vocab_size * arch.hidden_size - (emb["word"] + emb["projection E→H"]) if arch.factorized else 0
+    return Yours(
+        counted=counted, how=how, breakdown=b, bert_like=bert_like, table=tuple(breakdown_table(arch, b)),
+        bars=tuple(sharing_bars(arch)),
+        sweep=tuple(total_vs_embedding_size(arch, embedding_sweep_sizes(arch.hidden_size))),
+        unfactorized_total=breakdown(replace(arch, factorized=False)).total, word_saving=word_saving,
+        flops=flops_per_token(*arch_compute_cfg(arch), seq_len),
+        flops_unshared=flops_per_token(*arch_compute_cfg(replace(arch, sharing="none")), seq_len),
+        memory=tuple(memory_rows(counted, bert_like.total)),
+    )
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Count the settings' encoder on the meta device (cached by its shape), every released model (cached
+    once: only their FLOPs follow seq_len), and the loaded ALBERT when ``models`` has one.
+
+    Settings that cannot be built are not an error: their reasons become warnings, and the released models
+    and the loaded one are shown all the same."""
+    arch, seq_len = inputs.arch, int(inputs.seq_len)
+    wrong = problems(arch)
+    notes = [Note(p, "warning") for p in wrong]
+    yours = None
+    if not wrong:
+        if arch.factorized and arch.embedding_size == arch.hidden_size:
+            notes.append(Note("E = H: the E→H projection adds H² + H parameters and saves nothing — factorization "
+                              "pays only when E is well below H."))
+        counted, how = cache(count_on_meta, arch)
+        yours = your_encoder(arch, counted, how, seq_len)
+    presets = preset_rows(cache(count_presets), seq_len)
+    loaded = cache(loaded_counts, models["albert"]) if "albert" in models else None
+    return Result(arch, seq_len, yours, tuple(presets), tuple(table4_rows()), loaded, tuple(notes))

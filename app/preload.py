@@ -1,4 +1,4 @@
-"""Import the heavy libraries once per process, in one thread, before any lesson code runs.
+"""The heavy imports, done once per process in one thread, by one explicit call: :func:`load`.
 
 A class opening the app at once runs many page scripts in parallel threads on a fresh server, and two
 first-time imports race there (tests/e2e/test_class.py reproduced both before this module existed):
@@ -7,10 +7,11 @@ still importing it got ``ImportError: cannot import name 'BertForMaskedLM'``; an
 in ``sys.modules``, so a thread drawing a figure while another was importing pandas got "partially
 initialized module 'pandas' has no attribute 'Series'".
 
-Every lesson library (and the model loader) imports this module before anything else. Python holds a
-lock per module while it runs the module's body: the first thread does all of the work below and every
-other thread waits at its ``import`` until that is finished; later imports are dictionary look-ups.
-The home page does not import it (it stays free of torch).
+Who calls :func:`load`: the router, before it runs any lesson page (never for the home page, which
+stays free of torch), and the warm-start thread before it loads models. The first caller does all the
+work under a lock; every other thread waits for it, then returns at once. Lesson libraries import this
+module first (tests/test_layering.py checks it) and may call :func:`load` themselves: a script or a
+test that uses a library without the router gets the same imports in the same order.
 
 It also takes what it imported out of the garbage collector's way. Streamlit runs a full collection
 after every script run (``runner.postScriptGC``), and with torch, transformers, pandas and plotly loaded
@@ -22,32 +23,47 @@ are moved to the collector's permanent generation (``gc.freeze``); a collection 
 from __future__ import annotations
 
 import gc
-
-import numpy  # noqa: F401
-import pandas  # noqa: F401  (before plotly, which looks it up in sys.modules)
-import plotly.graph_objects as go
-import plotly.subplots  # noqa: F401
-import torch  # noqa: F401
-import transformers
-
-from app.models.catalogue import CATALOGUE
+import importlib
+import threading
 
 #: Every class the app takes from transformers by name (tests/test_layering.py keeps this list whole).
 TRANSFORMERS_NAMES = (
     "AutoTokenizer",
     "AlbertConfig", "AlbertForMaskedLM", "AlbertForPreTraining", "AlbertTokenizer",
-    "BertConfig", "BertForMaskedLM", "BertTokenizer",
+    "BertConfig", "BertForMaskedLM", "BertForPreTraining", "BertTokenizer",
+    "DebertaConfig", "DebertaForMaskedLM", "DebertaTokenizer",
     "DistilBertConfig", "DistilBertForMaskedLM", "DistilBertTokenizer",
     "ElectraConfig", "ElectraForMaskedLM", "ElectraForPreTraining", "ElectraTokenizer",
+    "ModernBertConfig", "ModernBertForMaskedLM",
+    "PreTrainedTokenizerFast",
     "RobertaConfig", "RobertaForMaskedLM", "RobertaTokenizer",
     "XLNetConfig", "XLNetLMHeadModel", "XLNetTokenizer",
 )
 PLOTLY_NAMES = ("Bar", "Figure", "Heatmap", "Scatter")
+MODULES = ("numpy", "pandas", "plotly.graph_objects", "plotly.subplots", "torch", "transformers")  # pandas before plotly
 
-for _name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):
-    getattr(transformers, _name)  # resolves the lazy attribute: imports the model's module now
-for _name in PLOTLY_NAMES:
-    getattr(go, _name)
+_lock = threading.Lock()
+_done = False
+
+
+def load() -> None:
+    """Import numpy, pandas, plotly, torch and transformers (and resolve the lazy classes the app uses),
+    then freeze what they allocated. Thread-safe and idempotent: later calls return at once."""
+    global _done
+    if _done:
+        return
+    with _lock:
+        if _done:
+            return
+        mods = {name: importlib.import_module(name) for name in MODULES}
+        from app.models.catalogue import CATALOGUE
+
+        for name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):
+            getattr(mods["transformers"], name)  # resolves the lazy attribute: imports the model's module now
+        for name in PLOTLY_NAMES:
+            getattr(mods["plotly.graph_objects"], name)
+        freeze_long_lived()
+        _done = True
 
 
 def freeze_long_lived() -> None:
@@ -55,6 +71,3 @@ def freeze_long_lived() -> None:
     Call when what was just created lives as long as the server: libraries here, models after loading."""
     gc.collect()
     gc.freeze()
-
-
-freeze_long_lived()

@@ -1,7 +1,7 @@
 """XLNet's permutation language modelling, as attention masks.
 
-XLNet keeps the tokens in place and predicts them in a random *factorization order*; which token
-may see which is entirely in two masks, in transformers' vocabulary:
+XLNet (Yang et al., 2019) keeps the tokens in place and predicts them in a random *factorization
+order*; which token may see which is entirely in two masks, in transformers' vocabulary:
 
 - ``perm_mask[b, i, j] = 1`` means position i may **NOT** attend to position j (the reverse of
   ``attention_mask``). It is the *query stream*'s mask: a position never sees its own content.
@@ -13,29 +13,27 @@ query stream iff j comes strictly earlier in the order, and in the content strea
 earlier or j == i. Partial prediction (XLNet §2.3) predicts only the last 1/K of the order; the
 first part is context that every position may see.
 
-The first half serves the training recipe (``partial_prediction_masks``, batched, random orders); the
-second the lesson: masks from an explicit order (``masks_from_order``), a typed order checked with a
+The first part serves the training recipe (``partial_prediction_masks``, batched, random orders); the
+rest the lesson: masks from an explicit order (``masks_from_order``), a typed order checked with a
 clear message (``parse_order``), the model run under those masks (``permutation_forward``), a check
 that the attention it used is zero where the masks block (``attention_check``), and a masked LM's
-predictions for the same words, masked all at once (``masked_lm_all_at_once``).
+predictions for the same words, masked all at once (``masked_lm_all_at_once``). ``run`` is the lesson
+(pages/xlnet.py): SPEC -> Inputs -> run -> Result.
 """
 
 from __future__ import annotations
 
 from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
-import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 
-
-def ranks_from_order(order: torch.Tensor, length: int) -> torch.Tensor:
-    """rank[p] = the step at which position p comes in the order. order: (T,) -> (T,) long."""
-    rank = torch.empty(length, dtype=torch.long)
-    rank[order] = torch.arange(len(order))
-    return rank
+from app import text as txt
+from app.lesson import Note, Stop, direct, from_values
+from app.state import INT, Param, Spec, seed_param, text_param
 
 
 def partial_prediction_masks(maskable: torch.Tensor, k: int, gen: torch.Generator):
@@ -90,10 +88,36 @@ class LessonDefaults:
     max_pieces: int = 24  # content pieces kept from the text (the rest is cut, and the page says so)
     k: int = 6  # partial prediction: the last 1/K of the order is predicted (XLNet base)
     top_k: int = 5
+    most_top_k: int = 10  # the forward passes keep this many guesses; the top-k slider only shows fewer
+    n_targets: int = 3  # the fixed count's default
 
 
 DEFAULTS = LessonDefaults()
+DEFAULT_TEXT = "The little girl found a red ball in the park."
+MODELS = ("xlnet", "bert")  # the permutation LM, and a masked LM guessing the same words all at once
 ORDER_KINDS = ("random", "left-to-right", "right-to-left", "typed")
+ORDER_LABELS = (("random", "Random (seeded)"), ("left-to-right", "Left to right"),
+                ("right-to-left", "Right to left"), ("typed", "Type your own"))
+SPEC = Spec(
+    text_param(DEFAULT_TEXT, "Text"),
+    Param("order", "choice", "random", choices=ORDER_KINDS, labels=ORDER_LABELS, widget="radio",
+          label="Factorization order", help="Which shuffle of the positions the tokens are predicted in."),
+    seed_param(label="Seed (random order)", help="The random order is torch.randperm(n) drawn from this seed."),
+    Param("typed", "str", "", max_len=300, widget="line", label="Your order (piece numbers, every one once)",
+          help="The piece numbers shown above, each once, separated by spaces: e.g. 4 3 2 1 0 ..."),
+    Param("split", "choice", "k", choices=("k", "count"), widget="radio", label="How many are predicted",
+          labels=(("k", "the last 1/K of the order"), ("count", "a fixed count"))),
+    Param("k", "int", DEFAULTS.k, lo=1, hi=24, widget="slider", label="K (partial prediction)",
+          help=f"ceil(n / K) targets, as when the bundled model was trained (K = {DEFAULTS.k})."),
+    Param("n_targets", "int", DEFAULTS.n_targets, lo=1, hi=DEFAULTS.max_pieces, widget="number", label="Targets"),
+    Param("specials", "bool", True, label="`<sep> <cls>` visible to the targets",
+          help="On: as in training, the two specials are context everyone sees. Off: a target sees only content "
+               "pieces, so the first target may see nothing at all."),
+    Param("top_k", "int", DEFAULTS.top_k, lo=1, hi=DEFAULTS.most_top_k, widget="slider", label="Top-k predictions"),
+    Param("stream", "choice", "query", choices=("query", "content"), widget="radio", label="Stream"),
+    Param("layer", "int", 0, lo=0, hi=48, widget="select", label="Layer",
+          help="Layers count from 1; 0 is the last layer, whatever the model's depth."),
+)
 
 
 class OrderError(ValueError):
@@ -109,18 +133,20 @@ def parse_order(text: str, n: int) -> list[int]:
     """A typed order of piece numbers, ``"3 1 4 2 0"`` (spaces or commas) -> [3, 1, 4, 2, 0].
 
     It must list every piece number 0..n-1 exactly once. Raises OrderError naming the first problem:
-    empty, not a whole number, out of range, repeated, or missing.
+    empty, not a whole number, out of range, repeated, or missing (a markdown message: what was typed
+    appears only through ``text.md``).
     """
     if n <= 0:
         raise OrderError("there are no pieces to order")
     example = " ".join(str(i) for i in reversed(range(min(n, 5))))
     parts = text.replace(",", " ").split()
     if not parts:
-        raise OrderError(f"the order is empty: type the piece numbers 0 to {n - 1} in the order they are predicted, e.g. `{example}`")
-    bad = [p for p in parts if not re.fullmatch(r"[+-]?[0-9]+", p)]
+        raise OrderError(f"the order is empty: type the piece numbers 0 to {n - 1} in the order they are predicted, "
+                         f"e.g. {txt.md(example)}")
+    bad = [p for p in parts if not INT.fullmatch(p)]
     if bad:
-        shown = [b[:12].replace("`", "'") for b in bad]
-        raise OrderError(f"{_listed([f'`{b}`' for b in shown])} {'is not a piece number' if len(bad) == 1 else 'are not piece numbers'}: "
+        raise OrderError(f"{_listed([txt.md(b, 12) for b in bad])} "
+                         f"{'is not a piece number' if len(bad) == 1 else 'are not piece numbers'}: "
                          f"use whole numbers from 0 to {n - 1}, separated by spaces")
     nums = [int(p) for p in parts]
     outside = sorted({v for v in nums if not 0 <= v < n})
@@ -267,6 +293,8 @@ class Pieces:
     """An XLNet input for one text: content pieces, then ``<sep> <cls>`` (XLNet puts them at the end).
 
     ids, pieces, spans: (T,) each; spans are character offsets into the text, (0, 0) for specials.
+    Piece k of the content sits at position k (no padding for one sequence), so piece numbers are
+    positions, counted from 0.
     """
 
     ids: tuple[int, ...]
@@ -275,6 +303,7 @@ class Pieces:
     n_content: int
     n_before_cap: int  # content pieces before the cap (== n_content when nothing was cut)
     dropped_controls: tuple[str, ...]  # control tokens typed in the text (e.g. "<sep>"), left out
+    tokenized: txt.Tokenized  # the whole text as the tokenizer read it, no specials added
 
     @property
     def capped(self) -> bool:
@@ -291,16 +320,16 @@ def xlnet_pieces(tokenizer, text: str, max_pieces: int = DEFAULTS.max_pieces) ->
 
     The tokenizer reads control tokens typed in the text ("<sep>", "<cls>", ...) as the real ones;
     they are left out of the content (and reported), so the only specials are the two at the end.
-    ``<unk>`` pieces (characters the vocabulary lacks: emoji, other scripts) stay: they stand for text.
+    ``<unk>`` pieces (characters the vocabulary lacks) stay: they stand for text.
     """
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}  # <unk> stands for real text
-    kept = [(i, tuple(s)) for i, s in zip(enc["input_ids"], enc["offset_mapping"]) if i not in special]
-    dropped = tuple(tokenizer.convert_ids_to_tokens([i for i in enc["input_ids"] if i in special]))
+    tk = txt.tokenize(tokenizer, text, add_special_tokens=False)
+    kept = [i for i, special in enumerate(tk.special) if not special]  # typed control tokens are special
     content = kept[:max_pieces]
-    ids = [i for i, _ in content] + [tokenizer.sep_token_id, tokenizer.cls_token_id]
-    spans = [s for _, s in content] + [(0, 0), (0, 0)]
-    return Pieces(tuple(ids), tuple(tokenizer.convert_ids_to_tokens(ids)), tuple(spans), len(content), len(kept), dropped)
+    ids = [tk.ids[i] for i in content] + [tokenizer.sep_token_id, tokenizer.cls_token_id]
+    spans = [tk.offsets[i] for i in content] + [(0, 0), (0, 0)]
+    n_before_cap = len(kept) + tk.n_full - len(tk.ids)  # pieces past the tokenizer's own limit are content
+    return Pieces(tuple(ids), tuple(tokenizer.convert_ids_to_tokens(ids)), tuple(spans), len(content), n_before_cap,
+                  tk.typed_special, tk)
 
 
 @dataclass
@@ -338,7 +367,7 @@ def attention_check(out: PermutationOutput, masks: OrderMasks) -> list[dict]:
 
     Content stream: every row. Query stream: the target rows that see something; the context-free
     ones (see ``context_free_targets``) are counted apart, with how far their row is from uniform.
-    One dict per (layer, stream).
+    One dict per (layer, stream); layers count from 1.
     """
     length = masks.perm_mask.shape[-1]
     free = context_free_targets(masks)
@@ -400,11 +429,9 @@ class MaskedLMOutput:
 def masked_lm_all_at_once(model, tokenizer, text: str, target_spans: list[tuple[int, int]]) -> MaskedLMOutput:
     """Mask, in the masked LM's own tokenization, every piece sharing a character with a target span, all
     at once, and predict each from the unmasked rest: BERT's independence assumption, on the same words."""
-    enc = tokenizer(text, return_offsets_mapping=True, truncation=True)
-    ids = torch.tensor(enc["input_ids"])  # (T',)
-    special = set(tokenizer.all_special_ids) - {tokenizer.unk_token_id}
-    spans = [tuple(s) if i not in special else (0, 0) for i, s in zip(enc["input_ids"], enc["offset_mapping"])]
-    cover = overlapping(list(target_spans), spans)
+    tk = txt.tokenize(tokenizer, text)  # specials have the span (0, 0): never masked
+    ids = torch.tensor(tk.ids)  # (T',)
+    cover = overlapping(list(target_spans), list(tk.offsets))
     masked = sorted({j for js in cover for j in js})
     corrupted = ids.clone()
     corrupted[masked] = tokenizer.mask_token_id
@@ -412,5 +439,235 @@ def masked_lm_all_at_once(model, tokenizer, text: str, target_spans: list[tuple[
     probs = logits.softmax(-1)
     actual = probs[torch.arange(len(masked)), ids[masked]].tolist() if masked else []
     index = {j: m for m, j in enumerate(masked)}
-    return MaskedLMOutput(tokenizer.convert_ids_to_tokens(ids.tolist()), masked, probs,
-                          [[index[j] for j in js] for js in cover], actual)
+    return MaskedLMOutput(list(tk.pieces), masked, probs, [[index[j] for j in js] for js in cover], actual)
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    text: str = DEFAULT_TEXT
+    order: str = "random"
+    seed: int = 0
+    typed: str = ""
+    split: str = "k"  # "k": the last ceil(n / K) of the order are predicted; "count": n_targets of them
+    k: int = DEFAULTS.k
+    n_targets: int = DEFAULTS.n_targets
+    specials: bool = True  # <sep> <cls> visible to the targets (as in training)
+    top_k: int = DEFAULTS.top_k
+    stream: str = "query"
+    layer: int = 0  # 0 = the last layer; else counted from 1
+
+    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+
+
+@dataclass(frozen=True)
+class PermutationSide:
+    """XLNet under one order, as plain data (what ``xlnet_side`` caches). Row k is masks.targets[k].
+
+    top: the ``most_top_k`` likeliest pieces per target; actual / rank: the probability of the piece really
+    there and its rank (1 = the top guess); checks: ``attention_check``; content / query: (L, T, T) the
+    attention probabilities of each stream, mean over the H heads."""
+
+    top: tuple[tuple[tuple[str, float], ...], ...]
+    actual: tuple[float, ...]
+    rank: tuple[int, ...]
+    checks: tuple[dict, ...]
+    n_heads: int
+    content: np.ndarray
+    query: np.ndarray
+
+
+def xlnet_side(loaded, ids: tuple, order: tuple, n_targets: int, specials_visible: bool) -> PermutationSide:
+    """XLNetLMHeadModel (a loaded catalogue "xlnet") under this order's perm_mask and target_mapping: the
+    expensive half of the lesson, independent of top-k, stream and layer."""
+    masks = masks_from_order(order, n_targets, len(ids), specials_visible)
+    out = permutation_forward(loaded.model, ids, masks)
+    gold = torch.tensor(ids)[list(masks.targets)]  # (P,)
+    actual = out.probs[torch.arange(len(gold)), gold]  # (P,)
+    rank = (out.probs > actual[:, None]).sum(-1) + 1  # (P,)
+    top = top_predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k)
+    return PermutationSide(tuple(tuple(row) for row in top), tuple(actual.tolist()), tuple(rank.tolist()),
+                           tuple(attention_check(out, masks)), out.content_attentions.shape[1],
+                           out.content_attentions.mean(1).numpy(), out.query_attentions.mean(1).numpy())
+
+
+@dataclass(frozen=True)
+class MaskedSide:
+    """The masked LM on the same characters (what ``masked_lm_side`` caches): see MaskedLMOutput; top holds
+    the ``most_top_k`` likeliest pieces per masked piece."""
+
+    pieces: tuple[str, ...]
+    masked: tuple[int, ...]
+    for_target: tuple[tuple[int, ...], ...]
+    actual: tuple[float, ...]
+    top: tuple[tuple[tuple[str, float], ...], ...]
+
+
+def masked_lm_side(loaded, text: str, spans: tuple) -> MaskedSide:
+    """A loaded masked LM (catalogue "bert") guessing every piece that overlaps ``spans``, all at once."""
+    out = masked_lm_all_at_once(loaded.model, loaded.tokenizer, text, list(spans))
+    top = top_predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k) if out.masked else []
+    return MaskedSide(tuple(out.pieces), tuple(out.masked), tuple(tuple(c) for c in out.for_target),
+                      tuple(out.actual), tuple(tuple(row) for row in top))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One target, in the order of prediction: XLNet's guess and the masked LM's for the same characters.
+
+    context_free: its query row is fully blocked (nothing to see): no guess is given (top empty, actual
+    and rank None). mlm_masked: the masked LM's pieces masked for it (empty: none covers these
+    characters), each with its top guesses in mlm_top; mlm_actual: the smallest p(actual) among them."""
+
+    position: int
+    step: int  # its step in the order, from 0
+    piece: str
+    sees: int  # positions its query stream may attend to
+    context_free: bool
+    top: tuple[tuple[str, float], ...]
+    actual: float | None
+    rank: int | None
+    mlm_masked: tuple[str, ...]
+    mlm_top: tuple[tuple[tuple[str, float], ...], ...]
+    mlm_actual: float | None
+
+
+@dataclass(frozen=True)
+class Result:
+    """The lesson for one text and one order, as plain data.
+
+    order_kind: the kind of order used ("left-to-right" when a typed one could not be used, and then
+    order_note says why). layer: the layer shown, 0 = the last (a link's layer past the model's depth is
+    0). attention: (T, T) that layer's attention in ``stream``, mean over heads, with its (T, T) mask
+    (1 = blocked) and the rows the stream computes."""
+
+    pieces: Pieces
+    masks: OrderMasks
+    order_kind: str
+    order_note: Note | None
+    n_targets: int
+    free: tuple[int, ...]
+    predictions: tuple[Prediction, ...]
+    n_mlm_masked: int
+    checks: tuple[dict, ...]
+    n_layers: int
+    n_heads: int
+    layer: int
+    stream: str
+    attention: np.ndarray
+    attention_mask: np.ndarray
+    attention_rows: tuple[int, ...]
+    xlnet: str  # which models produced this (``Loaded.shown_as``) and their labels
+    xlnet_label: str
+    mlm: str
+    mlm_label: str
+    notes: tuple[Note, ...]
+
+    @property
+    def worst_blocked(self) -> float:
+        """The largest attention probability on any blocked cell, any layer and stream: 0 when the masks held."""
+        return max(c["max prob on a blocked cell"] for c in self.checks)
+
+    @property
+    def least_visible_mass(self) -> float:
+        return min(c["min prob mass on visible cells"] for c in self.checks)
+
+    @property
+    def query_rows(self) -> int:
+        """Target rows of the query stream that see something (the checked ones)."""
+        return next(c["rows"] for c in self.checks if c["stream"] == "query")
+
+    @property
+    def uniform_distance(self) -> float:
+        """How far the context-free rows are from uniform (0 when there are none)."""
+        return max(c["max distance from uniform"] for c in self.checks if c["stream"] == "query")
+
+
+def _text_notes(pieces: Pieces, tokenizer, text: str, who: str) -> list[Note]:
+    """Notes about the text, naming the real cause: control tokens typed in it (left out), the cap on pieces,
+    and pieces the vocabulary lacks (with the characters they stand for)."""
+    notes = []
+    if pieces.dropped_controls:
+        typed = list(dict.fromkeys(pieces.dropped_controls))
+        notes.append(Note(f"Your text types {', '.join(txt.md(t) for t in typed)}: {who}'s tokenizer reads "
+                          + ("it as its own control token" if len(typed) == 1 else "them as its own control tokens")
+                          + ", not as words. Left out here, so the only specials are the `<sep> <cls>` that XLNet "
+                          "appends at the end."))
+    if pieces.capped:
+        notes.append(Note(f"The text has {pieces.n_before_cap} pieces; this lesson keeps the first {pieces.n_content} "
+                          f"so that every mask stays readable (the masked LM below reads the same first "
+                          f"{pieces.kept_chars} characters)."))
+    unknown_only = replace(pieces.tokenized, typed_special=())  # the typed ones are said above
+    notes += [Note(n) for n in txt.input_notes(unknown_only, tokenizer, text, who)]
+    return notes
+
+
+def choose_order(inputs: Inputs, n: int) -> tuple[list[int], str, Note | None]:
+    """(the order, its kind, a note when the typed order could not be used and left to right stands in)."""
+    try:
+        return make_order(inputs.order, n, inputs.seed, inputs.typed), inputs.order, None
+    except OrderError as e:
+        if inputs.typed.strip():
+            note = Note(f"Your order can't be used: {e}. Showing left to right instead.", "warning")
+        else:
+            note = Note(f"Type your order above: {e}. Showing left to right until then.")
+        return make_order("left-to-right", n), "left-to-right", note
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Pieces -> an order -> its masks -> XLNet under them, and the masked LM on the same characters.
+
+    The two forward passes (``xlnet_side``, ``masked_lm_side``) go through ``cache``: top-k, the stream and
+    the layer shown only pick from their results."""
+    xl, bert = models["xlnet"], models["bert"]
+    tok = xl.tokenizer
+    if not inputs.text.strip():
+        raise Stop("The text is empty: type a sentence (for example the default one) to see its factorization order.")
+    pieces = xlnet_pieces(tok, inputs.text)
+    notes = _text_notes(pieces, tok, inputs.text, xl.variant.label)
+    n = pieces.n_content
+    if n == 0:
+        raise Stop("The text has no pieces the model can use (only control tokens such as "
+                   f"{txt.md(tok.sep_token)}): type a sentence.")
+    order, kind, order_note = choose_order(inputs, n)
+    if inputs.split == "k":
+        n_targets = n_targets_for(n, k=inputs.k)
+    else:
+        n_targets = n_targets_for(n, count=inputs.n_targets)
+        if inputs.n_targets > n:
+            notes.append(Note(f"The text has only {n} pieces, so {n} are predicted (you asked for {inputs.n_targets})."))
+    masks = masks_from_order(order, n_targets, len(pieces.ids), bool(inputs.specials))
+    free = context_free_targets(masks)
+
+    side = cache(xlnet_side, xl, pieces.ids, tuple(order), n_targets, bool(inputs.specials))
+    spans = tuple(pieces.spans[t] for t in masks.targets)
+    mlm = cache(masked_lm_side, bert, inputs.text[: pieces.kept_chars], spans)
+
+    top_k = max(1, min(int(inputs.top_k), DEFAULTS.most_top_k))
+    predictions = []
+    for k, t in enumerate(masks.targets):
+        cover = mlm.for_target[k]
+        is_free = t in free
+        predictions.append(Prediction(
+            position=t, step=order.index(t), piece=pieces.pieces[t], sees=len(visible(masks.query_mask, t)),
+            context_free=is_free, top=() if is_free else side.top[k][:top_k],
+            actual=None if is_free else side.actual[k], rank=None if is_free else side.rank[k],
+            mlm_masked=tuple(mlm.pieces[mlm.masked[m]] for m in cover),
+            mlm_top=tuple(mlm.top[m][:top_k] for m in cover),
+            mlm_actual=min(mlm.actual[m] for m in cover) if cover else None))
+
+    n_layers = side.content.shape[0]
+    layer = inputs.layer
+    if layer > n_layers:
+        notes.append(Note(f"{xl.variant.label} has {n_layers} layers; showing the last one (the link asked for layer {layer})."))
+        layer = 0
+    index = (layer or n_layers) - 1
+    stream = inputs.stream
+    rows = tuple(masks.targets) if stream == "query" else tuple(range(len(pieces.ids)))
+    mask = masks.query_mask if stream == "query" else masks.content_mask
+    return Result(pieces, masks, kind, order_note, n_targets, tuple(free), tuple(predictions), len(mlm.masked),
+                  side.checks, n_layers, side.n_heads, layer, stream,
+                  (side.query if stream == "query" else side.content)[index], mask.numpy(), rows,
+                  xl.shown_as, xl.variant.label, bert.shown_as, bert.variant.label, tuple(notes))

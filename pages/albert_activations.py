@@ -1,48 +1,21 @@
 """ALBERT, part 2: one block applied L times — activations layer by layer, ALBERT beside BERT, and what
-happens if the shared block keeps going past L."""
+happens if the shared block keeps going past L. All computation is app/albert.py (``run``); the figures
+are app/figures/albert.py."""
 
 import math
 
 import streamlit as st
 
-from app import albert, state, ui
+from app import albert, ui
 from app.figures import albert as figures
+from app.text import md, visible
 
-D = albert.DEFAULTS
-SPEC = (
-    state.Param("text", "str", D.text, max_len=1000),
-    state.Param("word", "int", 2, lo=0, hi=999),
-    state.Param("measure", "choice", "cka", choices=("cka", "cosine")),
-    state.Param("repeat", "int", D.repeat, lo=1, hi=D.max_repeat),
-)
-ui.bind(SPEC)
-MEASURES = {"cka": "linear CKA", "cosine": "mean cosine"}
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def analyse(_loaded, identity, text: str, cap: int) -> dict:
-    """Everything per model and text: tokens, hidden states, attentions, and the measures over them."""
-    model, tok = _loaded.model, _loaded.tokenizer
-    inputs, tokens, offsets, n_full = albert.encode(tok, text, cap)
-    trace = albert.layer_trace(model, inputs)
-    log = albert.count_layer_calls(model, inputs)
-    t = albert.transitions(trace.hidden)
-    return {
-        "inputs": inputs, "tokens": tokens, "offsets": offsets, "n_full": n_full, "hidden": trace.hidden,
-        "series": {**t, "norm": albert.hidden_norms(trace.hidden),
-                   "entropy": albert.attention_entropy(trace.attentions)},
-        "cosine": albert.cosine_matrix(trace.hidden), "cka": albert.cka_matrix(trace.hidden),
-        "modules": log.modules, "calls": log.calls, "distinct_modules": log.distinct_modules_called,
-        "distinct_storages": log.distinct_storages, "parameters": albert.layer_parameters(model, 0),
-        "unk": sum(1 for i in inputs["input_ids"][0].tolist() if i == tok.unk_token_id),
-    }
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def unrolled(_loaded, identity, text: str, cap: int, applications: int):
-    inputs, *_ = albert.encode(_loaded.tokenizer, text, cap)
-    return albert.unroll(_loaded.model, inputs, applications)  # (applications + 1, T, H)
-
+SPEC = albert.SPEC
+TRENDS = {
+    "settling": "keep shrinking — the block is settling towards a fixed point, where one more application changes little",
+    "slowing": "shrink, but slowly — the tokens are still drifting when we stop",
+    "not settling": "do not shrink — the block keeps moving the tokens, with no fixed point in sight",
+}
 
 st.title("ALBERT: one block, applied L times")
 st.markdown(
@@ -53,69 +26,44 @@ st.markdown(
     "of an iterative process. Here are the same measures, live, for your sentence, with ALBERT and BERT side "
     "by side. You can also keep applying ALBERT's block **past** L and watch whether the tokens settle."
 )
-
-text = st.text_area("Your text", key="text", max_chars=1000, height=80)
-if not text.strip():
-    st.warning("Type a sentence to start (the box is empty or only whitespace).")
-    ui.share_link(SPEC)
-    st.stop()
-
-words = albert.word_spans(text)
+values = ui.bind(SPEC)
+ui.widget(SPEC.text, height=80)
 c1, c2, c3 = st.columns([2, 2, 3])
-if words and st.session_state.get("word", 0) >= len(words):
-    st.info(f"Word {st.session_state['word'] + 1} does not exist in this text ({len(words)} words); following "
-            f"the first word instead.")
-    st.session_state["word"] = 0
-if words:
-    c1.selectbox("Follow the word", list(range(len(words))), key="word",
-                 format_func=lambda i: f"{words[i][0]} (word {i + 1})",
-                 help="Its first word piece is traced through the layers below.")
-c2.radio("Layer × layer similarity", list(MEASURES), key="measure", format_func=MEASURES.get, horizontal=True,
-         help="Cosine compares each token with itself at two depths. Linear CKA compares the whole sentence's "
-              "representations and ignores rotations and scale.")
-c3.slider("Unroll ALBERT's block to this many × L applications", 1, D.max_repeat, key="repeat")
+ui.widget(SPEC.measure, c2)
+ui.widget(SPEC.repeat, c3)
 
-loaded = {"ALBERT": ui.model("albert"), "BERT": ui.model("bert")}
-results, caps = {}, {}
-with ui.timed_forward():
-    for name, lm in loaded.items():
-        caps[name] = albert.model_limit(lm.model, lm.tokenizer)
-        results[name] = analyse(lm, lm.identity, text, caps[name])
-for name, r in results.items():
-    if r["n_full"] > caps[name]:
-        st.warning(f"{name}: your text is {r['n_full']} tokens; only the first {caps[name]} (its limit here, "
-                   "specials included) are used.")
-    if r["unk"]:
-        st.info(f"{name}: {r['unk']} piece(s) became `{ui.escape(loaded[name].tokenizer.unk_token)}` — outside its "
-                "vocabulary (emoji, CJK, right-to-left scripts and rare symbols do; the bundled models know simple "
-                "English). They still flow through the layers, as one shared unknown vector.")
-a, b = results["ALBERT"], results["BERT"]
-L_albert, L_bert = len(a["hidden"]) - 1, len(b["hidden"]) - 1
+models = ui.models(*albert.MODELS)
+r = ui.run(albert.run, models, albert.Inputs.from_values(values))
+ui.set_value(SPEC.word, r.word)
+ui.widget(SPEC.word, c1, options=range(len(r.words)), format_func=lambda i: f"{i} · {visible(r.words[i])}")
+ui.show_notes(r.notes)
+a, b = r.albert, r.bert
 
 # ----------------------------------------------------------------------------- one block
 
 st.header("It really is one block")
 m = st.columns(3)
-m[0].metric("ALBERT: layer modules", len(a["modules"]), help=", ".join(a["modules"]))
-m[1].metric("…called in one forward pass", len(a["calls"]))
-m[2].metric("…distinct weight storages used", a["distinct_storages"])
+m[0].metric("ALBERT: layer modules", len(a.calls.modules), help=", ".join(a.calls.modules))
+m[1].metric("…called in one forward pass", len(a.calls.calls))
+m[2].metric("…distinct weight storages used", a.calls.distinct_storages)
 m = st.columns(3)
-m[0].metric("BERT: layer modules", len(b["modules"]))
-m[1].metric("…called in one forward pass", len(b["calls"]))
-m[2].metric("…distinct weight storages used", b["distinct_storages"])
-where = ("the same module and the same memory" if a["distinct_storages"] == 1
-         else f"{a['distinct_storages']} storages")
+m[0].metric("BERT: layer modules", len(b.calls.modules))
+m[1].metric("…called in one forward pass", len(b.calls.calls))
+m[2].metric("…distinct weight storages used", b.calls.distinct_storages)
+where = ("the same module and the same memory" if a.calls.distinct_modules_called == a.calls.distinct_storages == 1
+         else f"{a.calls.distinct_modules_called} modules and {a.calls.distinct_storages} storages")
 st.caption(
     f"A forward hook on every layer module counts its calls and records where its query weights live "
-    f"(`data_ptr`); the hooks are removed afterwards. ALBERT's {len(a['calls'])} calls all go to {where}; "
-    f"BERT's {len(b['calls'])} go to {b['distinct_storages']} different ones."
+    f"(`data_ptr`); the hooks are removed afterwards. ALBERT's {len(a.calls.calls)} calls all go to {where}; "
+    f"BERT's {len(b.calls.calls)} go to {b.calls.distinct_storages} different ones. "
+    f"ALBERT: {a.shown_as}; BERT: {b.shown_as}."
 )
 with st.expander("The shared block's parameters (stored once) and every call"):
-    st.dataframe(a["parameters"], hide_index=True, width="stretch",
+    st.dataframe(list(a.parameters), hide_index=True, width="stretch",
                  column_config={"numel": st.column_config.NumberColumn(format="localized")})
-    st.caption(f"{sum(p['numel'] for p in a['parameters']):,} parameters, used {len(a['calls'])} times per token.")
+    st.caption(f"{sum(p['numel'] for p in a.parameters):,} parameters, used {len(a.calls.calls)} times per token.")
     st.dataframe([{"call": c["call"], "module": c["module"], "id(module)": hex(c["module_id"]),
-                   "query.weight data_ptr": hex(c["query_weight_ptr"])} for c in a["calls"]],
+                   "query.weight data_ptr": hex(c["query_weight_ptr"])} for c in a.calls.calls],
                  hide_index=True, width="stretch")
 
 # ----------------------------------------------------------------------------- layer by layer
@@ -125,20 +73,18 @@ st.markdown(
     "For every layer: the **L2 distance** and the **angle** between each token's vector going in and coming "
     "out (averaged over tokens; hover for the cosine), the average **length** of the token vectors, and the "
     "**entropy** of the attention — 0 bits when every token looks at a single token, "
-    f"log₂ T = {math.log2(len(a['tokens'])):.2f} bits (ALBERT's T = {len(a['tokens'])}) when it "
-    "spreads evenly."
+    f"log₂ T = {math.log2(len(a.tokens)):.2f} bits (ALBERT's T = {len(a.tokens)}) when it spreads evenly."
 )
-ui.show_figure(figures.layer_metrics_figure({f"ALBERT ({L_albert} applications of one block)": a["series"],
-                                             f"BERT ({L_bert} layers)": b["series"]}), "albert-vs-bert-layers")
+ui.show_figure(figures.layer_metrics_figure({f"ALBERT ({a.layers} applications of one block)": a.series,
+                                             f"BERT ({b.layers} layers)": b.series}), "albert-vs-bert-layers")
 st.caption(
     "ALBERT's first layer starts from the embeddings projected from E up to H, which are not yet normalized at "
     "width H, so its first jump is usually the largest; compare the layers after it."
 )
 
 st.subheader("Which depths look alike")
-measure = st.session_state["measure"]
-ui.show_figure(figures.similarity_heatmaps({"ALBERT": a[measure], "BERT": b[measure]}, measure),
-               f"albert-vs-bert-{measure}")
+ui.show_figure(figures.similarity_heatmaps({"ALBERT": a.similarity, "BERT": b.similarity}, r.measure),
+               f"albert-vs-bert-{r.measure}")
 st.caption(
     "Depth 0 is the input to the first layer; depth k the output of layer k. A bright band along the diagonal "
     "means neighbouring layers compute similar things; a bright block means the representation has stopped "
@@ -147,76 +93,54 @@ st.caption(
 
 # ----------------------------------------------------------------------------- past L
 
-st.header(f"Keep going past L = {L_albert}")
-albert_model = loaded["ALBERT"]
-if not albert.is_fully_shared(albert_model.model):
+st.header(f"Keep going past L = {a.layers}")
+u = r.unrolled
+if u is None:
     st.info("This ALBERT checkpoint does not share one block across all layers (num_hidden_groups ≠ 1), so "
             "there is no single block to keep applying.")
-    unroll_states = None
 else:
-    applications = int(st.session_state["repeat"]) * L_albert
-    with ui.timed_forward():
-        unroll_states = unrolled(albert_model, albert_model.identity, text, caps["ALBERT"], applications)
-    check = float((unroll_states[L_albert] - a["hidden"][L_albert]).abs().max())
-    s = albert.steps(unroll_states, L_albert)
-    ui.show_figure(figures.unroll_figure(s, L_albert), "albert-unrolled")
+    ui.show_figure(figures.unroll_figure(u.steps, a.layers), "albert-unrolled")
     st.caption(
-        f"Applying the shared block ourselves, from the embeddings, {applications} times (the cached model is "
-        f"only read). Check: after {L_albert} applications the result equals the model's own output "
-        f"(largest difference {check:.1e})."
+        f"Applying the shared block ourselves, from the embeddings, {u.applications} times (the loaded model is "
+        f"only read). Check: after {a.layers} applications the result equals the model's own output "
+        f"(largest difference {u.check:.1e})."
     )
-    if applications > L_albert:
-        c = albert.convergence_summary(s["l2"], L_albert)
-        trend = {
-            "settling": "keep shrinking — the block is settling towards a fixed point, where one more application "
-                        "changes little",
-            "slowing": "shrink, but slowly — the tokens are still drifting when we stop",
-            "not settling": "do not shrink — the block keeps moving the tokens, with no fixed point in sight",
-        }[c["trend"]]
+    if u.summary:
+        c = u.summary
         st.markdown(
             f"Each application moves the tokens by {c['first']:.3f} at first, {c['at_L']:.3f} at application "
-            f"{L_albert} (where the model stops) and {c['last']:.3f} at application {applications}: the steps {trend}. "
-            "Training only ever saw L applications, so what happens after is the block's own dynamics, untrained."
+            f"{a.layers} (where the model stops) and {c['last']:.3f} at application {u.applications}: the steps "
+            f"{TRENDS[c['trend']]}. Training only ever saw L applications, so what happens after is the block's own "
+            "dynamics, untrained."
         )
 
 # ----------------------------------------------------------------------------- a token's path
 
 st.header("One token's path")
-if not words:
-    st.info("There is no word in this text to follow (only symbols or spaces).")
+followed = {v.name: v for v in (a, b) if v.path is not None}
+word = r.words[r.word]
+if not followed:
+    st.info(f"Neither model has a word piece for word {r.word}, {md(word)}: pick another word to follow.")
 else:
-    wi = int(st.session_state["word"])
-    word, start, end = words[wi]
-    paths, missing = {}, []
-    for name, r in results.items():
-        idx = albert.token_for_span(r["offsets"], start, end)
-        if idx is None:
-            missing.append(name)
-            continue
-        extra = unroll_states[L_albert + 1:] if (name == "ALBERT" and unroll_states is not None) else None
-        paths[f"{name} · piece “{r['tokens'][idx]}”"] = albert.trajectory(r["hidden"], idx, extra)
-    for name in missing:
-        st.info(f"{name}: “{ui.escape(word)}” lies beyond the part of the text it read (truncated).")
-    if paths:
-        ui.show_figure(figures.trajectory_figure(paths, ui.escape(word)), "albert-vs-bert-trajectory")
-        st.caption(
-            "Each panel is that model's own 2-D view: a PCA of every token at every layer output, with the input "
-            "(depth 0) projected into it; the axes of the two panels are not comparable. Numbers are depths; grey "
-            "points are the other tokens. ALBERT's dotted continuation is the block applied past L, projected into "
-            "the same view."
-        )
+    ui.show_figure(figures.trajectory_figure({n: v.path for n, v in followed.items()},
+                                             {n: v.tokens[v.piece] for n, v in followed.items()}, word),
+                   "albert-vs-bert-trajectory")
+    st.caption(
+        f"Word {r.word}, {md(word)}, through the layers. Each panel is that model's own 2-D view: a PCA of every "
+        "token at every layer output, with the input (depth 0) projected into it; the axes of the two panels are "
+        "not comparable. Numbers are depths; grey points are the other tokens. ALBERT's dotted continuation is the "
+        "block applied past L, projected into the same view."
+    )
 
 # ----------------------------------------------------------------------------- takeaway
 
-aa, ba = a["series"]["angle"], b["series"]["angle"]
-later_a = aa[1:] if len(aa) > 1 else aa
 st.markdown(
-    f"**Takeaway:** ALBERT's encoder is one block run {L_albert} times — the hooks saw {len(a['calls'])} calls to "
-    f"{a['distinct_storages']} set of weights. After its first layer, ALBERT turns each token by "
-    f"{float(later_a.min()):.1f}°–{float(later_a.max()):.1f}° per layer; BERT's {L_bert} separate layers turn them "
-    f"by {float(ba.min()):.1f}°–{float(ba.max()):.1f}°. The paper reports ALBERT's layer-to-layer changes as "
-    "smoother and oscillating rather than converging; the unrolled steps above show whether this checkpoint's "
-    "block settles when you keep applying it. Sharing saves parameters, not passes: every application costs a "
-    "full layer of compute."
+    f"**Takeaway:** ALBERT's encoder is one block run {a.layers} times — the hooks saw {len(a.calls.calls)} calls "
+    f"to {a.calls.distinct_storages} set of weights. After its first layer, ALBERT turns each token by "
+    f"{a.turn[0]:.1f}°–{a.turn[1]:.1f}° per layer; BERT's {b.layers} separate layers turn them by "
+    f"{b.turn[0]:.1f}°–{b.turn[1]:.1f}°. The paper reports ALBERT's layer-to-layer changes as smoother and "
+    "oscillating rather than converging; the unrolled steps above show whether this checkpoint's block settles "
+    "when you keep applying it. Sharing saves parameters, not passes: every application costs a full layer of "
+    "compute."
 )
 ui.share_link(SPEC)

@@ -7,9 +7,9 @@ from app import ui
 from app.examples import EXAMPLES
 from app.lessons import LESSONS
 from app.models import catalogue
-from app.models.device import cuda_present
+from app.models.device import cuda_available
+from app.state import Spec
 
-ui.bind(())
 st.title("BERT Variants Explorer")
 st.markdown(
     "BERT started a family. Each member changed **one idea** — how tokens are masked, how parameters are "
@@ -17,8 +17,7 @@ st.markdown(
     "sentence, with real pretrained models. It runs fully offline on a laptop CPU, for students exploring "
     "on their own and for lecturers on a projector."
 )
-for note in st.session_state.pop("_global_notes", []):
-    st.info(note, icon=":material/link:")
+ui.bind(Spec())
 
 st.header("Lessons")
 if LESSONS:
@@ -56,11 +55,13 @@ for v in catalogue.CATALOGUE.values():
         "real checkpoint": v.hub_id,
     })
 st.table(pd.DataFrame(rows).set_index("variant"))
-where = "the bundled stand-ins (offline)" if source == "bundled" else "the Hugging Face hub when it answers, else the bundled stand-ins"
+where = {"bundled": "the bundled stand-ins (offline)",
+         "auto": "the real checkpoints already in this machine's Hugging Face cache, else the bundled stand-ins (offline)",
+         "hub": "the Hugging Face hub when it answers, else the bundled stand-ins"}[source]
 st.markdown(
     f"Models now come from **{where}** and run on **{device.upper()}**"
     f"{' · ' + dtype if device == 'cuda' else ''}. "
-    f"{'A CUDA GPU is present.' if cuda_present() else 'No GPU here: everything runs on the CPU, which the bundled models are made for.'} "
+    f"{'A CUDA GPU is present.' if cuda_available() else 'No GPU here: everything runs on the CPU, which the bundled models are made for.'} "
     "Change either in the sidebar."
 )
 warm = ui.warm_progress()

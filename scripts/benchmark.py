@@ -490,7 +490,10 @@ def main() -> None:
              "Regenerate after a change; numbers from a loaded machine are marked in the notes.", "",
              "| what | measured | notes |", "|---|---|---|"]
     lines += [f"| {w} | {m} | {n} |" for w, m, n in rows]
-    a.out.write_text("\n".join(lines) + "\n")
+    before = a.out.read_text(encoding="utf-8") if a.out.exists() else ""
+    marker = "<!-- experiments:start -->"  # the experiments' cost (python -m app.experiments time): kept as it is
+    kept = "\n" + before[before.index(marker):] if marker in before else ""
+    a.out.write_text("\n".join(lines) + "\n" + kept)
     print("\n".join(lines))
 
 

@@ -17,6 +17,20 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("BVE_WARM_START", "0")
 
 
+class CountingCache:
+    """A cache like the page's: memoizes by arguments (a loaded model by its identity) and counts real calls."""
+
+    def __init__(self):
+        self.memo, self.calls = {}, []
+
+    def __call__(self, step, *args):
+        key = (step.__name__, *[getattr(a, "identity", a) for a in args])
+        if key not in self.memo:
+            self.calls.append(step.__name__)
+            self.memo[key] = step(*args)
+        return self.memo[key]
+
+
 @pytest.fixture(scope="session")
 def bundled():
     """bundled("bert") -> app.models.loading.Loaded, loaded once per session, on CPU."""
@@ -58,6 +72,28 @@ def app_page():
                     at.query_params[k] = v
                 at.run()
             return at
+        finally:
+            os.chdir(cwd)
+
+    return run
+
+
+@pytest.fixture
+def open_page():
+    """open_page("pages/masking.py", seed="3") -> an AppTest whose FIRST run opens that page by its URL with
+    those query parameters (as a link does: the page's file name is its URL; a list value repeats the key).
+    Unlike app_page, nothing ran before, so notes about the link's global settings show on this page."""
+    from streamlit.testing.v1 import AppTest
+
+    def run(page: str, **query):
+        cwd = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=180)
+            at.switch_page(page)
+            for k, v in query.items():
+                at.query_params[k] = v
+            return at.run()
         finally:
             os.chdir(cwd)
 

@@ -11,10 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import albert as A
+from app import text as txt
 from app.figures import albert as figs
+from app.lesson import Stop
+from tests.conftest import CountingCache
 
 FAST = settings(max_examples=25, deadline=None)
-TEXT = A.DEFAULTS.text
+TEXT = A.DEFAULT_TEXT
+
+
+def inputs_of(loaded, text: str = TEXT) -> dict:
+    return A.model_inputs(txt.tokenize(loaded.tokenizer, text, 64).ids)
 
 
 def random_states(seed: int, depth: int = 4, tokens: int = 6, width: int = 8) -> torch.Tensor:
@@ -99,7 +106,7 @@ def test_transitions_norms_and_entropy_by_hand():
 
 def test_bundled_albert_calls_one_block_l_times_and_bert_l_blocks_once(bundled):
     albert, bert = bundled("albert"), bundled("bert")
-    inputs, *_ = A.encode(albert.tokenizer, TEXT, 64)
+    inputs = inputs_of(albert)
     before = hooks(albert.model)
     log = A.count_layer_calls(albert.model, inputs)
     layers = albert.model.config.num_hidden_layers
@@ -111,8 +118,7 @@ def test_bundled_albert_calls_one_block_l_times_and_bert_l_blocks_once(bundled):
     assert hex(shared.attention.query.weight.data_ptr()) in {p["data_ptr"] for p in params}
     assert sum(p["numel"] for p in params) == sum(p.numel() for p in shared.parameters())
 
-    inputs, *_ = A.encode(bert.tokenizer, TEXT, 64)
-    log = A.count_layer_calls(bert.model, inputs)
+    log = A.count_layer_calls(bert.model, inputs_of(bert))
     n = bert.model.config.num_hidden_layers
     assert len(log.modules) == len(log.calls) == log.distinct_modules_called == log.distinct_storages == n
 
@@ -142,7 +148,7 @@ def test_unrolling_l_applications_equals_the_models_own_output(bundled):
     albert = bundled("albert")
     before = {k: v.clone() for k, v in albert.model.state_dict().items()}
     config_before = albert.model.config.to_dict()
-    inputs, *_ = A.encode(albert.tokenizer, TEXT, 64)
+    inputs = inputs_of(albert)
     trace = A.layer_trace(albert.model, inputs)
     hooks_before = hooks(albert.model)
     layers = albert.model.config.num_hidden_layers
@@ -190,16 +196,12 @@ def test_steps_and_convergence_summary():
 # ----------------------------------------------------------------------------- input and trajectories
 
 
-def test_words_tokens_and_truncation(bundled):
+def test_the_token_limit_is_the_position_table_or_the_cap(bundled):
     albert = bundled("albert")
-    inputs, tokens, offsets, n_full = A.encode(albert.tokenizer, TEXT, 6)
-    assert inputs["input_ids"].shape == (1, 6) and len(tokens) == len(offsets) == 6 and n_full > 6
-    words = A.word_spans("The little girl, 42 times!")
-    assert [w for w, *_ in words] == ["The", "little", "girl", "42", "times"]
-    offsets = [(0, 0), (0, 3), (4, 7), (7, 10), (0, 0)]
-    assert A.token_for_span(offsets, 4, 10) == 2
-    assert A.token_for_span(offsets, 20, 25) is None
-    assert A.model_limit(albert.model, albert.tokenizer, cap=10_000) == albert.model.config.max_position_embeddings
+    positions = albert.model.config.max_position_embeddings
+    assert A.max_tokens(albert.model, cap=10_000) == positions and A.max_tokens(albert.model, cap=6) == 6
+    inputs = A.model_inputs((2, 5, 9, 3))
+    assert inputs["input_ids"].shape == inputs["attention_mask"].shape == (1, 4) and inputs["attention_mask"].all()
 
 
 def test_pca_is_deterministic_and_explains_a_line_fully():
@@ -238,6 +240,98 @@ def test_activation_figures_carry_the_numbers():
     assert list(fig.data[1].y) == pytest.approx(s["cosine_to_reference"].tolist())
 
     t = A.trajectory(h, 1, extra=h[:2])
-    fig = figs.trajectory_figure({"ALBERT": t}, "girl")
+    fig = figs.trajectory_figure({"ALBERT": t}, {"ALBERT": "▁girl"}, "girl")
     assert list(fig.data[1].x) == pytest.approx(t["path"][:, 0].tolist())
     assert len(fig.data[2].x) == 3  # the last depth, then two unrolled points
+    assert "▁girl" in fig.layout.annotations[0].text
+
+
+def test_the_trajectory_figure_escapes_the_users_word_and_piece():
+    h = random_states(2)
+    t = A.trajectory(h, 0)
+    fig = figs.trajectory_figure({"BERT": t}, {"BERT": "<b>x</b>"}, "<img src=x>")
+    assert "<img" not in fig.data[1].hovertemplate and "&lt;img src=x&gt;" in fig.data[1].hovertemplate
+    assert "<b>" not in fig.layout.annotations[0].text and "&lt;b&gt;x&lt;/b&gt;" in fig.layout.annotations[0].text
+
+
+# ----------------------------------------------------------------------------- the lesson's run
+
+
+@pytest.fixture(scope="module")
+def models(bundled):
+    return {k: bundled(k) for k in A.MODELS}
+
+
+def test_run_on_the_bundled_pair_matches_the_models_own_computation(models):
+    r = A.run(models, A.Inputs())
+    albert, bert = models["albert"], models["bert"]
+    assert r.notes == () and r.measure == "cka"
+    assert list(r.words) == [w for w, _, _ in txt.split_words(TEXT)] and r.words[r.word] == "girl"
+    for view, loaded in ((r.albert, albert), (r.bert, bert)):
+        cfg = loaded.model.config
+        tk = txt.tokenize(loaded.tokenizer, TEXT)
+        assert view.name == loaded.variant.label and view.shown_as == loaded.shown_as
+        assert view.layers == cfg.num_hidden_layers and view.tokens == tk.pieces
+        assert view.similarity.shape == (cfg.num_hidden_layers + 1,) * 2
+        assert torch.allclose(torch.diagonal(view.similarity), torch.ones(cfg.num_hidden_layers + 1), atol=1e-5)
+        assert len(view.series["l2"]) == len(view.series["entropy"]) == cfg.num_hidden_layers
+        assert view.piece == tk.pieces_of(r.word)[0]  # the first piece of word 2, counted from 0
+        assert view.path["path"].shape == (cfg.num_hidden_layers + 1, 2)
+        trace = A.layer_trace(loaded.model, A.model_inputs(tk.ids))
+        assert torch.allclose(view.series["l2"], A.transitions(trace.hidden)["l2"])
+    assert len(r.albert.calls.calls) == albert.model.config.num_hidden_layers and r.albert.calls.distinct_storages == 1
+    assert r.bert.calls.distinct_storages == bert.model.config.num_hidden_layers
+    assert r.albert.turn[0] <= r.albert.turn[1]
+    u = r.unrolled
+    layers = albert.model.config.num_hidden_layers
+    assert u.applications == A.DEFAULTS.repeat * layers and len(u.steps["l2"]) == u.applications
+    assert u.check < 1e-5 and u.summary["trend"] in ("settling", "slowing", "not settling")
+    assert len(r.albert.path["extra"]) == u.applications - layers  # the unrolled applications past L
+    assert r.bert.path["extra"] is None
+
+
+def test_run_caches_the_forward_passes_and_the_slider_only_reunrolls(models):
+    cache = CountingCache()
+    A.run(models, A.Inputs(), cache)
+    assert sorted(cache.calls) == ["forward", "forward", "unrolled"]
+    A.run(models, A.Inputs(measure="cosine", word=5), cache)  # measure and word: no model runs again
+    A.run(models, A.Inputs(repeat=1), cache)
+    assert sorted(cache.calls) == ["forward", "forward", "unrolled", "unrolled"]
+    r = A.run(models, A.Inputs(repeat=1, measure="cosine"), cache)
+    assert r.unrolled.summary is None and len(r.unrolled.steps["l2"]) == r.albert.layers
+    assert torch.equal(r.albert.similarity, A.run(models, A.Inputs(measure="cosine")).albert.similarity)
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t "])
+def test_an_empty_text_stops_with_a_message(models, text):
+    with pytest.raises(Stop) as stop:
+        A.run(models, A.Inputs(text=text))
+    assert "empty" in stop.value.note.text
+
+
+def test_words_count_from_zero_and_a_word_beyond_the_text_is_the_last(models):
+    r = A.run(models, A.Inputs(word=0))
+    assert r.word == 0 and r.albert.tokens[r.albert.piece].lstrip("▁").lower() == "the"
+    r = A.run(models, A.Inputs(word=40))
+    assert r.word == len(r.words) - 1 and any("Word 40" in n.text for n in r.notes)
+
+
+def test_unknown_pieces_show_the_unknown_token_itself(models):
+    text = "猫が好き 🐱 שלום and the <b>red</b> ball"
+    r = A.run(models, A.Inputs(text=text))
+    for loaded in models.values():
+        unk = loaded.tokenizer.unk_token
+        if loaded.tokenizer.unk_token_id in txt.tokenize(loaded.tokenizer, text).ids:
+            assert any(f"`{unk}`" in n.text for n in r.notes), unk
+    assert not any("&lt;" in n.text or "&gt;" in n.text for n in r.notes)
+
+
+def test_a_long_text_is_cut_to_each_models_limit_and_says_so(models):
+    text = " ".join(["the little girl found a red ball"] * 60)
+    r = A.run(models, A.Inputs(text=text, word=400))
+    for view, loaded in ((r.albert, models["albert"]), (r.bert, models["bert"])):
+        limit = min(A.max_tokens(loaded.model), txt.token_limit(loaded.tokenizer))
+        assert len(view.tokens) == limit
+        assert any(n.level == "warning" and n.text.startswith(view.name) and str(limit) in n.text for n in r.notes)
+        assert view.piece is None and view.path is None  # word 400 lies past what either model read
+    assert sum("no word piece for word 400" in n.text for n in r.notes) == 2

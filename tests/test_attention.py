@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import attention
+from app import attention, text
 from app.figures.attention import attention_heatmap
+from app.lesson import Stop
 from app.models import catalogue
 
 VARIANTS = list(catalogue.CATALOGUE)
@@ -88,19 +89,25 @@ def test_rollout_edge_cases():
 # ----------------------------------------------------------------------------- every bundled variant
 
 
+def lesson(loaded, **inputs) -> attention.Result:
+    return attention.run({loaded.variant.key: loaded}, attention.Inputs(variant=loaded.variant.key, **inputs))
+
+
 @pytest.mark.parametrize("key", VARIANTS)
 def test_attentions_from_every_variant_have_the_right_shape(bundled, key):
     needs_bundled(key)
     loaded = bundled(key)
-    run = attention.run(loaded.model, loaded.tokenizer, TEXT, "She was happy.")
+    r = lesson(loaded, text=TEXT, text_b="She was happy.")
     config = loaded.model.config
-    length = len(run.tokens)
-    assert run.attentions.shape == (config.num_hidden_layers, config.num_attention_heads, length, length)
-    assert run.attentions.dtype == np.float32
-    np.testing.assert_allclose(run.attentions.sum(-1), 1.0, atol=1e-4)  # rows = queries, over the keys
-    assert run.encoded.sentence_b_start is not None and 0 < run.encoded.sentence_b_start < length
-    # No padding and no masks: every query sees every key (XLNet's content stream includes itself).
-    assert (run.attentions > 0).all()
+    length = len(r.tokens)
+    assert r.attentions.shape == (config.num_hidden_layers, config.num_attention_heads, length, length)
+    assert r.attentions.dtype == np.float32
+    np.testing.assert_allclose(r.attentions.sum(-1), 1.0, atol=1e-4)  # rows = queries, over the keys
+    assert r.pair and 0 < r.encoded.sentence_b_start < length
+    if key != "modernbert":  # its local layers see a window only
+        # No padding and no masks: every query sees every key (XLNet's content stream includes itself).
+        assert (r.attentions > 0).all()
+    np.testing.assert_allclose(r.weights.sum(-1), 1.0, atol=1e-5)  # the rollout map
 
 
 def test_xlnet_attentions_come_back_as_batch_heads_queries_keys(bundled):
@@ -120,6 +127,7 @@ def test_xlnet_attentions_come_back_as_batch_heads_queries_keys(bundled):
 @pytest.mark.parametrize("key,expected", [
     ("bert", True), ("roberta", False), ("albert", True), ("distilbert", False),
     ("electra-generator", True), ("electra-discriminator", True), ("xlnet", True),
+    ("deberta", False), ("modernbert", False),
 ])
 def test_which_variants_read_token_types(bundled, key, expected):
     needs_bundled(key)
@@ -147,25 +155,125 @@ def test_pairs_use_the_tokenizers_own_format_and_segments(bundled, key, template
             assert enc.token_type_ids[-1] == 2  # XLNet's <cls> has its own segment
     single = attention.encode(loaded.tokenizer, loaded.model, TEXT)
     assert single.sentence_b_start is None and "B" not in single.template.split()
+    assert enc.tokens == tuple(loaded.tokenizer.convert_ids_to_tokens(list(enc.input_ids)))
 
 
 def test_empty_long_and_emoji_input(bundled):
     needs_bundled("bert")
     loaded = bundled("bert")
+    tok = loaded.tokenizer
     for blank in ("", "   ", "\n\t"):
         with pytest.raises(ValueError, match="empty"):
-            attention.encode(loaded.tokenizer, loaded.model, blank)
-    long = attention.encode(loaded.tokenizer, loaded.model, "the ball is red. " * 200, max_tokens=16)
+            attention.encode(tok, loaded.model, blank)
+        with pytest.raises(Stop):
+            lesson(loaded, text=blank)
+    long = attention.encode(tok, loaded.model, "the ball is red. " * 200, max_tokens=16)
     assert len(long.input_ids) == 16 == long.cap and long.n_full > 16 and long.truncated
     assert long.tokens[0] == "[CLS]" and long.tokens[-1] == "[SEP]"
-    capped = attention.encode(loaded.tokenizer, loaded.model, "the ball is red. " * 200, max_tokens=10_000)
-    assert capped.cap == attention.model_limit(loaded.tokenizer, loaded.model) == len(capped.input_ids)
-    pair = attention.encode(loaded.tokenizer, loaded.model, "the ball is red. " * 50, "she was happy.", max_tokens=20)
+    capped = attention.encode(tok, loaded.model, "the ball is red. " * 200, max_tokens=10_000)
+    assert capped.cap == attention.model_limit(tok, loaded.model) == len(capped.input_ids)
+    pair = attention.encode(tok, loaded.model, "the ball is red. " * 50, "she was happy.", max_tokens=20)
     assert len(pair.input_ids) == 20 and pair.sentence_b_start is not None  # the longer sentence was cut
-    emoji = attention.encode(loaded.tokenizer, loaded.model, "🎈 The ball 🐶 猫")
-    assert emoji.n_unknown >= 2 and loaded.tokenizer.unk_token in emoji.tokens
-    run = attention.run(loaded.model, loaded.tokenizer, "🎈🎈🎈")
-    np.testing.assert_allclose(run.attentions.sum(-1), 1.0, atol=1e-4)
+    r = lesson(loaded, text="the ball is red. " * 50, max_tokens=16)
+    assert r.notes[0].level == "warning" and "16" in r.notes[0].text and len(r.tokens) == 16
+    # unknown pieces and typed special tokens are named by their real cause, per sentence
+    r = lesson(loaded, text="🎈 The ball 🐶 猫", text_b=f"she {tok.mask_token} it")
+    assert tok.unk_token in r.tokens
+    shown = " ".join(n.text for n in r.notes)
+    assert text.md(tok.unk_token) in shown and "🎈" in shown and "猫" in shown and text.md(tok.mask_token) in shown
+    assert "Sentence A:" in shown and "Sentence B:" in shown
+    only_emoji = lesson(loaded, text="🎈🎈🎈")
+    np.testing.assert_allclose(only_emoji.attentions.sum(-1), 1.0, atol=1e-4)
+
+
+def test_layer_and_head_beyond_the_model_are_moved_into_range_with_a_note(bundled):
+    needs_bundled("bert")
+    loaded = bundled("bert")
+    r = lesson(loaded, layer=64, head=64, agg="layer")
+    assert r.layer == r.n_layers and r.head == 0
+    assert sum(f"{r.n_layers} layers" in n.text or f"{r.n_heads} heads" in n.text for n in r.notes) == 2
+    np.testing.assert_allclose(r.weights, attention.mean_over_heads(r.attentions)[-1])
+    one = lesson(loaded, layer=2, head=3, agg="layer")
+    np.testing.assert_array_equal(one.weights, one.attentions[1, 2])
+    assert one.what == "layer 2, head 3" and not one.notes
+    np.testing.assert_allclose(lesson(loaded, agg="mean").weights, attention.mean_attention(one.attentions))
+
+
+def test_map_layer_head_and_view_never_rerun_the_model(bundled):
+    """The forward pass runs once per input; the document once per view (as ui.cache does, keyed by args)."""
+    needs_bundled("bert")
+    loaded = bundled("bert")
+    memo, ran = {}, []
+
+    def cache(step, *args):
+        key = (step.__name__, *(id(a) if hasattr(a, "model") else a.tobytes() if hasattr(a, "tobytes") else a
+                                for a in args))
+        if key not in memo:
+            ran.append(step.__name__)
+            memo[key] = step(*args)
+        return memo[key]
+
+    models = {"bert": loaded}
+    attention.run(models, attention.Inputs(), cache)
+    for agg in ("layer", "mean", "rollout"):
+        attention.run(models, attention.Inputs(agg=agg), cache)
+    attention.run(models, attention.Inputs(view="model", layer=2), cache)
+    assert ran.count("attentions_of") == 1 and ran.count("bertviz_document") == 2
+    attention.run(models, attention.Inputs(text_b="She was happy."), cache)
+    assert ran.count("attentions_of") == 2
+
+
+def test_the_document_is_bertvizs_view_of_exactly_these_attentions(bundled):
+    needs_bundled("bert")
+    from tests.test_bertviz_offline import params_in
+
+    r = lesson(bundled("bert"), view="model", text_b="She was happy.")
+    params = params_in(r.document)
+    assert params["include_layers"] == list(r.layers_sent) == list(range(1, r.n_layers + 1))
+    assert params["total_heads"] == r.n_heads and len(params["attention"]) == 5  # All, A->A, B->B, A->B, B->A
+    np.testing.assert_allclose(np.array(params["attention"][0]["attn"]), r.attentions, atol=6e-4)  # 3 decimals
+    assert r.height > 0
+
+
+# ----------------------------------------------------------------------------- variants whose checkpoints are on the way
+
+
+def tiny(key: str):
+    """A tiny DeBERTa or ModernBERT built from a config (their bundled checkpoints may not exist yet), with the
+    bundled RoBERTa tokenizer (byte-level BPE, like theirs), wrapped as a loaded catalogue variant."""
+    needs_bundled("roberta")
+    import torch
+    from transformers import AutoTokenizer, DebertaConfig, DebertaForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
+
+    from app.models.loading import Loaded
+
+    variant = catalogue.get(key)
+    tok = AutoTokenizer.from_pretrained(catalogue.get("roberta").bundled_path)
+    torch.manual_seed(0)
+    common = dict(vocab_size=len(tok), hidden_size=32, num_attention_heads=2, intermediate_size=64,
+                  max_position_embeddings=128, pad_token_id=tok.pad_token_id)
+    if key == "deberta":
+        model = DebertaForMaskedLM(DebertaConfig(num_hidden_layers=2, type_vocab_size=0, relative_attention=True,
+                                                 pos_att_type=["c2p", "p2c"], **common))
+    else:
+        model = ModernBertForMaskedLM(ModernBertConfig(num_hidden_layers=3, local_attention=4,
+                                                       global_attn_every_n_layers=3, **common))
+    model.set_attn_implementation("eager")
+    return Loaded(variant, model.eval(), tok, "bundled", "a config", "cpu", "float32", 0.0)
+
+
+@pytest.mark.parametrize("key", ["deberta", "modernbert"])
+def test_the_new_variants_run_through_the_lesson(key):
+    loaded = tiny(key)
+    r = lesson(loaded, text=TEXT, text_b="She was happy.")
+    length = len(r.tokens)
+    assert r.attentions.shape == (loaded.model.config.num_hidden_layers, 2, length, length)
+    np.testing.assert_allclose(r.attentions.sum(-1), 1.0, atol=1e-4)
+    assert not r.reads_token_types and r.pair and r.document
+    assert any(r.label in n.text for n in r.notes)  # its family note
+    if key == "modernbert":
+        far = np.abs(np.arange(length)[:, None] - np.arange(length)[None, :]) > 2  # beyond local_attention / 2
+        assert (r.attentions[1:, :, far] == 0).all() and (r.attentions[0, :, far] > 0).all()
 
 
 def test_stack_attentions_refuses_missing_attentions():

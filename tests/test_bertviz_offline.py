@@ -224,6 +224,12 @@ def test_height_grows_with_the_input():
     assert bv.height_hint("model", 12, 12, 40) > bv.height_hint("model", 2, 4, 10) > 0
 
 
+def test_the_title_is_one_escaped_line_whose_invisible_characters_show():
+    document = bv.render("head", uniform(1, 1, 3), ["a", "b", "c"], title="<b>x</b>\nnext \u202eevil")
+    title = re.search(r"<title>(.*?)</title>", document, re.S).group(1)
+    assert title == "bertviz head view · &lt;b&gt;x&lt;/b&gt; next ⟨U+202E⟩evil"
+
+
 # ----------------------------------------------------------------------------- a real browser
 
 

@@ -1,5 +1,7 @@
-"""app/compare.py and app/figures/compare.py: words and pieces, masking in each model's terms, XLNet's
-masks, cost measured (parameters, memory, real timing), and the guide generated from the numbers."""
+"""app/compare.py and app/figures/compare.py: words and pieces (app.text) for every variant, the word to mask,
+masking in each model's terms, XLNet's masks, cost measured (parameters, memory, real timing), the guide
+generated from the numbers, and run() on the bundled models — with variants left out when they cannot be
+loaded, and DeBERTa and ModernBERT (built tiny from configs) predicting as masked LMs."""
 
 from __future__ import annotations
 
@@ -11,28 +13,57 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import compare
+from app import text as txt
 from app.figures import compare as figs
-from app.models import catalogue
+from app.lesson import Stop
+from app.models import catalogue, loading
 
 ALL = list(catalogue.CATALOGUE)
 MLMS = catalogue.MASKED_LMS
-TEXT = compare.DEFAULTS.text  # "The little girl found a red ball in the park."
+TEXT = compare.DEFAULT_TEXT  # "The little girl found a red ball in the park."
 BALL = 6  # "ball": one piece in every bundled vocabulary
 PARK = compare.DEFAULTS.word
+
+
+def need(bundled, key):
+    """The bundled variant, or skip: DeBERTa and ModernBERT checkpoints may still be in training."""
+    if not catalogue.get(key).bundled_available():
+        pytest.skip(f"no bundled checkpoint for {key} yet")
+    return bundled(key)
+
+
+def available(bundled) -> dict:
+    """What the page passes to run: every catalogue key -> its loaded variant, or why it could not be loaded."""
+    out = {}
+    for key in ALL:
+        try:
+            out[key] = bundled(key)
+        except loading.ModelUnavailable as e:
+            out[key] = str(e)
+    return out
+
+
+def quick_cache(step, *args):
+    """Plain calls, except that the latencies are made up (the real timing is tested on its own below)."""
+    if step is compare.latencies:
+        models, text, _ = args
+        return {m.variant.key: {"median_ms": 1.0 + i, "samples_ms": [1.0 + i, 2.0 + i],
+                                "n_tokens": len(m.tokenizer(text)["input_ids"])} for i, m in enumerate(models)}
+    return step(*args)
 
 
 # ----------------------------------------------------------------------------- words and pieces
 
 
 def test_default_words():
-    words = [w for w, _, _ in compare.split_words(TEXT)]
+    words = [w for w, _, _ in txt.split_words(TEXT)]
     assert words[BALL] == "ball" and words[PARK] == "park"
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80))
 def test_words_are_exact_spans_covering_every_non_space_character(text):
-    words = compare.split_words(text)
+    words = txt.split_words(text)
     for w, s, e in words:
         assert text[s:e] == w and w.strip() == w and w
     assert "".join(w for w, _, _ in words) == "".join(text.split())
@@ -41,9 +72,9 @@ def test_words_are_exact_spans_covering_every_non_space_character(text):
 
 @pytest.mark.parametrize("key", ALL)
 def test_every_piece_maps_to_the_word_it_came_from(bundled, key):
-    tok = bundled(key).tokenizer
-    tk = compare.tokenize(tok, TEXT)
-    words = compare.split_words(TEXT)
+    tok = need(bundled, key).tokenizer
+    tk = txt.tokenize(tok, TEXT)
+    words = txt.split_words(TEXT)
     assert len(tk.ids) == len(tk.pieces) == len(tk.offsets) == len(tk.word_of)
     for i, w in enumerate(tk.word_of):
         if tk.special[i]:
@@ -61,42 +92,74 @@ def test_every_piece_maps_to_the_word_it_came_from(bundled, key):
 
 
 def test_tokenizers_really_differ_on_a_rare_word(bundled):
-    counts = {k: len(compare.tokenize(bundled(k).tokenizer, "unicode").pieces_of(0)) for k in ("bert", "roberta", "xlnet")}
+    counts = {k: len(txt.tokenize(bundled(k).tokenizer, "unicode").pieces_of(0)) for k in ("bert", "roberta", "xlnet")}
     assert all(n >= 1 for n in counts.values())
     assert max(counts.values()) > 1  # a word none of the tiny vocabularies has whole
 
 
 def test_emoji_becomes_unknown_for_wordpiece_but_bytes_for_bpe(bundled):
-    bert = compare.tokenize(bundled("bert").tokenizer, "a 😀 ball")
-    roberta = compare.tokenize(bundled("roberta").tokenizer, "a 😀 ball")
-    assert [bert.pieces[i] for i in bert.pieces_of(1)] == ["[UNK]"] and bert.unknown
-    assert roberta.unknown == [] and len(roberta.pieces_of(1)) >= 2
+    bert_tok, roberta_tok = bundled("bert").tokenizer, bundled("roberta").tokenizer
+    bert, roberta = txt.tokenize(bert_tok, "a 😀 ball"), txt.tokenize(roberta_tok, "a 😀 ball")
+    assert [bert.pieces[i] for i in bert.pieces_of(1)] == [bert_tok.unk_token] and bert.unknown(bert_tok)
+    assert roberta.unknown(roberta_tok) == [] and len(roberta.pieces_of(1)) >= 2
 
 
 def test_fit_text_cuts_at_a_word_boundary_so_every_model_fits(bundled):
-    toks = {k: bundled(k).tokenizer for k in ALL}
+    toks = {k: bundled(k).tokenizer for k in ALL if catalogue.get(k).bundled_available()}
     long = " ".join([TEXT] * 40)
-    fitted, note = compare.fit_text(long, toks)
-    assert note and "reads at most" in note
-    assert long.startswith(fitted) and len(fitted) < len(long)
+    fitted, note = txt.fit_text(long, toks)
+    assert note and long.startswith(fitted) and len(fitted) < len(long)
     assert long[len(fitted)] == " " or not long[len(fitted)].isalnum()  # never in the middle of a word
     for tok in toks.values():
-        assert len(tok(fitted)["input_ids"]) <= compare.token_limit(tok)
-    assert compare.fit_text(TEXT, toks) == (TEXT, None)
+        assert len(tok(fitted)["input_ids"]) <= txt.token_limit(tok)
+    assert txt.fit_text(TEXT, toks) == (TEXT, None)
 
 
-def test_choose_word_clamps_with_a_note():
-    assert compare.choose_word(5, 3) == (3, None)
-    index, note = compare.choose_word(3, 9)
-    assert index == 2 and "beyond" in note
-    with pytest.raises(ValueError):
-        compare.choose_word(0, 0)
+def test_fit_text_cuts_inside_a_word_that_alone_is_too_long(bundled):
+    toks = {k: bundled(k).tokenizer for k in ("albert", "roberta", "xlnet")}
+    fitted, note = txt.fit_text("x" * 1000, toks)
+    assert note and fitted and set(fitted) == {"x"}
+    assert all(len(t(fitted)["input_ids"]) <= txt.token_limit(t) for t in toks.values())
 
 
-@given(st.text(max_size=40))
-def test_md_code_is_one_inert_code_span(text):
-    out = compare.md_code(text)
-    assert out.startswith("`") and out.endswith("`") and out.count("`") == 2 and "\n" not in out
+@given(st.integers(0, 300), st.data())
+def test_word_window_holds_the_chosen_word(n, data):
+    if n == 0:
+        assert len(txt.word_window(0, 0)) == 0
+        return
+    chosen = data.draw(st.integers(0, n - 1))
+    w = txt.word_window(n, chosen, size=24)
+    assert chosen in w and len(w) == min(n, 24) and w.start >= 0 and w.stop <= n
+
+
+# ----------------------------------------------------------------------------- the word to mask
+
+
+def test_words_to_mask_stops_on_blank_text_and_notes_a_cut(bundled):
+    tok = bundled("bert").tokenizer
+    for blank in ("", "  \n\t "):
+        with pytest.raises(Stop):
+            compare.words_to_mask(blank, {"BERT": tok})
+    fitted, words, notes = compare.words_to_mask(TEXT, {"BERT": tok})
+    assert fitted == TEXT and len(words) == 11 and notes == []
+    fitted, words, notes = compare.words_to_mask(" ".join([TEXT] * 40), {"BERT": tok})
+    assert len(notes) == 1 and notes[0].level == "warning" and len(tok(fitted)["input_ids"]) <= txt.token_limit(tok)
+
+
+def test_the_masked_word_is_clamped_and_moved_off_a_typed_special_token(bundled):
+    tok = bundled("bert").tokenizer
+    words = txt.split_words(TEXT)
+    tk = txt.tokenize(tok, TEXT)
+    assert compare.choose_masked_word(words, [tk], 6) == (6, [])
+    index, notes = compare.choose_masked_word(words, [tk], 40)
+    assert index == 10 and len(notes) == 1  # beyond the text: the last word, with a note
+    typed = f"the {tok.mask_token} ate"
+    words, tk = txt.split_words(typed), txt.tokenize(tok, typed)
+    index, notes = compare.choose_masked_word(words, [tk], 2)  # "MASK" inside "[MASK]": no piece of its own
+    assert index in (0, 4) and tk.pieces_of(index) and f"`{tok.mask_token}`" in notes[-1].text
+    only = f"{tok.mask_token} {tok.sep_token}"
+    with pytest.raises(Stop):
+        compare.choose_masked_word(txt.split_words(only), [txt.tokenize(tok, only)], 0)
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -104,22 +167,24 @@ def test_md_code_is_one_inert_code_span(text):
 
 @pytest.mark.parametrize("key", MLMS)
 def test_fill_mask_is_a_forward_with_the_word_masked(bundled, key):
-    loaded = bundled(key)
+    loaded = need(bundled, key)
     tok, model = loaded.tokenizer, loaded.model
     pred = compare.fill_mask(model, tok, TEXT, BALL, k=5)
     assert pred.n_pieces == 1  # "ball" is one piece everywhere: one mask token, as in pre-training
     enc = tok(TEXT, return_tensors="pt")
-    where = compare.tokenize(tok, TEXT).pieces_of(BALL)
+    where = txt.tokenize(tok, TEXT).pieces_of(BALL)
     x = compare.model_inputs(enc)
     gold = int(x["input_ids"][0, where[0]])
     x["input_ids"][0, where] = tok.mask_token_id
     with torch.no_grad():
         probs = torch.softmax(model(**x).logits[0, where[0]], -1)
     top = probs.topk(5)
-    assert pred.top_raw == tok.convert_ids_to_tokens(top.indices.tolist())
+    assert list(pred.top_raw) == tok.convert_ids_to_tokens(top.indices.tolist())
     assert [p for _, p in pred.top] == pytest.approx(top.values.tolist(), rel=1e-5)
     assert pred.p_word == pytest.approx(float(probs[gold]), rel=1e-5)
     assert pred.rank_first == int((probs > probs[gold]).sum()) + 1
+    assert pred.original == txt.piece_text(tok, gold)
+    assert compare.predict(loaded, TEXT, BALL).first(5) == pred  # the cached step: most_top_k guesses, cut
 
 
 @pytest.mark.parametrize("key", ["bert", "roberta"])
@@ -133,14 +198,14 @@ def test_a_masked_word_cannot_leak_into_its_own_prediction(bundled, key):
 def test_a_word_in_several_pieces_gets_that_many_masks(bundled):
     loaded = bundled("bert")
     text = "The girl saw a unicode sign."
-    n = len(compare.tokenize(loaded.tokenizer, text).pieces_of(4))
+    n = len(txt.tokenize(loaded.tokenizer, text).pieces_of(4))
     assert n > 1
     pred = compare.fill_mask(loaded.model, loaded.tokenizer, text, 4, k=3)
     assert pred.n_pieces == n and len(pred.pieces) == n
     assert 0 < pred.p_word < 1
-    note = compare.masking_note({"BERT": pred.pieces, "RoBERTa": ["Ġsign"]}, "unicode")
+    note = compare.masking_note({"BERT": pred.pieces, "RoBERTa": ("Ġsign",)}, "unicode")
     assert "several for BERT" in note and "RoBERTa" in note and "XLNet" in note
-    assert compare.masking_note({"BERT": ["ball"]}, "ball") is None
+    assert compare.masking_note({"BERT": ("ball",)}, "ball") is None
 
 
 def test_xlnet_masks_put_the_word_last_in_the_order():
@@ -160,13 +225,15 @@ def test_xlnet_prediction_does_not_see_the_word_it_predicts(bundled):
     assert a.n_pieces == b.n_pieces == 1
     assert a.top_raw == b.top_raw and [p for _, p in a.top] == pytest.approx([p for _, p in b.top], rel=1e-4)
     assert 0 < a.p_word < 1 and a.rank_first >= 1
+    assert compare.is_permutation_lm(loaded) and compare.predict(loaded, TEXT, BALL).first(5) == a
 
 
 def test_discriminator_scores_every_token_and_swap_puts_in_a_real_word(bundled):
     disc = bundled("electra-discriminator")
-    tk = compare.tokenize(disc.tokenizer, TEXT)
-    probs = compare.replaced_probability(disc.model, disc.tokenizer, tk.ids)
+    tk = txt.tokenize(disc.tokenizer, TEXT)
+    probs = compare.replaced_probability(disc, tk.ids)
     assert len(probs) == len(tk.ids) and all(0 <= p <= 1 for p in probs)
+    assert not compare.predicts(disc)
     where = tk.pieces_of(BALL)
     ids, put = compare.swap_in(disc.tokenizer, tk.ids, where, ["[SEP]", "ball", "##s", "toy", "cat"])
     assert put == "toy" and len(ids) == len(tk.ids) and ids[where[0]] == disc.tokenizer.convert_tokens_to_ids("toy")
@@ -178,12 +245,16 @@ def test_discriminator_scores_every_token_and_swap_puts_in_a_real_word(bundled):
 
 @pytest.mark.parametrize("key", ALL)
 def test_parameters_and_memory_are_counted_once_per_tensor(bundled, key):
-    model = bundled(key).model
+    loaded = need(bundled, key)
+    model = loaded.model
     n = compare.count_parameters(model)
     assert n == sum(p.numel() for p in {p.data_ptr(): p for p in model.parameters()}.values())
     mem = compare.memory_bytes(model)
     assert mem["parameter_bytes"] == 4 * n  # float32 on CPU
     assert mem["total_bytes"] == mem["parameter_bytes"] + mem["buffer_bytes"]
+    size = compare.size_of(loaded)
+    assert (size["params"], size["memory_bytes"]) == (n, mem["total_bytes"])
+    assert size["layers"] == compare.layer_count(model) and 0 < size["embedding_params"] < n
 
 
 def test_parameter_count_matches_the_checkpoint_file(bundled):
@@ -215,7 +286,7 @@ def test_latency_is_the_clock_difference_around_each_forward():
         calls.append(1)
         clock.now += next(durations)
 
-    samples = compare.measure_latency(forward, repeats=5, warmup=2, clock=clock)
+    samples = compare.measure_interleaved({"f": forward}, repeats=5, warmup=2, clock=clock)["f"]
     assert len(calls) == 7  # the two warm-up calls are not timed
     assert samples == pytest.approx([3.0, 1.0, 2.0, 10.0, 4.0])
 
@@ -231,7 +302,8 @@ def test_interleaved_timing_takes_turns():
 def test_forward_latency_uses_the_clock_and_reports_the_median(bundled):
     ticks = iter(range(1000))
     loaded = bundled("bert")
-    out = compare.forward_latency(loaded.model, loaded.tokenizer, TEXT, repeats=5, clock=lambda: next(ticks) / 1000)
+    out = compare.forward_latencies({"bert": (loaded.model, loaded.tokenizer)}, TEXT, repeats=5,
+                                    clock=lambda: next(ticks) / 1000)["bert"]
     assert out["samples_ms"] == pytest.approx([1.0] * 5) and out["median_ms"] == pytest.approx(1.0)
     assert out["n_tokens"] == len(loaded.tokenizer(TEXT)["input_ids"])
 
@@ -240,11 +312,20 @@ def test_real_latency_is_positive_and_grows_with_the_input(bundled):
     loaded = bundled("bert")
     models = {"bert": (loaded.model, loaded.tokenizer)}
     short = compare.forward_latencies(models, "A ball.", repeats=15)["bert"]
-    long = compare.forward_latencies(models, compare.fit_text(" ".join([TEXT] * 20), {"b": loaded.tokenizer})[0],
+    long = compare.forward_latencies(models, txt.fit_text(" ".join([TEXT] * 20), {"b": loaded.tokenizer})[0],
                                      repeats=15)["bert"]
     assert all(s > 0 for s in short["samples_ms"] + long["samples_ms"])
     assert long["n_tokens"] > 10 * short["n_tokens"]
     assert min(long["samples_ms"]) > min(short["samples_ms"])
+
+
+def test_latencies_are_keyed_by_variant_and_the_warm_start_flag_only_keys_the_cache(bundled):
+    pair = (bundled("bert"), bundled("distilbert"))
+    out = compare.latencies(pair, "A ball.", False)
+    assert set(out) == {"bert", "distilbert"} and all(v["median_ms"] > 0 for v in out.values())
+    assert compare.warm_done(None) and not compare.warm_done({"done": [], "total": 9, "seconds": None})
+    assert compare.warm_done({"done": ALL, "total": 9, "seconds": 4.2})
+    assert compare.Inputs.from_values({"text": "x", "word": 1, "top_k": 2}, {"seconds": None}).settled is False
 
 
 # ----------------------------------------------------------------------------- the guide
@@ -276,6 +357,99 @@ def test_guide_calls_small_differences_ties():
     text = "\n".join(compare.selection_guide(rows))
     assert "DistilBERT and BERT are the fastest here, within timing noise" in text and "about as fast as" in text
     assert compare.selection_guide([]) == []
+
+
+# ----------------------------------------------------------------------------- run: the page's one sequence
+
+
+@pytest.fixture(scope="module")
+def models(bundled):
+    return available(bundled)
+
+
+def test_run_on_the_bundled_models(models):
+    r = compare.run(models, compare.Inputs(), quick_cache)
+    loaded = {k: m for k, m in models.items() if not isinstance(m, str)}
+    assert r.labels == tuple(m.variant.label for m in loaded.values())  # catalogue order
+    assert r.words[r.word] == "park" and r.window == (0, 11)
+    assert r.n_tokens == tuple(len(m.tokenizer(TEXT)["input_ids"]) for m in loaded.values())
+    assert all(len(row) == 11 and all(row) for row in r.cells)  # every word has pieces for every variant
+    predictors = [m for m in loaded.values() if m.variant.role != "discriminator"]
+    assert [g.label for g in r.guesses] == [m.variant.label for m in predictors] and r.vanished == ()
+    assert [g.permutation for g in r.guesses] == [m.variant.family == "xlnet" for m in predictors]
+    assert all(len(g.prediction.top) == compare.DEFAULTS.top_k for g in r.guesses)
+    assert all(g.shown_as == loaded[k].shown_as for g, k in zip(r.guesses, [m.variant.key for m in predictors]))
+    assert r.masking_note is None  # "park" is one piece everywhere
+    assert len(r.electra) == 2 and r.electra[0][1] == txt.tokenize(loaded["electra-discriminator"].tokenizer, TEXT).pieces
+    assert [c["key"] for c in r.costs] == list(loaded) and r.guide and r.any_bundled and not r.provisional
+    missing = [k for k, m in models.items() if isinstance(m, str)]
+    left_out = [n for n in r.notes if n.text.startswith("Left out")]
+    assert len(left_out) == (1 if missing else 0)
+    assert all(catalogue.get(k).label in left_out[0].text for k in missing)
+
+
+def test_run_caches_the_forward_passes_apart_from_the_guesses_shown(models):
+    calls = {}
+
+    def recording(step, *args):
+        calls.setdefault(top_k, []).append((step.__name__, args))
+        return quick_cache(step, *args)
+
+    for top_k in (2, 7):
+        r = compare.run(models, compare.Inputs(top_k=top_k), recording)
+        assert all(len(g.prediction.top) == top_k for g in r.guesses)
+    assert calls[2] == calls[7]  # the slider changes no cached step's arguments: nothing is recomputed
+    steps = {name for name, _ in calls[2]}
+    assert steps == {"predict", "replaced_probability", "latencies", "size_of"}
+
+
+def test_run_leaves_out_what_cannot_be_loaded_and_stops_when_nothing_can(models):
+    some = {k: (m if k in ("bert", "xlnet") else f"{catalogue.get(k).label}: no bundled checkpoint") for k, m in models.items()}
+    r = compare.run(some, compare.Inputs(), quick_cache)
+    assert r.labels == ("BERT", "XLNet") and [g.label for g in r.guesses] == ["BERT", "XLNet"] and r.electra is None
+    assert "ALBERT" in r.notes[0].text and r.notes[0].level == "warning"
+    with pytest.raises(Stop):
+        compare.run({k: "gone" for k in ALL}, compare.Inputs(), quick_cache)
+    with pytest.raises(Stop):
+        compare.run(models, compare.Inputs(text="  "), quick_cache)
+
+
+def test_run_names_typed_special_tokens_and_unknown_pieces(models):
+    r = compare.run(models, compare.Inputs(text="The [MASK] ate 😀 cake.", word=2), quick_cache)
+    shown = " ".join(n.text for n in r.notes)
+    assert "`[MASK]`" in shown and "`😀`" in shown and "emoji" not in shown.lower()
+    assert any("RoBERTa" in n.text and "byte-level" in n.text for n in r.notes)  # never an unknown piece
+    assert r.word == 2  # RoBERTa reads "[MASK]" as plain text: the word "MASK" has its pieces there
+    wordpiece = [g for g in r.guesses if g.label == "BERT"]
+    assert wordpiece == [] and "BERT" in r.vanished  # BERT reads it as its special token: nothing of the word to mask
+
+
+def test_deberta_and_modernbert_guess_as_masked_lms(bundled):
+    """The new variants, built tiny from configs with the byte-level BPE tokenizer their recipes also use."""
+    from transformers import DebertaConfig, DebertaForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
+
+    tok = bundled("roberta").tokenizer
+    torch.manual_seed(0)
+    deberta = DebertaForMaskedLM(DebertaConfig(
+        vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=128, relative_attention=True, max_relative_positions=-1, pos_att_type=["c2p", "p2c"],
+        position_biased_input=False, type_vocab_size=0, legacy=False, pad_token_id=tok.pad_token_id)).eval()
+    config = ModernBertConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                              num_attention_heads=2, global_attn_every_n_layers=2, local_attention=16,
+                              max_position_embeddings=128, pad_token_id=tok.pad_token_id, cls_token_id=tok.cls_token_id,
+                              sep_token_id=tok.sep_token_id, bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id)
+    config._attn_implementation = "eager"
+    modernbert = ModernBertForMaskedLM(config).eval()
+    tiny = {key: loading.Loaded(catalogue.get(key), model, tok, "bundled", f"tiny {key}", "cpu", "float32", 0.0)
+            for key, model in (("deberta", deberta), ("modernbert", modernbert))}
+    r = compare.run({"bert": bundled("bert"), **tiny}, compare.Inputs(word=BALL, top_k=3), quick_cache)
+    assert r.labels == ("BERT", "DeBERTa", "ModernBERT")
+    assert [(g.label, g.permutation, g.prediction.n_pieces) for g in r.guesses] == [
+        ("BERT", False, 1), ("DeBERTa", False, 1), ("ModernBERT", False, 1)]
+    assert all(len(g.prediction.top) == 3 and 0 < g.prediction.p_word < 1 for g in r.guesses)
+    for key, loaded in tiny.items():
+        assert compare.predicts(loaded) and not compare.is_permutation_lm(loaded)
+        assert compare.size_of(loaded)["layers"] == 2
 
 
 # ----------------------------------------------------------------------------- figures
@@ -314,20 +488,3 @@ def test_trained_masked_lms_rank_the_obvious_word_high(bundled, key):
     loaded = bundled(key)
     pred = compare.fill_mask(loaded.model, loaded.tokenizer, TEXT, PARK, k=5)  # "... in the [park]."
     assert pred.rank_first <= 3
-
-
-@given(st.integers(0, 300), st.data())
-def test_word_window_holds_the_chosen_word(n, data):
-    if n == 0:
-        assert len(compare.word_window(0, 0)) == 0
-        return
-    chosen = data.draw(st.integers(0, n - 1))
-    w = compare.word_window(n, chosen, size=24)
-    assert chosen in w and len(w) == min(n, 24) and w.start >= 0 and w.stop <= n
-
-
-def test_fit_text_cuts_inside_a_word_that_alone_is_too_long(bundled):
-    toks = {k: bundled(k).tokenizer for k in ("albert", "roberta", "xlnet")}
-    fitted, note = compare.fit_text("x" * 1000, toks)
-    assert note and fitted and set(fitted) == {"x"}
-    assert all(len(t(fitted)["input_ids"]) <= compare.token_limit(t) for t in toks.values())

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from app import electra
 from app.figures import electra as figures
+from app.lesson import Stop
+from tests.conftest import CountingCache
 
 TEXT = "The little girl found a red ball in the park. She was happy and ran home to show her mom."
 SENTENCE = "The little girl found a red ball in the park."
@@ -23,6 +25,14 @@ SENTENCE = "The little girl found a red ball in the park."
 @pytest.fixture(scope="module")
 def pair(bundled):
     return bundled("electra-generator"), bundled("electra-discriminator")
+
+
+def models_of(pair) -> dict:
+    return dict(zip(electra.MODELS, pair))
+
+
+def round_of(pair, text=TEXT, **kw) -> electra.Round:
+    return electra.run(models_of(pair), electra.Inputs(text=text, **kw)).round
 
 
 def brute_force_auc(scores, labels) -> float:
@@ -103,7 +113,7 @@ def test_a_round_never_masks_or_proposes_special_tokens_and_its_labels_are_the_t
     tok = gen.tokenizer
     specials = set(tok.all_special_ids)
     for seed in range(6):
-        rnd = electra.run_round(gen.model, disc.model, tok, TEXT, mlm_probability=0.4, temperature=2.0, seed=seed)
+        rnd = round_of(pair, rate=0.4, temperature=2.0, seed=seed)
         n = len(rnd.tokens)
         assert all(len(getattr(rnd, f)) == n for f in ("special", "masked", "replacement", "corrupted", "scores", "labels"))
         assert not any(m and s for m, s in zip(rnd.masked, rnd.special))
@@ -123,15 +133,42 @@ def test_a_round_never_masks_or_proposes_special_tokens_and_its_labels_are_the_t
 
 
 def test_a_seed_reproduces_a_round_and_the_temperature_keeps_the_masked_positions(pair):
-    gen, disc = pair
-    tok = gen.tokenizer
-    a = electra.run_round(gen.model, disc.model, tok, TEXT, seed=11)
-    b = electra.run_round(gen.model, disc.model, tok, TEXT, seed=11)
+    a = round_of(pair, seed=11)
+    b = round_of(pair, seed=11)
     assert a == b
-    hot = electra.run_round(gen.model, disc.model, tok, TEXT, seed=11, temperature=2.5)
+    hot = round_of(pair, seed=11, temperature=2.5)
     assert hot.masked == a.masked
-    others = [electra.run_round(gen.model, disc.model, tok, TEXT, seed=s).masked for s in (12, 13, 14)]
+    others = [round_of(pair, seed=s).masked for s in (12, 13, 14)]
     assert any(m != a.masked for m in others)
+
+
+def test_moving_the_temperature_reruns_only_the_sampling_not_the_generator(pair):
+    cache = CountingCache()
+    first = electra.run(models_of(pair), electra.Inputs(text=TEXT, seed=4, temperature=1.0), cache)
+    again = electra.run(models_of(pair), electra.Inputs(text=TEXT, seed=4, temperature=2.0), cache)
+    assert cache.calls.count("generator_side") == 1  # the forward pass is shared by both temperatures
+    assert first.round.masked == again.round.masked
+    electra.run(models_of(pair), electra.Inputs(text=TEXT, seed=5), cache)
+    assert cache.calls.count("generator_side") == 2  # a new seed masks other positions: a new forward
+
+
+def test_run_stops_with_a_reason_when_there_is_nothing_to_mask_and_notes_typed_specials(pair):
+    for text in ("", "   \n\t"):
+        with pytest.raises(Stop, match="empty"):
+            electra.run(models_of(pair), electra.Inputs(text=text))
+    with pytest.raises(Stop, match="nothing to mask"):
+        electra.run(models_of(pair), electra.Inputs(text="😀 你好"))
+    tok = pair[0].tokenizer
+    typed = electra.run(models_of(pair), electra.Inputs(text=f"the {tok.mask_token} ball 😀 rolled"))
+    notes = " ".join(n.text for n in typed.notes)
+    assert f"`{tok.mask_token}`" in notes and f"`{tok.unk_token}`" in notes and "`😀`" in notes
+    assert "emoji" not in notes.lower()  # the cause is named, not guessed
+
+
+def test_an_edit_position_that_is_not_a_word_piece_moves_to_the_nearest_one_with_a_note(pair):
+    r = electra.run(models_of(pair), electra.Inputs(text=SENTENCE, edit_pos=400, edit_word="ran"))
+    assert r.edit_pos == max(r.positions) and any("400" in n.text for n in r.notes)
+    assert r.edit.ok and r.edit_labels[r.edit_pos] and len(r.edit_scores) == len(r.encoded.input_ids)
 
 
 def test_discriminator_scores_match_a_direct_forward_pass(pair):
@@ -154,6 +191,12 @@ def test_a_hand_replaced_token_scores_above_every_untouched_token(pair, position
     scores = electra.discriminator_scores(disc.model, torch.tensor(edit.input_ids))
     untouched = [float(scores[i]) for i, s in enumerate(enc.special) if not s and i != position]
     assert float(scores[position]) > max(untouched)
+
+
+@pytest.mark.trained
+def test_the_generator_proposes_plausible_fakes_on_the_default_sentence(pair):
+    """Issue floor: over 100 seeds, at least 80% of the samples at masked content words are words."""
+    assert electra.plausible_share(models_of(pair), seeds=100) >= 0.8
 
 
 # ----------------------------------------------------------------------------- detection quality
@@ -212,7 +255,7 @@ def test_hand_edits_use_the_first_piece_and_refuse_what_cannot_be_one_token(pair
     same = electra.apply_edit(tok, ids, 7, "ball")
     assert same.ok and same.input_ids == ids and "already there" in same.message
     tick = electra.apply_edit(tok, ids, 7, "a`b")  # a backtick never breaks the message's code span
-    assert tick.ok and tick.piece == "a" and "`a'b`" in tick.message
+    assert tick.ok and tick.piece == "a" and "`aˋb`" in tick.message
 
 
 # ----------------------------------------------------------------------------- signal and curves

@@ -43,10 +43,61 @@ def test_every_lesson_page_exists_and_is_registered():
 
 
 def test_home_page_imports_do_not_pull_torch():
-    code = ("import sys; import app.ui, app.lessons, app.state, app.models.catalogue, app.models.device; "
-            "print('torch' in sys.modules, 'transformers' in sys.modules)")
+    code = ("import sys; import app.ui, app.lessons, app.state, app.text, app.lesson, app.preload, app.examples, "
+            "app.models.catalogue, app.models.device; print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_home_page_runs_through_the_router_without_importing_torch():
+    """The whole first run of the app (router, sidebar, home page) on a CPU machine: no torch."""
+    code = ("import sys; from streamlit.testing.v1 import AppTest; "
+            "at = AppTest.from_file('streamlit_app.py', default_timeout=60); at.run(); "
+            "print(bool(at.exception), 'torch' in sys.modules)")
+    env = {**__import__("os").environ, "BVE_WARM_START": "0", "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split()[-2:] == ["False", "False"], out.stdout + out.stderr
+
+
+def test_pages_are_thin_they_neither_cache_nor_stop_by_hand_nor_import_torch():
+    """Caching is one generic mechanism (ui.cache / ui.run), a page stops through ui.stop (which draws the
+    badge first), and computation lives in the lesson library."""
+    for page in sorted((ROOT / "pages").glob("*.py")):
+        source = page.read_text(encoding="utf-8")
+        assert "st.cache_data" not in source and "st.cache_resource" not in source, page.name
+        assert "st.stop(" not in source, page.name
+        assert not {"torch", "transformers", "numpy"} & imported_modules(page), page.name
+
+
+def test_no_lesson_library_imports_the_training_package():
+    offenders = []
+    for p in (ROOT / "app").rglob("*.py"):
+        rel = p.relative_to(ROOT)
+        if rel.parts[1] in ("training", "experiments"):  # experiments run the training recipes by design
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app.training"):
+                offenders.append(str(rel))
+            if isinstance(node, ast.ImportFrom) and node.module == "app" and any(a.name == "training" for a in node.names):
+                offenders.append(str(rel))
+    assert offenders == []
+
+
+def test_every_lesson_library_has_the_one_shape():
+    """SPEC (URL parameters stated once), Inputs.from_values, and run(models, inputs, cache) -> Result."""
+    import importlib
+    import inspect
+
+    from app.lessons import LESSONS
+    from app.state import Spec
+
+    for lesson in LESSONS:
+        lib = importlib.import_module(lesson.library)
+        assert isinstance(lib.SPEC, Spec), lesson.library
+        assert hasattr(lib.Inputs, "from_values"), lesson.library
+        assert list(inspect.signature(lib.run).parameters)[:3] == ["models", "inputs", "cache"], lesson.library
+        page = (ROOT / lesson.path).read_text(encoding="utf-8")
+        assert "ui.bind(" in page and "ui.widget(" in page, lesson.path
 
 
 def test_every_lesson_url_is_its_file_name():
@@ -101,7 +152,7 @@ def test_preload_names_every_transformers_class_the_app_imports():
 def test_preload_keeps_the_libraries_out_of_every_reruns_garbage_collection():
     """Streamlit collects garbage after every script run; preload freezes what the libraries allocated,
     so a collection walks the few objects made since, not the ~470,000 of torch, transformers and co."""
-    code = "import gc, app.preload; print(gc.get_freeze_count(), len(gc.get_objects()))"
+    code = "import gc, app.preload; app.preload.load(); print(gc.get_freeze_count(), len(gc.get_objects()))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     frozen, tracked = map(int, out.stdout.split())
     assert frozen > 100_000 and tracked < frozen / 20, (frozen, tracked)

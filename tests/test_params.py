@@ -13,6 +13,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from app import params as P
 from app.figures import albert as figs
+from tests.conftest import CountingCache
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -46,8 +47,7 @@ def test_formula_equals_the_real_model_counted_on_meta(arch):
     assert counted == b.total
     assert ("whole" in how) == (P.whole_model_class(arch) is not None)
     parts = P.module_counts_on_meta(arch)
-    assert parts == {"embeddings": b.embedding_total, "attention": b.attention, "ffn": b.ffn, "pooler": b.pooler,
-                     "mlm_head": b.mlm_head}
+    assert parts == {"embeddings": b.embedding_total, "attention": b.attention, "ffn": b.ffn, "pooler": b.pooler}
 
 
 @FAST
@@ -167,7 +167,7 @@ def test_the_largest_accepted_setting_counts_quickly_on_meta():
 
 
 def test_every_preset_builds_and_is_near_its_published_size():
-    rows = {r["model"]: r for r in P.preset_rows(512)}
+    rows = {r["model"]: r for r in P.preset_rows(P.count_presets(), 512)}
     assert set(rows) == {p.name for p in P.PRESETS}  # DeBERTa-v3 and ModernBERT build with this transformers
     for r in rows.values():
         assert abs(r["params"] / 1e6 - r["published (M)"]) / r["published (M)"] < 0.065, r
@@ -179,6 +179,28 @@ def test_every_preset_builds_and_is_near_its_published_size():
     # the ones that differ by more than rounding say why
     for name in ("ALBERT-xxlarge", "XLNet-base"):
         assert rows[name]["note"] != "rounding"
+
+
+def test_presets_are_data_read_once_from_their_file():
+    import json
+
+    data = json.loads(P.PRESETS_FILE.read_text(encoding="utf-8"))
+    assert [p.name for p in P.PRESETS] == [p["name"] for p in data["presets"]]
+    assert P.PAPER_TABLE4 == tuple(data["albert_table4"])
+    assert len({p.name for p in P.PRESETS}) == len(P.PRESETS)
+    assert {(t["embedding_size"], t["sharing"]) for t in P.PAPER_TABLE4} == {
+        (e, m) for e in (128, 768) for m in P.SHARING_MODES}
+    # the picker offers exactly the presets the page's settings can express, and each one's values fit SPEC
+    assert P.PRESET.choices == tuple(p.name for p in P.PRESETS if p.arch is not None)
+    from app.state import fits
+
+    for name in P.PRESET.choices:
+        values = P.preset_values(name)
+        assert set(values) == set(P.ARCH_FIELDS)
+        assert all(fits(getattr(P.SPEC, k), v) for k, v in values.items()), name
+        assert P.Inputs(**values).arch == P.preset(name).arch
+    with pytest.raises(ValueError):
+        P.preset_values("XLNet-base")
 
 
 def test_presets_with_page_settings_agree_with_the_breakdown():
@@ -255,7 +277,7 @@ def test_sharing_cuts_parameters_not_flops():
     counts = {m: P.breakdown(P.Arch(sharing=m)).total for m in P.SHARING_MODES}
     assert len(set(flops.values())) == 1
     assert counts["all"] < counts["attention"] < counts["none"] and counts["all"] < counts["ffn"] < counts["none"]
-    rows = {r["model"]: r for r in P.preset_rows(512)}
+    rows = {r["model"]: r for r in P.preset_rows(P.count_presets(), 512)}
     albert, bert = rows["ALBERT-large"], rows["BERT-large"]
     assert albert["params"] < bert["params"] / 15
     assert albert["flops"] >= bert["flops"]  # the same layers, plus the E→H projection
@@ -274,20 +296,77 @@ def test_memory():
 @pytest.mark.parametrize("key", ["albert", "bert"])
 def test_loaded_model_count_equals_formula(bundled, key):
     loaded = bundled(key)
-    c = P.loaded_counts(loaded.model)
-    assert c["real"] == sum(p.numel() for p in loaded.model.parameters())
-    assert c["real"] == c["formula"]
-    assert c["with_head"]
+    c = P.loaded_counts(loaded)
+    assert c.problem is None and c.shown_as == loaded.shown_as
+    assert c.real == sum(p.numel() for p in loaded.model.parameters())  # tied tensors appear once
+    assert c.real == c.formula
+    assert c.with_head and c.model_class == type(loaded.model).__name__
+    cfg = loaded.model.config
+    assert (c.arch.hidden_size, c.arch.num_hidden_layers, c.arch.vocab_size) == (
+        cfg.hidden_size, cfg.num_hidden_layers, cfg.vocab_size)
     if key == "albert":
-        assert c["arch"].sharing == "all" and c["arch"].factorized
+        assert c.arch.factorized and c.arch.embedding_size == cfg.embedding_size
+        assert c.arch.sharing == ("all" if cfg.num_hidden_groups == 1 else "none")
 
 
 def test_other_albert_groupings_are_refused_clearly():
-    from transformers import AlbertConfig
+    from types import SimpleNamespace
+
+    from transformers import AlbertConfig, AlbertForMaskedLM
 
     cfg = AlbertConfig(num_hidden_layers=4, num_hidden_groups=2)
     with pytest.raises(ValueError, match="num_hidden_groups=2"):
         P.arch_from_config(cfg, pooler=True)
+    model = meta(AlbertForMaskedLM, AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=4,
+                                                 num_hidden_groups=2, num_attention_heads=2, intermediate_size=20))
+    c = P.loaded_counts(SimpleNamespace(model=model, shown_as="a test ALBERT"))
+    assert "num_hidden_groups=2" in c.problem and c.formula is None and c.real == P.unique_numel(model)
+
+
+# ----------------------------------------------------------------------------- the lesson's run
+
+
+def test_run_on_the_defaults_is_albert_base_counted_both_ways():
+    r = P.run({}, P.Inputs())
+    assert r.arch == P.Arch() and r.notes == () and r.loaded is None
+    y = r.yours
+    assert y.counted == y.breakdown.total == 11_683_584 and "AlbertModel" in y.how
+    table = {row["part"]: row["parameters"] for row in y.table}
+    assert table["base model total"] == y.counted and table["word embeddings"] == 30000 * 128
+    assert [sum(bar[k] for k in figs.PARTS) for bar in y.bars] == [
+        P.breakdown(replace(P.Arch(), factorized=False, sharing="none")).total,
+        *[P.breakdown(P.Arch(sharing=m)).total for m in ("none", "attention", "ffn", "all")]]
+    assert y.bars[-1]["label"].endswith("◀ yours")
+    assert y.word_saving == 30000 * 768 - (30000 * 128 + 128 * 768 + 768)
+    assert y.flops == y.flops_unshared == P.flops_per_token(*P.arch_compute_cfg(P.Arch()), 512)
+    assert {row["model"] for row in r.presets} == {p.name for p in P.PRESETS}
+    assert r.preset("ALBERT-base")["params"] == y.counted and r.preset("nope") is None
+    assert len(r.table4) == len(P.PAPER_TABLE4)
+
+
+def test_run_counts_the_loaded_albert(bundled):
+    loaded = bundled("albert")
+    r = P.run({"albert": loaded}, P.Inputs())
+    assert r.loaded == P.loaded_counts(loaded) and r.loaded.real == r.loaded.formula
+
+
+def test_run_explains_impossible_settings_and_still_shows_the_released_models():
+    r = P.run({}, P.Inputs(num_attention_heads=7, num_hidden_layers=0))
+    assert r.yours is None and r.presets
+    assert [n.level for n in r.notes] == ["warning", "warning"]
+    assert any("not divisible" in n.text for n in r.notes) and any("at least one layer" in n.text for n in r.notes)
+    r = P.run({}, P.Inputs(embedding_size=768))
+    assert r.yours is not None and len(r.notes) == 1 and r.notes[0].level == "info"  # E = H saves nothing
+
+
+def test_run_counts_on_meta_once_per_shape_and_the_presets_once():
+    cache = CountingCache()
+    P.run({}, P.Inputs(), cache)
+    P.run({}, P.Inputs(seq_len=128), cache)  # only FLOPs follow the sequence length
+    assert cache.calls == ["count_on_meta", "count_presets"]
+    r = P.run({}, P.Inputs(sharing="ffn"), cache)
+    assert cache.calls == ["count_on_meta", "count_presets", "count_on_meta"]
+    assert r.yours.counted == P.breakdown(P.Arch(sharing="ffn")).total and "composed" in r.yours.how
 
 
 # ----------------------------------------------------------------------------- figures
@@ -311,7 +390,7 @@ def test_sweep_and_scatter_figures_carry_the_numbers():
     fig = figs.embedding_sweep_figure(points, 128, P.breakdown(replace(arch, factorized=False)).total, 768)
     assert list(fig.data[0].y) == [t for _, t in points]
     assert fig.data[2].y[0] == 11_683_584
-    rows = P.preset_rows(128)
+    rows = P.preset_rows(P.count_presets(), 128)
     fig = figs.compute_scatter(rows, {"model": "you", "params": 5, "flops": 2e9})
     shown = dict(zip(fig.data[0].text + fig.data[1].text, fig.data[0].x + fig.data[1].x))
     assert shown == {r["model"]: r["params"] for r in rows}

@@ -1,6 +1,7 @@
 """app/xlnet.py and app/figures/xlnet.py: the permutation masks against their definition, typed orders,
-and the real bundled XLNet under those masks (no leak, attention zero where blocked, the context-free
-target), with a masked LM beside it."""
+the real bundled XLNet under those masks (no leak, attention zero where blocked, the context-free
+target), with a masked LM beside it, and the lesson's run (what the page shows). No sizes are pinned:
+the bundled checkpoints are retrained from time to time."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import xlnet
+from app import text, xlnet
+from app.lesson import Stop
 from app.figures import xlnet as figures
 
 TEXT = "The little girl found a red ball in the park."
@@ -81,12 +83,6 @@ def test_same_masks_as_the_training_recipe_for_the_same_draw(n, k, seed):
     by_position = masks.target_mapping[masks.target_mapping.argmax(-1).argsort()]  # the recipe sorts by position
     assert torch.equal(by_position, target_mapping[0, : len(masks.targets)])
     assert sorted(masks.targets) == target_pos[0, : len(masks.targets)].tolist()
-
-
-@given(st.integers(1, 20).flatmap(lambda n: st.permutations(list(range(n)))))
-def test_ranks_from_order_inverts_the_order(order):
-    rank = xlnet.ranks_from_order(torch.tensor(order), len(order))
-    assert [int(rank[p]) for p in order] == list(range(len(order)))
 
 
 def test_stream_masks_follow_padding_like_the_model():
@@ -307,6 +303,104 @@ def test_trained_xlnet_finishes_a_simple_sentence(bundled):
     masks = xlnet.masks_from_order(order, 1, len(p.ids))
     top = xlnet.top_predictions(_forward(loaded, p.ids, masks).probs, loaded.tokenizer, 5)[0]
     assert "▁park" in [piece for piece, _ in top]
+
+
+# ----------------------------------------------------------------------------- the lesson's run
+
+
+def models_of(bundled) -> dict:
+    return {k: bundled(k) for k in xlnet.MODELS}
+
+
+def test_a_typed_order_never_breaks_out_of_its_code_span():
+    with pytest.raises(xlnet.OrderError) as e:
+        xlnet.parse_order("0 `[x](http://e)` 1", 3)
+    assert text.md("`[x](http://e)`", 12) in str(e.value) and "`[x]" not in str(e.value)
+
+
+def test_run_on_the_defaults_shows_the_seeded_order_and_a_clean_check(bundled):
+    models = models_of(bundled)
+    r = xlnet.run(models, xlnet.Inputs())
+    p = xlnet.xlnet_pieces(models["xlnet"].tokenizer, xlnet.DEFAULT_TEXT)
+    n = p.n_content
+    order = xlnet.make_order("random", n, 0)
+    n_targets = xlnet.n_targets_for(n, k=xlnet.DEFAULTS.k)
+    assert r.pieces.ids == p.ids and r.masks.order == tuple(order) and r.order_kind == "random" and r.order_note is None
+    assert r.n_targets == n_targets and [q.position for q in r.predictions] == order[n - n_targets:]
+    assert [q.step for q in r.predictions] == list(range(n - n_targets, n))
+    for q in r.predictions:
+        assert not q.context_free and len(q.top) == xlnet.DEFAULTS.top_k and 0 <= q.actual <= 1 and q.rank >= 1
+        assert q.sees == len(xlnet.visible(r.masks.query_mask, q.position))
+        assert q.mlm_masked and len(q.mlm_top) == len(q.mlm_masked) and 0 <= q.mlm_actual <= 1
+    config = models["xlnet"].model.config
+    assert (r.n_layers, r.n_heads) == (config.n_layer, config.n_head) and len(r.checks) == 2 * config.n_layer
+    assert r.worst_blocked == 0.0 and r.least_visible_mass > 0.9999 and r.query_rows == n_targets
+    # the map shown is the model's own: the last layer's query stream, mean over heads
+    out = xlnet.permutation_forward(models["xlnet"].model, p.ids, r.masks)
+    np.testing.assert_allclose(r.attention, out.query_attentions[-1].mean(0).numpy(), atol=1e-6)
+    assert r.layer == 0 and r.attention_rows == r.masks.targets
+    assert "bundled" in r.xlnet or "xlnet" in r.xlnet
+    assert r.notes == ()
+
+
+def test_top_k_stream_and_layer_only_pick_from_the_cached_forward_passes(bundled):
+    """The expensive steps run once; moving a cheap widget re-uses them (as ui.cache does, keyed by args)."""
+    models = models_of(bundled)
+    memo, ran = {}, []
+
+    def cache(step, *args):
+        key = (step.__name__, *(id(a) if hasattr(a, "model") else a for a in args))
+        if key not in memo:
+            ran.append(step.__name__)
+            memo[key] = step(*args)
+        return memo[key]
+
+    first = xlnet.run(models, xlnet.Inputs(), cache)
+    assert sorted(ran) == ["masked_lm_side", "xlnet_side"]
+    again = xlnet.run(models, xlnet.Inputs(top_k=2, stream="content", layer=1), cache)
+    assert len(ran) == 2  # nothing recomputed
+    assert all(len(q.top) == 2 and q.top == a.top[:2] for q, a in zip(again.predictions, first.predictions))
+    assert again.attention_rows == tuple(range(len(first.pieces.ids)))
+    np.testing.assert_array_equal(again.attention_mask, first.masks.content_mask.numpy())
+    xlnet.run(models, xlnet.Inputs(seed=1), cache)
+    assert ran.count("xlnet_side") == 2  # a new order is a new forward pass
+
+
+def test_run_guards_and_notes_name_the_cause(bundled):
+    models = models_of(bundled)
+    tok = models["xlnet"].tokenizer
+    for blank in ("", "  \n "):
+        with pytest.raises(Stop):
+            xlnet.run(models, xlnet.Inputs(text=blank))
+    with pytest.raises(Stop):
+        xlnet.run(models, xlnet.Inputs(text=f"{tok.sep_token} {tok.cls_token}"))
+    r = xlnet.run(models, xlnet.Inputs(text=f"The cat {tok.sep_token} sat 😀."))
+    shown = " ".join(n.text for n in r.notes)
+    assert text.md(tok.sep_token) in shown and tok.sep_token not in r.pieces.pieces[: r.pieces.n_content]
+    assert text.md(tok.unk_token) in shown and "😀" in shown
+    long = xlnet.run(models, xlnet.Inputs(text=" ".join([TEXT] * 6)))
+    assert long.pieces.n_content == xlnet.DEFAULTS.max_pieces and str(xlnet.DEFAULTS.max_pieces) in long.notes[0].text
+    many = xlnet.run(models, xlnet.Inputs(split="count", n_targets=xlnet.DEFAULTS.max_pieces, layer=48))
+    n = many.pieces.n_content
+    assert many.n_targets == n and any(f"only {n} pieces" in note.text for note in many.notes)
+    assert many.layer == 0 and any(f"{many.n_layers} layers" in note.text for note in many.notes)
+
+
+@pytest.mark.parametrize("typed, level", [("", "info"), ("0 0 1", "warning"), ("0 x", "warning")])
+def test_an_order_that_is_not_a_permutation_falls_back_to_left_to_right_with_a_note(bundled, typed, level):
+    r = xlnet.run(models_of(bundled), xlnet.Inputs(order="typed", typed=typed))
+    assert r.order_kind == "left-to-right" and r.masks.order == tuple(range(r.pieces.n_content))
+    assert r.order_note.level == level
+
+
+def test_run_marks_a_target_first_with_nothing_visible_and_gives_no_guess_for_it(bundled):
+    r = xlnet.run(models_of(bundled), xlnet.Inputs(order="left-to-right", split="count",
+                                                   n_targets=xlnet.DEFAULTS.max_pieces, specials=False))
+    assert r.free == (0,)
+    first, *rest = r.predictions
+    assert first.context_free and first.top == () and first.actual is None and first.rank is None
+    assert all(not q.context_free and q.top for q in rest)
+    assert r.worst_blocked == 0.0 and r.uniform_distance < 1e-6 and r.query_rows == len(rest)
 
 
 # ----------------------------------------------------------------------------- figures

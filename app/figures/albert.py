@@ -9,6 +9,8 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.text import html
+
 PARTS = ("embeddings", "attention", "ffn", "pooler")
 PART_LABELS = {"embeddings": "embeddings", "attention": "attention sublayers", "ffn": "feed-forward sublayers",
                "pooler": "pooler"}
@@ -179,17 +181,19 @@ def unroll_figure(step_stats: dict, layers: int) -> go.Figure:
     return fig
 
 
-def trajectory_figure(paths: dict[str, dict], token_label: str) -> go.Figure:
-    """A token's path through the depths, one panel per model, in that model's own 2-D PCA.
+def trajectory_figure(paths: dict[str, dict], pieces: dict[str, str], word: str) -> go.Figure:
+    """A word's path through the depths, one panel per model, in that model's own 2-D PCA.
 
-    paths: {model name: {"path": (D, 2), "cloud": (D, T, 2), "extra": (M, 2) or None, "explained": (2,)}}.
+    paths: {model name: {"path": (D, 2), "cloud": (D, T, 2), "extra": (M, 2) or None, "explained": (2,)}};
+    pieces: {model name: the word piece followed}; word: the word (both escaped here: they are the user's).
     The grey points are the other tokens at every depth; "extra" (ALBERT unrolled past L) is dashed.
     """
     names = list(paths)
+    token_label = html(word)
     titles = []
     for n in names:
         ev = _lists(paths[n]["explained"])
-        titles.append(f"{n} (PC1 {ev[0]:.0%}, PC2 {ev[1]:.0%} of variance)")
+        titles.append(f"{n} · piece “{html(pieces[n])}” (PC1 {ev[0]:.0%}, PC2 {ev[1]:.0%} of variance)")
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, horizontal_spacing=0.08)
     for i, name in enumerate(names):
         p = paths[name]

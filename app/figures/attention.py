@@ -1,22 +1,22 @@
 """Figures for app/attention.py: a token-by-token heatmap of one attention (or rollout) matrix.
 
 Data in, plotly Figure out. Rows are the attending tokens (queries), columns the attended ones (keys);
-hover gives both tokens, their positions and the exact weight. Tokens are HTML-escaped: plotly renders
-a few tags in its text, and a token is data, never markup.
+hover gives both tokens, their positions and the exact weight. Tokens are escaped with ``app.text.html``:
+plotly renders a few tags in its text, and a token is data, never markup.
 """
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
+
+from app import text as txt
 
 COLORSCALE = "Blues"
 
 
 def _label(token: str) -> str:
-    return html.escape(str(token).replace("Ġ", "").replace("▁", "").strip() or str(token), quote=True)
+    return txt.html(str(token).replace("Ġ", "").replace("▁", "").strip() or str(token))
 
 
 def attention_heatmap(weights: np.ndarray, tokens: list[str], title: str, *, colorbar_title: str = "weight") -> go.Figure:
@@ -52,7 +52,7 @@ def attention_heatmap(weights: np.ndarray, tokens: list[str], title: str, *, col
     ticks = dict(tickmode="array", tickvals=list(range(length)), ticktext=labels)
     side = max(360, min(900, 140 + 22 * length))
     fig.update_layout(
-        title=dict(text=html.escape(title)),
+        title=dict(text=txt.html(title)),
         xaxis=dict(title="attended token (key)", tickangle=-60, side="bottom", **ticks),
         yaxis=dict(title="attending token (query)", autorange="reversed", **ticks),
         height=side,

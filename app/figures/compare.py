@@ -1,22 +1,19 @@
 """Figures for the side-by-side lesson: plain lists and dicts in (from app.compare), plotly Figure out.
 
-Every token that enters cell or hover text is HTML-escaped: plotly renders a subset of HTML there.
+Every token that enters cell or hover text is HTML-escaped with app.text.html: plotly renders a subset of
+HTML there.
 """
 
 from __future__ import annotations
 
-import html
-
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from app.text import html as esc
 
 PIECES = [[0.0, "#eef5ee"], [0.34, "#cfe8cf"], [0.67, "#f6d28b"], [1.0, "#e4572e"]]  # 1 piece ... 4+ pieces
 PROB = "Blues"
 SCORE = "RdBu_r"  # P(replaced): blue = looks original, red = looks replaced
-
-
-def esc(token) -> str:
-    return html.escape(str(token), quote=True)
 
 
 def token_grid_figure(labels: list[str], words: list[str], cells: list[list[list[str]]],

@@ -1,21 +1,18 @@
 """Figures for the distillation lesson: plain lists in (from app.distillation), plotly Figure out.
 
-Tokens are HTML-escaped before they enter cell, tick or hover text (plotly renders a subset of HTML).
+Tokens are HTML-escaped with app.text.html before they enter cell, tick or hover text (plotly renders a
+subset of HTML).
 """
 
 from __future__ import annotations
 
-import html
-
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.text import html as esc
+
 TEACHER, STUDENT = "#4c78a8", "#f58518"
 LIGHT_TEACHER, LIGHT_STUDENT = "#b7cde3", "#fbcf9f"
-
-
-def esc(token) -> str:
-    return html.escape(str(token), quote=True)
 
 
 def soft_targets_figure(tokens: list[str], teacher_1: list[float], teacher_t: list[float], student_1: list[float],

@@ -1,28 +1,23 @@
-"""Figures of the masking lab: plain data in (lists, nested lists), a plotly Figure out.
+"""Figures of the masking lab (app/masking_lab.py): plain data in (lists, nested lists), a plotly Figure out.
 
-Every token that enters a figure is HTML-escaped first: plotly reads a small set of tags in text and
-hover labels, so a RoBERTa ``<s>`` would otherwise vanish (and a ``<b>`` would turn bold).
+Every token that enters a figure goes through ``app.text.html`` first: plotly reads a small set of tags
+in text and hover labels, so a RoBERTa ``<s>`` would otherwise vanish (and a ``<b>`` would turn bold).
 """
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 
-from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, STRATEGY_LABELS, UNCHANGED
+from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
+from app.masking_lab import STRATEGY_LABELS, STRATEGY_SHORT
+from app.text import html as esc
 
 SPECIAL = 4  # the grid's value for a special token (never a target)
 GRID_NAMES = {**KIND_NAMES, SPECIAL: "special token (never a target)"}
 # Okabe–Ito colours (safe for colour-blind viewers), a light grey for "not a target".
 GRID_COLORS = {KEEP: "#dedede", MASKED: "#0072B2", RANDOM: "#E69F00", UNCHANGED: "#009E73", SPECIAL: "#fbf3d0"}
 STRATEGY_COLORS = {"static": "#D55E00", "static10": "#0072B2", "dynamic": "#009E73"}
-STRATEGY_SHORT = {"static": "Static ×1", "static10": "Static ×10 (BERT)", "dynamic": "Dynamic (RoBERTa)"}
-
-
-def esc(token: str) -> str:
-    return html.escape(str(token), quote=False)
 
 
 def position_labels(tokens: list[str]) -> list[str]:
@@ -156,21 +151,24 @@ def span_length_figure(pmf: list[float], drawn: list[int], placed: list[int], me
     return fig
 
 
-def predictions_figure(rows: list[str], tokens: list[list[str]], probs: list[list[float]],
-                       is_original: list[list[bool]]) -> go.Figure:
+def predictions_figure(positions: list[int], originals: list[str], fed: list[str], tokens: list[list[str]],
+                       probs: list[list[float]], is_original: list[list[bool]], model: str = "") -> go.Figure:
     """Targets × rank: the model's top-k at each target, coloured by probability.
 
-    rows: (n,) labels; tokens, probs, is_original: (n, k). z is probs; a ✓ marks the original token.
+    positions, originals, fed: (n,) each target's position, original piece and the piece the model was
+    shown; tokens, probs, is_original: (n, k). z is probs; a ✓ marks the original piece.
     """
     k = len(probs[0]) if probs else 0
+    rows = [f"{i}·{esc(o)} (fed {esc(f)})" for i, o, f in zip(positions, originals, fed)]
     text = [[f"{esc(t)}{' ✓' if o else ''}" for t, o in zip(tt, oo)] for tt, oo in zip(tokens, is_original)]
     fig = go.Figure(go.Heatmap(
         z=probs, x=[f"#{r + 1}" for r in range(k)], y=rows, text=_objects(text), texttemplate="%{text}",
-        customdata=_objects([["the original token" if o else "" for o in oo] for oo in is_original]),
+        customdata=_objects([["the original piece" if o else "" for o in oo] for oo in is_original]),
         colorscale="Blues", zmin=0, zmax=max([max(p) for p in probs] + [1e-9]), xgap=2, ygap=2,
         colorbar=dict(title="p", tickformat=".2~%"),
         hovertemplate="%{y}<br>guess %{x}: <b>%{text}</b> p = %{z:.4f} %{customdata}<extra></extra>",
     ))
+    title = f"{esc(model)}: guesses, best first" if model else "the model's guesses, best first"
     fig.update_layout(height=min(1200, 120 + 40 * len(rows)), margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top", title="model's guesses, best first"))
+                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top", title=title))
     return fig

@@ -1,18 +1,17 @@
 """Figures for the XLNet lesson: the factorization order, the two streams' masks beside target_mapping,
 and the attention the model actually used. Plain data in (pieces, app.xlnet.OrderMasks, tensors), plotly
-figures out; every token is HTML-escaped before it reaches a label or a hover.
+figures out; every token is escaped with ``app.text.html`` before it reaches a label or a hover.
 
 Mask cells use perm_mask's convention: 1 = may NOT attend (blocked), 0 = may attend.
 """
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app import text as txt
 from app.xlnet import OrderMasks, context_free_targets, visible
 
 HIDDEN, CONTEXT, EARLIER, OWN = 0, 1, 2, 3
@@ -23,11 +22,11 @@ VISIBLE_COLOUR, BLOCKED_COLOUR, MAPPING_COLOUR = "#c7e9c0", "#3b3b3b", "#f28e2b"
 
 def piece_labels(pieces, n_content: int) -> list[str]:
     """Axis labels, escaped: "3 ▁found" for content pieces (their number in a typed order), the specials bare."""
-    return [html.escape(f"{i} {p}" if i < n_content else p) for i, p in enumerate(pieces)]
+    return [txt.html(f"{i} {p}" if i < n_content else p) for i, p in enumerate(pieces)]
 
 
 def _quoted(pieces, positions) -> str:
-    words = [html.escape(f"«{pieces[j]}»") for j in positions]
+    words = [txt.html(f"«{pieces[j]}»") for j in positions]
     lines = [", ".join(words[s : s + 8]) for s in range(0, len(words), 8)]
     return ",<br>".join(lines) if lines else "nothing at all"
 
@@ -36,7 +35,7 @@ def row_sentence(pieces, masks: OrderMasks, i: int, stream: str = "query") -> st
     """In words, escaped: what row i sees. "When predicting «girl» (step 9), it sees «The», …"."""
     mask = masks.query_mask if stream == "query" else masks.content_mask
     sees = visible(mask, i)
-    name = html.escape(f"«{pieces[i]}»")
+    name = txt.html(f"«{pieces[i]}»")
     if i in masks.targets:
         step = masks.order.index(i)
         if stream == "query":
@@ -79,7 +78,7 @@ def order_figure(pieces, masks: OrderMasks) -> go.Figure:
             else:
                 kind = EARLIER if j in targets else CONTEXT
             z[step, j] = kind
-            row.append(f"step {step} · {html.escape(pieces[i])} → {labels[j]}: <b>{ORDER_CELLS[kind]}</b>"
+            row.append(f"step {step} · {txt.html(pieces[i])} → {labels[j]}: <b>{ORDER_CELLS[kind]}</b>"
                        f" (perm_mask = {int(masks.perm_mask[i, j])})<br>{summary}")
         text.append(row)
     ylabels = []

@@ -28,6 +28,12 @@ class Variant:
     model_class: str  # the transformers auto class (or concrete class) that loads it
     tokenizer_kind: str
     idea: str  # what the variant changed, in one line
+    config_overrides: tuple[tuple[str, object], ...] = ()  # passed to from_pretrained (hub and bundled alike)
+    head: str = ""  # what the checkpoint's head is, where that is not obvious
+
+    @property
+    def load_kwargs(self) -> dict:
+        return dict(self.config_overrides)
 
     @property
     def bundled_path(self) -> Path:
@@ -65,6 +71,15 @@ CATALOGUE: dict[str, Variant] = {
         Variant("xlnet", "XLNet", "xlnet", "permutation-lm", "xlnet/xlnet-base-cased", "xlnet",
                 "AutoModelForCausalLM", "SentencePiece (Unigram, cased)",
                 "Predicts tokens in a random order through attention masks: no [MASK] token."),
+        Variant("deberta", "DeBERTa", "deberta", "masked-lm", "microsoft/deberta-base", "deberta",
+                "AutoModelForMaskedLM", "byte-level BPE (cased)",
+                "Disentangled attention: content and relative position kept apart in every attention score.",
+                config_overrides=(("legacy", False),),
+                head="the original masked-LM head (lm_predictions.lm_head), which transformers loads only with "
+                     "legacy=False; the paper's enhanced mask decoder is not implemented in transformers"),
+        Variant("modernbert", "ModernBERT", "modernbert", "masked-lm", "answerdotai/ModernBERT-base", "modernbert",
+                "AutoModelForMaskedLM", "byte-level BPE (cased)",
+                "RoPE, GeGLU, alternating local and global attention, unpadding: a 2024 encoder for 8,192 tokens."),
     ]
 }
 

@@ -1,33 +1,60 @@
-"""Which device and dtype a model runs on. CUDA when present, else CPU; half precision only on GPU."""
+"""Which device and dtype a model runs on: one answer, used by the sidebar, the loader and the badge.
+
+CUDA is offered only when ``torch.cuda.is_available()`` says so. Asking that imports torch, which the
+home page must not pay for, so two cheap facts answer "no" first without it: no NVIDIA driver on this
+machine, or an installed torch built without CUDA (its ``torch/version.py`` says ``cuda = None``; the
+CPU wheel this project pins). A host with a driver but a CPU-only torch therefore gets CPU everywhere
+(it used to be offered CUDA, cache models under "cuda" and run them on the CPU).
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import re
 from pathlib import Path
 
 DTYPES = ("float32", "float16", "bfloat16")
+CHOICES = ("auto", "cpu", "cuda")
 
 
-def cuda_present() -> bool:
-    """A cheap check that does not import torch (the home page must stay light)."""
+def nvidia_driver_present() -> bool:
     return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists()
 
 
-def available_devices() -> list[str]:
+def torch_built_with_cuda() -> bool:
+    """Read from torch's own version file, without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    version = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    try:
+        found = re.search(r"^cuda\s*(?::[^=]*)?=\s*(.+)$", version.read_text(), re.M)
+    except OSError:
+        return False
+    return bool(found) and found.group(1).strip() not in ("None", "''", '""')
+
+
+@functools.cache
+def cuda_available() -> bool:
+    """``torch.cuda.is_available()``, answered without importing torch whenever it must be False."""
+    if not (nvidia_driver_present() and torch_built_with_cuda()):
+        return False
     import torch
 
-    return ["cuda", "cpu"] if torch.cuda.is_available() else ["cpu"]
-
-
-def default_device() -> str:
-    return available_devices()[0]
+    return bool(torch.cuda.is_available())
 
 
 def resolve(device: str, dtype: str) -> tuple[str, str, str | None]:
-    """(device, dtype, notice): an unavailable device falls back to CPU, and CPU runs in float32."""
+    """(device, dtype, notice): "auto" is CUDA when available else CPU; an unavailable device falls back
+    to CPU, and CPU runs in float32 (half precision is offered on GPU only)."""
     notice = None
-    if device not in available_devices():
-        notice = f"{device} is not available here; running on CPU."
-        device = "cpu"
+    if device == "auto":
+        device = "cuda" if cuda_available() else "cpu"
+    if device not in CHOICES[1:]:
+        notice, device = f"unknown device {device!r}; running on CPU.", "cpu"
+    if device == "cuda" and not cuda_available():
+        notice, device = "CUDA is not available here; running on CPU.", "cpu"
     if dtype not in DTYPES:
         notice, dtype = f"unknown dtype {dtype!r}; using float32.", "float32"
     if device == "cpu" and dtype != "float32":

@@ -1,15 +1,21 @@
 """One way to load any catalogue variant: ``from_pretrained`` on a hub id, a local cache, or the bundled
-folder — the same code path for all three.
+folder — the same code path for all three. Three sources:
 
-``load(key, source="hub")`` tries the Hugging Face cache, then the hub itself if it answers within
-``HUB_PROBE_TIMEOUT_S``, and otherwise falls back to the bundled checkpoint with a notice saying why.
+- ``auto`` (the default): the real checkpoint when it is complete in the local Hugging Face cache (a
+  Space's ``preload_from_hub``, or ``python -m app.models.prefetch`` before class), else the bundled
+  stand-in. It never touches the network, so it costs nothing offline.
+- ``hub``: the cache, then the hub itself if it answers within ``HUB_PROBE_TIMEOUT_S``, and otherwise
+  the bundled checkpoint with a notice saying why.
+- ``bundled``: always the stand-in in ``assets/models``.
+
 It never hangs on an unreachable network and never enables ``trust_remote_code``. Models come back in
-eval mode with eager attention (so attentions can be read) and must not be mutated by callers.
+float32 (or the dtype asked for on GPU), in eval mode, with eager attention (so attentions can be read)
+and must not be mutated by callers.
 """
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app import preload
 
 import os
 import threading
@@ -26,7 +32,7 @@ HUB_PROBE_TIMEOUT_S = 1.5
 # transformers' lazy imports and from_pretrained are not safe in two threads at once (the warm-start
 # thread and a page loading together gave "cannot import name AutoTokenizer" and meta-tensor copies)
 _LOAD_LOCK = threading.RLock()
-SOURCES = ("bundled", "hub")
+SOURCES = ("auto", "hub", "bundled")
 
 
 class ModelUnavailable(RuntimeError):
@@ -53,6 +59,16 @@ class Loaded:
     @property
     def is_bundled(self) -> bool:
         return self.source == "bundled"
+
+    @property
+    def shown_as(self) -> str:
+        """Which model this is, as a page says it: the hub id, or the bundled stand-in for it."""
+        return f"{self.variant.hub_id} (from the local cache)" if self.source == "hub cache" else (
+            self.variant.hub_id if self.source == "hub" else f"bundled stand-in for {self.variant.hub_id}")
+
+    def badge_line(self) -> tuple[str, str, str, float]:
+        """(which model, device, dtype, load seconds) for the sidebar badge."""
+        return ("bundled" if self.is_bundled else self.variant.hub_id), self.device, self.dtype, self.load_seconds
 
 
 def hub_offline() -> bool:
@@ -93,26 +109,68 @@ def _from_pretrained(variant: Variant, location: str | Path, local_only: bool):
 
     kwargs = dict(local_files_only=local_only, trust_remote_code=False)
     tokenizer = AutoTokenizer.from_pretrained(location, **kwargs)
-    model = _model_class(variant).from_pretrained(location, attn_implementation="eager", **kwargs)
+    # float32 whatever the checkpoint stores (the bundled ones store float16); the device move casts later
+    model = _model_class(variant).from_pretrained(location, attn_implementation="eager", dtype="float32",
+                                                  **variant.load_kwargs, **kwargs)
     if variant.family == "xlnet":
         tokenizer.padding_side = "left"
     return model, tokenizer
 
 
-def _try_hub(variant: Variant) -> tuple[object, object, str, str | None]:
-    """(model, tokenizer, source, failure reason). The cache first, then the network."""
+def cached_snapshot(hub_id: str) -> Path | None:
+    """The folder of ``hub_id``'s main revision in the local Hugging Face cache, found as huggingface_hub
+    finds it (``refs/main`` -> ``snapshots/<commit>``), or None.
+
+    The cache is read from that folder, not through the hub id: given a hub id, even with
+    ``local_files_only=True``, transformers and huggingface_hub still reach for the network — a user-agent
+    registry fetched from ``HF_ENDPOINT`` (up to 3 s on a dead network) and, for a repo with only
+    ``pytorch_model.bin`` (microsoft/deberta-base), a background thread that asks the hub to convert it to
+    safetensors. A folder is only files.
+    """
+    from huggingface_hub import constants
+
+    storage = Path(constants.HF_HUB_CACHE) / f"models--{hub_id.replace('/', '--')}"
     try:
-        model, tok = _from_pretrained(variant, variant.hub_id, local_only=True)
-        return model, tok, "hub cache", None
-    except Exception:  # not cached (or a partial cache): fall through to the network
-        pass
+        commit = (storage / "refs" / "main").read_text().strip()
+    except OSError:
+        return None
+    snapshot = storage / "snapshots" / commit
+    return snapshot if commit and (snapshot / "config.json").is_file() else None
+
+
+def _try_cache(variant: Variant):
+    """(model, tokenizer) from the local Hugging Face cache, or None when it is not complete there."""
+    snapshot = cached_snapshot(variant.hub_id)
+    if snapshot is None:
+        return None
+    try:
+        return _from_pretrained(variant, snapshot, local_only=True)
+    except Exception:  # a partial cache (no weights, a missing shard): never a half-loaded model
+        return None
+
+
+def _try_hub(variant: Variant) -> tuple[object, object, str, str | None]:
+    """(model, tokenizer, source, failure reason). The cache first, then the network.
+
+    The download goes through ``prefetch.fetch`` (the files the app loads, every request bounded, a broken
+    file kept as a partial to resume and never linked into the cache), without retries: a hub that breaks
+    mid-file means the bundled stand-in at once. The model is then read from the cache like Auto reads it.
+    """
+    cached = _try_cache(variant)
+    if cached is not None:
+        return *cached, "hub cache", None
     ok, why = hub_reachable(variant.hub_id)
     if not ok:
         return None, None, "", why
+    from app.models import prefetch
+
+    fetched = prefetch.fetch(variant, retries=0, progress=False, wait_for_lock=False)
+    if not fetched.ok:
+        return None, None, "", fetched.error
     try:
-        model, tok = _from_pretrained(variant, variant.hub_id, local_only=False)
+        model, tok = _from_pretrained(variant, fetched.snapshot, local_only=True)
         return model, tok, "hub", None
-    except Exception as e:  # a download that breaks mid-way, a missing file, ...
+    except Exception as e:  # a file transformers needs that the hub does not have, ...
         return None, None, "", f"loading {variant.hub_id} failed ({type(e).__name__})"
 
 
@@ -126,6 +184,7 @@ def load(key: str, source: str = "bundled", device: str = "cpu", dtype: str = "f
 
 
 def _load(key: str, source: str, device: str, dtype: str) -> Loaded:
+    preload.load()
     import torch
 
     variant = get(key)
@@ -135,6 +194,10 @@ def _load(key: str, source: str, device: str, dtype: str) -> Loaded:
     notices: list[str] = []
     model = tok = None
     where = ""
+    if source == "auto":
+        cached = _try_cache(variant)
+        if cached is not None:
+            (model, tok), src, where = cached, "hub cache", variant.hub_id
     if source == "hub":
         model, tok, src, why = _try_hub(variant)
         if model is not None:
@@ -144,8 +207,9 @@ def _load(key: str, source: str, device: str, dtype: str) -> Loaded:
     if model is None:
         if not variant.bundled_available():
             raise ModelUnavailable(
-                f"{variant.label}: no bundled checkpoint at {variant.bundled_path}"
-                + (f" and {notices[0]}" if notices else "")
+                f"there is no bundled checkpoint at {variant.bundled_path}"
+                + (f", and {notices[0]}" if notices else "")
+                + " (build it with `python -m app.training`)"
             )
         model, tok = _from_pretrained(variant, variant.bundled_path, local_only=True)
         src, where = "bundled", str(variant.bundled_path)

@@ -17,7 +17,7 @@ from transformers import AlbertConfig, AlbertForPreTraining
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=6000)
+LOOP = common.LoopConfig(steps=5000)
 
 
 @dataclass(frozen=True)

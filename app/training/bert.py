@@ -18,7 +18,7 @@ from transformers import BertConfig, BertForMaskedLM
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=8000)
+LOOP = common.LoopConfig(steps=6000)
 
 
 @dataclass(frozen=True)

@@ -196,13 +196,25 @@ def cloze_top5(model: nn.Module, tokenizer, permutation: bool = False) -> dict[s
     return {"cloze_top5": r.rate, **{f"cloze_top5_{p}": v for p, v in r.as_dict()["by_pos"].items()}}
 
 
-def describe_compute(cfg: LoopConfig, curves: dict) -> str:
-    """Steps, tokens seen, device and time, for the model card."""
+def processor_name() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux), for model cards and benchmark rows."""
     import platform
 
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def describe_compute(cfg: LoopConfig, curves: dict) -> str:
+    """Steps, tokens seen, device and time, for the model card."""
     steps = curves.get("steps_done", 0)
-    machine = f"{cfg.device}, {torch.get_num_threads()} threads" if cfg.device == "cpu" else cfg.device
-    cpu = platform.processor() or platform.machine()
+    threads = torch.get_num_threads()
+    machine = f"CPU, {threads} thread{'s' if threads != 1 else ''}" if cfg.device == "cpu" else cfg.device
+    cpu = processor_name()
     return (f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
             f"token positions seen), {cfg.precision} autocast, {curves.get('train_seconds', 0) / 60:.0f} min of training on "
             f"{machine} ({cpu})")

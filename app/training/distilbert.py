@@ -8,24 +8,16 @@ bundled BERT stand-in (build it first).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from transformers import BertForMaskedLM, DistilBertConfig, DistilBertForMaskedLM, DistilBertTokenizer
 
+from app.distillation import Recipe, distillation_losses
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 
 LOOP = common.LoopConfig(steps=3000)
-
-
-@dataclass(frozen=True)
-class Recipe:
-    temperature: float = 2.0
-    alpha_ce: float = 5.0
-    alpha_mlm: float = 2.0
-    alpha_cos: float = 1.0
 
 
 def student_from_teacher(teacher: BertForMaskedLM) -> DistilBertForMaskedLM:
@@ -61,18 +53,6 @@ def student_logits(student: DistilBertForMaskedLM, ids, att, select):
     h = student.distilbert(input_ids=ids, attention_mask=att).last_hidden_state
     x = student.vocab_layer_norm(student.activation(student.vocab_transform(h[select])))
     return student.vocab_projector(x), h
-
-
-def distillation_losses(s_logits, t_logits, labels, s_hidden, t_hidden, temperature: float) -> dict[str, torch.Tensor]:
-    """The three loss terms of the recipe, on the selected positions (logits (n, V), labels (n,), hidden (n, H))."""
-    t = temperature
-    kl = torch.nn.functional.kl_div(
-        torch.log_softmax(s_logits / t, -1), torch.softmax(t_logits / t, -1), reduction="batchmean"
-    ) * t**2
-    keep = labels != -100
-    mlm = torch.nn.functional.cross_entropy(s_logits[keep], labels[keep]) if keep.any() else s_logits.sum() * 0
-    cos = (1 - torch.nn.functional.cosine_similarity(s_hidden, t_hidden, dim=-1)).mean()
-    return {"kl": kl, "mlm": mlm, "cos": cos}
 
 
 def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:

@@ -20,7 +20,7 @@ from transformers import ModernBertConfig, ModernBertForMaskedLM
 
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=6000)
+LOOP = common.LoopConfig(steps=5000)
 
 
 @dataclass(frozen=True)

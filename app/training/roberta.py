@@ -15,7 +15,7 @@ from transformers import RobertaConfig, RobertaForMaskedLM
 
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=8000)
+LOOP = common.LoopConfig(steps=6000)
 
 
 @dataclass(frozen=True)

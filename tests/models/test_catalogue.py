@@ -7,7 +7,7 @@ from app.models import catalogue
 
 def test_every_variant_names_a_hub_checkpoint_and_a_bundled_folder():
     families = {v.family for v in catalogue.CATALOGUE.values()}
-    assert families == {"bert", "roberta", "albert", "distilbert", "electra", "xlnet"}
+    assert families == {"bert", "roberta", "albert", "distilbert", "electra", "xlnet", "deberta", "modernbert"}
     for v in catalogue.CATALOGUE.values():
         assert v.hub_id.count("/") == 1 and " " not in v.hub_id
         assert v.bundled_path.parent == catalogue.bundled_root()
@@ -34,6 +34,7 @@ def test_parameter_count_from_the_file_header_matches_the_model(key, bundled):
     assert catalogue.bundled_parameter_count(loaded.variant) == sum(params.values())
 
 
-def test_bundled_checkpoints_fit_the_size_budget():
-    total = sum(f.stat().st_size for f in catalogue.bundled_root().rglob("*") if f.is_file())
-    assert total <= 40 * 2**20, f"bundled checkpoints take {total / 2**20:.1f} MiB (budget 40 MiB)"
+def test_assets_fit_the_size_budget():
+    """Issue: assets/ stays under 60 MB in all (checkpoints are stored as float16)."""
+    total = sum(f.stat().st_size for f in (catalogue.REPO_ROOT / "assets").rglob("*") if f.is_file())
+    assert total <= 60 * 10**6, f"assets/ takes {total / 1e6:.1f} MB (budget 60 MB)"

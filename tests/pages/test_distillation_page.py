@@ -1,19 +1,23 @@
 """The distillation page through the router: soft targets at T, the temperature sweep, the recipe's three
-loss terms for the input, the measured size and speed of the pair; bad input and URL state."""
+loss terms for the input, the measured size and speed of the pair; bad input and URL state. Asserts what the
+page shows (values, figure data) against the library's own run, not its wording."""
 
 import json
 
 import pytest
 
+from app import distillation
+from app import text as txt
 from app.models import catalogue
 from tests.conftest import shown_text
 
 PAGE = "pages/distillation.py"
+K = "distillation."  # the page's widget keys are scoped to it; the text box is shared ("text")
 
 
 @pytest.fixture(autouse=True)
 def _pair_built():
-    missing = [k for k in ("bert", "distilbert") if not catalogue.get(k).bundled_available()]
+    missing = [k for k in distillation.MODELS if not catalogue.get(k).bundled_available()]
     if missing:
         pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
 
@@ -31,46 +35,62 @@ def table(at, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
-def test_defaults_show_soft_targets_terms_and_measurements(app_page):
+def expected(bundled, **inputs) -> distillation.Result:
+    """What the library computes for the same inputs (timings aside): the page must show exactly this."""
+    return distillation.run({k: bundled(k) for k in distillation.MODELS}, distillation.Inputs(**inputs))
+
+
+def test_defaults_show_soft_targets_terms_and_measurements(app_page, bundled):
     at = app_page(PAGE)
     assert not at.exception
+    r = expected(bundled)
     text = shown_text(at)
     assert "DistilBERT: distillation" in text and "Takeaway" in text
     figs = figures(at)
     assert set(figs) == {"soft-targets", "temperature", "kl-per-token", "claims"}
     bars = figs["soft-targets"]["data"]
-    assert len(bars) == 4 and len(bars[0]["y"]) >= 8  # teacher's top 8 (+ the student's extra ones)
+    assert len(bars) == 4 and len(bars[0]["y"]) == len(r.soft.tokens) >= 8  # the teacher's top 8 (+ the student's)
+    assert bars[0]["y"] == pytest.approx(list(r.soft.teacher_1)) and bars[3]["y"] == pytest.approx(list(r.soft.student_t))
     # at T = 2 the teacher's top token loses probability: flatter than T = 1
     assert max(bars[1]["y"]) < max(bars[0]["y"]) and max(bars[3]["y"]) < max(bars[2]["y"])
     sweep = figs["temperature"]["data"]
     assert all(b >= a - 1e-6 for a, b in zip(sweep[0]["y"], sweep[0]["y"][1:]))  # entropy rises with T
+    assert figs["kl-per-token"]["data"][0]["y"] == pytest.approx(list(r.kl_per_token), abs=1e-9)
     # the loss table: three terms and their weighted total (α = 5, 2, 1 at T = 2)
     terms = table(at, "weighted, T = 2")
     assert len(terms) == 4
     kl, mlm, cos = terms["at T = 2 (recipe)"][:3]
+    assert [kl, mlm, cos] == pytest.approx([r.terms_recipe[k] for k in ("kl", "mlm", "cos")])
     assert terms["weighted, T = 2"].iloc[3] == pytest.approx(5 * kl + 2 * mlm + cos, rel=1e-6)
-    # the pair, measured: half the layers, fewer parameters, positive latencies
+    # the pair, measured: half the layers, fewer parameters, positive latencies; each row names its checkpoint
     size = table(at, "layers").set_index("model")
     teacher, student = size.loc["teacher (BERT)"], size.loc["student (DistilBERT)"]
     assert student["layers"] * 2 == teacher["layers"] and student["parameters"] < teacher["parameters"]
+    assert teacher["checkpoint"] == bundled("bert").shown_as and student["checkpoint"] == bundled("distilbert").shown_as
     latency = next(c for c in size.columns if c.startswith("forward on"))
     assert teacher[latency] > 0 and student[latency] > 0
-    assert "40% smaller, 60% faster, 97%" in text and "retained" in text
+    assert "40% smaller, 60% faster, 97%" in text
     assert list(figs["claims"]["data"][0]["y"]) == pytest.approx([40, 60, 97])
+    assert at.selectbox(key=K + "word").value == r.word and f"Soft targets for {txt.md(r.words[r.word])}" in text
 
 
-def test_temperature_slider_and_url_round_trip(app_page):
+def test_temperature_slider_url_round_trip_and_timings_kept(app_page):
     at = app_page(PAGE, temperature="4.5", top_k="5", word="6")
     assert not at.exception
-    assert at.slider(key="temperature").value == 4.5 and at.slider(key="top_k").value == 5
-    assert at.selectbox(key="word").value == 6 and "Soft targets for `ball`" in shown_text(at)
+    assert at.slider(key=K + "temperature").value == 4.5 and at.slider(key=K + "top_k").value == 5
+    assert at.selectbox(key=K + "word").value == 6 and "Soft targets for `ball`" in shown_text(at)
     assert "at your T = 4.5" in table(at, "weighted, T = 2").columns
     hot = max(figures(at)["soft-targets"]["data"][1]["y"])
-    at.slider(key="temperature").set_value(1.0).run()
+    timed = list(table(at, "layers").filter(like="forward on").iloc[:, 0])
+    at.slider(key=K + "temperature").set_value(1.0).run()
     assert not at.exception
     cold = max(figures(at)["soft-targets"]["data"][1]["y"])
     assert cold > hot  # a lower temperature: a sharper teacher
+    assert list(table(at, "layers").filter(like="forward on").iloc[:, 0]) == timed  # timed once per sentence
     assert at.query_params["temperature"] in (["1"], "1")
+    at.selectbox(key=K + "word").set_value(2).run()
+    assert not at.exception and "Soft targets for `girl`" in shown_text(at)
+    assert at.query_params["word"] in (["2"], "2")
 
 
 def test_bad_values_in_the_link_get_notes(app_page):
@@ -78,29 +98,41 @@ def test_bad_values_in_the_link_get_notes(app_page):
     assert not at.exception
     text = shown_text(at)
     assert "Ignored `temperature=99`" in text and "Ignored `word=x`" in text
-    assert at.slider(key="temperature").value == 2.0
+    assert at.slider(key=K + "temperature").value == 2.0 and at.selectbox(key=K + "word").value == 9
+    far = app_page(PAGE, word="40")
+    assert not far.exception and far.info
+    assert far.selectbox(key=K + "word").value == 10  # the last word of the default sentence
 
 
-def test_empty_long_and_strange_input(app_page):
+def test_empty_long_and_strange_input(app_page, bundled):
     at = app_page(PAGE, text="\n  \n")
     assert not at.exception
-    assert any("Type a sentence" in w.value for w in at.warning)
-    at = app_page(PAGE, text=" ".join(["The little girl found a red ball in the park."] * 21))
+    assert at.warning and not at.get("plotly_chart")
+    long = " ".join(["The little girl found a red ball in the park."] * 21)
+    at = app_page(PAGE, text=long)
     assert not at.exception
-    assert "reads at most 128" in shown_text(at)
+    limit = txt.token_limit(bundled("distilbert").tokenizer)
+    assert len(bundled("distilbert").tokenizer(long)["input_ids"]) > limit
+    assert any(str(limit) in w.value for w in at.warning)  # cut to what the models read, and said so
+    assert len(figures(at)["kl-per-token"]["data"][0]["y"]) <= limit
     at = app_page(PAGE, text="</script><img src=x onerror=alert(1)> 😀 שלום", word="0")
     assert not at.exception
     spec = json.dumps(figures(at), ensure_ascii=False)
     assert "<img" not in spec and "</script>" not in spec
+    assert any("😀" in i.value for i in at.info)  # the unknown pieces, named by their characters
+    at = app_page(PAGE, text="[MASK] [SEP]")
+    assert not at.exception and at.warning and not at.get("plotly_chart")  # nothing but special tokens
+    at = app_page(PAGE, text="好" * 400)
+    assert not at.exception
 
 
-def test_values_left_by_other_lessons_under_the_same_keys(app_page):
-    # the ELECTRA lesson's temperature goes down to 0.1, the XLNet lesson's top_k is another range, ...
+def test_values_left_by_other_lessons_do_not_leak_but_the_text_follows(app_page):
     at = app_page()  # another page first (home), as if the values were left there
-    at.session_state["temperature"] = 0.1
-    at.session_state["top_k"] = 50
+    at.session_state["electra.temperature"] = 0.1  # another lesson's temperature goes down to 0.1
+    at.session_state["compare.top_k"] = 1
     at.session_state["text"] = "A cat sat on the mat."
     at.switch_page(PAGE).run()
     assert not at.exception
-    assert at.slider(key="temperature").value == 2.0 and at.slider(key="top_k").value == 8
+    assert at.slider(key=K + "temperature").value == 2.0 and at.slider(key=K + "top_k").value == 8
     assert at.text_area(key="text").value == "A cat sat on the mat."  # a valid sentence follows the student
+    assert at.selectbox(key=K + "word").value == 6  # the default word 9 is beyond this text: its last word

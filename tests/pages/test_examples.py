@@ -15,11 +15,12 @@ def test_every_example_points_at_a_registered_lesson():
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=lambda ex: ex.label[:40])
-def test_example_link_restores_its_state(app_page, ex):
-    at = app_page(ex.page, **ex.query)
+def test_example_link_restores_its_state(open_page, ex):
+    at = open_page(ex.page, **ex.query)
     assert not at.exception, ex.label
     assert "Ignored `" not in shown_text(at), ex.label
+    slug = next(lesson.slug for lesson in LESSONS if lesson.path == ex.page)
     for key, raw in ex.query.items():
-        value = at.session_state[key]
+        value = at.session_state[key if key == "text" else f"{slug}.{key}"]  # widget keys are scoped to their page
         assert str(value) == raw or (isinstance(value, float) and float(raw) == value) or \
             (isinstance(value, bool) and raw in ("1", "0")), (key, value, raw)

@@ -1,0 +1,54 @@
+"""What every lesson's ``run`` speaks: notes for the reader, the signal that there is nothing to show, and
+how it asks for its expensive steps to be cached. Pure: no streamlit.
+
+Every lesson library (``app/<concept>.py``) exposes
+
+    SPEC                                  # its URL parameters (app.state.Spec)
+    Inputs.from_values(values) -> Inputs  # frozen dataclass, built from the URL/widget values
+    run(models, inputs, cache=direct) -> Result
+
+``models`` maps catalogue keys to loaded models (``app.models.loading.Loaded``). ``run`` calls its
+expensive steps through ``cache(step, *args)`` (the page passes a cache keyed by the arguments and each
+model's identity; tests pass nothing and get plain calls), so moving a cheap slider re-runs only the
+cheap part. ``run`` raises :class:`Stop` when the inputs leave nothing to show, and returns notes
+(markdown, user values already escaped with ``app.text.md``) with its result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Callable
+
+LEVELS = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str  # markdown; anything a user typed went through app.text.md
+    level: str = "info"  # info | warning | error
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"level must be one of {LEVELS}")
+
+
+class Stop(Exception):
+    """Raised by ``run`` when the inputs leave nothing to show: the page shows ``note`` and stops."""
+
+    def __init__(self, text: str, level: str = "warning"):
+        super().__init__(text)
+        self.note = Note(text, level)
+
+
+Cache = Callable[..., object]
+
+
+def direct(step: Callable, *args):
+    """The cache for tests and scripts: call the step."""
+    return step(*args)
+
+
+def from_values(cls, values: dict):
+    """An ``Inputs`` dataclass from a page's values, by field name. In a lesson:
+    ``from_values = classmethod(lesson.from_values)``."""
+    return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})

@@ -1,0 +1,460 @@
+"""The masking lab: one sentence over many epochs — *when* the mask is drawn, and what a masked LM makes of it.
+
+BERT (Devlin et al., 2019) masked each sequence once, at preprocessing (*static masking*), and
+duplicated the data 10 times with different masks, so over its 40 epochs every masked copy was seen 4
+times. RoBERTa (Liu et al., 2019) draws a fresh mask every time a sequence is fed (*dynamic masking*).
+A *copy* below is one masked version of the sentence; an epoch trains on one copy:
+:func:`copy_index` says which, :func:`epoch_plan` lays the copies out epoch by epoch, app/coverage.py
+measures how much of the sentence has been a target, and :func:`fill_masks` lets a real masked LM fill
+the blanks of one epoch. What a target is and what it becomes (tokens, whole words, SpanBERT's spans;
+the 80/10/10 split) are the rules of app/masking.py.
+
+``run`` is the lesson: the page (pages/masking.py) and the tests call it. Its expensive steps go
+through ``cache``: the model's forward (``predictions_of``) depends only on the inspected epoch's
+corrupted row, so the top-k slider never re-runs the model; the coverage simulation
+(``coverage_of``) does not depend on the strategy, the epochs or the 80/10/10 split.
+"""
+
+from __future__ import annotations
+
+from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+import torch
+
+from app import coverage, masking
+from app import text as txt
+from app.lesson import Note, Stop, direct, from_values
+from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
+from app.models import catalogue
+from app.state import Param, Spec, seed_param, text_param
+
+# When the mask is drawn: (key, name, whose recipe, what it is, how to read its epochs × positions grid).
+STRATEGY_TABLE = (
+    ("static", "Static ×1", "", "one mask, every epoch",
+     "One mask, fixed at preprocessing: every epoch asks the same questions, and the other positions are "
+     "never practised."),
+    ("static10", "Static ×10", "BERT", "10 masked copies",
+     "BERT's 10 copies: the rows repeat every 10 epochs, so after epoch 10 the model sees nothing new."),
+    ("dynamic", "Dynamic", "RoBERTa", "a fresh mask every epoch",
+     "RoBERTa: every row is a new mask, so over many epochs nearly every position becomes a question."),
+)
+STRATEGIES = tuple(row[0] for row in STRATEGY_TABLE)
+STRATEGY_SHORT = {s: f"{name} ({who})" if who else name for s, name, who, _, _ in STRATEGY_TABLE}
+STRATEGY_LABELS = {s: f"{name} ({who + ': ' if who else ''}{what})" for s, name, who, what, _ in STRATEGY_TABLE}
+STRATEGY_READING = {s: reading for s, *_, reading in STRATEGY_TABLE}
+# How each tokenizer family marks its pieces (by the catalogue's tokenizer_kind, which starts with the name).
+MARKERS = (
+    ("WordPiece", "WordPiece: `##` marks a piece that continues the word before it."),
+    ("byte-level BPE", "Byte-level BPE: `Ġ` stands for the space before a word; a character the vocabulary "
+                       "lacks is spelled byte by byte."),
+    ("SentencePiece", "SentencePiece: `▁` marks the start of a word."),
+)
+
+
+@dataclass(frozen=True)
+class LabDefaults:
+    duplication: int = 10  # BERT's copies of the data, each with its own mask
+    max_epochs: int = 40  # BERT's 40 epochs
+    epochs: int = 20
+    max_tokens: int = 128  # the lab's cap on the sentence, special tokens included (the bundled models' limit)
+    topk: int = 5
+    max_topk: int = 10  # guesses the model's forward keeps per blank (the top-k slider only trims them)
+    n_span_samples: int = 20_000  # draws behind the span-length histogram
+
+
+LAB = LabDefaults()
+CFG = MaskingConfig()  # BERT's 15%, 80/10/10; SpanBERT's p = 0.2, max 10
+DEFAULT_TEXT = "The little girl found a red ball in the park. She kicked it over the puddles to the wobbly treehouse."
+VARIANTS = tuple(catalogue.MASKED_LMS)
+SPEC = Spec(
+    text_param(DEFAULT_TEXT, "Your text"),
+    Param("variant", "choice", "bert", choices=VARIANTS, widget="select", label="Model (a masked LM)",
+          labels=tuple((k, catalogue.get(k).label) for k in VARIANTS),
+          help="The masked LM that fills the blanks; its tokenizer decides the pieces that can be masked."),
+    Param("strategy", "choice", "static10", choices=STRATEGIES, widget="radio", label="When is the mask drawn?",
+          labels=tuple(STRATEGY_LABELS.items())),
+    Param("unit", "choice", "token", choices=masking.UNITS, widget="radio", label="What is masked?",
+          labels=masking.UNIT_LABELS),
+    Param("epochs", "int", LAB.epochs, lo=1, hi=LAB.max_epochs, widget="slider", label="Epochs"),
+    Param("rate", "float", CFG.mlm_probability, lo=0.01, hi=0.95, step=0.01, fmt="percent",
+          label="Masking rate (mlm_probability)", help="The chance that a position is a prediction target (BERT: 15%)."),
+    Param("mask_frac", "float", CFG.mask_fraction, lo=0.0, hi=1.0, step=0.05, fmt="percent",
+          label="Of the targets: mask token"),
+    Param("random_frac", "float", CFG.random_fraction, lo=0.0, hi=1.0, step=0.05, fmt="percent",
+          label="Of the targets: random token"),
+    Param("span_p", "float", CFG.span_p, lo=0.05, hi=1.0, step=0.05, label="Span length p (geometric)",
+          help="SpanBERT draws span lengths in words from Geometric(p) on 1, 2, ..., truncated at the maximum."),
+    Param("max_span", "int", CFG.max_span, lo=1, hi=10, widget="slider", label="Longest span (words)"),
+    seed_param(),
+    Param("epoch", "int", 1, lo=1, hi=LAB.max_epochs, widget="select", label="Epoch to inspect",
+          help="Outlined in the grid; the model fills its blanks below. Epochs count from 1."),
+    Param("topk", "int", LAB.topk, lo=1, hi=LAB.max_topk, widget="slider", label="Guesses per blank (top-k)"),
+)
+
+
+def pct(x: float) -> str:
+    """A share as a percentage: 0.8 -> "80%", 0.125 -> "12.5%"."""
+    return f"{x:.0%}" if abs(x * 100 - round(x * 100)) < 1e-9 else f"{x:.1%}"
+
+
+# ----------------------------------------------------------------------------- which copy each epoch trains on
+
+
+def copy_index(strategy: str, epoch: int, duplication: int = LAB.duplication) -> int:
+    """Which masked copy epoch ``epoch`` (0-based) trains on: static ×1 always copy 0; static ×10 copy
+    epoch mod 10; dynamic a new copy every epoch."""
+    if strategy == "static":
+        return 0
+    if strategy == "static10":
+        return epoch % duplication
+    if strategy == "dynamic":
+        return epoch
+    raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+
+
+def copy_schedule(strategy: str, epochs: int, duplication: int = LAB.duplication) -> list[int]:
+    """The copy of every epoch 0..epochs-1. (E,)"""
+    return [copy_index(strategy, e, duplication) for e in range(epochs)]
+
+
+def distinct_copies(strategy: str, epochs: int, duplication: int = LAB.duplication) -> int:
+    """How many different masks a sequence has been seen with after ``epochs`` epochs."""
+    return len(set(copy_schedule(strategy, epochs, duplication)))
+
+
+def copy_generator(seed: int, copy: int) -> torch.Generator:
+    """The generator of masked copy ``copy``: the same (seed, copy) always gives the same mask."""
+    return masking.generator(int(seed) * 1_000_003 + int(copy))
+
+
+# ----------------------------------------------------------------------------- masked copies, epoch by epoch
+
+
+def replacement_ids(tokenizer) -> torch.Tensor:
+    """Ids a random replacement may take: the whole vocabulary except special tokens. (R,) long."""
+    special = set(tokenizer.all_special_ids)
+    return torch.tensor([i for i in range(len(tokenizer)) if i not in special], dtype=torch.long)
+
+
+@dataclass(frozen=True)
+class MaskedCopy:
+    targets: torch.Tensor  # (T,) bool
+    kinds: torch.Tensor  # (T,) KEEP / MASKED / RANDOM / UNCHANGED
+    corrupted: torch.Tensor  # (T,) long, what the model is fed
+    spans: tuple[int, ...]  # placed span lengths in words (span masking only)
+
+
+def mask_copy(sentence: txt.Tokenized, unit: str, cfg: MaskingConfig, mask_token_id: int, random_ids: torch.Tensor,
+              gen: torch.Generator) -> MaskedCopy:
+    """One masked version of the sentence: choose the targets by token, whole word or span, then apply
+    the replacement split (per token; per span for span masking, as SpanBERT does)."""
+    ids = torch.tensor(sentence.ids, dtype=torch.long)  # (T,)
+    keep = coverage.maskable(sentence)  # (T,)
+    words = list(sentence.word_of)
+    if unit == "span":
+        span_ids, spans = masking.place_spans(words, cfg.mlm_probability, cfg.span_p, cfg.max_span, gen)
+        corrupted, kinds = masking.corrupt_spans(ids, span_ids, mask_token_id, random_ids, cfg, gen)
+        return MaskedCopy(span_ids >= 0, kinds, corrupted, tuple(spans))
+    if unit == "word":
+        targets = masking.select_word_targets(words, cfg.mlm_probability, gen) & keep
+    elif unit == "token":
+        targets = masking.select_token_targets(keep, cfg.mlm_probability, gen)
+    else:
+        raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(masking.UNITS)}")
+    corrupted, kinds = masking.corrupt(ids, targets, mask_token_id, random_ids, cfg, gen)
+    return MaskedCopy(targets, kinds, corrupted, ())
+
+
+@dataclass(frozen=True)
+class EpochPlan:
+    """What the model is fed for one sentence over ``E`` epochs under one strategy."""
+
+    copies: tuple[int, ...]  # (E,) the masked copy each epoch trains on
+    targets: torch.Tensor  # (E, T) bool
+    kinds: torch.Tensor  # (E, T)
+    corrupted: torch.Tensor  # (E, T) long
+
+
+def epoch_plan(sentence: txt.Tokenized, strategy: str, unit: str, epochs: int, cfg: MaskingConfig, seed: int,
+               mask_token_id: int, random_ids: torch.Tensor, duplication: int = LAB.duplication) -> EpochPlan:
+    """The masks of epochs 0..epochs-1. Copy c is always drawn from ``copy_generator(seed, c)``, so
+    static ×10 and dynamic agree on the first 10 epochs and part only when static ×10 starts over."""
+    copies = tuple(copy_schedule(strategy, epochs, duplication))
+    made = {c: mask_copy(sentence, unit, cfg, mask_token_id, random_ids, copy_generator(seed, c)) for c in sorted(set(copies))}
+    rows = [made[c] for c in copies]
+    return EpochPlan(copies, torch.stack([r.targets for r in rows]), torch.stack([r.kinds for r in rows]),
+                     torch.stack([r.corrupted for r in rows]))  # (E, T) each
+
+
+def times_targeted(plan: EpochPlan) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per position: (epochs in which it was a target, distinct masked copies in which it was one). (T,) each."""
+    first: dict[int, int] = {}
+    for e, c in enumerate(plan.copies):
+        first.setdefault(c, e)
+    return plan.targets.sum(0), plan.targets[sorted(first.values())].sum(0)  # one row per distinct copy
+
+
+# ----------------------------------------------------------------------------- the model fills the blanks
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A masked LM's guesses at one target position, best first (pieces as the tokenizer writes them)."""
+
+    position: int
+    kind: int  # MASKED / RANDOM / UNCHANGED: what the target was shown as
+    original: str  # the piece that was there
+    fed: str  # the piece the model was shown
+    original_id: int
+    guess_ids: tuple[int, ...]  # (k,)
+    guesses: tuple[str, ...]  # (k,)
+    probs: tuple[float, ...]  # (k,)
+    p_original: float
+    rank_original: int  # 1 = the model's first choice
+
+    @property
+    def hits(self) -> tuple[bool, ...]:
+        """(k,) True where a guess is the original piece."""
+        return tuple(i == self.original_id for i in self.guess_ids)
+
+    def top(self, k: int) -> "Prediction":
+        return replace(self, guess_ids=self.guess_ids[:k], guesses=self.guesses[:k], probs=self.probs[:k])
+
+
+def fill_masks(model, tokenizer, input_ids: torch.Tensor, targets: torch.Tensor, original_ids: torch.Tensor,
+               kinds: torch.Tensor, k: int = LAB.max_topk) -> list[Prediction]:
+    """A masked LM's top-k at every target position of one corrupted sequence.
+
+    input_ids (what the model is fed), targets, original_ids, kinds: (T,). The model returns
+    ``.logits`` (1, T, V); the probabilities are its softmax at the targets.
+    """
+    positions = targets.nonzero().flatten().tolist()
+    if not positions:
+        return []
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        logits = model(input_ids=input_ids[None].to(device)).logits[0, positions].float().cpu()  # (n, V)
+    probs = torch.softmax(logits, dim=-1)  # (n, V)
+    top = probs.topk(min(k, probs.shape[-1]), dim=-1)  # (n, k)
+    out = []
+    for j, pos in enumerate(positions):
+        orig, fed = int(original_ids[pos]), int(input_ids[pos])
+        ids = tuple(top.indices[j].tolist())
+        p_orig = probs[j, orig]
+        out.append(Prediction(pos, int(kinds[pos]), tokenizer.convert_ids_to_tokens(orig),
+                              tokenizer.convert_ids_to_tokens(fed), orig, ids,
+                              tuple(tokenizer.convert_ids_to_tokens(list(ids))), tuple(top.values[j].tolist()),
+                              float(p_orig), int((probs[j] > p_orig).sum()) + 1))
+    return out
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    text: str = SPEC.text.default
+    variant: str = SPEC.variant.default
+    strategy: str = SPEC.strategy.default
+    unit: str = SPEC.unit.default
+    epochs: int = SPEC.epochs.default
+    rate: float = SPEC.rate.default
+    mask_frac: float = SPEC.mask_frac.default
+    random_frac: float = SPEC.random_frac.default
+    span_p: float = SPEC.span_p.default
+    max_span: int = SPEC.max_span.default
+    seed: int = SPEC.seed.default
+    epoch: int = SPEC.epoch.default
+    topk: int = SPEC.topk.default
+
+    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Coverage of one sentence's layout over ``n_draws`` seeded draws of ``LAB.max_epochs`` copies."""
+
+    n_draws: int
+    simulated: dict[str, tuple[float, ...]]  # per strategy, by epoch 1..max_epochs: mean share ever a target
+    analytic: dict[str, tuple[float, ...]]  # the same, 1 - (1 - p)^k
+    rate: float  # measured share of maskable positions that were targets
+    split: int  # words split by a mask, over every draw and copy
+    chosen: int  # words with at least one target, over every draw and copy
+    placed: tuple[int, ...]  # placed spans by length 1..max_span (span masking only; zeros otherwise)
+
+
+@dataclass(frozen=True)
+class SpanLengths:
+    """SpanBERT's span lengths in words, 1..max_span: the truncated geometric pmf, the counts drawn from
+    it and the counts placed in this sentence (cut by its end, by each other and by the budget)."""
+
+    pmf: tuple[float, ...]
+    drawn: tuple[int, ...]
+    placed: tuple[int, ...]
+    means: dict[str, float]  # expected / drawn / placed
+
+
+@dataclass(frozen=True)
+class Result:
+    """One view of the lab as plain data. Position-indexed tuples have one entry per token (T); the
+    grid's have one row per epoch (E) of the chosen strategy; per-strategy dicts are keyed by STRATEGIES."""
+
+    label: str  # the variant's name
+    shown_as: str  # which checkpoint: the hub id, or the bundled stand-in for it
+    tokenizer_kind: str
+    marker: str  # how this tokenizer marks its pieces
+    sentence: txt.Tokenized  # the pieces the model sees (word_of: index of the word, from 0)
+    n_words: int
+    n_maskable: int
+    cfg: MaskingConfig  # as used (random fraction lowered when mask + random would exceed 100%)
+    strategy: str
+    unit: str
+    epochs: int
+    epoch: int  # the inspected epoch, 1-based
+    copies: tuple[int, ...]  # (E,)
+    kinds: tuple[tuple[int, ...], ...]  # (E, T)
+    fed: tuple[tuple[str, ...], ...]  # (E, T) the piece the model is fed
+    times: dict[str, tuple[int, ...]]  # (T,) epochs in which a position was a target
+    distinct: dict[str, tuple[int, ...]]  # (T,) distinct masks in which it was one
+    shares: tuple[float, float, float] | None  # mask / random / unchanged among this plan's targets; None if none
+    targets_per_epoch: float
+    coverage: Coverage
+    multi_piece_words: int
+    example_word: str  # the pieces of one word that has several, joined by spaces ("" when none has)
+    spans: SpanLengths | None  # span masking only
+    epoch_targets: int  # targets in the inspected epoch
+    predictions: tuple[Prediction, ...]
+    notes: tuple[Note, ...]
+
+    @property
+    def n_distinct(self) -> int:
+        return len(set(self.copies))
+
+    @property
+    def never(self) -> dict[str, int]:
+        """Per strategy: maskable positions that were never a target over these epochs."""
+        return {s: sum(1 for d, sp in zip(counts, self.sentence.special) if not sp and d == 0)
+                for s, counts in self.distinct.items()}
+
+    @property
+    def coverage_now(self) -> dict[str, tuple[float, float, int]]:
+        """Per strategy after ``epochs`` epochs: (simulated coverage, 1 - (1 - p)^k, k distinct masks)."""
+        e = self.epochs - 1
+        return {s: (self.coverage.simulated[s][e], self.coverage.analytic[s][e], distinct_copies(s, self.epochs))
+                for s in STRATEGIES}
+
+
+def masking_config(inputs: Inputs) -> tuple[MaskingConfig, list[Note]]:
+    """The rules the inputs ask for; mask + random above 100% of the targets keeps the mask share and
+    lowers the random one to what is left (and says so)."""
+    mask, rnd, notes = inputs.mask_frac, inputs.random_frac, []
+    if mask + rnd > 1 + 1e-9:
+        notes.append(Note(f"Mask {pct(mask)} + random {pct(rnd)} = {pct(mask + rnd)} of the targets, more than 100%: "
+                          f"using random = {pct(1 - mask)} (and 0% unchanged) until you lower one of them.", "warning"))
+        rnd = max(0.0, 1.0 - mask)
+    return MaskingConfig(inputs.rate, mask, rnd, inputs.span_p, inputs.max_span), notes
+
+
+def epoch_plans(loaded, sentence: txt.Tokenized, unit: str, epochs: int, cfg: MaskingConfig,
+                seed: int) -> dict[str, EpochPlan]:
+    """Every strategy's plan for this sentence (``loaded``: its mask token and vocabulary)."""
+    tok = loaded.tokenizer
+    random_ids = replacement_ids(tok)
+    return {s: epoch_plan(sentence, s, unit, epochs, cfg, seed, tok.mask_token_id, random_ids) for s in STRATEGIES}
+
+
+def coverage_of(sentence: txt.Tokenized, unit: str, rate: float, span_p: float, max_span: int, seed: int) -> Coverage:
+    """Coverage curves of all three strategies to ``LAB.max_epochs``, from one simulation."""
+    cfg = MaskingConfig(mlm_probability=rate, span_p=span_p, max_span=max_span)
+    sim = coverage.simulate(sentence, unit, cfg, seed, n_copies=LAB.max_epochs)
+    schedules = {s: copy_schedule(s, LAB.max_epochs) for s in STRATEGIES}
+    placed = Counter(sim.span_lengths)
+    split, chosen = coverage.words_split(sim.targets, sentence.word_of)
+    return Coverage(sim.targets.shape[0],
+                    {s: tuple(coverage.coverage_curve(sim, c)) for s, c in schedules.items()},
+                    {s: tuple(coverage.analytic_coverage(rate, c)) for s, c in schedules.items()},
+                    sim.rate, split, chosen, tuple(placed.get(k, 0) for k in range(1, max_span + 1)))
+
+
+def drawn_span_lengths(span_p: float, max_span: int, seed: int) -> tuple[int, ...]:
+    """How many of ``LAB.n_span_samples`` drawn span lengths are 1..max_span."""
+    lengths = masking.sample_span_lengths(LAB.n_span_samples, span_p, max_span, masking.generator(seed))
+    return tuple(torch.bincount(lengths, minlength=max_span + 1)[1:].tolist())
+
+
+def predictions_of(loaded, fed: tuple, targets: tuple, original: tuple, kinds: tuple) -> tuple[Prediction, ...]:
+    """The model's top ``LAB.max_topk`` at the targets of one corrupted row (the expensive step)."""
+    t = [torch.tensor(x) for x in (fed, targets, original, kinds)]
+    return tuple(fill_masks(loaded.model, loaded.tokenizer, *t, k=LAB.max_topk))
+
+
+def _mean(counts) -> float:
+    return sum(k * c for k, c in enumerate(counts, 1)) / max(1, sum(counts))
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Tokenize -> every strategy's epoch plan -> coverage over many draws -> (span lengths) -> the model
+    fills the blanks of the inspected epoch. ``models`` holds the chosen variant under its key."""
+    loaded = models[inputs.variant]
+    tok, label = loaded.tokenizer, loaded.variant.label
+    if not inputs.text.strip():
+        raise Stop(f"Type a sentence above: the lab needs some text to mask. For example: {txt.md(DEFAULT_TEXT, None)}")
+    cfg, notes = masking_config(inputs)
+    sentence = txt.tokenize(tok, inputs.text, LAB.max_tokens)
+    if sentence.truncated:
+        why = f"{label}'s limit" if sentence.cap < LAB.max_tokens else "the lab's cap"
+        notes.append(Note(f"Your text is {sentence.n_full} tokens long for {label}; the lab uses the first "
+                          f"{len(sentence.ids)} ({why}) and drops the rest.", "warning"))
+    notes += [Note(n) for n in txt.input_notes(sentence, tok, inputs.text, label)]
+    n_maskable = sum(not s for s in sentence.special)
+    if n_maskable == 0:
+        raise Stop(f"After tokenization nothing in this text can be a target: {label}'s tokenizer read only special "
+                   "tokens. Type a few words.")
+    epoch = inputs.epoch
+    if epoch > inputs.epochs:
+        epoch = inputs.epochs
+        notes.append(Note(f"Epoch {inputs.epoch} is beyond the {inputs.epochs} epochs shown: inspecting epoch {epoch}."))
+
+    plans = cache(epoch_plans, loaded, sentence, inputs.unit, inputs.epochs, cfg, inputs.seed)
+    plan = plans[inputs.strategy]
+    per = {s: times_targeted(p) for s, p in plans.items()}
+    keep = coverage.maskable(sentence)
+    kinds = plan.kinds[:, keep]  # (E, maskable)
+    n_targets = int((kinds != KEEP).sum())
+    shares = tuple(int((kinds == k).sum()) / n_targets for k in (MASKED, RANDOM, UNCHANGED)) if n_targets else None
+    cov = cache(coverage_of, sentence, inputs.unit, cfg.mlm_probability, cfg.span_p, cfg.max_span, inputs.seed)
+
+    spans = None
+    if inputs.unit == "span":
+        drawn = cache(drawn_span_lengths, cfg.span_p, cfg.max_span, inputs.seed)
+        spans = SpanLengths(tuple(masking.span_length_pmf(cfg.span_p, cfg.max_span)), drawn, cov.placed,
+                            {"expected": masking.clipped_geometric_mean(cfg.span_p, cfg.max_span),
+                             "drawn": _mean(drawn), "placed": _mean(cov.placed)})
+
+    pieces_of = Counter(w for w in sentence.word_of if w is not None)
+    multi = [w for w, c in pieces_of.items() if c > 1]
+    example = " ".join(sentence.pieces[i] for i in sentence.pieces_of(multi[0])) if multi else ""
+
+    row = epoch - 1
+    targets = plan.targets[row]
+    predictions: tuple[Prediction, ...] = ()
+    if targets.any():
+        try:
+            predictions = cache(predictions_of, loaded, tuple(plan.corrupted[row].tolist()), tuple(targets.tolist()),
+                                sentence.ids, tuple(plan.kinds[row].tolist()))
+        except (RuntimeError, ValueError, IndexError) as e:  # a checkpoint that loads but cannot run
+            notes.append(Note(f"{label} could not fill the blanks ({type(e).__name__}: {txt.md(str(e), 160)}). "
+                              "Choose another model.", "error"))
+    return Result(
+        label, loaded.shown_as, loaded.variant.tokenizer_kind,
+        next((m for kind, m in MARKERS if loaded.variant.tokenizer_kind.startswith(kind)), ""),
+        sentence, len(pieces_of), n_maskable, cfg, inputs.strategy, inputs.unit, inputs.epochs, epoch, plan.copies,
+        tuple(tuple(r) for r in plan.kinds.tolist()),
+        tuple(tuple(tok.convert_ids_to_tokens(r)) for r in plan.corrupted.tolist()),
+        {s: tuple(t.tolist()) for s, (t, _) in per.items()}, {s: tuple(d.tolist()) for s, (_, d) in per.items()},
+        shares, n_targets / inputs.epochs, cov, len(multi), example, spans, int(targets.sum()),
+        tuple(p.top(inputs.topk) for p in predictions), tuple(notes),
+    )

@@ -1,0 +1,490 @@
+"""Prepare for an offline lecture: put the catalogue's real checkpoints into the standard Hugging Face cache.
+
+    python -m app.models.prefetch                  # every catalogue model
+    python -m app.models.prefetch bert roberta     # only these (catalogue keys)
+
+It downloads only the files the app loads — ``config.json``, the tokenizer files, and the weights transformers
+reads (``model.safetensors``, or its shards and index; ``pytorch_model.bin`` only when a repo has no safetensors
+at all) — never the TensorFlow, Flax, Rust or ONNX copies beside them. Afterwards the app's *Auto* source finds
+them in the cache (``app.models.loading``) without any network.
+
+How a download behaves, and why:
+
+- **Bounded.** Every request has a timeout: ``HF_HUB_ETAG_TIMEOUT`` for the hub's answers (repo info, file
+  metadata) and ``HF_HUB_DOWNLOAD_TIMEOUT`` for the gap between two pieces of a file. The CLI sets both to
+  ``DEFAULT_TIMEOUTS`` unless you set them yourself. A hub that cannot be reached (refused, or silent past the
+  timeout) stops the run at once: the models after it are not tried.
+- **Resumable.** A file arrives in ``blobs/<etag>.incomplete`` beside where it will live in the cache. A broken
+  connection is retried from where it stopped (an HTTP ``Range`` request) a few times (``--retries``), and a
+  later run picks up the same partial file. (huggingface_hub 2.4.0 itself cannot resume across runs: its
+  temporary file is unique to one process and deleted when a download fails.)
+- **Never half-valid.** A file enters the cache only complete and checked (size, and sha256 or git blob id
+  against the hub's ETag); ``refs/main`` moves to the new snapshot only when all of that model's files are
+  there. Until then the app keeps using what it used before (the bundled stand-in).
+- It uses the cache layout every Hugging Face tool shares (``<cache>/models--org--name/{blobs,snapshots,refs}``)
+  and respects ``HF_ENDPOINT``, ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_HUB_OFFLINE`` and ``HF_TOKEN``.
+
+The app's *Hub* source (``loading.load(key, source="hub")``) downloads through :func:`fetch` too, without
+retries, so a hub that breaks mid-file makes it fall back to the bundled stand-in at once.
+"""
+
+from __future__ import annotations
+
+from app import preload  # noqa: F401  (first, as in every app module; nothing heavy is imported here)
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from app.models.catalogue import CATALOGUE, Variant, get
+
+REVISION = "main"
+#: configuration and tokenizer files, at the top of a repo, that transformers reads when they exist
+CONFIG_AND_TOKENIZER_FILES = (
+    "config.json", "generation_config.json",
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+    "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model",
+)
+#: the CLI's request timeouts in seconds, used unless the environment sets them (huggingface_hub's names)
+DEFAULT_TIMEOUTS = {"HF_HUB_ETAG_TIMEOUT": "10", "HF_HUB_DOWNLOAD_TIMEOUT": "15"}
+RETRIES = 3  # attempts in a row that bring no new byte before a file counts as failed (the CLI's default)
+CHUNK = 1 << 20
+
+_SHARD = {"safetensors": re.compile(r"model-\d+-of-\d+\.safetensors"),
+          "bin": re.compile(r"pytorch_model-\d+-of-\d+\.bin")}
+
+
+def files_to_fetch(repo_files: list[str]) -> list[str]:
+    """The files of a repo the app loads, in download order: configuration and tokenizer files, then the weights
+    transformers picks — ``model.safetensors``; else its index and shards; and only when the repo has no
+    safetensors weights at all, ``pytorch_model.bin`` (or its index and shards). Nothing in sub-folders."""
+    top = {f for f in repo_files if "/" not in f}
+    chosen = [f for f in CONFIG_AND_TOKENIZER_FILES if f in top]
+    for kind, single, index in (("safetensors", "model.safetensors", "model.safetensors.index.json"),
+                                ("bin", "pytorch_model.bin", "pytorch_model.bin.index.json")):
+        if single in top:
+            return chosen + [single]
+        if index in top:
+            return chosen + [index] + sorted(f for f in top if _SHARD[kind].fullmatch(f))
+    return chosen
+
+
+def has_weights(files: list[str]) -> bool:
+    return any(f.endswith((".safetensors", ".bin")) for f in files)
+
+
+class DownloadBroke(OSError):
+    """The connection broke in the middle of a file more often than the retries allow; the partial file stays."""
+
+    def __init__(self, name: str, have: int, size: int | None, cause: BaseException):
+        self.name, self.have, self.size, self.cause = name, have, size, cause
+        got = f"{_human(have)} of {_human(size)}" if size else _human(have)
+        super().__init__(f"the connection broke during {name} ({got}, {_cause(cause)}); "
+                         "run this again to resume where it stopped")
+
+
+class ChecksumMismatch(OSError):
+    pass
+
+
+class NoWeights(RuntimeError):
+    pass
+
+
+@dataclass
+class Fetched:
+    """What :func:`fetch` did for one variant. ``error`` is None when every file is in the cache."""
+
+    variant: Variant
+    commit: str | None = None
+    snapshot: Path | None = None
+    files: list[str] = field(default_factory=list)
+    size: int = 0  # bytes of those files
+    downloaded: int = 0  # bytes received in this run
+    error: str | None = None
+    hub_unreachable: bool = False  # the error was the connection itself: asking again for the next model is futile
+    note: str | None = None  # the hub failed, but a complete copy downloaded earlier is in the cache
+    loads: str | None = None  # set by the CLI's check: "yes", or why not
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def fetch(variant: Variant, *, retries: int = RETRIES, progress: bool = True, wait_for_lock: bool = True) -> Fetched:
+    """Download the files the app loads for ``variant`` into the Hugging Face cache. Never raises for a network,
+    hub or disk problem: the result's ``error`` says what went wrong, in a sentence."""
+    from huggingface_hub import constants
+
+    result = Fetched(variant)
+    try:
+        _fetch(variant, result, retries, progress, wait_for_lock)
+    except Exception as e:  # noqa: BLE001 — every failure becomes one sentence, never a traceback
+        result.error, result.hub_unreachable = _describe(e, constants.ENDPOINT)
+        use_earlier_copy(result)
+    return result
+
+
+def use_earlier_copy(result: Fetched) -> None:
+    """After a failure: if the cache already holds a complete snapshot (``refs/main`` only ever names a complete
+    one), that is what the app will use — the result says so instead of failing."""
+    from app.models.loading import cached_snapshot
+
+    snapshot = cached_snapshot(result.variant.hub_id)
+    if snapshot is None:
+        return
+    files = sorted(p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file())
+    result.note = f"the hub could not be asked for a newer copy ({result.error}); the copy cached earlier is used"
+    result.error, result.commit, result.snapshot = None, snapshot.name, snapshot
+    result.files, result.size = files, sum((snapshot / f).stat().st_size for f in files)
+
+
+def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait_for_lock: bool) -> None:
+    from huggingface_hub import HfApi, constants
+    from huggingface_hub.file_download import repo_folder_name
+    from huggingface_hub.utils import tqdm as hf_tqdm
+
+    endpoint = constants.ENDPOINT
+    info = HfApi(endpoint=endpoint).model_info(variant.hub_id, revision=REVISION, files_metadata=True,
+                                                 timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    sizes = {s.rfilename: s.size for s in info.siblings or []}
+    result.files = files_to_fetch(list(sizes))
+    if not has_weights(result.files):
+        raise NoWeights(f"{variant.hub_id} has no weights transformers can load (model.safetensors or "
+                        "pytorch_model.bin)")
+    result.commit = info.sha
+    storage = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=variant.hub_id, repo_type="model")
+    result.snapshot = storage / "snapshots" / info.sha
+    result.size = sum(sizes[f] or 0 for f in result.files)
+    with hf_tqdm(total=result.size, unit="B", unit_scale=True, unit_divisor=1024, leave=True,
+                 desc=f"{variant.key} ({variant.hub_id})", disable=not progress, file=sys.stderr) as bar:
+        for name in result.files:
+            result.downloaded += _fetch_file(variant.hub_id, info.sha, name, storage, bar, retries, wait_for_lock)
+    _write_atomically(storage / "refs" / REVISION, info.sha)  # only now: the snapshot is complete
+
+
+def _fetch_file(repo_id: str, commit: str, name: str, storage: Path, bar, retries: int, wait_for_lock: bool) -> int:
+    """Put one file in the cache (blob + snapshot link). Returns the bytes received."""
+    from filelock import FileLock, Timeout
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
+
+    pointer = storage / "snapshots" / commit / name
+    if pointer.exists():
+        bar.update(pointer.stat().st_size)
+        return 0
+    url = hf_hub_url(repo_id, name, revision=commit, endpoint=constants.ENDPOINT)
+    meta = get_hf_file_metadata(url, timeout=constants.HF_HUB_ETAG_TIMEOUT)  # one HEAD, no retries
+    if not meta.etag:
+        raise ChecksumMismatch(f"the hub sent no ETag for {name}, so it cannot be checked")
+    etag = meta.etag
+    blob = storage / "blobs" / etag
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    lock = Path(constants.HF_HUB_CACHE) / ".locks" / storage.name / f"{etag}.lock"  # huggingface_hub's own lock
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    received = 0
+    try:
+        with FileLock(str(lock), timeout=-1 if wait_for_lock else 0):
+            if blob.exists():
+                bar.update(blob.stat().st_size)
+            else:
+                received = _download(url, meta.location, blob, meta.size, etag, name, bar, retries)
+    except Timeout:
+        raise OSError(f"another download of {name} is in progress") from None
+    _link(blob, pointer)
+    return received
+
+
+def _download(url: str, location: str, blob: Path, size: int | None, etag: str, name: str, bar,
+              retries: int) -> int:
+    """GET ``location`` into ``<blob>.incomplete``, resuming what is there with a Range request, then check it
+    and move it into place. Returns the bytes received."""
+    import httpx2
+    from huggingface_hub.utils import build_hf_headers
+
+    part = blob.with_name(blob.name + ".incomplete")
+    headers = build_hf_headers()
+    headers["Accept-Encoding"] = "identity"  # the bytes as stored: sizes and Range offsets must mean the file
+    if urlsplit(location).netloc != urlsplit(url).netloc:
+        headers.pop("authorization", None)  # a signed CDN address: the token stays with the hub
+    have = part.stat().st_size if part.exists() else 0
+    if size is not None and have > size:
+        part.unlink()
+        have = 0
+    bar.update(have)
+    received, idle = 0, 0
+    while size is None or have < size:
+        try:
+            received += _get(location, part, have, headers, bar)
+            have = part.stat().st_size
+            if size is None or have >= size:
+                break
+            raise httpx2.RemoteProtocolError("the server closed the connection early")
+        except (httpx2.TransportError, OSError) as e:
+            if isinstance(e, OSError) and not isinstance(e, (ConnectionError, TimeoutError)):
+                raise  # the disk, not the network
+            now = part.stat().st_size if part.exists() else 0
+            idle = 0 if now > have else idle + 1
+            have = now
+            if idle > retries:
+                raise DownloadBroke(name, have, size, e) from None
+            time.sleep(min(0.5 * 2 ** idle, 4.0) if idle else 0.2)
+    _check(part, etag, size, name)
+    os.replace(part, blob)
+    return received
+
+
+def _get(location: str, part: Path, have: int, headers: dict, bar) -> int:
+    from huggingface_hub import constants, get_session, hf_raise_for_status
+
+    headers = dict(headers)
+    if have:
+        headers["Range"] = f"bytes={have}-"
+    received = 0
+    with get_session().stream("GET", location, headers=headers, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT) as r:
+        if r.status_code >= 400:
+            r.read()
+            hf_raise_for_status(r)
+        resume = have > 0 and r.status_code == 206
+        if have and not resume:  # the server ignored the Range: start over
+            bar.update(-have)
+        with open(part, "ab" if resume else "wb") as f:
+            for chunk in r.iter_bytes():  # as it arrives: a broken connection loses nothing already received
+                f.write(chunk)
+                received += len(chunk)
+                bar.update(len(chunk))
+    return received
+
+
+def _check(part: Path, etag: str, size: int | None, name: str) -> None:
+    """The file is what the hub announced: its size, and its sha256 (LFS) or git blob id (regular files)."""
+    actual = part.stat().st_size
+    problem = None
+    if size is not None and actual != size:
+        problem = f"{actual} bytes instead of {size}"
+    elif re.fullmatch(r"[0-9a-f]{64}|[0-9a-f]{40}", etag):
+        digest = hashlib.sha256() if len(etag) == 64 else hashlib.sha1(b"blob %d\0" % actual)
+        with open(part, "rb") as f:
+            while block := f.read(CHUNK):
+                digest.update(block)
+        if digest.hexdigest() != etag:
+            problem = "its checksum does not match the hub's"
+    if problem:
+        part.unlink(missing_ok=True)
+        raise ChecksumMismatch(f"{name} arrived damaged ({problem}); it was discarded, run this again")
+
+
+def _link(blob: Path, pointer: Path) -> None:
+    """snapshots/<commit>/<name> -> ../../blobs/<etag>, as huggingface_hub lays out its cache (a copy where the
+    file system has no symlinks)."""
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    tmp = pointer.with_name(f".{pointer.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.symlink(os.path.relpath(blob, pointer.parent), tmp)
+    except OSError:
+        shutil.copyfile(blob, tmp)
+    os.replace(tmp, pointer)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text() == text:
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _cause(e: BaseException) -> str:
+    import httpx2
+
+    if isinstance(e, httpx2.TimeoutException):
+        return "no data within the timeout"
+    if isinstance(e, httpx2.ConnectError):
+        return "the connection was refused"
+    return "the server closed the connection" if isinstance(e, httpx2.RemoteProtocolError) else type(e).__name__
+
+
+def _describe(e: Exception, endpoint: str) -> tuple[str, bool]:
+    """(one sentence for a person, whether the hub itself is unreachable)."""
+    import httpx2
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (HfHubHTTPError, OfflineModeIsEnabled, RemoteEntryNotFoundError,
+                                        RepositoryNotFoundError, RevisionNotFoundError)
+
+    if isinstance(e, OfflineModeIsEnabled):
+        return "HF_HUB_OFFLINE is set, so nothing may be downloaded (unset it to prefetch)", True
+    if isinstance(e, httpx2.TimeoutException):
+        return (f"the hub at {endpoint} did not answer within {constants.HF_HUB_ETAG_TIMEOUT} s "
+                "(HF_HUB_ETAG_TIMEOUT)", True)
+    if isinstance(e, httpx2.ConnectError):
+        return f"the hub at {endpoint} could not be reached ({_first_line(e) or 'connection failed'})", True
+    if isinstance(e, httpx2.TransportError):
+        return f"the connection to the hub at {endpoint} broke ({_cause(e)})", True
+    if isinstance(e, RepositoryNotFoundError):
+        return f"the hub at {endpoint} has no repository by that name (404)", False
+    if isinstance(e, RevisionNotFoundError):
+        return f"the hub has no revision {REVISION!r} of it (404)", False
+    if isinstance(e, RemoteEntryNotFoundError):
+        return "a file the hub listed is missing on the hub (404)", False
+    if isinstance(e, HfHubHTTPError):
+        r = e.response
+        what = f"{r.status_code} {r.reason_phrase}".strip() if r is not None else "an error"
+        hint = " — is HF_ENDPOINT right?" if r is not None and r.status_code == 404 else ""
+        return f"the hub at {endpoint} answered {what}{hint}", False
+    if isinstance(e, (DownloadBroke, ChecksumMismatch, NoWeights)):
+        return str(e), False
+    if isinstance(e, OSError) and e.strerror:
+        return f"could not write to the cache ({e.strerror}: {e.filename or ''})", False
+    return f"{type(e).__name__}: {_first_line(e)}", False
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [""])[0]
+
+
+def _human(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+# -- the command line ---------------------------------------------------------------------------------
+
+def bound_timeouts(environ=os.environ) -> None:
+    """Give huggingface_hub's request timeouts the CLI's defaults unless the user set them (it reads them at
+    import: call before importing it). If it is imported already, its constants follow too."""
+    unset = [k for k in DEFAULT_TIMEOUTS if not environ.get(k)]
+    for k in unset:
+        environ[k] = DEFAULT_TIMEOUTS[k]
+    if "huggingface_hub.constants" in sys.modules:
+        constants = sys.modules["huggingface_hub.constants"]
+        for k in unset:
+            setattr(constants, k, int(DEFAULT_TIMEOUTS[k]))
+
+
+def check_loads(fetched: Fetched) -> str:
+    """Load the variant as the app's Auto source does, after the download: "yes" when it came from the hub cache,
+    else why not (one line)."""
+    from app.models import loading
+
+    try:
+        loaded = loading.load(fetched.variant.key, source="auto")
+        if loaded.source == "hub cache":
+            return "yes"
+    except Exception:  # noqa: BLE001 — a failure to load is a row of the table
+        pass
+    snapshot = loading.cached_snapshot(fetched.variant.hub_id)
+    if snapshot is None:
+        return "no: Auto finds no complete snapshot in the cache"
+    try:  # the reason, as the cache load sees it (Auto swallows it and falls back)
+        loading._from_pretrained(fetched.variant, snapshot, local_only=True)
+        return "no: Auto did not take it from the cache"
+    except Exception as e:  # noqa: BLE001
+        return f"no: {type(e).__name__}: {_first_line(e)}"[:160]
+
+
+def table(rows: list[Fetched]) -> str:
+    head = ("model", "files", "size", "loads", "where")
+    body = [(f"{f.variant.label} ({f.variant.hub_id})", str(len(f.files)), _human(f.size), f.loads or "?",
+             str(f.snapshot)) for f in rows]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(4)]
+    line = lambda r: "  ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip()  # noqa: E731
+    return "\n".join([line(head), *map(line, body)])
+
+
+EPILOG = """\
+Before a lecture without internet, run this at home (or wherever the hub can be reached): it puts the real
+checkpoints in the Hugging Face cache, and the app's Auto source then uses them offline — no network in the hall.
+Anything not downloaded falls back to the bundled stand-in, as before. Run it again to finish an interrupted
+download: it resumes where it stopped, and files already complete are not fetched again.
+
+environment:
+  HF_ENDPOINT              the hub to download from (default https://huggingface.co)
+  HF_HOME / HF_HUB_CACHE   where the cache lives (default ~/.cache/huggingface/hub)
+  HF_TOKEN                 a token, for gated or private repos
+  HF_HUB_ETAG_TIMEOUT      seconds to wait for the hub's answer (this command's default: {etag})
+  HF_HUB_DOWNLOAD_TIMEOUT  seconds without data before a download counts as stalled (default: {download})
+
+exit status: 0 when every model is in the cache and loads; 1 otherwise (one line per model says why).
+"""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m app.models.prefetch",
+        description="Prepare for an offline lecture: download the catalogue's real Hugging Face checkpoints "
+                    "(only config, tokenizer and weights files) into the local Hugging Face cache.",
+        epilog=EPILOG.format(etag=DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"],
+                             download=DEFAULT_TIMEOUTS["HF_HUB_DOWNLOAD_TIMEOUT"]),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("keys", nargs="*", metavar="KEY",
+                   help=f"catalogue keys to download (default: all): {', '.join(CATALOGUE)}")
+    p.add_argument("--retries", type=int, default=RETRIES,
+                   help=f"times to resume a broken download that brings no new data (default {RETRIES})")
+    p.add_argument("--no-check", dest="check", action="store_false",
+                   help="skip loading each model afterwards (faster; the table then says '-')")
+    args = p.parse_args(argv)
+    unknown = [k for k in args.keys if k not in CATALOGUE]
+    if unknown:
+        p.error(f"unknown key(s) {', '.join(unknown)}; the catalogue has {', '.join(CATALOGUE)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    bound_timeouts()
+    from huggingface_hub import constants
+
+    variants = [get(k) for k in dict.fromkeys(args.keys or CATALOGUE)]
+    print(f"Downloading {len(variants)} model(s) from {constants.ENDPOINT} into {constants.HF_HUB_CACHE}",
+          file=sys.stderr)
+    results: list[Fetched] = []
+    unreachable: str | None = None
+    try:
+        for variant in variants:
+            if unreachable:
+                skipped = Fetched(variant, error=f"not tried: {unreachable}")
+                use_earlier_copy(skipped)
+                results.append(skipped)
+                continue
+            fetched = fetch(variant, retries=args.retries)
+            if fetched.hub_unreachable:
+                unreachable = fetched.error
+            results.append(fetched)
+        done = [f for f in results if f.ok]
+        for f in done:
+            f.loads = check_loads(f) if args.check else "-"
+    except KeyboardInterrupt:
+        print("\nInterrupted. Run the same command again to resume; what is complete stays in the cache.")
+        return 130
+    if done:
+        print(table(done))
+    for f in results:
+        if f.note:
+            print(f"NOTE    {f.variant.key}: {f.variant.label} ({f.variant.hub_id}): {f.note}")
+        if not f.ok:
+            print(f"FAILED  {f.variant.key}: {f.variant.label} ({f.variant.hub_id}): {f.error}")
+    ready = [f for f in done if f.loads in ("yes", "-")]
+    if len(ready) == len(results):
+        print(f"Ready: {len(ready)} model(s) in the cache at {constants.HF_HUB_CACHE}; the app's Auto source "
+              + ("uses them offline." if args.check else "will use them offline (loading not checked: --no-check)."))
+        return 0
+    print(f"{len(results) - len(ready)} of {len(results)} model(s) are not ready; the app uses their bundled "
+          "stand-ins. Run this again when the hub can be reached.")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

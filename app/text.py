@@ -1,0 +1,249 @@
+"""Text in, text out: the one place that splits words, tokenizes and aligns pieces to words, and escapes
+what a user typed before it is shown.
+
+Words are ours, not the tokenizers': :func:`split_words` cuts a text into runs of letters/digits and
+single punctuation marks, each with its character span. :func:`tokenize` maps every tokenizer's pieces
+back to those words through their character offsets, so WordPiece (``##co``), byte-level BPE
+(``Ġball``) and SentencePiece (``▁ball``) line up under the same word, and word ``i`` means the same
+word on every page (counted from 0).
+
+Escaping (any value a user controls: typed text, URL values, pieces of it):
+- :func:`md` writes it into Streamlit markdown as an inert code span: no link, image, colour, LaTeX,
+  emphasis or HTML can come out of it, and invisible format characters (bidi overrides, zero-width
+  joiners: Unicode category Cf) are shown as ``⟨U+202E⟩`` instead of reordering the sentence around it;
+- :func:`html` escapes it for HTML and plotly hover text.
+
+Pure: no streamlit.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+import unicodedata
+from dataclasses import dataclass
+
+WORD = re.compile(r"\w+|[^\w\s]")
+_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f]")  # control characters (newlines, tabs, ...)
+
+
+# ----------------------------------------------------------------------------- escaping
+
+
+def visible(value: object) -> str:
+    """``value`` as a string whose every character shows: format characters (category Cf: bidi overrides,
+    zero-width joiners, soft hyphens) become ``⟨U+XXXX⟩``, control characters (newlines, tabs) a space."""
+    s = _INVISIBLE.sub(" ", str(value))
+    return "".join(f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) == "Cf" else c for c in s)
+
+
+def md(value: object, max_chars: int | None = 60) -> str:
+    """A user value as a markdown code span that nothing inside can close or break out of.
+
+    A code span ends only at a backtick run as long as its opening one, so backticks inside become the
+    look-alike ``ˋ``; no character inside a code span is markup (links, images, ``:red[...]``, ``$...$``,
+    HTML and entities stay literal). Long values are cut to ``max_chars`` with an ellipsis.
+    """
+    s = visible(value).replace("`", "ˋ")
+    if max_chars is not None and len(s) > max_chars:
+        s = s[: max_chars - 1] + "…"
+    return f"`{s}`" if s.strip() else "` `"
+
+
+def html(value: object) -> str:
+    """A user value escaped for HTML (plotly hover text and labels, bertviz payloads)."""
+    return _html.escape(visible(value), quote=True)
+
+
+# ----------------------------------------------------------------------------- words
+
+
+def split_words(text: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) for every run of word characters and every punctuation mark or symbol."""
+    return [(m.group(), m.start(), m.end()) for m in WORD.finditer(text)]
+
+
+def choose_word(n_words: int, index: int) -> tuple[int, str | None]:
+    """The word to use in a text of ``n_words`` words, and a note when ``index`` is out of range
+    (words are counted from 0). Raises ValueError when there is no word at all."""
+    if n_words <= 0:
+        raise ValueError("there are no words to choose from")
+    if 0 <= index < n_words:
+        return index, None
+    return n_words - 1, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
+                         "using the last word instead.")
+
+
+def word_window(n_words: int, chosen: int, size: int = 24) -> range:
+    """At most ``size`` consecutive word indices around ``chosen``, for a figure that stays readable."""
+    start = min(max(chosen - size // 2, 0), max(n_words - size, 0))
+    return range(start, min(start + size, n_words))
+
+
+def unusual_characters(text: str) -> str:
+    """The distinct characters of ``text`` outside Latin, punctuation and common symbols, in order
+    (what an English-only vocabulary is likely to lack)."""
+    seen: list[str] = []
+    for ch in text:
+        if ch.isspace() or ch in seen:
+            continue
+        if ord(ch) < 0x250 or unicodedata.category(ch) in ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"):
+            continue
+        seen.append(ch)
+    return "".join(seen)
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """One tokenizer's view of a text. Tuples have one entry per token (T), special tokens included.
+
+    special[i]: the tokenizer added it ([CLS], <s>, <sep>) or the text typed one of its control tokens
+    ("[MASK]" written out): never a target, never a word. word_of[i]: the index into split_words(text)
+    of the word token i overlaps, None for special tokens.
+    """
+
+    ids: tuple[int, ...]
+    pieces: tuple[str, ...]  # the raw vocabulary entries: "##co", "Ġball", "▁ball", "[CLS]"
+    offsets: tuple[tuple[int, int], ...]  # character span of each token in the text; (0, 0) for specials
+    special: tuple[bool, ...]
+    word_of: tuple[int | None, ...]
+    typed_special: tuple[str, ...]  # control tokens typed in the text, as the tokenizer read them
+    n_full: int  # tokens of the whole text (specials included) before the cap
+    cap: int  # the most tokens kept: max_tokens, or the tokenizer's own limit when lower
+
+    @property
+    def truncated(self) -> bool:
+        return self.n_full > len(self.ids)
+
+    def pieces_of(self, word: int) -> list[int]:
+        """Token positions that belong to word ``word`` (in order)."""
+        return [i for i, w in enumerate(self.word_of) if w == word]
+
+    def unknown(self, tokenizer) -> list[int]:
+        """Positions that are the unknown token."""
+        unk = getattr(tokenizer, "unk_token_id", None)
+        return [i for i, t in enumerate(self.ids) if unk is not None and t == unk]
+
+
+def token_limit(tokenizer, cap: int = 512) -> int:
+    """How many tokens (special ones included) the model reads: its model_max_length, at most ``cap``
+    (hub tokenizers may claim 1e30)."""
+    n = getattr(tokenizer, "model_max_length", None) or cap
+    return int(min(n, cap))
+
+
+def tokenize(tokenizer, text: str, max_tokens: int | None = None, text_pair: str | None = None,
+             add_special_tokens: bool = True) -> Tokenized:
+    """Tokenize ``text`` (and ``text_pair``) in the family's own format, keeping at most ``max_tokens``
+    tokens (and never more than the tokenizer's limit), and map every token to the word it overlaps."""
+    pair = (text, text_pair) if text_pair else (text,)
+    limit = token_limit(tokenizer, max_tokens or 10**6)
+    n_full = len(tokenizer(*pair, add_special_tokens=add_special_tokens, verbose=False)["input_ids"])
+    enc = tokenizer(*pair, add_special_tokens=add_special_tokens, return_offsets_mapping=True,
+                    return_special_tokens_mask=True, truncation=True, max_length=limit,
+                    verbose=False)
+    ids = tuple(int(i) for i in enc["input_ids"])
+    added = [bool(s) for s in enc.get("special_tokens_mask", [0] * len(ids))]
+    control = set(tokenizer.all_special_ids) - {getattr(tokenizer, "unk_token_id", None)}
+    typed = [not a and i in control for i, a in zip(ids, added)]  # "[MASK]" written in the text
+    special = tuple(a or t for a, t in zip(added, typed))
+    offsets = tuple((0, 0) if s else (int(a), int(b)) for (a, b), s in zip(enc["offset_mapping"], special))
+    spans = [(s, e) for _, s, e in split_words(text)]
+    word_of: list[int | None] = []
+    for (s, e), is_special in zip(offsets, special):
+        w = None
+        if not is_special:
+            for j, (ws, we) in enumerate(spans):
+                # a zero-width piece (BPE's bare "Ġ") belongs to the word it stands in front of
+                if (s < we and e > ws) or (s == e and ws <= s < we):
+                    w = j
+                    break
+        word_of.append(w)
+    pieces = tuple(tokenizer.convert_ids_to_tokens(list(ids)))
+    return Tokenized(ids, pieces, offsets, special, tuple(word_of),
+                     tuple(p for p, t in zip(pieces, typed) if t), n_full, limit)
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])|(?<=[.!?][\"'])\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """A story's sentences: split after . ! ? (and a closing quote) before a capital or a quote."""
+    return [s.strip() for s in SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+def piece_text(tokenizer, token_id: int) -> str:
+    """A vocabulary entry as a person reads it: "Ġball" -> "ball", "▁The" -> "The", "##co" stays."""
+    raw = tokenizer.convert_ids_to_tokens(int(token_id))
+    if int(token_id) in tokenizer.all_special_ids:
+        return raw
+    shown = tokenizer.convert_tokens_to_string([raw]).strip()
+    return shown if shown and "\ufffd" not in shown else raw
+
+
+def fit_text(text: str, tokenizers: dict[str, object], cap: int = 512) -> tuple[str, str | None]:
+    """Cut ``text`` so that every tokenizer's encoding fits its model's limit: at a word boundary, or
+    inside a word when a single word is already too long.
+
+    Returns (text that fits, a note saying what was cut and why, or None when nothing was cut).
+    """
+    original = text
+    worst = None
+    while True:  # one cut almost always suffices; re-check in case a cut re-merges pieces
+        too_long = []
+        for name, tok in tokenizers.items():
+            limit = token_limit(tok, cap)
+            n = len(tok(text, verbose=False)["input_ids"])
+            if n > limit:
+                enc = tok(text, return_offsets_mapping=True, truncation=True, max_length=limit)
+                end = max((e for s, e in enc["offset_mapping"]), default=0)
+                too_long.append((end, name, n, limit))
+        if not too_long:
+            break
+        end, name, n, limit = min(too_long)
+        worst = worst or (name, n, limit)
+        kept = [w for w in split_words(text) if w[2] <= end]  # words whose every piece was kept
+        cut = text[: kept[-1][2]] if kept else text[: max(end - 1, 0)]
+        if cut == text:  # a byte-level BPE kept some bytes of a character (好 is 3 pieces): drop the word whole
+            cut = text[: kept[-2][2]] if len(kept) > 1 else text[: max(len(text) - 1, 0)]
+        if not cut:
+            text = cut
+            break
+        text = cut
+    if worst is None:
+        return text, None
+    name, n, limit = worst
+    return text, (f"Your text is {n} tokens long for {name}, which reads at most {limit}: every model gets the same "
+                  f"first {len(text)} of its {len(original)} characters ({len(split_words(text))} of "
+                  f"{len(split_words(original))} words).")
+
+
+# ----------------------------------------------------------------------------- what to tell the user
+
+
+def input_notes(tk: Tokenized, tokenizer, text: str, who: str) -> list[str]:
+    """Markdown notes about what a tokenizer did with a user's text, naming the real cause: control tokens
+    typed in the text (by name), and pieces the vocabulary lacks (with the characters they stand for)."""
+    notes = []
+    if tk.typed_special:
+        names = ", ".join(md(t) for t in dict.fromkeys(tk.typed_special))
+        notes.append(f"Your text types {names}, which {who}'s tokenizer reads as its own special token"
+                     f"{'s' if len(set(tk.typed_special)) > 1 else ''}, not as words: "
+                     "it stays special and is never a target or a word.")
+    frag = [i for i, (p, s) in enumerate(zip(tk.pieces, tk.special))
+            if not s and "\ufffd" in tokenizer.convert_tokens_to_string([p])]
+    if frag:  # a byte-level BPE has no unknown token: it spells a character it lacks byte by byte
+        chars = "".join(dict.fromkeys(text[a:b] for a, b in (tk.offsets[i] for i in frag) if b > a))
+        notes.append(f"{len(frag)} piece(s) are single bytes of {md(chars, 40)}: {who}'s vocabulary has no piece for "
+                     "those characters, so it spells them byte by byte and the model sees fragments, not characters "
+                     "it knows.")
+    unknown = tk.unknown(tokenizer)
+    if unknown:
+        chars = "".join(dict.fromkeys(text[s:e] for s, e in (tk.offsets[i] for i in unknown) if e > s))
+        shown = f" for {md(chars, 40)}" if chars.strip() else ""
+        notes.append(f"{len(unknown)} piece(s) became {md(tokenizer.unk_token)}{shown}: {who}'s vocabulary has no piece "
+                     "for those characters, so the model sees one shared unknown vector there.")
+    return notes

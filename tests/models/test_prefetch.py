@@ -1,0 +1,255 @@
+"""``python -m app.models.prefetch`` against a loopback hub (tests/hubserver.py): only the files the app loads
+reach the cache, Auto then uses them with no network, a broken hub is one line per model and exit 1 (never a
+traceback, never a hang), a partial download never counts, and an interrupted download resumes.
+
+The CLI runs in a subprocess with a clean environment (HF_HOME in a tmp dir, HF_ENDPOINT at the loopback hub,
+no HF_HUB_OFFLINE). In this process huggingface_hub read its settings at import (HF_HUB_OFFLINE=1 from
+conftest), so ``use_cache`` points its constants, as well as the environment, at the test's cache and hub.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from app.models import loading, prefetch
+from app.models.catalogue import CATALOGUE, get
+from tests.hubserver import HubServer, build_catalogue_repos
+
+ROOT = Path(__file__).resolve().parents[2]
+TWO = ["bert", "roberta"]  # both have a bundled stand-in to fall back to
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory):
+    return build_catalogue_repos(tmp_path_factory.mktemp("hub-repos"))
+
+
+@pytest.fixture
+def hub(repos):
+    with HubServer(repos) as server:
+        yield server
+
+
+def run_prefetch(hub: HubServer, home: Path, *args: str, **env: str) -> tuple[int, str, str, float]:
+    """(exit status, stdout, stderr, seconds) of the CLI in a clean environment."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
+    clean.update(HF_HOME=str(home), HF_ENDPOINT=hub.url, BVE_WARM_START="0", TOKENIZERS_PARALLELISM="false", **env)
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "app.models.prefetch", *args], cwd=ROOT, env=clean,
+                         capture_output=True, text=True, timeout=120)
+    return out.returncode, out.stdout, out.stderr, time.perf_counter() - started
+
+
+@pytest.fixture
+def use_cache(monkeypatch):
+    """use_cache(home, hub=None): this process reads the Hugging Face cache under ``home`` and, with a hub,
+    may use the network (HF_HUB_OFFLINE off); without one it is offline, as in a lecture hall."""
+    from huggingface_hub import constants
+
+    def use(home: Path, hub: HubServer | None = None) -> None:
+        monkeypatch.setenv("HF_HOME", str(home))
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+        if hub is None:
+            monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+            monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+        else:
+            monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+            monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+            monkeypatch.setenv("HF_ENDPOINT", hub.url)
+            monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+            monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+
+    return use
+
+
+def snapshot_files(home: Path, hub_id: str) -> set[str]:
+    storage = home / "hub" / f"models--{hub_id.replace('/', '--')}"
+    ref = (storage / "refs" / "main").read_text()
+    snap = storage / "snapshots" / ref
+    return {p.relative_to(snap).as_posix() for p in snap.rglob("*") if p.is_file()}
+
+
+def cached_repos(home: Path) -> set[str]:
+    return {p.name for p in (home / "hub").glob("models--*")}
+
+
+def failed_lines(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("FAILED")]
+
+
+# -- the pieces -----------------------------------------------------------------------------------------
+
+def test_only_the_files_the_app_loads_are_chosen():
+    extras = ["tf_model.h5", "flax_model.msgpack", "rust_model.ot", "onnx/model.onnx", "README.md", ".gitattributes",
+              "bpe_encoder.bin", "model.fp16.safetensors.bak", "dict.txt", "coreml/model.mlpackage"]
+    tok = ["config.json", "vocab.json", "merges.txt", "tokenizer.json", "spiece.model", "special_tokens_map.json"]
+    assert prefetch.files_to_fetch(tok + extras + ["model.safetensors", "pytorch_model.bin"]) == [
+        "config.json", "tokenizer.json", "special_tokens_map.json", "vocab.json", "merges.txt", "spiece.model",
+        "model.safetensors"]
+    shards = ["model.safetensors.index.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+              "pytorch_model.bin", "onnx/model-00001-of-00002.safetensors"]
+    assert prefetch.files_to_fetch(["config.json", *shards]) == ["config.json", *shards[:3]]
+    # only when there are no safetensors at all
+    assert prefetch.files_to_fetch(["config.json", "pytorch_model.bin", *extras]) == ["config.json", "pytorch_model.bin"]
+    assert not prefetch.has_weights(prefetch.files_to_fetch(["config.json", *extras]))
+
+
+def test_help_says_to_run_it_at_home_before_a_lecture(capsys):
+    with pytest.raises(SystemExit) as done:
+        prefetch.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert done.value.code == 0
+    assert "Before a lecture without internet, run this at home" in text and "HF_ENDPOINT" in text
+
+
+def test_timeouts_get_bounded_defaults_but_what_the_user_set_wins():
+    env = {"HF_HUB_DOWNLOAD_TIMEOUT": "42"}
+    prefetch.bound_timeouts(env)
+    assert env == {"HF_HUB_ETAG_TIMEOUT": prefetch.DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"], "HF_HUB_DOWNLOAD_TIMEOUT": "42"}
+
+
+def test_the_loopback_hub_serves_huggingface_hubs_own_snapshot_download(hub, repos, tmp_path):
+    """The server answers huggingface_hub 2.4.0 as the hub does: repo info, tree listing, HEAD and GET."""
+    repo = repos["FacebookAI/roberta-base"]
+    code = ("import sys; from huggingface_hub import snapshot_download; "
+            "print(snapshot_download('FacebookAI/roberta-base', allow_patterns=['*.json', '*.txt']))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "HF_HOME": str(tmp_path), "HF_ENDPOINT": hub.url},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = {p.relative_to(Path(out.stdout.strip())).as_posix() for p in Path(out.stdout.strip()).rglob("*") if p.is_file()}
+    assert got == {f for f in repo.files if f.endswith((".json", ".txt"))}  # onnx/config.json too: it is a pattern
+    asked = {(r.method, r.path.split("/resolve/")[0] if "/resolve/" in r.path else r.path) for r in hub.requests}
+    assert ("GET", f"/api/models/{repo.repo_id}/revision/main") in asked
+    assert ("GET", f"/api/models/{repo.repo_id}/tree/{repo.commit}") in asked
+    assert ("GET", f"/{repo.repo_id}") in asked
+
+
+# -- a good hub ------------------------------------------------------------------------------------------
+
+def test_prefetch_some_then_all_then_auto_uses_the_cache_without_the_network(hub, repos, tmp_path, use_cache):
+    home = tmp_path / "hf"
+    rc, out, err, _ = run_prefetch(hub, home, *TWO, "--no-check")  # the run for all of them checks loading
+    assert rc == 0, out + err
+    assert "Traceback" not in out + err
+    assert cached_repos(home) == {f"models--{get(k).hub_id.replace('/', '--')}" for k in TWO}
+    for key in TWO:
+        hub_id = get(key).hub_id
+        row = next(line for line in out.splitlines() if f"({hub_id})" in line)
+        assert "  -  " in row and str(home / "hub") in row, row
+        assert snapshot_files(home, hub_id) == repos[hub_id].wanted
+
+    hub.clear_log()
+    rc, out, err, _ = run_prefetch(hub, home)  # all of them; the two already there are not fetched again
+    assert rc == 0, out + err
+    assert not hub.gets(get("bert").hub_id) and not hub.gets(get("roberta").hub_id)
+    for key, variant in CATALOGUE.items():
+        row = next(line for line in out.splitlines() if f"({variant.hub_id})" in line)
+        assert "  yes  " in row, row
+        wanted = repos[variant.hub_id].wanted
+        assert snapshot_files(home, variant.hub_id) == wanted
+        assert {r.path.rsplit("/", 1)[-1] for r in hub.gets(variant.hub_id)} <= {w.rsplit("/", 1)[-1] for w in wanted}
+    assert "pytorch_model.bin" in snapshot_files(home, "microsoft/deberta-base")  # it has no safetensors
+    assert not any("pytorch_model.bin" in snapshot_files(home, v.hub_id) for v in CATALOGUE.values()
+                   if v.key != "deberta")
+    assert not list((home / "hub").rglob("*.incomplete"))
+
+    # Auto, with the network allowed and the hub up: every model from the cache, and not one request
+    use_cache(home, hub)
+    hub.clear_log()
+    for key in CATALOGUE:
+        assert loading.load(key, source="auto").source == "hub cache", key
+    time.sleep(0.3)  # room for a background thread (transformers' safetensors conversion) to ask
+    assert hub.requests == []
+    assert not [t for t in threading.enumerate() if "conversion" in t.name]
+
+    # in the lecture hall: offline, no hub at all
+    hub.stop()
+    use_cache(home)
+    for key in CATALOGUE:
+        loaded = loading.load(key, source="auto")
+        assert loaded.source == "hub cache" and loaded.location == get(key).hub_id, key
+
+    # checking again there: the hub cannot be reached, but what is cached is ready, and the run says so
+    rc, out, err, _ = run_prefetch(hub, home, *TWO, "--no-check")
+    assert rc == 0 and not failed_lines(out), out + err
+    notes = [line for line in out.splitlines() if line.startswith("NOTE")]
+    assert len(notes) == 2 and all("could not be reached" in n and "cached earlier is used" in n for n in notes), out
+
+
+def test_the_hub_source_downloads_what_the_app_loads_then_reads_the_cache(hub, repos, tmp_path, use_cache):
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    loaded = loading.load("albert", source="hub")
+    assert (loaded.source, loaded.location, loaded.notice) == ("hub", "albert/albert-base-v2", None), loaded.notice
+    assert snapshot_files(home, "albert/albert-base-v2") == repos["albert/albert-base-v2"].wanted
+    hub.clear_log()
+    assert loading.load("albert", source="hub").source == "hub cache" and hub.requests == []
+
+
+# -- a broken hub ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode, says, notice", [
+    ("500", "answered 500 Internal Server Error", "the hub answered 500"),
+    ("404", "answered 404 Not Found", "the hub answered 404"),
+    ("hang", "did not answer within 1 s", "the hub could not be reached"),
+    ("die", "the connection broke during model.safetensors", "the connection broke during model.safetensors"),
+])
+def test_a_broken_hub_is_one_line_per_model_and_the_app_falls_back(mode, says, notice, hub, repos, tmp_path,
+                                                                   use_cache):
+    home = tmp_path / "hf"
+    hub.mode = mode
+    rc, out, err, seconds = run_prefetch(hub, home, *TWO, "--retries", "1",
+                                         HF_HUB_ETAG_TIMEOUT="1", HF_HUB_DOWNLOAD_TIMEOUT="1")
+    assert rc == 1, out + err
+    assert "Traceback" not in out + err
+    lines = failed_lines(out)
+    assert len(lines) == 2 and all(f"({get(k).hub_id})" in line for k, line in zip(TWO, lines)), out
+    assert says in lines[0], lines[0]
+    assert seconds < 20, f"{mode}: {seconds:.1f} s"
+    if mode == "hang":
+        assert "not tried" in lines[1]  # an unreachable hub is asked once, not once per model
+    if mode == "die":  # the small files arrived, the weights did not: nothing is linked, nothing is referenced
+        storage = home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4"
+        assert not (storage / "refs" / "main").exists()
+        assert not list(storage.glob("snapshots/*/model.safetensors"))
+        (part,) = storage.glob("blobs/*.incomplete")
+        assert part.stat().st_size == repos[get("bert").hub_id].files["model.safetensors"].size // 2
+        assert any(r.range for r in hub.gets(name="model.safetensors"))  # it did try to resume
+
+    use_cache(home, hub)
+    assert loading.load("bert", source="auto").source == "bundled"  # a partial download is never used
+    started = time.perf_counter()
+    loaded = loading.load("roberta", source="hub")
+    elapsed = time.perf_counter() - started
+    assert loaded.source == "bundled" and f"FacebookAI/roberta-base is unavailable: {notice}" in loaded.notice, \
+        loaded.notice
+    assert elapsed <= 2.0, f"{mode}: the hub source took {elapsed:.2f} s to fall back"
+
+
+def test_an_interrupted_download_resumes_where_it_stopped(hub, repos, tmp_path):
+    home = tmp_path / "hf"
+    weights = repos[get("bert").hub_id].files["model.safetensors"]
+    hub.mode = "die"
+    rc, out, err, _ = run_prefetch(hub, home, "bert", "--retries", "0")
+    assert rc == 1 and "run this again to resume" in out, out + err
+
+    hub.mode = "ok"
+    hub.clear_log()
+    rc, out, err, _ = run_prefetch(hub, home, "bert", "--no-check")  # loading is checked in the test above
+    assert rc == 0, out + err
+    (get_weights,) = hub.gets(name="model.safetensors")
+    assert get_weights.range == f"bytes={weights.size // 2}-" and get_weights.status == 206
+    assert get_weights.sent == weights.size - weights.size // 2  # the rest, not the whole file again
+    assert [r.path.rsplit("/", 1)[-1] for r in hub.gets()] == ["model.safetensors"]  # the small files were kept
+    blob = (home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4" / "blobs" / weights.sha256)
+    assert blob.stat().st_size == weights.size
+    assert (home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4" / "refs" / "main").read_text() == \
+        repos[get("bert").hub_id].commit

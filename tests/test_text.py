@@ -1,0 +1,72 @@
+"""app/text.py: the one word splitter, pieces aligned to words for every tokenizer family, and the one
+markdown escape that no user value can break out of."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_md_is_one_code_span_that_nothing_inside_can_close_or_make_invisible(value):
+    out = text.md(value, max_chars=None)
+    assert out.startswith("`") and out.endswith("`") and out.count("`") == 2
+    assert "\n" not in out and "\r" not in out
+    assert not any(text.unicodedata.category(c) == "Cf" for c in out)
+
+
+def test_md_shows_format_characters_and_cuts_long_values():
+    assert text.md("a\u202eb") == "`a⟨U+202E⟩b`"
+    assert text.md("x" * 100, 10) == "`" + "x" * 9 + "…`"
+    assert text.md("") == "` `" and text.md("a`b") == "`aˋb`"
+
+
+def test_html_escapes_markup():
+    assert text.html("<script>&\"") == "&lt;script&gt;&amp;&quot;"
+
+
+def test_words_and_windows():
+    assert [w for w, _, _ in text.split_words("Don't stop, Lily!")] == ["Don", "'", "t", "stop", ",", "Lily", "!"]
+    assert text.choose_word(3, 1) == (1, None)
+    index, note = text.choose_word(3, 7)
+    assert index == 2 and "counted from 0" in note
+    with pytest.raises(ValueError):
+        text.choose_word(0, 0)
+    assert list(text.word_window(100, 50, 10)) == list(range(45, 55)) and list(text.word_window(5, 4, 10)) == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("key", ["bert", "roberta", "albert", "xlnet"])
+def test_every_family_aligns_its_pieces_to_the_same_words(bundled, key):
+    tok = bundled(key).tokenizer
+    sentence = "The unbelievably happy puppy jumped."
+    tk = text.tokenize(tok, sentence)
+    words = text.split_words(sentence)
+    assert {w for w in tk.word_of if w is not None} == set(range(len(words)))
+    for i, w in enumerate(tk.word_of):
+        if w is not None:
+            s, e = tk.offsets[i]
+            assert words[w][1] <= max(s, words[w][1]) and min(e, words[w][2]) <= words[w][2]
+    assert not tk.truncated and tk.typed_special == ()
+
+
+def test_typed_special_tokens_and_unknown_pieces_are_named(bundled):
+    tok = bundled("bert").tokenizer
+    sentence = f"the {tok.mask_token} ate 😀 cake"
+    tk = text.tokenize(tok, sentence)
+    assert tk.typed_special == (tok.mask_token,)
+    notes = " ".join(text.input_notes(tk, tok, sentence, "BERT"))
+    assert f"`{tok.mask_token}`" in notes and "`😀`" in notes and f"`{tok.unk_token}`" in notes
+    assert "emoji" not in notes.lower()
+
+
+def test_tokenize_caps_and_fit_text_cuts_at_a_word(bundled):
+    tok = bundled("bert").tokenizer
+    long = " ".join(["the dog ran home"] * 100)
+    tk = text.tokenize(tok, long, max_tokens=20)
+    assert len(tk.ids) == 20 and tk.truncated and tk.n_full > 20
+    fitted, note = text.fit_text(long, {"BERT": tok})
+    assert len(tok(fitted)["input_ids"]) <= text.token_limit(tok) and fitted.endswith(("dog", "ran", "home", "the"))
+    assert note and "BERT" in note
+    assert text.fit_text("short", {"BERT": tok}) == ("short", None)
