@@ -80,8 +80,12 @@ SPEC = Spec(
 def distillation_losses(s_logits, t_logits, labels, s_hidden, t_hidden, temperature: float) -> dict[str, torch.Tensor]:
     """The three loss terms of the recipe on the selected positions: logits (n, V), labels (n,) with -100
     where there is no MLM target, hidden states (n, H). Returns {"kl": T²·KL(teacher_T ‖ student_T)
-    averaged over rows, "mlm": cross-entropy at the labelled rows, "cos": mean 1 − cos(h_s, h_t)}."""
+    averaged over rows, "mlm": cross-entropy at the labelled rows, "cos": mean 1 − cos(h_s, h_t)}.
+    Computed in float32 even under bfloat16 autocast: a KL from bfloat16 logits is off by ~1% and can go
+    negative near convergence at high T."""
     t = temperature
+    wide = torch.promote_types(s_logits.dtype, torch.float32)  # float32, or float64 where the caller asked for it
+    s_logits, t_logits = s_logits.to(wide), t_logits.to(wide)
     kl = torch.nn.functional.kl_div(
         torch.log_softmax(s_logits / t, -1), torch.softmax(t_logits / t, -1), reduction="batchmean"
     ) * t**2

@@ -21,7 +21,7 @@ from transformers import DebertaConfig, DebertaForMaskedLM
 
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=4000, precision="fp32")  # bf16 autocast overflows DeBERTa's masked_fill (float32 min)
+LOOP = common.LoopConfig(steps=3000, precision="fp32")  # bf16 autocast overflows DeBERTa's masked_fill (float32 min)
 
 
 @dataclass(frozen=True)

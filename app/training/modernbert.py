@@ -20,7 +20,7 @@ from transformers import ModernBertConfig, ModernBertForMaskedLM
 
 from app.training import common, data
 
-LOOP = common.LoopConfig(steps=5000)
+LOOP = common.LoopConfig(steps=4000)
 
 
 @dataclass(frozen=True)

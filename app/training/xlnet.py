@@ -18,7 +18,7 @@ from transformers import XLNetConfig, XLNetLMHeadModel
 from app.training import common, data
 from app.xlnet import partial_prediction_masks
 
-LOOP = common.LoopConfig(steps=4000)
+LOOP = common.LoopConfig(steps=3000)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,107 @@
+"""``python -m app.experiments run NAME|all [--seeds 3] [--device cpu] [--quick] [--jobs 2]`` and ``list``.
+
+Runs resume: a finished arm × seed is skipped and an interrupted one continues from its last saved
+state (work folder ``--work``, default ``.train/experiments``). The results go to
+``assets/experiments/<name>.json`` (``--quick``: a handful of steps and 1 seed, written under the work
+folder unless ``--out`` says otherwise, so a smoke run never replaces the bundled results).
+
+``--jobs N`` trains N arm × seed runs at once in separate processes (``--threads`` each, default 1):
+on a 2-core CPU ``--jobs 2`` about doubles the throughput of these tiny models.
+``--checkpoints DIR`` (sentence only): also write the seed-0 NSP and SOP models as Hugging Face
+``BertForPreTraining`` folders ``DIR/bert-nsp-tinystories`` and ``DIR/bert-sop-tinystories``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from app.experiments import EXPERIMENTS
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = argparse.ArgumentParser(prog="python -m app.experiments", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="the experiments and their claims")
+    r = sub.add_parser("run", help="run one experiment (or all) and write its JSON")
+    r.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
+    r.add_argument("--seeds", type=int, default=None, help="seeds per arm (default 3; --quick: 1)")
+    r.add_argument("--device", default="cpu")
+    r.add_argument("--quick", action="store_true", help="a handful of steps: a smoke run (tests use it)")
+    r.add_argument("--corpus", default=None, help="folder with tinystories_{train,valid}.txt (default ../shared/corpus)")
+    r.add_argument("--work", type=Path, default=None, help="resumable state (default .train/experiments)")
+    r.add_argument("--out", type=Path, default=None, help="where the JSON goes (default assets/experiments)")
+    r.add_argument("--jobs", type=int, default=1, help="runs at once, in separate processes")
+    r.add_argument("--threads", type=int, default=None, help="torch threads per run")
+    r.add_argument("--arms", nargs="+", default=None, help="only these arms (the JSON then holds only them)")
+    r.add_argument("--checkpoints", type=Path, default=None, help="sentence: export the NSP/SOP models here")
+    t = sub.add_parser("time", help="measure what a full run would cost here (a minute or two), without running it")
+    t.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
+    t.add_argument("--steps", type=int, default=30, help="timed steps per arm")
+    t.add_argument("--seeds", type=int, default=3)
+    t.add_argument("--jobs", type=int, default=2, help="parallel runs the projection assumes")
+    t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--device", default="cpu")
+    t.add_argument("--corpus", default=None)
+    t.add_argument("--work", type=Path, default=None)
+    t.add_argument("--write-benchmarks", action="store_true", help="update the experiments section of BENCHMARKS.md")
+    a = p.parse_args(argv)
+    if a.cmd == "list":
+        for name, e in EXPERIMENTS.items():
+            print(f"{name:13s} {e.claim.title}\n{'':13s} {e.claim.claim}\n")
+        return 0
+
+    import torch
+
+    from app.experiments import runner
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    names = list(EXPERIMENTS) if "all" in a.names else a.names
+    for name in names:
+        if name not in EXPERIMENTS:
+            p.error(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)} or all")
+    if a.cmd == "time":
+        import json
+
+        from app.experiments import timing
+
+        grand, measured = 0.0, []
+        for name in names:
+            r = timing.time_experiment(name, steps=a.steps, seeds=a.seeds, jobs=a.jobs, device=a.device,
+                                       corpus=a.corpus or runner.DEFAULT_CORPUS, work=a.work or runner.DEFAULT_WORK)
+            grand += r["projected_s"]
+            measured.append(r)
+            print(json.dumps(r), flush=True)
+            print(f"[{name}] projected {r['projected_s'] / 60:.1f} min with {a.jobs} job(s) of {a.threads} thread(s) "
+                  f"(reference step {r['reference_ms_before']:.0f}/{r['reference_ms_after']:.0f} ms)", flush=True)
+        print(f"[{' '.join(names)}] projected {grand / 60:.1f} min", flush=True)
+        if a.write_benchmarks:
+            known = timing.merge((a.work or runner.DEFAULT_WORK) / "timing.json", measured)
+            timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md", timing.section(known))
+        return 0
+    work = a.work or runner.DEFAULT_WORK
+    out = a.out or (work / "quick-results" if a.quick else runner.DEFAULT_OUT)
+    seeds = a.seeds or (1 if a.quick else 3)
+    command = "python -m app.experiments " + " ".join(shlex.quote(x) for x in argv)
+    for name in names:
+        t = time.time()
+        path = runner.run_experiment(name, seeds=seeds, device=a.device, quick=a.quick, corpus=a.corpus or runner.DEFAULT_CORPUS,
+                                     work=work, out=out, jobs=a.jobs, threads=a.threads, command=command, arms=a.arms)
+        print(f"[{name}] done in {time.time() - t:.0f} s -> {path}", flush=True)
+        if name == "sentence" and a.checkpoints:
+            from app.experiments import sentence
+
+            for folder in sentence.export_checkpoints(a.checkpoints, quick=a.quick, device=a.device,
+                                                      corpus=a.corpus or runner.DEFAULT_CORPUS, work=work):
+                print(f"[sentence] checkpoint -> {folder}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,209 @@
+"""What each paper reported, as data: the claims the experiments replay, the comparisons a verdict is
+computed for, and the paper's own numbers beside them.
+
+A :class:`Comparison` says "arm ``better`` beats arm ``worse`` on ``metric``" — the paper's direction —
+and carries the paper's numbers (:class:`PaperRow`: what was measured, the value for each side, or only
+the change the paper reports). The verdict itself is never written here: it is computed from the
+experiment's seeds by app/experiments/verdict.py.
+
+Numbers are the papers' development-set results at full scale (BERT-base-sized models, billions of
+tokens); ours are toy-scale replays on TinyStories. Pure data: no torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    measure: str  # what the paper measured, e.g. "SQuAD 2.0 F1"
+    better: float | None = None  # the paper's value for the arm claimed better
+    worse: float | None = None  # ... and for the other arm
+    change: float | None = None  # when the paper reports only a change (better − worse)
+
+    @property
+    def difference(self) -> float | None:
+        if self.change is not None:
+            return self.change
+        if self.better is not None and self.worse is not None:
+            return round(self.better - self.worse, 4)
+        return None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    key: str
+    claim: str  # the paper's claim, one sentence
+    better: str  # arm the paper says is better
+    worse: str
+    metric: str  # a key of the arms' final metrics
+    source: str  # paper, table or figure
+    paper: tuple[PaperRow, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Metric:
+    label: str
+    higher_is_better: bool
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One experiment: the papers' claim in a sentence, its metrics and the comparisons to decide."""
+
+    title: str
+    claim: str
+    papers: tuple[str, ...]
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    comparisons: tuple[Comparison, ...] = ()
+    x_axis: str = "step"  # "step", "flops" or "params": what the page puts on the x-axis
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        for c, comp in zip(d["comparisons"], self.comparisons):
+            c["higher_is_better"] = self.metrics[comp.metric].higher_is_better
+            for row, r in zip(c["paper"], comp.paper):
+                row["difference"] = r.difference
+        return d
+
+
+MLM_METRICS = {
+    "valid_loss": Metric("held-out masked-LM loss (15% token masking)", False, "nats"),
+    "valid_top1": Metric("held-out masked top-1 (15% token masking)", True),
+}
+PROBE = Metric("acceptability probe: original vs two adjacent words swapped (frozen features, logistic regression)", True)
+
+ROBERTA = "RoBERTa (Liu et al., 2019)"
+SPANBERT = "SpanBERT (Joshi et al., 2020)"
+ALBERT = "ALBERT (Lan et al., 2020)"
+ELECTRA = "ELECTRA (Clark et al., 2020)"
+DISTILBERT = "DistilBERT (Sanh et al., 2019)"
+
+MASKING = Claim(
+    title="Masking: static vs dynamic, tokens vs words vs spans",
+    claim="A fresh mask every time a sequence is seen (dynamic) is at least as good as BERT's static masks "
+          "duplicated ×10, and masking contiguous spans of whole words beats masking single tokens.",
+    papers=(ROBERTA, SPANBERT),
+    metrics={**MLM_METRICS,
+             "probe_acc": PROBE,
+             "word_loss": Metric("held-out masked-LM loss, whole words masked", False, "nats"),
+             "span_loss": Metric("held-out masked-LM loss, spans masked", False, "nats"),
+             "cloze_top5": Metric("cloze top-5 (content words)", True)},
+    comparisons=(
+        Comparison("dynamic_vs_static1", "Dynamic masking beats one static mask reused every epoch.", "dynamic", "static1",
+                   "valid_loss", f"{ROBERTA}, §4.1",
+                   note="Not measured in the papers: it is why BERT duplicated its data ×10 with different masks."),
+        Comparison("dynamic_vs_static10", "Dynamic masking is comparable to or slightly better than static ×10.",
+                   "dynamic", "static10", "valid_loss", f"{ROBERTA}, Table 1 (BERT-base, reimplemented)",
+                   (PaperRow("SQuAD 2.0 F1", 78.7, 78.3), PaperRow("MNLI-m accuracy", 84.0, 84.3),
+                    PaperRow("SST-2 accuracy", 92.9, 92.5))),
+        Comparison("span_vs_token", "Masking random spans beats masking single (sub-word) tokens.", "span", "dynamic",
+                   "probe_acc", f"{SPANBERT}, Table 6", (PaperRow("SQuAD 2.0 F1", 85.4, 83.8),),
+                   note="Random spans beat the other masking schemes on every task of that table except coreference."),
+        Comparison("word_vs_token", "Masking whole words beats masking single (sub-word) tokens.", "word", "dynamic",
+                   "probe_acc", f"{SPANBERT}, Table 6", (PaperRow("SQuAD 2.0 F1", 84.3, 83.8),)),
+    ),
+)
+
+SENTENCE = Claim(
+    title="Sentence objectives: none vs NSP vs SOP",
+    claim="Next-sentence prediction does not help (RoBERTa); it is solved by spotting a change of topic, so an "
+          "NSP-trained model cannot tell the order of two sentences, while a sentence-order-trained model "
+          "also does well on NSP (ALBERT).",
+    papers=(ROBERTA, ALBERT),
+    metrics={**MLM_METRICS,
+             "nsp_probe": Metric("NSP accuracy of a linear probe on frozen [CLS] + pooled features", True),
+             "sop_probe": Metric("SOP accuracy of a linear probe on frozen [CLS] + pooled features", True),
+             "nsp_head": Metric("the trained head's accuracy on held-out NSP pairs", True),
+             "sop_head": Metric("the trained head's accuracy on held-out SOP pairs", True)},
+    comparisons=(
+        Comparison("sop_solves_sop", "An SOP-trained model solves SOP; an NSP-trained one cannot.", "sop", "nsp",
+                   "sop_probe", f"{ALBERT}, Table 5 (intrinsic SOP accuracy)", (PaperRow("SOP accuracy", 86.5, 52.0),)),
+        Comparison("sop_does_nsp", "An SOP-trained model does well on NSP, far above a model trained without a "
+                   "sentence objective.", "sop", "none", "nsp_probe", f"{ALBERT}, Table 5 (intrinsic NSP accuracy)",
+                   (PaperRow("NSP accuracy", 78.9, 52.4),)),
+        Comparison("nsp_does_not_help_mlm", "Removing NSP matches or improves masked-LM quality.", "none", "nsp",
+                   "valid_top1", f"{ALBERT}, Table 5; {ROBERTA}, Table 2",
+                   (PaperRow("masked-LM accuracy (ALBERT)", 54.9, 54.5),
+                    PaperRow("MNLI-m accuracy, FULL-SENTENCES vs SEGMENT-PAIR+NSP (RoBERTa)", 84.7, 84.0))),
+    ),
+)
+
+ELECTRA_CLAIM = Claim(
+    title="Replaced-token detection vs masked LM at equal compute",
+    claim="Replaced-token detection learns more per unit of compute than masked LM, and most of the gain comes "
+          "from learning from every token, not only the 15% that were masked.",
+    papers=(ELECTRA,),
+    metrics={"probe_acc": PROBE,
+             "rtd_auc": Metric("discriminator ROC-AUC on held-out replaced tokens", True),
+             "valid_top1": Metric("masked top-1 of the MLM model / the generator (held-out)", True)},
+    comparisons=(
+        Comparison("rtd_beats_mlm", "At the same training FLOPs, ELECTRA beats BERT.", "electra", "mlm", "probe_acc",
+                   f"{ELECTRA}, Table 1 (Small models, 1.4e18 training FLOPs each)", (PaperRow("GLUE dev score", 79.9, 75.1),)),
+        Comparison("all_tokens_matter", "Learning from all tokens beats the discriminator loss on the 15% masked "
+                   "positions only.", "electra", "electra15", "probe_acc", f"{ELECTRA}, Table 5",
+                   (PaperRow("GLUE dev score", 85.0, 82.4),)),
+        Comparison("electra15_vs_mlm", "ELECTRA 15% is about as good as BERT.", "electra15", "mlm", "probe_acc",
+                   f"{ELECTRA}, Table 5", (PaperRow("GLUE dev score", 82.4, 82.2),)),
+    ),
+    x_axis="flops",
+)
+
+SHARING = Claim(
+    title="Cross-layer sharing and factorized embeddings",
+    claim="Sharing one layer's weights across all layers costs a little quality for a large cut in parameters; "
+          "most of the cost comes from sharing the feed-forward sublayers, little from sharing attention; a "
+          "factorized embedding (E < H) costs little, and with all layers shared a small E is as good or better.",
+    papers=(ALBERT,),
+    metrics={**MLM_METRICS, "params": Metric("parameters (unique, base model + MLM head)", False)},
+    comparisons=(
+        Comparison("sharing_costs_quality", "Not sharing is better than sharing every layer (E = H).", "none", "all",
+                   "valid_loss", f"{ALBERT}, Table 4 (ALBERT-base, E = 768)",
+                   (PaperRow("average of SQuAD, MNLI, SST-2, RACE", 82.3, 79.8),
+                    PaperRow("the same at E = 128", change=1.5)),
+                   note="Parameters: 108M not shared vs 31M all shared at E = 768; 89M vs 12M at E = 128."),
+        Comparison("attention_cheaper_than_ffn", "Sharing only attention costs less than sharing only the FFN.",
+                   "attention", "ffn", "valid_loss", f"{ALBERT}, Table 4 (E = 768)",
+                   (PaperRow("average of SQuAD, MNLI, SST-2, RACE", 81.6, 79.5),),
+                   note="Parameters: 83M attention-shared vs 57M FFN-shared."),
+        Comparison("attention_sharing_is_cheap", "Sharing attention costs (almost) nothing.", "none", "attention",
+                   "valid_loss", f"{ALBERT}, Table 4", (PaperRow("average, E = 768", 82.3, 81.6),
+                                                        PaperRow("the same at E = 128", change=-0.1)),
+                   note="At E = 128 sharing attention was +0.1 better than not sharing: expect 'too small to tell'."),
+        Comparison("factorized_not_shared", "Without sharing, E = H is (a little) better than a small E.", "none",
+                   "none_small_e", "valid_loss", f"{ALBERT}, Table 3 (not shared)",
+                   (PaperRow("average, E = 768 vs E = 128", 82.3, 81.7),), note="108M vs 89M parameters."),
+        Comparison("factorized_all_shared", "With all layers shared, a small E is as good as or better than E = H.",
+                   "all_small_e", "all", "valid_loss", f"{ALBERT}, Table 3 (all shared)",
+                   (PaperRow("average, E = 128 vs E = 768", 80.1, 79.8),), note="12M vs 31M parameters."),
+    ),
+    x_axis="params",
+)
+
+DISTILLATION = Claim(
+    title="Distillation: soft targets vs hard labels",
+    claim="A student learns more from the teacher's soft targets (at a temperature T > 1) than from the hard "
+          "labels alone, and more than a model of its size trained without a teacher.",
+    papers=(DISTILBERT, "Hinton et al. (2015)"),
+    metrics={**MLM_METRICS, "teacher_agreement": Metric("top-1 agreement with the teacher at held-out targets", True)},
+    comparisons=(
+        Comparison("soft_beats_hard", "Soft targets (T = 2) teach the student more than hard labels only.", "soft_t2",
+                   "hard", "valid_loss", f"{DISTILBERT}, Table 4 (ablation)",
+                   (PaperRow("GLUE macro-score, without the soft-target loss L_ce", change=2.96),),
+                   note="The paper removes L_ce from its triple loss (L_ce + L_mlm + L_cos); here the hard arm keeps "
+                        "L_mlm only and the soft arm adds L_ce, both starting from the teacher's layers."),
+        Comparison("student_beats_teacher_free", "The distilled student beats the same model trained without a "
+                   "teacher.", "soft_t2", "scratch", "valid_loss", f"{DISTILBERT}, Table 4 (ablation)",
+                   (PaperRow("GLUE macro-score, random initialisation instead of the teacher's layers", change=3.69),
+                    PaperRow("GLUE macro-score, without the soft-target loss L_ce", change=2.96))),
+        Comparison("temperature_above_one", "Softening with T = 2 beats T = 1.", "soft_t2", "soft_t1", "valid_loss",
+                   "Hinton et al. (2015), §3; DistilBERT trains at T = 2",
+                   note="No table for BERT: Hinton et al. found intermediate temperatures best for small students."),
+    ),
+)
+
+CLAIMS = {"masking": MASKING, "sentence": SENTENCE, "electra": ELECTRA_CLAIM, "sharing": SHARING,
+          "distillation": DISTILLATION}

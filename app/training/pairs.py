@@ -1,0 +1,92 @@
+"""Two-segment inputs ``[CLS] A [SEP] B [SEP]`` for the sentence-level objectives, built the same way for
+every objective so that only the negatives differ:
+
+- ``none``: A and B are consecutive text, in order; there is no sentence-level label to learn
+  (RoBERTa, which drops NSP; the inputs still have two segments so that the arms see the same format);
+- ``nsp``: BERT's next-sentence prediction: half the pairs keep their true B (IsNext, label 0), the other
+  half take B from a *different story* (NotNext, label 1) — solvable by noticing the topic changed;
+- ``sop``: ALBERT's sentence-order prediction: half the pairs are swapped to ``B A`` (label 1) — same
+  topic on both sides, so only the order (coherence) tells them apart.
+
+Every objective draws the same cut points (A ends at a sentence boundary of a packed chunk) and the
+same 50% choice of which pairs are negatives, from the same seed; labels follow
+``BertForPreTraining``'s NSP convention, 0 = "B continues A", 1 = "it does not".
+
+A random B never gets longer than the true B it replaces (it is cut to that length when longer), so
+the sequence length is not a cue; it may be shorter when the other story's remainder is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from app.training import data
+
+OBJECTIVES = ("none", "nsp", "sop")
+
+
+@dataclass
+class Pairs:
+    """seqs: (N, T) with token_type_ids (0 for ``[CLS] A [SEP]``, 1 for ``B [SEP]``); labels: (N,) long,
+    0 = B is A's continuation in order, 1 = B is from another story (nsp) or the two are swapped (sop);
+    all 0 for ``none``."""
+
+    seqs: data.Sequences
+    labels: torch.Tensor
+    objective: str
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def subset(self, idx) -> "Pairs":
+        return Pairs(self.seqs.subset(idx), self.labels[idx], self.objective)
+
+
+def story_chunks(encoded_stories: list[list[list[int]]], content_len: int) -> list[list[list[list[int]]]]:
+    """Per story, its packed chunks (each a list of sentences of ids), never crossing a story."""
+    return [data.pack([story], content_len, cross_documents=False) for story in encoded_stories]
+
+
+def _split(chunk: list[list[int]], u: float) -> tuple[list[int], list[int]]:
+    """(A, B) of a chunk, cut at a sentence boundary chosen by u in [0, 1) (mid-chunk for one sentence)."""
+    if len(chunk) >= 2:
+        cut = 1 + min(int(u * (len(chunk) - 1)), len(chunk) - 2)
+        return [t for s in chunk[:cut] for t in s], [t for s in chunk[cut:] for t in s]
+    flat = chunk[0]
+    cut = max(1, len(flat) // 2)
+    return flat[:cut], flat[cut:]
+
+
+def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len: int, objective: str, seed: int) -> Pairs:
+    """One pair per chunk (chunks with fewer than two tokens are skipped). The cut points, the negatives
+    and the other-story partners come from ``seed`` alone, whatever the objective."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}")
+    flat = [(s, c) for s, chunks in enumerate(chunks_by_story) for c in chunks if sum(map(len, c)) >= 2]
+    n = len(flat)
+    gen = torch.Generator().manual_seed(seed)
+    cuts = torch.rand(n, generator=gen).tolist()
+    negative = (torch.rand(n, generator=gen) < 0.5).tolist()
+    partners = torch.randint(max(n, 1), (n, 8), generator=gen).tolist()  # candidates for a random B
+    split = [_split(c, u) for (_, c), u in zip(flat, cuts)]
+    ids = torch.full((n, seq_len), tokenizer.pad_token_id, dtype=torch.long)
+    types = torch.zeros((n, seq_len), dtype=torch.long)
+    labels = torch.zeros(n, dtype=torch.long)
+    for i, ((story, _), (a, b)) in enumerate(zip(flat, split)):
+        if negative[i] and objective == "sop":
+            a, b = b, a
+            labels[i] = 1
+        elif negative[i] and objective == "nsp":
+            other = next((j for j in partners[i] if flat[j][0] != story), None)
+            if other is not None:
+                b = split[other][1][: len(b)]
+                labels[i] = 1
+        a, b = a[: seq_len - 3], b[: max(0, seq_len - 3 - min(len(a), seq_len - 3))]
+        row = [tokenizer.cls_token_id] + a + [tokenizer.sep_token_id] + b + [tokenizer.sep_token_id]
+        ids[i, : len(row)] = torch.tensor(row)
+        types[i, len(a) + 2 : len(row)] = 1
+    maskable = (ids != tokenizer.pad_token_id) & ~torch.isin(ids, torch.tensor(tokenizer.all_special_ids))
+    seqs = data.Sequences(ids, (ids != tokenizer.pad_token_id).long(), maskable, types, None)
+    return Pairs(seqs, labels, objective)
