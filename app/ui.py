@@ -129,6 +129,7 @@ def bind(spec: Spec) -> dict:
         st.session_state[key_of(p)] = st.session_state[key_of(p)]  # would otherwise show the widget's default
     st.session_state["_page_spec"] = spec
     _write_url(spec)
+    st.session_state["_stage"] = st.container() if presenting() else None  # the key figure's place on a projector
     for note in notes:
         st.info(note, icon=":material/link:")
     return {p.name: st.session_state[key_of(p)] for p in spec}
@@ -233,6 +234,15 @@ def run(fn, models: dict, inputs):
             return fn(models, inputs, cache)
     except lesson.Stop as early:
         stop(early.note.text, early.note.level)
+
+
+def claim_line(experiment: str) -> None:
+    """One line with the measured result of the experiment that tests this lesson's recipe, linking to it
+    on the "Does it work?" page (or saying it has not been run yet)."""
+    from app.experiments import results
+
+    line = results.one_line(experiment)
+    st.page_link("pages/claims.py", label=line, query_params={"claim": experiment}, icon=":material/science:")
 
 
 def show_notes(notes) -> None:
@@ -432,17 +442,46 @@ def presenter_css() -> None:
     )
 
 
-# ----------------------------------------------------------------------------- figures
+# ----------------------------------------------------------------------------- presenter layout and figures
+#
+# On a projector (presenter mode) a lesson shows its idea first: the page's intro prose is folded away,
+# and its key figure with a one-line takeaway sits on the "stage", right under the title, in view at
+# 1280x720 without scrolling; widgets and the rest of the page follow below.
+
+PRESENTER_FIGURE_HEIGHT = 430  # px: the key figure with the title and one takeaway line fit 1280x720
 
 
-def show_figure(fig, name: str, height: int | None = None) -> None:
-    """A plotly figure with the page's export format on its camera button, styled for presenter mode."""
-    if st.session_state.get("presenter"):
+def presenting() -> bool:
+    return bool(st.session_state.get("presenter"))
+
+
+def intro(markdown: str) -> None:
+    """The lesson's idea in two or three sentences: shown, or folded away on a projector."""
+    if presenting():
+        with st.expander("What this lesson shows", icon=":material/menu_book:"):
+            st.markdown(markdown)
+    else:
+        st.markdown(markdown)
+
+
+def takeaway(markdown: str) -> None:
+    """The lesson's one takeaway: at the end of the page, or under the key figure on a projector."""
+    stage = st.session_state.get("_stage") if presenting() else None
+    (stage or st).markdown(f"**Takeaway:** {markdown}")
+
+
+def show_figure(fig, name: str, height: int | None = None, key: bool = False) -> None:
+    """A plotly figure with the page's export format on its camera button, styled for presenter mode.
+    ``key=True`` marks the lesson's key figure: on a projector it goes on the stage, sized to fit."""
+    stage = st.session_state.get("_stage") if key and presenting() else None
+    if presenting():
         fig.update_layout(font=dict(size=PRESENTER_FONT, color="#000"), template="simple_white")
+        if stage is not None:
+            height = min(height or fig.layout.height or PRESENTER_FIGURE_HEIGHT, PRESENTER_FIGURE_HEIGHT)
     if height:
         fig.update_layout(height=height)
     fmt = st.session_state.get("export", "png")
-    st.plotly_chart(
+    (stage or st).plotly_chart(
         fig, width="stretch", key=f"fig-{name}",
         config={"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}},
     )

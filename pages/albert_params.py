@@ -184,4 +184,5 @@ st.markdown(
     "shared-layer model is smaller on disk but not faster to run. Sharing only attention or only the "
     "feed-forward part lands in between, with the feed-forward sublayers holding about two thirds of each layer."
 )
+ui.claim_line("sharing")
 ui.share_link(SPEC)

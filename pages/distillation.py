@@ -104,4 +104,5 @@ for line in r.summary:
 st.markdown("**Takeaway:** the student does not only learn the right word, it learns the teacher's whole opinion — "
             "softened by T so the near-misses count — and half the layers buy the speed. How much smaller and faster "
             "it ends up depends on how much of the model the layers are; measure it, as above.")
+ui.claim_line("distillation")
 ui.share_link(SPEC)

@@ -23,7 +23,7 @@ def fmt(x: float) -> str:
 
 
 st.title("ELECTRA: spot the fake")
-st.markdown(
+ui.intro(
     "BERT learns by filling in the ~15% of tokens that were masked, so only those positions teach it anything. "
     "**ELECTRA** (Clark et al., 2020) turns pre-training into a game with two players. A **generator** "
     "(itself a masked LM) fills each masked position by *sampling* a plausible word. A **discriminator** then "
@@ -46,7 +46,7 @@ rnd, det = r.round, r.detection
 
 # ----------------------------------------------------------------------------- the game, stage by stage
 st.header("One round of the game")
-ui.show_figure(figures.pipeline_figure(rnd, D.threshold), "electra-pipeline")
+ui.show_figure(figures.pipeline_figure(rnd, D.threshold), "electra-pipeline", key=True)
 st.caption(
     "Follow a column down. **2** amber: masked. **3** what the generator sampled there (red: a real replacement, "
     "green with (=): it sampled the original word back). **4** the sentence the discriminator reads. **5** its "
@@ -134,9 +134,9 @@ else:
                  f"{final.get('precision', float('nan')):.3f}, recall {final.get('recall', float('nan')):.3f}.")
     st.caption(line)
 
-st.markdown(
-    "**Takeaway:** ELECTRA replaces *predict the masked word* with *spot the replaced word*. The generator makes "
-    "the fakes hard (it proposes plausible words, and sometimes the original itself); the discriminator learns "
-    "from every token of every sentence instead of 15%, which is why a small ELECTRA trains so efficiently."
+ui.takeaway(
+    "ELECTRA replaces *predict the masked word* with *spot the replaced word*: the discriminator learns from every "
+    "token of every sentence instead of 15% — the plausible fakes of a good generator are what make it hard."
 )
+ui.claim_line("electra")
 ui.share_link(SPEC)

@@ -160,4 +160,5 @@ st.markdown(
     "questions every epoch; dynamic masking spreads them over the whole sentence (coverage 1 − (1 − p)^k with k "
     "distinct masks); whole-word and span masking make each question harder by hiding every piece of a word."
 )
+ui.claim_line("masking")
 ui.share_link(SPEC)

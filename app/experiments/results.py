@@ -202,3 +202,14 @@ def verdicts(doc: dict) -> dict[str, dict]:
         v = verdict_rule.decide(a, b, metrics[comp["metric"]]["higher_is_better"])
         out[comp["key"]] = {"better": comp["better"], "worse": comp["worse"], "metric": comp["metric"], **v.as_dict()}
     return out
+
+
+def one_line(name: str, folder: Path = BUNDLED) -> str:
+    """The measured result of experiment ``name`` in one line, for the lesson that teaches its recipe."""
+    from app.experiments.claims import CLAIMS
+
+    doc = bundled(name, folder)
+    title = CLAIMS[name].title if hasattr(CLAIMS[name], "title") else name
+    if doc is None:
+        return f"Does it work? {title}: not run yet (python -m app.experiments run {name})"
+    return f"Does it work? {title}: see the experiment"

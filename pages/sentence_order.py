@@ -1,0 +1,7 @@
+"""Placeholder while the lesson is written (replaced by the lesson itself)."""
+import streamlit as st
+
+from app import ui
+
+st.title("sentence_order")
+ui.stop("This lesson is being written.")
