@@ -1,84 +1,162 @@
-"""The bundled checkpoints show what a person would expect of a pretrained model of their family, and
-their recorded held-out quality is real learning (well above always guessing the commonest tokens).
-
-The issue's release floors (e.g. BERT top-5 >= 0.55) are reported in README and the model cards, not
-asserted here: a recipe that falls short with the CPU budget of one session is still a real model."""
+"""The bundled checkpoints carry their lessons: they follow the real tokenizers' conventions (a student will
+try them with ``pipeline("fill-mask")``), they meet the quality floors on the project's content-word cloze
+set, and their shapes mirror the checkpoints they stand in for."""
 
 import json
 
 import pytest
 import torch
+from transformers import pipeline
 
+from app import cloze, compare
 from app.models import catalogue
+from app.training import report
 
-PLAUSIBLE = {"big", "little", "small", "red", "blue", "green", "yellow", "new", "great", "special", "shiny",
-             "pretty", "nice", "old", "soft", "round", "beautiful", "bright", "colorful", "huge", "tiny", "pink", "bouncy"}
-
-
-def top_k_at_mask(loaded, text: str, k: int = 5) -> list[str]:
-    tok = loaded.tokenizer
-    enc = tok(text.replace("[MASK]", tok.mask_token), return_tensors="pt")
-    with torch.inference_mode():
-        logits = loaded.model(**enc).logits[0]
-    pos = (enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0]
-    return [tok.convert_ids_to_tokens(int(i)).lstrip("Ġ▁").lower() for i in logits[pos].topk(k).indices]
+MLMS = [k for k in catalogue.MASKED_LMS]
+SENTENCE = "She was very {mask} when she saw the big cake."
 
 
-@pytest.mark.trained
-@pytest.mark.parametrize("key", ["bert", "distilbert", "roberta"])
-def test_fill_mask_suggests_a_plausible_adjective(bundled, key):
-    top = top_k_at_mask(bundled(key), "The little girl found a [MASK] ball in the park.")
-    assert PLAUSIBLE & set(top), top
+def needs(*keys):
+    missing = [k for k in keys if not catalogue.get(k).bundled_available()]
+    if missing:
+        pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
 
 
-@pytest.mark.trained
-def test_bert_knows_where_children_play(bundled):
-    assert "park" in top_k_at_mask(bundled("bert"), "The little girl found a red ball in the [MASK].")
+# ----------------------------------------------------------------------------- conventions
+
+
+@pytest.mark.parametrize("key", MLMS + ["xlnet"])
+def test_the_mask_string_typed_in_plain_text_is_one_mask_piece_and_no_stray_space(key, bundled):
+    """roberta-base, albert-base-v2 and xlnet-base-cased declare their mask with lstrip=True: " <mask>" is
+    one piece. A tokenizer saved without it splits off a bare space piece, which a fill-mask pipeline then
+    feeds the model (it answered ", old years three and" for the old RoBERTa stand-in)."""
+    needs(key)
+    tok = bundled(key).tokenizer
+    ids = tok(SENTENCE.format(mask=tok.mask_token))["input_ids"]
+    assert ids.count(tok.mask_token_id) == 1
+    before = tok.convert_ids_to_tokens(ids[ids.index(tok.mask_token_id) - 1])
+    assert before.lstrip("Ġ▁").lower() == "very", before  # not a bare space piece
+    added = tok.added_tokens_decoder[tok.mask_token_id]
+    assert added.special and added.lstrip == (catalogue.get(key).family in ("roberta", "albert", "xlnet", "deberta",
+                                                                             "modernbert"))
+
+
+@pytest.mark.parametrize("key", ["bert", "distilbert", "electra-generator", "albert"])
+def test_uncased_families_lower_case_and_cased_families_keep_case(key, bundled):
+    needs(key)
+    tok = bundled(key).tokenizer
+    assert tok.tokenize("Lily") == tok.tokenize("lily")
+
+
+@pytest.mark.parametrize("key", ["roberta", "xlnet", "deberta", "modernbert"])
+def test_cased_families_keep_case(key, bundled):
+    needs(key)
+    tok = bundled(key).tokenizer
+    assert tok.tokenize("Lily") != tok.tokenize("lily")
+
+
+def test_special_token_layout_and_padding_side_mirror_the_real_tokenizers(bundled):
+    expect = {  # family: (first, last of a single sentence, padding side, token types returned)
+        "bert": ("[CLS]", "[SEP]", "right", True), "distilbert": ("[CLS]", "[SEP]", "right", False),
+        "roberta": ("<s>", "</s>", "right", False), "albert": ("[CLS]", "[SEP]", "right", True),
+        "xlnet": ("▁Lily", "<cls>", "left", True), "deberta": ("[CLS]", "[SEP]", "right", True),
+        "modernbert": ("[CLS]", "[SEP]", "right", False), "electra-generator": ("[CLS]", "[SEP]", "right", True),
+    }
+    for key, (first, last, side, types) in expect.items():
+        if not catalogue.get(key).bundled_available():
+            continue
+        tok = bundled(key).tokenizer
+        enc = tok("Lily ran.")
+        pieces = tok.convert_ids_to_tokens(enc["input_ids"])
+        assert (pieces[0], pieces[-1], tok.padding_side) == (first, last, side), key
+        assert ("token_type_ids" in enc) == types, key
+        assert tok.model_max_length < 10**6, key  # a real limit, not the 1e30 of a generic wrapper
+
+
+@pytest.mark.parametrize("key", MLMS)
+def test_pipeline_fill_mask_gives_the_apps_own_top_k(key, bundled):
+    """What a student gets from transformers' pipeline on the bundled folder is what the app shows."""
+    needs(key)
+    loaded = bundled(key)
+    fill = pipeline("fill-mask", model=str(loaded.variant.bundled_path), device="cpu")
+    text = "The little girl found a red ball in the park."
+    mine = compare.fill_mask(loaded.model, loaded.tokenizer, text, 6, k=5)  # word 6: "ball"
+    theirs = fill(text.replace("ball", loaded.tokenizer.mask_token), top_k=5)
+    assert [r["token"] for r in theirs] == [loaded.tokenizer.convert_tokens_to_ids(t) for t in mine.top_raw]
+    assert [r["score"] for r in theirs] == pytest.approx([p for _, p in mine.top], abs=1e-5)
+
+
+# ----------------------------------------------------------------------------- shapes
 
 
 def test_distilbert_has_half_the_teachers_layers(bundled):
+    needs("bert", "distilbert")
     teacher, student = bundled("bert").model.config, bundled("distilbert").model.config
     assert student.n_layers * 2 == teacher.num_hidden_layers
-    assert (student.dim, student.n_heads, student.vocab_size) == (teacher.hidden_size, teacher.num_attention_heads, teacher.vocab_size)
+    assert (student.dim, student.n_heads, student.vocab_size) == (teacher.hidden_size, teacher.num_attention_heads,
+                                                                  teacher.vocab_size)
 
 
-def test_albert_shares_one_layer_and_factorizes_its_embeddings(bundled):
-    cfg = bundled("albert").model.config
+def test_albert_shares_one_layer_factorizes_and_ships_its_sentence_order_head():
+    needs("albert")
+    from transformers import AlbertForMaskedLM, AlbertForPreTraining
+
+    folder = catalogue.get("albert").bundled_path
+    full = AlbertForPreTraining.from_pretrained(folder).eval()
+    cfg = full.config
     assert cfg.num_hidden_groups == 1 and cfg.inner_group_num == 1 and cfg.embedding_size < cfg.hidden_size
+    mlm = AlbertForMaskedLM.from_pretrained(folder).eval()
+    assert torch.equal(mlm.predictions.decoder.weight, full.predictions.decoder.weight)
+    assert full.sop_classifier.classifier.weight.abs().sum() > 0  # trained, not freshly initialised
 
 
-def test_electra_generator_is_a_quarter_of_the_discriminators_width(bundled):
-    g, d = bundled("electra-generator").model.config, bundled("electra-discriminator").model.config
-    assert g.hidden_size * 4 == d.hidden_size and g.embedding_size == d.embedding_size
+def test_electra_generator_is_the_discriminators_size_as_released():
+    """google/electra-small-generator is as wide as google/electra-small-discriminator (hidden 256, FFN 1024,
+    4 heads: "the generator size is 1 for ELECTRA-Small", google-research/electra#39)."""
+    needs("electra-generator", "electra-discriminator")
+    g = json.loads((catalogue.get("electra-generator").bundled_path / "config.json").read_text())
+    d = json.loads((catalogue.get("electra-discriminator").bundled_path / "config.json").read_text())
+    for field in ("hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers", "embedding_size"):
+        assert g[field] == d[field], field
 
 
-def final(key: str) -> dict:
-    return json.loads((catalogue.get(key).bundled_path / "curves.json").read_text())["final"]
-
-
-@pytest.mark.trained
-@pytest.mark.parametrize("key", ["bert", "roberta", "albert", "distilbert", "xlnet"])
-def test_held_out_accuracy_is_well_above_the_unigram_baseline(key):
-    f = final(key)
-    baseline = f.get("baseline") or final("bert")["baseline"]
-    assert f["top5"] > baseline["top5"] + 0.1, (f, baseline)
-    assert f["top1"] > baseline["top1"] + 0.05, (f, baseline)
-
-
-@pytest.mark.trained
-def test_electra_generator_beats_the_unigram_baseline():
-    """A quarter of the discriminator's width by design: it proposes plausible words, not the best."""
-    f = final("electra-generator")
-    assert f["generator"]["top5"] > f["baseline"]["top5"] and f["generator"]["top1"] > f["baseline"]["top1"]
-
-
-@pytest.mark.trained
-def test_electra_discriminator_detects_replacements():
-    assert final("electra-discriminator")["discriminator"]["auc"] > 0.75
-
-
-def test_every_checkpoint_records_its_curves():
+def test_every_checkpoint_records_its_curves_and_is_stored_small():
     for key, v in catalogue.CATALOGUE.items():
+        if not v.bundled_available():
+            continue
         curves = json.loads((v.bundled_path / "curves.json").read_text())
         assert len(curves["step"]) == len(curves["train_loss"]) > 0
         assert curves["eval_step"] and curves["steps_done"] == curves["eval_step"][-1]
+        card = (v.bundled_path / "README.md").read_text()
+        assert "Compute:" in card and "token positions seen" in card, key
+        n = catalogue.bundled_parameter_count(v)
+        size = sum(f.stat().st_size for f in v.bundled_path.glob("*.safetensors"))
+        assert size < 2.2 * n, key  # float16 on disk (2 bytes a parameter)
+        assert n <= 8_000_000, key
+
+
+# ----------------------------------------------------------------------------- quality floors
+
+
+@pytest.mark.trained
+@pytest.mark.parametrize("key", [k for k in report.CLOZE_FLOORS])
+def test_cloze_floor_holds_on_the_projects_content_word_set(key, bundled):
+    needs(key)
+    loaded = bundled(key)
+    r = cloze.evaluate(loaded.model, loaded.tokenizer, cloze.load_items(), k=5,
+                       permutation=loaded.variant.family == "xlnet")
+    assert r.rate >= report.CLOZE_FLOORS[key], (key, r.rate, r.misses[:5])
+
+
+@pytest.mark.trained
+def test_the_discriminator_detects_the_stronger_generators_fakes():
+    needs("electra-discriminator")
+    final = json.loads((catalogue.get("electra-discriminator").bundled_path / "curves.json").read_text())["final"]
+    assert final["discriminator"]["auc"] >= 0.90
+
+
+@pytest.mark.trained
+def test_distilbert_keeps_its_teachers_top1():
+    needs("distilbert")
+    final = json.loads((catalogue.get("distilbert").bundled_path / "curves.json").read_text())["final"]
+    assert final["retained_top1"] >= 0.95

