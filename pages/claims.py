@@ -1,7 +1,184 @@
-"""Placeholder while the lesson is written (replaced by the lesson itself)."""
+"""Does it work? Each paper's claim replayed as a controlled experiment: curves over seeds, final numbers with
+their spread, the paper's effect beside ours and a verdict computed from the seeds; and a small run, live.
+All computation is app/claims.py (``run``) and app/experiments/ (results, verdict, live); the figures are
+app/figures/claims.py."""
+
 import streamlit as st
 
-from app import ui
+from app import claims, ui
+from app.experiments import live
+from app.experiments.results import short_label
+from app.figures import claims as figures
+from app.text import md
 
-st.title("claims")
-ui.stop("This lesson is being written.")
+SPEC = claims.SPEC
+POLL_S = 1.0  # how often an open page redraws a live run's progress
+OWNER = "claims.live_owner"  # this browser session's token: who may cancel the run it started
+
+
+def new_claim() -> None:
+    """Another claim: its comparisons and curves start from the first and from its own metric."""
+    ui.set_value(SPEC.compare, 0)
+    ui.set_value(SPEC.metric, "auto")
+
+
+def start_live(name: str, seed: int, seconds: int) -> None:
+    try:
+        live.BACKGROUND.start(name, seed, seconds, st.session_state[OWNER])
+    except live.Busy as busy:
+        st.session_state["claims.live_busy"] = str(busy)
+
+
+def cancel_live() -> None:
+    live.BACKGROUND.cancel(st.session_state[OWNER])
+
+
+def fmt(v) -> str:
+    return "—" if v is None else f"{v:.4g}"
+
+
+st.title("Does it work?")
+ui.intro(
+    "Each lesson teaches a recipe a paper said works better: dynamic masking, spans, sentence order, replaced-token "
+    "detection, shared layers, soft targets. Here each claim is **replayed**: tiny models trained on TinyStories, "
+    "the same data, size and compute for every **arm**, changing only the setting the claim is about, several "
+    "**seeds** per arm. The verdict is computed from those seeds by a fixed rule: *reproduces* when the difference "
+    "is larger than the seeds' spread allows by chance, *reverses* when it is that large the other way, and *too "
+    "small to tell at this scale* otherwise."
+)
+values = ui.bind(SPEC)
+st.session_state.setdefault(OWNER, live.new_owner())
+c1, c2 = st.columns([2, 3])
+ui.widget(SPEC.claim, c1, on_change=new_claim)
+
+r = ui.run(claims.run, {}, claims.Inputs.from_values(values))
+ui.set_value(SPEC.compare, r.chosen)
+ui.widget(SPEC.compare, c2, options=range(len(r.comparisons)),
+          format_func=lambda i: f"{i} · {r.comparisons[i].claim}")
+ui.show_notes(r.notes)
+comp = r.comparison
+st.markdown(f"**The claim** ({'; '.join(r.papers)}): {r.claim}")
+
+# ----------------------------------------------------------------------------- the verdict on this comparison
+st.header(comp.claim)
+st.markdown(f"**A** = {comp.better_label} · **B** = {comp.worse_label} · measured by the {comp.metric_label} "
+            f"({'higher' if comp.higher_is_better else 'lower'} is better).")
+v = comp.verdict
+if not r.has_results:
+    st.info("This experiment has not been run yet: there are no results to judge. The paper's side is below; the "
+            "command that produces ours (3 seeds per arm; see BENCHMARKS.md for how long it takes) is:",
+            icon=":material/hourglass_empty:")
+    st.code(r.command, language="bash")
+elif v is None:
+    st.warning("No verdict: the results hold no run of one of the two arms.")
+else:
+    box = {"success": st.success, "info": st.info, "error": st.error}[claims.VERDICT_LEVEL[v["verdict"]]]
+    box(f"**Verdict: {v['verdict']}** ({v['n_a']} and {v['n_b']} seeds; A − B is positive in the claimed "
+        f"direction): {v['reason']}.")
+
+# ----------------------------------------------------------------------------- curves
+if r.has_results:
+    st.subheader("Training curves")
+    k1, k2, k3 = st.columns([3, 3, 2])
+    ui.set_value(SPEC.metric, r.metric_choice)
+    ui.widget(SPEC.metric, k1, options=r.metric_options,
+              format_func=lambda m: "auto: " + comp.metric if m == "auto" else m)
+    ui.widget(SPEC.x, k2)
+    ui.widget(SPEC.arms, k3)
+    ui.show_figure(figures.curves_figure(r.curves, r.x, r.metric_label, None if r.metric == "train_loss" else
+                                         next((c.higher_is_better for c in r.comparisons if c.metric == r.metric), None),
+                                         comp.better, comp.worse), f"claims-{r.name}-curves", key=True)
+    st.caption(f"{r.metric_label}, on held-out text at every evaluation. Lines: the mean over seeds; shaded: ± one "
+               "standard deviation over seeds — where two bands overlap, the seeds alone could move one arm onto the "
+               "other. Blue is A, orange B, grey the claim's other arms. Hover for the numbers.")
+
+    # ------------------------------------------------------------------------- final numbers
+    st.subheader("Final numbers and their spread")
+    ui.show_figure(figures.finals_figure(r.finals, comp.metric_label, comp.higher_is_better, comp.better, comp.worse,
+                                         r.params_axis), f"claims-{r.name}-finals")
+    st.dataframe([{"arm": f.label, "seeds": len(f.values), "mean": f.mean, "sd": f.sd, "min": f.lo, "max": f.hi,
+                   "parameters": f.params} for f in r.finals], hide_index=True, width="stretch",
+                 column_config={k: st.column_config.NumberColumn(format="%.4f") for k in ("mean", "sd", "min", "max")})
+    p = r.provenance
+    st.caption(
+        f"{comp.metric_label}, after training, on the held-out set behind the final numbers. Results: "
+        f"{p['seeds']} seed{'s' if p['seeds'] != 1 else ''} per arm, {p['steps']} steps, on {md(p['device'], 80)}, "
+        f"finished {md(p['finished'])} at revision {md((p['revision'] or 'unknown')[:10])}"
+        f"{' with uncommitted changes' if p['dirty'] else ''}, by {md(p['command'], 120)}."
+    )
+
+# ----------------------------------------------------------------------------- the paper beside ours
+st.subheader("The paper's effect beside ours")
+rows = [{"": "paper", "measured": row.measure, "A": fmt(row.better), "B": fmt(row.worse),
+         "A − B": fmt(row.difference)} for row in comp.paper]
+if v is not None:
+    rows.append({"": "here", "measured": comp.metric_label, "A": f"{v['mean_a']:.4g} ± {v['sd_a']:.2g}",
+                 "B": f"{v['mean_b']:.4g} ± {v['sd_b']:.2g}",
+                 "A − B": f"{v['difference']:+.4g} (threshold ± {fmt(v['threshold'])})"})
+if rows:
+    st.dataframe(rows, hide_index=True, width="stretch")
+if not comp.paper:
+    st.markdown("The paper reports no number of its own for this comparison (see the note below).")
+st.caption(f"Source: {comp.source}. The paper's numbers are at full scale (BERT-base-sized models, billions of "
+           "tokens, downstream tasks where higher is better); ours are tiny models on TinyStories, so compare the "
+           "direction and whether it is clear, not the size. Ours is signed so that a positive A − B is the claimed "
+           "direction (for a loss: A lower)." + (f" {comp.note}" if comp.note else ""))
+
+st.subheader("Every comparison of this claim")
+st.dataframe([{"#": i, "claim": c.claim,
+               "verdict": "not run yet" if not r.has_results else (c.verdict or {}).get("verdict", "—"),
+               "here (A − B)": "—" if c.verdict is None else f"{c.verdict['difference']:+.4g}", "metric": c.metric,
+               "paper (A − B)": "; ".join(f"{row.measure}: {fmt(row.difference)}" for row in c.paper) or "—"}
+              for i, c in enumerate(r.comparisons)], hide_index=True, width="stretch")
+
+# ----------------------------------------------------------------------------- a small one, live
+st.header("Run a small one live")
+lv = r.live
+st.markdown(f"Train **{r.labels[lv.pair[0]]}** against **{r.labels[lv.pair[1]]}** "
+            f"side by side, one seed each, for at most {values['seconds']} s on this server's CPU, and watch the "
+            f"{lv.metric_label} as they learn. One live run at a time for everyone on this server: a second visitor "
+            "sees the running one.")
+l1, l2, l3 = st.columns([2, 3, 2], vertical_alignment="bottom")
+ui.widget(SPEC.seed, l1)
+ui.widget(SPEC.seconds, l2)
+snapshot = live.BACKGROUND.snapshot()
+l3.button("Run a small one live", icon=":material/play_arrow:", on_click=start_live,
+          args=(r.name, int(values["seed"]), int(values["seconds"])), disabled=bool(lv.unavailable) or snapshot.active,
+          help="Trains the claim's smallest pair of arms in the background; it stops by itself in time.")
+if lv.unavailable:
+    st.info(f"A live run cannot start here: {lv.unavailable}.", icon=":material/block:")
+busy = st.session_state.pop("claims.live_busy", None)
+if busy:
+    st.warning(busy)
+
+
+@st.fragment(run_every=POLL_S if snapshot.active else None)
+def live_panel(polling: bool) -> None:
+    """The server's live run as it is now; redraws itself every POLL_S seconds while it trains."""
+    p = live.BACKGROUND.snapshot()
+    me = st.session_state[OWNER]
+    if p.state == "idle":
+        st.caption("No live run on this server yet.")
+        return
+    st.markdown(p.describe(me))
+    if p.active:
+        steps = ", ".join(f"{short_label(p.labels.get(a, a))}: {p.steps.get(a, 0)}" for a in p.arms)
+        st.progress(p.fraction, text=f"{p.elapsed:.0f} of {p.seconds:.0f} s · steps {steps}")
+        if p.owner == me:
+            st.button("Cancel", icon=":material/stop:", on_click=cancel_live, key="claims.live_cancel")
+    if p.points or p.training:
+        run_live = claims.live_of(p.experiment)
+        training, points = claims.live_training(p, run_live.x), claims.live_points(p, run_live.metric, run_live.x)
+        ui.show_figure(figures.live_figure(training, points, p.labels, run_live.x, run_live.metric_label,
+                                           *run_live.pair, run_live.higher_is_better), "claims-live")
+        st.caption("One seed per arm and a minute of training: a live run shows the recipe at work, not a verdict — "
+                   "the verdict above needs the full runs' seeds.")
+    if polling and not p.active:
+        st.rerun()  # the run ended: one full rerun stops the polling and re-enables the button
+
+
+live_panel(snapshot.active)
+
+ui.takeaway("A claim holds here only when the difference between arms is larger than the difference between seeds "
+            "of the same arm; the verdict above is that test, computed, not written.")
+ui.share_link(SPEC)

@@ -29,13 +29,16 @@ Schema (``schema`` = 1), one file per experiment, ``assets/experiments/<name>.js
     }
 
 ``verdicts`` is a convenience copy: :func:`verdicts` recomputes them from the seeds (what the page should
-trust). Pure Python: no torch.
+trust). The pages read from :func:`folder` (``BVE_EXPERIMENTS_DIR``, else ``assets/experiments``);
+:func:`one_line` is what a recipe lesson shows of its experiment. Pure Python: no torch.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import statistics
 from pathlib import Path
 
@@ -102,10 +105,28 @@ def read(path: Path) -> dict:
     return doc
 
 
-def bundled(name: str, folder: Path = BUNDLED) -> dict | None:
-    """The bundled results of one experiment (``assets/experiments/<name>.json``), or None before its run."""
-    path = Path(folder) / f"{name}.json"
+def folder() -> Path:
+    """Where the page reads results: ``BVE_EXPERIMENTS_DIR`` when set (a quick run's output, a test's
+    folder), else the bundled ``assets/experiments``. Read at every call, so a test or a host can point it
+    elsewhere without reloading the module."""
+    where = os.environ.get("BVE_EXPERIMENTS_DIR", "").strip()
+    return Path(where) if where else BUNDLED
+
+
+def path_of(name: str, where: Path | None = None) -> Path:
+    """The results file of experiment ``name`` (it may not exist yet)."""
+    return Path(where if where is not None else folder()) / f"{name}.json"
+
+
+def bundled(name: str, where: Path | None = None) -> dict | None:
+    """The results of one experiment (``<folder()>/<name>.json``), or None before its run."""
+    path = path_of(name, where)
     return read(path) if path.exists() else None
+
+
+def command(name: str) -> str:
+    """The command that writes the results of experiment ``name`` (3 seeds, into assets/experiments)."""
+    return f"python -m app.experiments run {name}"
 
 
 def validate(doc: dict) -> list[str]:
@@ -204,12 +225,62 @@ def verdicts(doc: dict) -> dict[str, dict]:
     return out
 
 
-def one_line(name: str, folder: Path = BUNDLED) -> str:
-    """The measured result of experiment ``name`` in one line, for the lesson that teaches its recipe."""
-    from app.experiments.claims import CLAIMS
+def short_label(label: str) -> str:
+    """An arm's or a metric's label cut to its head: "dynamic: a fresh mask ..." -> "dynamic",
+    "held-out masked-LM loss (15% token masking)" -> "held-out masked-LM loss"."""
+    return label.split(": ")[0].split(" (")[0].strip()
 
-    doc = bundled(name, folder)
-    title = CLAIMS[name].title if hasattr(CLAIMS[name], "title") else name
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A measured number as the pages print it: 3 significant digits, "—" when missing."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+@functools.lru_cache(maxsize=32)
+def _read_once(path: str, mtime_ns: int) -> dict:
+    return read(Path(path))
+
+
+def read_current(name: str, where: Path | None = None) -> dict | None:
+    """:func:`bundled`, read once per version of the file (its modification time): what the lesson pages
+    call on every rerun. The document is shared: do not mutate it."""
+    path = path_of(name, where)
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    try:
+        return _read_once(str(path), mtime)
+    except (OSError, ValueError):
+        return None
+
+
+def headline(doc: dict) -> dict | None:
+    """The claim's first comparison (the one a recipe lesson links to) with its verdict from the seeds, or
+    None when its arms are not in the document."""
+    found = verdicts(doc)
+    for comp in doc["claim"]["comparisons"]:
+        v = found.get(comp["key"])
+        if v is not None:
+            return {**comp, **v}
+    return None
+
+
+def one_line(name: str, where: Path | None = None) -> str:
+    """The measured result of experiment ``name`` in one line, for the lesson that teaches its recipe:
+    the headline comparison's two means, the seeds behind them and the computed verdict — or, before the
+    experiment has run, "not run yet" and the command that runs it."""
+    doc = read_current(name, where)
     if doc is None:
-        return f"Does it work? {title}: not run yet (python -m app.experiments run {name})"
-    return f"Does it work? {title}: see the experiment"
+        return f"Does it work? Not run yet: `{command(name)}`"
+    h = headline(doc)
+    if h is None:
+        return f"Does it work? No comparison of this claim was run: `{command(name)}`"
+    arms, metric = doc["arms"], doc["claim"]["metrics"][h["metric"]]
+    better, worse = short_label(arms[h["better"]]["label"]), short_label(arms[h["worse"]]["label"])
+    seeds = min(h["n_a"], h["n_b"])
+    smoke = ", a --quick smoke run" if doc.get("quick") else ""
+    return (f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
+            f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}) — {h['verdict']}")

@@ -8,7 +8,7 @@ An experiment module provides:
 - ``arms(budget) -> list[Arm]``: the arms, each with the one setting it changes (``Arm.change``);
 - ``setup(arm, seed, ctx) -> ArmSetup``: the model, the step loss and the evaluations of one arm;
 - optionally ``prepare(ctx)`` (something all arms need first: DistilBERT's teacher) and
-  ``after(arm, seed, setup, ctx, folder, final)`` (something to keep from a finished run: the NSP/SOP
+  ``after(arm, seed, setup, ctx, folder, final, curves)`` (something to keep from a finished run: the NSP/SOP
   checkpoints).
 
 Work folders: ``<work>/<experiment>/<budget hash>/<arm>/seed<k>/`` hold the loop's ``state.pt`` while a
@@ -236,7 +236,7 @@ def run_one(module, arm: Arm, seed: int, ctx: Context) -> dict:
     with torch.no_grad():
         final = s.final()
     if hasattr(module, "after"):
-        module.after(arm, seed, s, ctx, folder, final)
+        module.after(arm, seed, s, ctx, folder, final, curves)
     record = {
         "seed": seed,
         "curves": results.seed_curves(curves, step0, s.flops_per_step),

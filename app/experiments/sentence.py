@@ -188,7 +188,9 @@ datasets: [roneneldan/TinyStories]
 # {CHECKPOINT_NAMES[objective]}
 
 A tiny BERT (`BertForPreTraining`: the masked-LM head and the two-way sentence head) trained from scratch
-by the BERT Variants Explorer's sentence-objective experiment (`python -m app.experiments run sentence`),
+by the BERT Variants Explorer's sentence-objective experiment. It stands in for
+`google-bert/bert-base-uncased`, which is published with both heads (`BertForPreTraining`), for the
+sentence-objectives lesson; it is made by (`python -m app.experiments run sentence`),
 seed 0 of its `{objective}` arm: masked LM (dynamic 15%, 80/10/10) + {task}.
 
 - Inputs: `[CLS] A [SEP] B [SEP]` with token types 0 / 1, at most {b.data.seq_len} tokens (it never saw longer pairs).
@@ -202,14 +204,15 @@ Held-out (`tinystories_valid.txt`) numbers: {json.dumps({k: round(v, 4) for k, v
 """
 
 
-def after(arm: Arm, seed: int, s: ArmSetup, ctx: Context, folder: Path, final: dict) -> None:
-    """Keep the seed-0 NSP and SOP models as Hugging Face checkpoints in their work folder."""
+def after(arm: Arm, seed: int, s: ArmSetup, ctx: Context, folder: Path, final: dict, curves: dict) -> None:
+    """Keep the seed-0 NSP and SOP models as Hugging Face checkpoints in their work folder, with their
+    training curves (curves.json, as every bundled checkpoint has)."""
     objective = arm.change["objective"]
     if seed != 0 or objective not in CHECKPOINT_NAMES:
         return
     model = s.model.cpu().eval()
     model.config.architectures = ["BertForPreTraining"]
-    common.save_checkpoint(model, ctx.data.tokenizer, folder / "checkpoint", {"final": final},
+    common.save_checkpoint(model, ctx.data.tokenizer, folder / "checkpoint", {**curves, "final": final},
                            card(objective, model, ctx, final))
     s.model.to(ctx.device)
 

@@ -22,7 +22,7 @@ class Variant:
     key: str  # the app's name for it, used in URLs
     label: str
     family: str  # bert | roberta | albert | distilbert | electra | xlnet
-    role: str  # masked-lm | student | generator | discriminator | permutation-lm
+    role: str  # masked-lm | student | generator | discriminator | permutation-lm | nsp (sentence head, not a masked LM here)
     hub_id: str  # the real checkpoint on the Hugging Face hub
     bundled: str  # folder under bundled_root()
     model_class: str  # the transformers auto class (or concrete class) that loads it
@@ -80,6 +80,11 @@ CATALOGUE: dict[str, Variant] = {
         Variant("modernbert", "ModernBERT", "modernbert", "masked-lm", "answerdotai/ModernBERT-base", "modernbert",
                 "AutoModelForMaskedLM", "byte-level BPE (cased)",
                 "RoPE, GeGLU, alternating local and global attention, unpadding: a 2024 encoder for 8,192 tokens."),
+        Variant("bert-nsp", "BERT (NSP head)", "bert", "nsp", "google-bert/bert-base-uncased", "bert-nsp",
+                "BertForPreTraining", "WordPiece (uncased)",
+                "Masked LM + next-sentence prediction: is B the text that follows A, or from another document?",
+                head="both pre-training heads: the masked LM (cls.predictions) and next-sentence prediction "
+                     "(cls.seq_relationship: index 0 = B follows A, 1 = B comes from another document)"),
     ]
 }
 

@@ -1,0 +1,132 @@
+"""Figures for "Does it work?": plain data in (app.claims.Curve / Final lists, a live run's points), plotly
+Figure out. Arm and metric labels are the experiments' own words, escaped anyway with app.text.html.
+
+Colours: the arm the paper says is better is blue, the other arm of the comparison orange, every other
+arm grey — on every figure of the page, so an arm keeps its colour from the curves to the final numbers.
+"""
+
+from __future__ import annotations
+
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.experiments.results import short_label
+from app.text import html as esc
+
+BETTER, WORSE, OTHER = "#4c78a8", "#f58518", "#9d9d9d"
+X_TITLES = {"step": "training step", "flops": "training FLOPs", "params": "parameters"}
+
+
+def colour(arm: str, better: str, worse: str) -> str:
+    return BETTER if arm == better else WORSE if arm == worse else OTHER
+
+
+def axis_title(metric_label: str, higher_is_better: bool | None) -> str:
+    """A metric's axis title: its label's head ("held-out masked-LM loss") and which way is better."""
+    hint = "" if higher_is_better is None else (" (higher is better)" if higher_is_better else " (lower is better)")
+    return esc(short_label(metric_label)) + hint
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    """Title, then the legend in one row above the plot (below it, it collides with the x-axis title at a
+    projector's font size)."""
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), height=height, margin=dict(l=10, r=10, t=95, b=30),
+                      plot_bgcolor="white", hovermode="closest",
+                      legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"))
+    fig.update_xaxes(automargin=True, showgrid=True, gridcolor="#eee")
+    fig.update_yaxes(automargin=True, showgrid=True, gridcolor="#eee")
+    return fig
+
+
+def curves_figure(curves, x: str, metric_label: str, higher_is_better: bool | None, better: str, worse: str) -> go.Figure:
+    """Every curve as its mean over seeds (a line) inside a band of mean ± one sd (a shaded area).
+
+    Per curve, two traces in order: the band (a closed polygon: x forward along ``hi``, back along ``lo``,
+    ``fill="toself"``) and the mean line. ``curves``: app.claims.Curve. higher_is_better: for the title's
+    hint (None: not said, e.g. the training loss)."""
+    fig = go.Figure()
+    for c in curves:
+        col = colour(c.arm, better, worse)
+        label = esc(c.label)
+        xs = list(c.x)
+        fig.add_trace(go.Scatter(
+            x=xs + xs[::-1], y=list(c.hi) + list(c.lo)[::-1], mode="lines", fill="toself",
+            fillcolor=_rgba(col, 0.18 if c.compared else 0.08), line=dict(width=0), hoverinfo="skip", showlegend=False,
+            name=f"{label} (± 1 sd)",
+        ))
+        sd = [(h - m) for h, m in zip(c.hi, c.mean)]
+        fig.add_trace(go.Scatter(
+            x=xs, y=list(c.mean), mode="lines+markers", name=f"{label} ({c.n} seed{'s' if c.n != 1 else ''})",
+            line=dict(color=col, width=3 if c.compared else 1.5, dash=None if c.compared else "dot"),
+            marker=dict(size=6 if c.compared else 4), customdata=[[s] for s in sd],
+            hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>mean %{{y:.4f}} ± %{{customdata[0]:.4f}} (sd over "
+                          f"{c.n} seeds)<extra></extra>",
+        ))
+    fig.update_xaxes(title_text=X_TITLES[x], tickformat=".2s" if x == "flops" else None)
+    fig.update_yaxes(title_text=axis_title(metric_label, higher_is_better))
+    return _layout(fig, f"Mean over seeds, band = ± 1 sd{' (per FLOP)' if x == 'flops' else ''}", 460)
+
+
+def finals_figure(finals, metric_label: str, higher_is_better: bool, better: str, worse: str,
+                  params_axis: bool = False) -> go.Figure:
+    """The final number of every seed (dots) and each arm's mean ± sd (a diamond with error bars).
+
+    Per arm with values, two traces: the seeds, then the mean. x: the arm's label, or its parameter count
+    (log axis) when ``params_axis`` (ALBERT's sharing: what the arms buy is fewer parameters)."""
+    fig = go.Figure()
+    for f in finals:
+        if not f.values:
+            continue
+        col = colour(f.arm, better, worse)
+        label = esc(f.label)
+        where = f.params if params_axis and f.params else label
+        fig.add_trace(go.Scatter(
+            x=[where] * len(f.values), y=list(f.values), mode="markers", name=f"{label}: seeds",
+            marker=dict(color=col, size=9, opacity=0.75, line=dict(width=1, color="white")), showlegend=False,
+            customdata=[[s] for s in f.seeds],
+            hovertemplate=f"{label}<br>seed %{{customdata[0]}}: %{{y:.4f}}<extra></extra>",
+        ))
+        fig.add_trace(go.Scatter(
+            x=[where], y=[f.mean], mode="markers", name=label,
+            marker=dict(color=col, size=15, symbol="diamond", line=dict(width=1.5, color="#222")),
+            error_y=dict(type="data", array=[f.sd or 0.0], color=col, thickness=2, width=8),
+            hovertemplate=(f"{label}<br>mean %{{y:.4f}} ± {f.sd or 0.0:.4f} (sd), min {f.lo:.4f}, max {f.hi:.4f}, "
+                           f"{len(f.values)} seed{'s' if len(f.values) != 1 else ''}"
+                           + (f"<br>{f.params:,} parameters" if f.params else "") + "<extra></extra>"),
+        ))
+    if params_axis:
+        fig.update_xaxes(type="log", title_text="parameters (log scale)")
+    else:
+        fig.update_xaxes(tickangle=-20)
+    fig.update_yaxes(title_text=axis_title(metric_label, higher_is_better))
+    return _layout(fig, "Final numbers: every seed (dots), mean ± sd (diamonds)", 420)
+
+
+def live_figure(training: dict[str, tuple[list[float], list[float]]], points: dict[str, tuple[list[float], list[float]]],
+                labels: dict[str, str], x: str, metric_label: str, better: str, worse: str,
+                higher_is_better: bool) -> go.Figure:
+    """A live run's curves so far, one colour per arm: left, each arm's own training loss at every step
+    (traces 0..n-1); right, the held-out metric at every evaluation (traces n..2n-1).
+    training[arm] / points[arm] = (x values, y values)."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("training loss, every step (each arm's own objective)",
+                                        f"{esc(short_label(metric_label))}, held out, at every evaluation"))
+    for col, series, mode, width in ((1, training, "lines", 1.5), (2, points, "lines+markers", 3)):
+        for arm, (xs, ys) in series.items():
+            label = esc(labels.get(arm, arm))
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode=mode, name=label, legendgroup=arm, showlegend=col == 2,
+                                     line=dict(color=colour(arm, better, worse), width=width),
+                                     hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>%{{y:.4f}}<extra></extra>"),
+                          row=1, col=col)
+    fig.update_xaxes(title_text=X_TITLES[x], tickformat=".2s" if x == "flops" else None, rangemode="tozero")
+    fig.update_yaxes(title_text=axis_title(metric_label, higher_is_better), row=1, col=2)
+    _layout(fig, "Live: one seed of each arm, as it trains", 440)
+    fig.update_layout(legend=dict(y=1.13), margin=dict(t=125))  # above the subplots' titles
+    return fig

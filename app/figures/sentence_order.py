@@ -1,0 +1,82 @@
+"""Figures for the sentence-objective lesson: plain data in (app.sentence_order.Result's fields), plotly
+Figure out. No user text enters these figures (the pairs are called (A, B) and (B, A)); head names and
+kinds are the lesson's own words, escaped anyway with app.text.html.
+"""
+
+from __future__ import annotations
+
+from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
+import plotly.graph_objects as go
+
+from app.text import html as esc
+
+COLOURS = {"sop": "#4c78a8", "nsp": "#f58518"}  # ALBERT's SOP head, BERT's NSP head
+ORDERS = ("(A, B): as typed", "(B, A): swapped")
+
+
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=70, b=30), plot_bgcolor="white",
+                      legend=dict(orientation="h", y=-0.2))
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
+Probs = tuple[float, float]  # (P(B follows A), P(it does not))
+
+
+def order_figure(heads: list[tuple[str, str, str]], user: dict[str, tuple[Probs, Probs]]) -> go.Figure:
+    """The key figure: each head's P(B does not follow A) for the pair as typed and swapped.
+
+    heads: (key, objective, name) in order; user[key] = ((P0, P1) for (A, B), (P0, P1) for (B, A)).
+    One bar trace per head; y = P1 for the two orders. A dotted line marks 0.5 (the head's decision)."""
+    fig = go.Figure()
+    for key, objective, name in heads:
+        (ab, ba) = user[key]
+        says = "swapped" if objective == "sop" else "not next"
+        fig.add_trace(go.Bar(
+            x=list(ORDERS), y=[ab[1], ba[1]], name=f"{esc(name)}: P({says})", marker_color=COLOURS[objective],
+            text=[f"{ab[1]:.0%}", f"{ba[1]:.0%}"], textposition="outside",
+            customdata=[[ab[0]], [ba[0]]],
+            hovertemplate=(f"{esc(name)}<br>%{{x}}<br>P({says}) = %{{y:.4f}}<br>"
+                           "P(follows) = %{customdata[0]:.4f}<extra></extra>"),
+        ))
+    fig.add_hline(y=0.5, line_dash="dot", line_color="#555", annotation_text="0.5: the head's decision",
+                  annotation_position="top left", annotation_font_size=11)
+    fig.update_yaxes(range=[0, 1.12], title_text="P(B does not follow A)", tickformat=".0%")
+    fig.update_layout(barmode="group")
+    return _layout(fig, "Each head on your two sentences, in order and swapped", 420)
+
+
+def kinds_figure(heads: list[tuple[str, str, str]], mean_not: dict[str, dict[str, float]], kinds: list[str],
+                 kind_labels: dict[str, str], n_pairs: int) -> go.Figure:
+    """Mean P(B does not follow A) per kind of generated pair (in order, B from another story, swapped),
+    one bar trace per head."""
+    fig = go.Figure()
+    x = [esc(kind_labels[k]) for k in kinds]
+    for key, objective, name in heads:
+        y = [mean_not[key][k] for k in kinds]
+        fig.add_trace(go.Bar(x=x, y=y, name=esc(name), marker_color=COLOURS[objective],
+                             text=[f"{v:.0%}" for v in y], textposition="outside",
+                             hovertemplate=f"{esc(name)}<br>%{{x}}<br>mean P(does not follow) = %{{y:.4f}} "
+                                           f"over {n_pairs} pairs<extra></extra>"))
+    fig.add_hline(y=0.5, line_dash="dot", line_color="#555")
+    fig.update_yaxes(range=[0, 1.12], title_text="mean P(B does not follow A)", tickformat=".0%")
+    fig.update_layout(barmode="group")
+    return _layout(fig, f"On {n_pairs} held-out pairs of each kind", 400)
+
+
+def accuracy_figure(heads: list[tuple[str, str, str]], accuracy: dict[str, dict[str, float]], n_pairs: int) -> go.Figure:
+    """Each head (rows) on each task (columns): accuracy over the task's 2 · n_pairs pairs (half negatives:
+    0.5 is chance). z[i][j] = accuracy of head i on task j (NSP, SOP)."""
+    tasks = (("nsp", "NSP task: in order vs another story"), ("sop", "SOP task: in order vs swapped"))
+    z = [[accuracy[key][t] for t, _ in tasks] for key, _, _ in heads]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[label for _, label in tasks], y=[esc(name) for _, _, name in heads], zmin=0.0, zmax=1.0,
+        colorscale="RdBu", zmid=0.5, text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
+        textfont=dict(size=18), colorbar=dict(title="accuracy", tickformat=".0%"),
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>accuracy %{{z:.3f}} on {2 * n_pairs} pairs (0.5 = chance)<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Who solves which task (ALBERT's Table 5, in miniature)", 130 + 90 * len(heads))

@@ -1,0 +1,334 @@
+"""Sentence objectives: next-sentence prediction (NSP, BERT) vs sentence-order prediction (SOP, ALBERT),
+scored by the models' own sentence heads on two sentences in order and swapped.
+
+Both objectives read a pair as ``[CLS] A [SEP] B [SEP]`` (token types 0 for ``[CLS] A [SEP]``, 1 for
+``B [SEP]``) and put a two-way classifier on the pooled ``[CLS]`` vector. Index 0 means "B follows A",
+index 1 means "it does not" — in each objective's own sense:
+
+- **NSP** (Devlin et al., 2019): half the training pairs keep their true B (*IsNext*, 0); the other half
+  take B from *another document* (*NotNext*, 1). Another document almost always means another topic —
+  other names, other things — so NSP can be solved by noticing the topic changed, without any sense of
+  order. ``BertForPreTraining``'s ``cls.seq_relationship`` head.
+- **SOP** (Lan et al., 2020, ALBERT): the negatives are the *same two segments swapped* (1). Same topic,
+  same words on both sides: only the order — coherence — tells them apart. ALBERT's ``sop_classifier``
+  on its pooler.
+
+The lesson asks both heads about the user's two sentences in both orders, then about pairs generated
+from held-out stories (``assets/sentence_order/stories.txt``): two consecutive segments of a story in
+order, B replaced by a segment of another story (NSP's negative: a topic shift), and the two swapped
+(SOP's negative). Over those pairs it measures each head on each task — ALBERT's Table 5 in miniature: an
+NSP-trained head is at chance on SOP, while an SOP-trained one also notices much of a topic shift.
+
+The ALBERT checkpoint is loaded as a masked LM by the catalogue (``AlbertForMaskedLM``, no pooler);
+its pooler and SOP classifier are read from the same checkpoint file (:func:`sop_head_weights`) and
+applied exactly as ``AlbertForPreTraining`` does (tests check the logits against it).
+"""
+
+from __future__ import annotations
+
+from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from app import text as txt
+from app.lesson import Note, Stop, direct, from_values
+from app.models.catalogue import REPO_ROOT
+from app.state import Param, Spec, seed_param, text_param
+
+
+@dataclass(frozen=True)
+class Defaults:
+    max_tokens: int = 64  # a pair's tokens, specials included: the NSP stand-in was trained on pairs of at most 64
+    examples: int = 3  # generated pairs of each kind shown in the table
+    sample_pairs: int = 60  # base pairs behind the accuracy grid (each gives an in-order, an other-story, a swapped pair)
+    segment_sentences: int = 2  # sentences per generated segment (A, B)
+
+
+DEFAULTS = Defaults()
+DEFAULT_A = "The little girl found a red ball in the park."
+DEFAULT_B = "She picked it up and ran home to show her mom."
+STORIES = REPO_ROOT / "assets" / "sentence_order" / "stories.txt"
+MODELS = ("albert", "bert-nsp")
+SPEC = Spec(
+    text_param(DEFAULT_A, "Sentence A"),
+    text_param(DEFAULT_B, "Sentence B", name="text_b", shared=False),
+    seed_param(help="Which held-out stories the generated pairs come from: the same seed, the same pairs."),
+    Param("examples", "int", DEFAULTS.examples, lo=1, hi=10, widget="slider", label="Generated pairs shown",
+          help="Base pairs in the table; each appears in order, with B from another story, and swapped."),
+)
+
+# index 1 of each head, in its own objective's words
+OBJECTIVES = {"albert": "sop", "bert-nsp": "nsp"}
+SAYS = {"sop": "swapped", "nsp": "not next"}
+HEAD_NAMES = {"sop": "SOP head (ALBERT)", "nsp": "NSP head (BERT)"}
+KINDS = ("in order", "other story", "swapped")  # a generated pair: B follows A / B from another story / B, A
+KIND_LABELS = {"in order": "in order (A, B)", "other story": "B from another story (NSP's negative)",
+               "swapped": "swapped (B, A): SOP's negative"}
+TASKS = {"nsp": ("in order", "other story"), "sop": ("in order", "swapped")}  # what each task tells apart
+FUNCTION_WORDS = frozenset(
+    "the a an and or but so then to of in on at by for with from into up out was were is are be been had has have "
+    "did do does said says saw very too not no yes it its it's he she him her his hers they them their we us our "
+    "you your i me my this that there these those what when where who why how all one day just also as if".split()
+)
+
+
+# ----------------------------------------------------------------------------- the held-out stories
+
+
+def load_stories(path: Path = STORIES) -> tuple[tuple[str, ...], ...]:
+    """Each paragraph of the bundled sample as its sentences (paragraphs of at least two sentences)."""
+    paragraphs = re.split(r"\n\s*\n", Path(path).read_text(encoding="utf-8"))
+    stories = (tuple(txt.split_sentences(" ".join(p.split()))) for p in paragraphs)
+    return tuple(s for s in stories if len(s) >= 2)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One generated pair. label: 1 when B does not follow A (another story, or swapped), else 0."""
+
+    kind: str  # one of KINDS
+    a: str
+    b: str
+    label: int
+    base: int  # which base pair it was made from (its in-order, other-story and swapped versions share it)
+
+
+def generate_pairs(stories, n: int, seed: int, sentences: int = DEFAULTS.segment_sentences) -> tuple[Pair, ...]:
+    """``n`` base pairs — two consecutive *segments* of one story, each up to ``sentences`` sentences (the
+    papers' pairs are segments of text, not single sentences; the bundled heads trained on such) — each in
+    three versions: in order; B replaced by a segment of a different story (NSP's negative); A and B
+    swapped (SOP's negative). Seeded: the same seed, the same pairs."""
+    rng = random.Random(int(seed))
+    out = []
+    for i in range(n):
+        s = rng.randrange(len(stories))
+        k = max(1, min(sentences, len(stories[s]) // 2))  # sentences per segment
+        j = rng.randrange(len(stories[s]) - 2 * k + 1)
+        a, b = " ".join(stories[s][j:j + k]), " ".join(stories[s][j + k:j + 2 * k])
+        o = rng.choice([x for x in range(len(stories)) if x != s])
+        jo = rng.randrange(len(stories[o]) - min(k, len(stories[o])) + 1)
+        c = " ".join(stories[o][jo:jo + k])
+        out += [Pair("in order", a, b, 0, i), Pair("other story", a, c, 1, i), Pair("swapped", b, a, 1, i)]
+    return tuple(out)
+
+
+def content_words(sentence: str) -> set[str]:
+    """The sentence's content words, lowercased: letters only, function words left out."""
+    return {w.lower() for w, _, _ in txt.split_words(sentence) if w.isalpha() and w.lower() not in FUNCTION_WORDS}
+
+
+def shared_words(a: str, b: str) -> int:
+    """How many content words two sentences share: a crude measure of "same topic"."""
+    return len(content_words(a) & content_words(b))
+
+
+# ----------------------------------------------------------------------------- the two heads
+
+
+def _checkpoint_folder(loaded) -> Path | None:
+    """The folder the loaded model's weights were read from (bundled folder or hub-cache snapshot)."""
+    if loaded.is_bundled:
+        return Path(loaded.location)
+    from app.models.loading import cached_snapshot
+
+    return cached_snapshot(loaded.variant.hub_id)
+
+
+SOP_KEYS = ("albert.pooler.weight", "albert.pooler.bias", "sop_classifier.classifier.weight",
+            "sop_classifier.classifier.bias")
+
+
+def sop_head_weights(folder: Path | None) -> dict[str, torch.Tensor] | None:
+    """ALBERT's pooler and sentence-order classifier, read from the checkpoint's safetensors file(s), in
+    float32 on the CPU; None when the checkpoint does not ship them (a masked-LM-only export)."""
+    from safetensors import safe_open
+
+    if folder is None:
+        return None
+    folder = Path(folder)
+    index = folder / "model.safetensors.index.json"
+    if index.exists():
+        where = json.loads(index.read_text())["weight_map"]
+        files = {k: folder / where[k] for k in SOP_KEYS if k in where}
+    else:
+        files = {k: folder / "model.safetensors" for k in SOP_KEYS}
+    if len(files) < len(SOP_KEYS) or not all(f.exists() for f in files.values()):
+        return None
+    out = {}
+    for key, f in files.items():
+        with safe_open(str(f), framework="pt") as fh:
+            if key not in fh.keys():
+                return None
+            out[key] = fh.get_tensor(key).float()
+    return out
+
+
+def encode_pairs(tokenizer, pairs: tuple[tuple[str, str], ...], max_tokens: int, device) -> dict:
+    """``[CLS] A [SEP] B [SEP]`` for every (A, B), padded, cut to ``max_tokens`` (longest side first)."""
+    enc = tokenizer([a for a, _ in pairs], [b for _, b in pairs], padding=True, truncation="longest_first",
+                    max_length=max_tokens, return_tensors="pt")
+    return {k: enc[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+
+
+def sentence_logits(loaded, pairs: tuple[tuple[str, str], ...], max_tokens: int = DEFAULTS.max_tokens):
+    """The sentence head's logits for every (A, B): (N, 2) float32 on the CPU, index 0 = B follows A,
+    1 = it does not; or None when the checkpoint has no sentence head.
+
+    NSP: ``BertForPreTraining``'s own ``seq_relationship_logits``. SOP: ALBERT's encoder (the loaded
+    masked LM's ``albert``), then the checkpoint's pooler (tanh of a dense layer on ``[CLS]``) and
+    ``sop_classifier``, as ``AlbertForPreTraining`` computes ``sop_logits``."""
+    model = loaded.model
+    inputs = encode_pairs(loaded.tokenizer, pairs, max_tokens, model.device)
+    with torch.inference_mode():
+        if hasattr(model, "cls") and hasattr(model.cls, "seq_relationship"):
+            return model(**inputs).seq_relationship_logits.float().cpu()  # (N, 2)
+        weights = sop_head_weights(_checkpoint_folder(loaded))
+        if weights is None or not hasattr(model, "albert"):
+            return None
+        cls = model.albert(**inputs).last_hidden_state[:, 0].float().cpu()  # (N, H)
+        pooled = torch.tanh(cls @ weights["albert.pooler.weight"].T + weights["albert.pooler.bias"])  # (N, H)
+        return pooled @ weights["sop_classifier.classifier.weight"].T + weights["sop_classifier.classifier.bias"]
+
+
+def head_probs(loaded, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[float, float], ...] | None:
+    """softmax of :func:`sentence_logits`: (P(B follows A), P(it does not)) per pair, or None without a head.
+    The expensive step: cached by the page per model and pairs."""
+    logits = sentence_logits(loaded, pairs)
+    if logits is None:
+        return None
+    return tuple((float(p0), float(p1)) for p0, p1 in torch.softmax(logits, dim=-1).tolist())
+
+
+# ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
+
+
+@dataclass(frozen=True)
+class Inputs:
+    text: str = DEFAULT_A
+    text_b: str = DEFAULT_B
+    seed: int = 0
+    examples: int = DEFAULTS.examples
+
+    from_values = classmethod(from_values)
+
+
+@dataclass(frozen=True)
+class Head:
+    """One sentence head that could be scored. says: what its index 1 means ("swapped" / "not next")."""
+
+    key: str  # catalogue key
+    objective: str  # "sop" | "nsp"
+    name: str
+    says: str
+    shown_as: str  # which checkpoint produced it (loaded.shown_as)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A generated pair with each head's P(B does not follow A) (by catalogue key) and the content words
+    A and B share."""
+
+    pair: Pair
+    shared: int
+    p_not: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Result:
+    """heads: the heads that were scored. user[key] = (probs for (A, B), probs for (B, A)), each
+    (P(B follows A), P(it does not)). examples: the generated pairs shown; accuracy[key][task]: the head's
+    accuracy on a task's pairs (argmax, over ``n_pairs`` base pairs); mean_not[key][kind]: mean
+    P(does not follow) per kind; mean_shared[kind]: mean shared content words per kind."""
+
+    heads: tuple[Head, ...]
+    text_a: str
+    text_b: str
+    user: dict[str, tuple[tuple[float, float], tuple[float, float]]]
+    pieces: dict[str, tuple[str, ...]]  # the (A, B) input each model read, as its tokens
+    examples: tuple[Scored, ...]
+    accuracy: dict[str, dict[str, float]]
+    mean_not: dict[str, dict[str, float]]
+    mean_shared: dict[str, float]
+    n_pairs: int
+    notes: tuple[Note, ...]
+
+
+def _heads(models: dict) -> tuple[list, list[Note]]:
+    """The loaded models with a sentence head, and notes for those that cannot be used."""
+    usable, notes = [], []
+    for key in MODELS:
+        loaded = models.get(key)
+        objective = OBJECTIVES[key]
+        if loaded is None or isinstance(loaded, str):
+            why = f": {txt.md(loaded, 200)}" if isinstance(loaded, str) else ""
+            origin = (" The bundled NSP stand-in is exported by the sentence experiment "
+                      f"({txt.md('python -m app.experiments run sentence --checkpoints DIR')}, then "
+                      f"{txt.md('DIR/bert-nsp-tinystories')} copied to {txt.md('assets/models/bert-nsp')})."
+                      if key == "bert-nsp" else "")
+            notes.append(Note(f"The {HEAD_NAMES[objective]} is not available here{why}, so it is left out.{origin}",
+                              "warning"))
+            continue
+        usable.append((key, loaded))
+    return usable, notes
+
+
+def _mean(xs) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def run(models: dict, inputs: Inputs, cache=direct) -> Result:
+    """Both heads on (A, B) and (B, A), then on generated pairs from held-out stories.
+
+    ``models`` maps "albert" and "bert-nsp" to loaded models (a str where loading failed: that head is
+    left out with a note). The user's pair and the generated pairs go through ``cache`` separately, so
+    typing a sentence does not re-score the stories."""
+    a, b = inputs.text.strip(), inputs.text_b.strip()
+    if not a or not b:
+        raise Stop("Type two sentences, A and B (a box is empty or only whitespace), for example "
+                   f"{txt.md(DEFAULT_A)} and {txt.md(DEFAULT_B)}.")
+    usable, notes = _heads(models)
+    heads, user, pieces = [], {}, {}
+    for key, loaded in usable:
+        objective = OBJECTIVES[key]
+        probs = cache(head_probs, loaded, ((a, b), (b, a)))
+        if probs is None:
+            notes.append(Note(f"{txt.md(loaded.shown_as, 120)} ships no sentence head (its checkpoint has no "
+                              f"pooler and {objective.upper()} classifier), so the {HEAD_NAMES[objective]} is left out.",
+                              "warning"))
+            continue
+        heads.append(Head(key, objective, HEAD_NAMES[objective], SAYS[objective], loaded.shown_as))
+        user[key] = (probs[0], probs[1])
+        tk = txt.tokenize(loaded.tokenizer, a, DEFAULTS.max_tokens, text_pair=b)
+        pieces[key] = tk.pieces
+        if tk.truncated:
+            notes.append(Note(f"Your two sentences are {tk.n_full} tokens for {loaded.variant.label}; its head reads "
+                              f"the first {len(tk.ids)} (the NSP stand-in was trained on pairs of at most "
+                              f"{DEFAULTS.max_tokens}), cutting the longer sentence first.", "warning"))
+        for which, sentence in (("A", a), ("B", b)):
+            notes += [Note(f"Sentence {which}: {n}") for n in txt.input_notes(
+                txt.tokenize(loaded.tokenizer, sentence, DEFAULTS.max_tokens), loaded.tokenizer, sentence,
+                loaded.variant.label)]
+    if not heads:
+        raise Stop("No sentence head can be scored here: neither ALBERT's SOP head nor BERT's NSP head is available. "
+                   + " ".join(n.text for n in notes if n.level != "info"), "error")
+
+    stories = load_stories()
+    sample = generate_pairs(stories, DEFAULTS.sample_pairs, inputs.seed)  # (3 · sample_pairs,)
+    texts = tuple((p.a, p.b) for p in sample)
+    p_not = {h.key: [p1 for _, p1 in cache(head_probs, dict(usable)[h.key], texts)] for h in heads}
+    scored = tuple(Scored(p, shared_words(p.a, p.b), {k: v[i] for k, v in p_not.items()}) for i, p in enumerate(sample))
+    accuracy = {h.key: {task: _mean(float((s.p_not[h.key] > 0.5) == bool(s.pair.label)) for s in scored
+                                     if s.pair.kind in kinds) for task, kinds in TASKS.items()} for h in heads}
+    mean_not = {h.key: {kind: _mean(s.p_not[h.key] for s in scored if s.pair.kind == kind) for kind in KINDS}
+                for h in heads}
+    mean_shared = {kind: _mean(s.shared for s in scored if s.pair.kind == kind) for kind in KINDS}
+    shown = tuple(s for s in scored if s.pair.base < inputs.examples)
+    return Result(tuple(heads), a, b, user, pieces, shown, accuracy, mean_not, mean_shared, DEFAULTS.sample_pairs,
+                  tuple(notes))

@@ -1,0 +1,173 @@
+"""The "Does it work?" page through the router: without results (the paper's side and the command), with
+made-up results in the real schema (the verdict, curves, final numbers and tables the library computes), URL
+state, and the live run (started, watched by a second visitor, cancelled only by its owner). Asserts what the
+page shows, not its wording."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+import pytest
+
+from app import claims
+from app.experiments import EXPERIMENTS, live, results, verdict
+from tests.conftest import shown_text
+from tests.test_claims import CLEAR, make_doc, quick_live_budget, synthetic_corpus, wait, write
+
+PAGE = "pages/claims.py"
+K = "claims."
+START = "Run a small one live"
+
+
+@pytest.fixture(autouse=True)
+def results_dir(tmp_path, monkeypatch):
+    """An empty results folder (BVE_EXPERIMENTS_DIR) and a fresh, idle live runner for every test."""
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    monkeypatch.setenv("BVE_EXPERIMENTS_DIR", str(folder))
+    bg = live.Background()
+    bg.corpus, bg.work = tmp_path / "no-corpus", tmp_path / "work"
+    monkeypatch.setattr(live, "BACKGROUND", bg)
+    yield folder
+    bg.cancel(bg.snapshot().owner)
+    wait(bg, 60)
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    """A small synthetic corpus for the live runner, and the quick masking budget as the live one."""
+    quick_live_budget(monkeypatch)
+    live.BACKGROUND.corpus, live.BACKGROUND.turn_s = synthetic_corpus(tmp_path / "corpus"), 0.5
+    return live.BACKGROUND.corpus
+
+
+def charts(at) -> dict[str, dict]:
+    return {c.proto.id.split("fig-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def start_button(at):
+    return next(b for b in at.button if b.label == START)
+
+
+def test_without_results_it_shows_the_paper_the_command_and_why_no_live_run(app_page):
+    at = app_page(PAGE)
+    assert not at.exception
+    assert at.title[0].value == "Does it work?"
+    assert "python -m app.experiments run masking" in [c.value for c in at.code]
+    assert not charts(at)  # nothing measured, nothing live
+    overview = at.dataframe[0].value  # §4.1 gives no number: no paper table, only the claim's comparisons
+    assert len(overview) == 4 and list(overview["verdict"]) == ["not run yet"] * 4
+    at = app_page(PAGE, compare="1")  # RoBERTa's Table 1: static ×10 vs dynamic
+    paper = at.dataframe[0].value
+    rows = claims.CLAIMS["masking"].comparisons[1].paper
+    assert list(paper["measured"]) == [row.measure for row in rows]
+    assert list(paper["A"]) == [f"{row.better:.4g}" for row in rows] and list(paper["B"]) == [f"{row.worse:.4g}" for row in rows]
+    assert at.selectbox(key=K + "claim").options == [claims.CLAIMS[n].title for n in EXPERIMENTS]
+    assert any("corpus" in i.value for i in at.info) and start_button(at).disabled
+
+
+def test_with_results_the_verdict_curves_and_numbers_are_the_librarys(app_page, results_dir):
+    doc = make_doc("masking", CLEAR)
+    write(results_dir, doc)
+    at = app_page(PAGE)
+    assert not at.exception
+    r = claims.run({}, claims.Inputs())
+    v = r.comparison.verdict
+    assert v["verdict"] == verdict.REPRODUCES
+    assert any(f"Verdict: {verdict.REPRODUCES}" in s.value for s in at.success)
+    figs = charts(at)
+    curves = figs["claims-masking-curves"]["data"]
+    means = [t for t in curves if "seeds)" in t["name"]]
+    assert [t["y"] for t in means] == [pytest.approx(list(c.mean)) for c in r.curves]
+    finals = figs["claims-masking-finals"]["data"]
+    assert sorted(y for t in finals if t["name"].endswith(": seeds") for y in t["y"]) == \
+        pytest.approx(sorted(x for f in r.finals for x in f.values))
+    table = at.dataframe[0].value
+    assert list(table["mean"]) == pytest.approx([f.mean for f in r.finals])
+    here = at.dataframe[1].value.iloc[-1]
+    assert here[""] == "here" and f"{v['difference']:+.4g}" in here["A − B"]
+    overview = at.dataframe[2].value
+    assert list(overview["verdict"]) == [c.verdict["verdict"] for c in r.comparisons]
+    assert "3 seeds per arm" in shown_text(at)
+
+
+def test_a_reversal_and_a_tie_are_shown_as_computed(app_page, results_dir):
+    write(results_dir, make_doc("masking", {"dynamic": [2.50, 2.51, 2.49], "static1": [2.00, 2.01, 1.99]}))
+    at = app_page(PAGE)
+    assert any(f"Verdict: {verdict.REVERSES}" in e.value for e in at.error)
+    write(results_dir, make_doc("masking", {"dynamic": [2.0, 2.3, 1.7], "static1": [2.05, 2.35, 1.75]}))
+    at = app_page(PAGE)
+    assert any(f"Verdict: {verdict.TOO_SMALL}" in i.value for i in at.info)
+
+
+def test_url_state_restores_the_widgets_and_malformed_values_get_notes(app_page, results_dir):
+    write(results_dir, make_doc("electra"))
+    at = app_page(PAGE, claim="electra", compare="1", x="step", arms="all", seed="5", seconds="30", metric="rtd_auc")
+    assert not at.exception
+    assert at.selectbox(key=K + "claim").value == "electra" and at.selectbox(key=K + "compare").value == 1
+    assert at.radio(key=K + "x").value == "step" and at.radio(key=K + "arms").value == "all"
+    assert at.number_input(key=K + "seed").value == 5 and at.slider(key=K + "seconds").value == 30
+    assert at.selectbox(key=K + "metric").value == "rtd_auc"
+    curves = charts(at)["claims-electra-curves"]["data"]
+    assert len([t for t in curves if "seeds)" in t["name"]]) == 3 and curves[1]["x"] == [0, 10, 20]
+    bad = app_page(PAGE, claim="gpt", compare="9", seconds="600")
+    assert not bad.exception
+    text = shown_text(bad)
+    assert "Ignored `claim=gpt`" in text and "Ignored `seconds=600`" in text
+    assert "comparison 9 does not exist" in text and bad.selectbox(key=K + "compare").value == 0
+
+
+def test_another_claim_starts_from_its_first_comparison(app_page, results_dir):
+    write(results_dir, make_doc("sharing"))
+    at = app_page(PAGE, compare="3")
+    at.selectbox(key=K + "claim").set_value("sharing").run()
+    assert not at.exception
+    assert at.selectbox(key=K + "compare").value == 0 and not any("does not exist" in i.value for i in at.info)
+    assert charts(at)["claims-sharing-finals"]["layout"]["xaxis"]["type"] == "log"  # sharing: against parameters
+
+
+def test_the_live_run_trains_in_the_background_and_every_visitor_sees_it(app_page, corpus):
+    at = app_page(PAGE)
+    assert not start_button(at).disabled
+    start_button(at).click().run()
+    assert not at.exception
+    assert live.BACKGROUND.snapshot().owner == at.session_state[K + "live_owner"]
+    other = app_page(PAGE)  # a second visitor while it runs (or just after)
+    if live.BACKGROUND.snapshot().active:
+        assert start_button(other).disabled and "another visitor" in shown_text(other)
+        assert not [b for b in other.button if b.label == "Cancel"]
+    done = wait(live.BACKGROUND, 90)
+    assert done.state == "finished"
+    at.run()
+    assert not at.exception and not start_button(at).disabled
+    fig = charts(at)["claims-live"]["data"]
+    assert [t["name"] for t in fig] == [done.labels["dynamic"], done.labels["static1"]] * 2
+    assert fig[0]["x"] == done.training["dynamic"]["step"]  # every training step ...
+    assert fig[2]["x"] == done.points["dynamic"]["step"]  # ... and every evaluation
+    assert fig[2]["y"] == pytest.approx(done.points["dynamic"]["valid_loss"])
+    assert "by you" in shown_text(at)
+
+
+def test_only_the_visitor_who_started_it_can_cancel(app_page, corpus, monkeypatch):
+    from app.experiments import masking
+
+    monkeypatch.setattr(masking, "LIVE", replace(masking.QUICK, steps=5000, eval_every=50))
+    at = app_page(PAGE, seconds="60")
+    start_button(at).click().run()
+    end = time.time() + 60
+    while live.BACKGROUND.snapshot().state == "preparing" and time.time() < end:
+        time.sleep(0.2)
+    at.run()
+    cancel = [b for b in at.button if b.label == "Cancel"]
+    assert cancel and not [b for b in app_page(PAGE).button if b.label == "Cancel"]
+    cancel[0].click().run()
+    assert wait(live.BACKGROUND, 30).state == "cancelled"
+
+
+def test_the_recipe_lessons_line_names_the_measured_result(results_dir):
+    assert "not run yet" in results.one_line("electra").lower()
+    write(results_dir, make_doc("electra"))
+    line = results.one_line("electra")
+    assert "replaced-token detection vs masked LM" in line and line.endswith(tuple(verdict.VERDICTS))

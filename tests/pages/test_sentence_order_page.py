@@ -1,0 +1,107 @@
+"""The NSP vs SOP page through the router: both heads on the typed pair in both orders, the generated
+pairs, the accuracy grid, URL state, bad input and a missing head. Asserts what the page shows (figure data,
+metrics, table rows, notes), not its wording. Models: tests/test_sentence_order.py's stand-in folder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app import sentence_order as so
+from tests.conftest import shown_text
+from tests.test_sentence_order import models, standin_root  # noqa: F401  (fixtures)
+
+PAGE = "pages/sentence_order.py"
+K = "sentence_order."  # the page's widget keys are scoped to it; sentence A is the shared text box ("text")
+
+
+@pytest.fixture(autouse=True)
+def standins(standin_root, monkeypatch):  # noqa: F811
+    """The page loads the stand-ins; no model (or failure to load one) cached by an earlier test is reused."""
+    from app import ui
+
+    monkeypatch.setenv("BVE_BUNDLED_DIR", str(standin_root))
+    ui._load.clear()
+    yield
+    ui._load.clear()
+
+
+def chart(at, name: str) -> dict:
+    return json.loads(next(c for c in at.get("plotly_chart") if f"fig-{name}" in c.proto.id).proto.spec)
+
+
+def test_defaults_show_both_heads_on_the_pair_the_examples_and_the_grid(app_page, models):  # noqa: F811
+    at = app_page(PAGE)
+    assert not at.exception
+    r = so.run(models, so.Inputs())
+    order = chart(at, "sentence-order-your-pair")["data"]
+    assert [t["y"] for t in order] == [pytest.approx([r.user[k][0][1], r.user[k][1][1]]) for k in ("albert", "bert-nsp")]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["SOP head (ALBERT): P(swapped) for (A, B)"] == f"{r.user['albert'][0][1]:.1%}"
+    assert metrics["NSP head (BERT): P(not next) for (A, B)"] == f"{r.user['bert-nsp'][0][1]:.1%}"
+    grid = chart(at, "sentence-order-accuracy")["data"][0]["z"]
+    assert grid == [pytest.approx([r.accuracy[k]["nsp"], r.accuracy[k]["sop"]]) for k in ("albert", "bert-nsp")]
+    table = at.dataframe[0].value
+    assert len(table) == 3 * so.DEFAULTS.examples and list(table["A"]) == [s.pair.a for s in r.examples]
+    assert list(table["shared words"]) == [s.shared for s in r.examples]
+    badge = " ".join(m.value for m in at.sidebar.markdown)
+    assert "ALBERT" in badge and "BERT (NSP head)" in badge and "CPU" in badge
+    assert "bundled stand-in for google-bert/bert-base-uncased" in shown_text(at)
+
+
+def test_url_state_restores_the_widgets_and_a_malformed_value_gets_a_note(app_page):
+    at = app_page(PAGE, text_b="The ball was red.", seed="4", examples="2")
+    assert not at.exception
+    assert at.text_area(key=K + "text_b").value == "The ball was red."
+    assert at.number_input(key=K + "seed").value == 4 and at.slider(key=K + "examples").value == 2
+    assert len(at.dataframe[0].value) == 6
+    pairs = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, 4)
+    assert list(at.dataframe[0].value["B"]) == [p.b for p in pairs[:6]]
+    bad = app_page(PAGE, examples="99", seed="x")
+    assert not bad.exception
+    text = shown_text(bad)
+    assert "Ignored `examples=99`" in text and "Ignored `seed=x`" in text
+    assert bad.slider(key=K + "examples").value == so.DEFAULTS.examples
+
+
+def test_swapping_the_sentences_swaps_the_bars(app_page):
+    at = app_page(PAGE)
+    before = [t["y"] for t in chart(at, "sentence-order-your-pair")["data"]]
+    at.text_area(key="text").set_value(so.DEFAULT_B)
+    at.text_area(key=K + "text_b").set_value(so.DEFAULT_A).run()
+    assert not at.exception
+    after = [t["y"] for t in chart(at, "sentence-order-your-pair")["data"]]
+    assert [y[::-1] for y in before] == [pytest.approx(y) for y in after]
+
+
+@pytest.mark.parametrize("key", ["text", K + "text_b"])
+def test_an_empty_sentence_asks_for_two_and_the_badge_is_still_drawn(app_page, key):
+    at = app_page(PAGE)
+    at.text_area(key=key).set_value("   ").run()
+    assert not at.exception
+    assert at.warning and not at.get("plotly_chart")
+    assert "CPU" in " ".join(m.value for m in at.sidebar.markdown)
+
+
+def test_emoji_cjk_and_a_long_pair_get_notes_not_errors(app_page):
+    at = app_page(PAGE)
+    at.text_area(key="text").set_value("😀🎉 你好 مرحبا").run()
+    assert not at.exception and at.info and at.get("plotly_chart")
+    at.text_area(key="text").set_value(" ".join(["The dog ran to the big tree and sat down."] * 12)).run()
+    assert not at.exception
+    assert any(str(so.DEFAULTS.max_tokens) in w.value for w in at.warning)
+
+
+def test_a_missing_nsp_checkpoint_leaves_the_sop_head(app_page, standin_root, tmp_path, monkeypatch):  # noqa: F811
+    from app import ui
+
+    partial = tmp_path / "models"
+    partial.mkdir()
+    (partial / "albert").symlink_to(standin_root / "albert", target_is_directory=True)
+    monkeypatch.setenv("BVE_BUNDLED_DIR", str(partial))
+    ui._load.clear()
+    at = app_page(PAGE)
+    assert not at.exception
+    assert any("NSP head" in w.value for w in at.warning)
+    assert [t["name"] for t in chart(at, "sentence-order-your-pair")["data"]] == ["SOP head (ALBERT): P(swapped)"]

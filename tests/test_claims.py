@@ -1,0 +1,327 @@
+"""The "Does it work?" lesson (app/claims.py), its figures, the one line a recipe lesson shows
+(app.experiments.results.one_line) and the server's one background live run (app.experiments.live).
+
+Results documents are made up here in the real schema (every claim's arms and metrics, per-seed curves
+and finals), so the verdicts are known in advance; the live run trains the quick budget on a small
+synthetic corpus for a few seconds."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app import claims
+from app.experiments import EXPERIMENTS, live, results, verdict
+from app.experiments.claims import CLAIMS
+from app.figures import claims as figures
+
+STEPS = [0, 10, 20]
+
+
+def make_doc(name: str, finals: dict[str, list[float]] | None = None, quick: bool = False, spread: float = 0.01,
+             seed: int = 0) -> dict:
+    """A results document for experiment ``name`` in the real schema. Every arm gets 3 seeds whose every
+    metric ends near a per-arm value; ``finals[arm]`` fixes the comparison metrics' per-seed finals."""
+    rng = random.Random(seed)
+    module = EXPERIMENTS[name].load()
+    claim = CLAIMS[name]
+    finals = finals or {}
+    arms = {}
+    for i, arm in enumerate(module.arms(module.FULL)):
+        seeds = []
+        for s in range(3):
+            final, curves = {}, {"step": [20, 40], "train_loss": [6.0, 5.0], "flops": [2000.0, 4000.0],
+                                 "eval_step": STEPS, "eval_flops": [x * 100.0 for x in STEPS]}
+            for metric in claim.metrics:
+                if metric == "params":
+                    continue
+                value = finals.get(arm.name, [None] * 3)[s]
+                if value is None:
+                    value = 1.0 + 0.1 * i + rng.uniform(-spread, spread)
+                final[metric] = value
+                curves[metric] = [value + 1.0, value + 0.5, value]
+            seeds.append({"seed": s, "steps": STEPS[-1], "train_seconds": 1.0, "wall_seconds": 1.0, "details": {},
+                          "final": final, "curves": curves})
+        arms[arm.name] = {"label": arm.label, "change": arm.change, "params": 1000 * (i + 1), "flops_per_step": 100.0,
+                          "flops_parts": {}, "seeds": seeds}
+    doc = {"schema": results.SCHEMA, "experiment": name, "quick": quick, "claim": claim.as_dict(),
+           "meta": {"command": f"python -m app.experiments run {name}", "git": {"revision": "abc", "dirty": False},
+                    "device": "cpu (test)", "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T01:00:00Z"},
+           "budget": {"steps": STEPS[-1]}, "arms": arms}
+    doc["verdicts"] = [dict(key=k, **v) for k, v in results.verdicts(doc).items()]
+    return doc
+
+
+@pytest.fixture
+def results_dir(tmp_path, monkeypatch) -> Path:
+    """An empty results folder the lesson reads (BVE_EXPERIMENTS_DIR)."""
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    monkeypatch.setenv("BVE_EXPERIMENTS_DIR", str(folder))
+    return folder
+
+
+def write(folder: Path, doc: dict) -> None:
+    results.write(doc, folder / f"{doc['experiment']}.json")
+
+
+CLEAR = {"dynamic": [2.00, 2.01, 1.99], "static1": [2.50, 2.51, 2.49]}  # loss: dynamic clearly lower
+
+
+# ----------------------------------------------------------------------------- the spec
+
+
+def test_the_spec_offers_every_experiment_and_its_metrics():
+    assert claims.SPEC.claim.choices == tuple(EXPERIMENTS)
+    for name, claim in CLAIMS.items():
+        for c in claim.comparisons:
+            assert c.metric in claims.SPEC.metric.choices
+        assert len(claim.comparisons) <= claims.SPEC.compare.hi + 1
+    assert claims.SPEC.seconds.hi == live.MAX_SECONDS == 60
+
+
+# ----------------------------------------------------------------------------- without results
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_without_results_the_lesson_shows_the_paper_and_the_command(results_dir, name):
+    r = claims.run({}, claims.Inputs(claim=name))
+    assert not r.has_results and r.curves == () and r.finals == () and r.provenance == {}
+    assert r.command == f"python -m app.experiments run {name}"
+    assert len(r.comparisons) == len(CLAIMS[name].comparisons)
+    for c, source in zip(r.comparisons, CLAIMS[name].comparisons):
+        assert c.verdict is None
+        assert [(p.measure, p.better, p.worse, p.difference) for p in c.paper] == \
+            [(p.measure, p.better, p.worse, p.difference) for p in source.paper]
+        assert c.better_label == r.labels[c.better] and c.better_label != c.better  # the experiment's own label
+    assert r.metric_options == ("auto",)
+    line = results.one_line(name)
+    assert "not run yet" in line.lower() and f"`python -m app.experiments run {name}`" in line
+
+
+# ----------------------------------------------------------------------------- with results
+
+
+def test_verdicts_curves_and_finals_come_from_the_seeds(results_dir):
+    doc = make_doc("masking", CLEAR)
+    write(results_dir, doc)
+    r = claims.run({}, claims.Inputs(claim="masking"))
+    assert r.has_results and r.comparison.key == "dynamic_vs_static1"
+    expected = results.verdicts(doc)
+    for c in r.comparisons:
+        assert c.verdict == expected[c.key]
+    assert r.comparison.verdict["verdict"] == verdict.REPRODUCES
+    # curves: the two compared arms, each the band over its seeds, against steps
+    assert [c.arm for c in r.curves] == ["static1", "dynamic"] and all(c.compared for c in r.curves)
+    band = results.band(doc, "dynamic", "valid_loss", "step")
+    dyn = next(c for c in r.curves if c.arm == "dynamic")
+    assert list(dyn.x) == band["x"] == STEPS and list(dyn.mean) == pytest.approx(band["mean"])
+    assert list(dyn.lo) == pytest.approx(band["lo"]) and dyn.n == 3
+    # finals: every arm, the comparison's metric, one value per seed
+    f = {x.arm: x for x in r.finals}
+    assert set(f) == set(doc["arms"]) and list(f["dynamic"].values) == CLEAR["dynamic"]
+    assert f["dynamic"].mean == pytest.approx(2.0) and f["dynamic"].lo == 1.99 and f["dynamic"].compared
+    assert not f["span"].compared
+    assert r.provenance["seeds"] == 3 and r.provenance["revision"] == "abc"
+    every = claims.run({}, claims.Inputs(claim="masking", arms="all"))
+    assert len(every.curves) == len(doc["arms"]) and sum(c.compared for c in every.curves) == 2
+
+
+@pytest.mark.parametrize("finals, expected", [
+    (CLEAR, verdict.REPRODUCES),
+    ({"dynamic": [2.50, 2.51, 2.49], "static1": [2.00, 2.01, 1.99]}, verdict.REVERSES),
+    ({"dynamic": [2.0, 2.3, 1.7], "static1": [2.05, 2.35, 1.75]}, verdict.TOO_SMALL),
+])
+def test_the_verdict_and_the_one_line_follow_the_numbers(results_dir, finals, expected):
+    write(results_dir, make_doc("masking", finals))
+    r = claims.run({}, claims.Inputs(claim="masking"))
+    v = r.comparison.verdict
+    assert v["verdict"] == expected and claims.VERDICT_LEVEL[expected] in ("success", "info", "error")
+    line = results.one_line("masking")
+    assert line.endswith(expected) and "3 seeds" in line
+    assert results.fmt(v["mean_a"]) in line and results.fmt(v["mean_b"]) in line
+    assert "dynamic" in line and "static ×1" in line and "held-out masked-LM loss" in line
+
+
+def test_the_one_line_marks_a_smoke_run_and_reads_a_new_version_of_the_file(results_dir):
+    write(results_dir, make_doc("masking", CLEAR, quick=True))
+    assert "--quick" in results.one_line("masking")
+    time.sleep(0.01)
+    write(results_dir, make_doc("masking", {"dynamic": [2.50, 2.51, 2.49], "static1": [2.00, 2.01, 1.99]}))
+    line = results.one_line("masking")
+    assert "--quick" not in line and line.endswith(verdict.REVERSES)
+
+
+def test_a_quick_run_a_bad_comparison_and_a_missing_curve_are_notes(results_dir):
+    write(results_dir, make_doc("electra", quick=True))
+    r = claims.run({}, claims.Inputs(claim="electra", compare=7, metric="nsp_probe"))
+    text = " ".join(n.text for n in r.notes)
+    assert "--quick" in text and "comparison 7 does not exist" in text and "`nsp_probe`" in text
+    assert r.chosen == 0 and r.metric == r.comparison.metric == "probe_acc" and r.metric_choice == "auto"
+    assert r.x == "flops"  # ELECTRA's claim is per unit of compute
+    assert r.curves[0].x == (0.0, 1000.0, 2000.0)
+    assert claims.run({}, claims.Inputs(claim="electra", x="step")).curves[0].x == tuple(STEPS)
+    assert "train_loss" in r.metric_options and "rtd_auc" in r.metric_options
+    assert claims.run({}, claims.Inputs(claim="electra", metric="train_loss")).curves[0].x == (2000.0, 4000.0)
+
+
+def test_a_partial_run_has_no_verdict_for_the_missing_arms(results_dir):
+    doc = make_doc("sharing")
+    doc["arms"] = {k: v for k, v in doc["arms"].items() if k in ("none", "all")}
+    write(results_dir, doc)
+    r = claims.run({}, claims.Inputs(claim="sharing", compare=1))
+    assert r.comparisons[0].verdict is not None and r.comparison.verdict is None
+    assert any("no run of" in n.text for n in r.notes)
+    assert r.params_axis and {f.params for f in r.finals} == {1000, 2000}
+
+
+def test_a_broken_results_file_reads_as_not_run(results_dir):
+    (results_dir / "masking.json").write_text("{ not json")
+    assert not claims.run({}, claims.Inputs(claim="masking")).has_results
+    assert "not run yet" in results.one_line("masking").lower()
+
+
+# ----------------------------------------------------------------------------- the live pair
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_every_claim_offers_its_smallest_pair_live_with_a_metric_the_live_run_reports(name):
+    lv = claims.live_of(name)
+    assert lv.pair == EXPERIMENTS[name].live_pair
+    comp = next(c for c in CLAIMS[name].comparisons if (c.better, c.worse) == lv.pair)
+    assert lv.metric == comp.metric and lv.x == ("flops" if name == "electra" else "step")
+
+
+def test_live_points_keep_the_finite_values():
+    p = live.Progress(arms=("a", "b"), points={"a": {"step": [0, 5, 10], "valid_loss": [3.0, None, 2.0]}},
+                      training={"b": {"step": [1, 2], "flops": [10.0, 20.0], "train_loss": [6.0, float("nan")]}})
+    assert claims.live_points(p, "valid_loss", "step") == {"a": ([0, 10], [3.0, 2.0]), "b": ([], [])}
+    assert claims.live_training(p, "flops") == {"a": ([], []), "b": ([10.0], [6.0])}
+
+
+def test_availability_says_why_a_live_run_cannot_start(tmp_path):
+    assert "corpus" in live.availability("masking", corpus=tmp_path / "missing", work=tmp_path)
+    (tmp_path / "corpus").mkdir()
+    assert live.availability("masking", corpus=tmp_path / "corpus", work=tmp_path) is None
+    assert "teacher" in live.availability("distillation", corpus=tmp_path / "corpus", work=tmp_path)
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def test_figures_draw_the_bands_the_means_and_every_seed(results_dir):
+    write(results_dir, make_doc("masking", CLEAR))
+    r = claims.run({}, claims.Inputs(claim="masking"))
+    comp = r.comparison
+    fig = figures.curves_figure(r.curves, r.x, r.metric_label, False, comp.better, comp.worse)
+    fig.to_dict()  # validated
+    band, mean = fig.data[2], fig.data[3]  # the second arm: dynamic
+    dyn = r.curves[1]
+    assert list(band.x) == list(dyn.x) + list(dyn.x)[::-1] and list(band.y) == list(dyn.hi) + list(dyn.lo)[::-1]
+    assert list(mean.y) == list(dyn.mean) and mean.line.color == figures.BETTER
+    assert fig.data[1].line.color == figures.WORSE
+    fin = figures.finals_figure(r.finals, comp.metric_label, False, comp.better, comp.worse)
+    dots = [t for t in fin.data if t.name.endswith(": seeds")]
+    assert sorted(y for t in dots for y in t.y) == sorted(v for f in r.finals for v in f.values)
+    diamonds = {t.name: t for t in fin.data if not t.name.endswith(": seeds")}
+    assert diamonds[r.finals[2].label].y[0] == pytest.approx(r.finals[2].mean)
+    shared = figures.finals_figure(r.finals, comp.metric_label, False, comp.better, comp.worse, params_axis=True)
+    assert shared.layout.xaxis.type == "log" and shared.data[0].x[0] == r.finals[0].params
+    lv = figures.live_figure({"dynamic": ([1, 2, 3], [6.0, 5.9, 5.7]), "static1": ([1, 2], [6.0, 5.8])},
+                             {"dynamic": ([0, 5], [3.0, 2.5]), "static1": ([0, 5], [3.0, 2.7])},
+                             {"dynamic": "dynamic"}, "step", "loss", "dynamic", "static1", False)
+    lv.to_dict()
+    assert [list(t.y) for t in lv.data] == [[6.0, 5.9, 5.7], [6.0, 5.8], [3.0, 2.5], [3.0, 2.7]]
+    assert [t.xaxis for t in lv.data] == ["x", "x", "x2", "x2"] and lv.data[3].name == "static1"
+    assert lv.data[0].line.color == lv.data[2].line.color == figures.BETTER
+
+
+# ----------------------------------------------------------------------------- the background live run
+
+
+def synthetic_corpus(folder: Path, train: int = 300, valid: int = 80) -> Path:
+    """``folder`` with tinystories_{train,valid}.txt of made-up stories (tests/test_experiments.py's)."""
+    from tests.test_experiments import story
+
+    rng = random.Random(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tinystories_train.txt").write_text("\n\n".join(story(rng) for _ in range(train)), encoding="utf-8")
+    (folder / "tinystories_valid.txt").write_text("\n\n".join(story(rng) for _ in range(valid)), encoding="utf-8")
+    return folder
+
+
+def quick_live_budget(monkeypatch) -> None:
+    """The live run trains the quick masking budget for 8 steps (the page's trains the full-size models)."""
+    from app.experiments import masking
+
+    monkeypatch.setattr(masking, "LIVE", replace(masking.QUICK, steps=8, eval_every=4))
+
+
+@pytest.fixture
+def background(tmp_path, monkeypatch):
+    """A Background of its own on a small synthetic corpus, training the quick masking budget."""
+    quick_live_budget(monkeypatch)
+    bg = live.Background()
+    bg.corpus, bg.work, bg.turn_s = synthetic_corpus(tmp_path / "corpus"), tmp_path / "work", 0.5
+    yield bg
+    bg.cancel(bg.snapshot().owner)
+    wait(bg, 60)
+
+
+def wait(bg: live.Background, timeout: float) -> live.Progress:
+    end = time.time() + timeout
+    while bg.snapshot().active and time.time() < end:
+        time.sleep(0.2)
+    return bg.snapshot()
+
+
+def test_the_background_run_trains_both_arms_and_everyone_sees_it(background):
+    assert background.snapshot().state == "idle"
+    first = background.start("masking", seed=3, seconds=40, owner="me")
+    assert first.active and first.seed == 3 and first.arms == ("dynamic", "static1")
+    assert first.labels["static1"].startswith("static ×1")
+    with pytest.raises(live.Busy, match="started .* by another visitor"):
+        background.start("masking", seed=0, seconds=20, owner="you")
+    assert not background.cancel("you")  # only the visitor who started it
+    done = wait(background, 60)
+    assert done.state == "finished" and done.steps == {"dynamic": 8, "static1": 8}
+    assert done.points["dynamic"]["step"] == [0, 4, 8]
+    assert done.training["static1"]["step"] == list(range(1, 9)) and len(done.training["static1"]["train_loss"]) == 8
+    assert "valid_loss" in done.points["static1"] and 0 < done.fraction <= 1
+    assert "by you" in done.describe("me") and "by another visitor" in done.describe("you")
+    # a snapshot is a copy: changing it changes nothing
+    done.points["dynamic"]["step"].clear()
+    assert background.snapshot().points["dynamic"]["step"]
+
+
+def test_the_owner_cancels_and_the_next_run_may_start(background):
+    background.start("masking", seed=0, seconds=20, owner="me")
+    assert background.cancel("me")
+    assert wait(background, 60).state == "cancelled"
+    second = background.start("masking", seed=1, seconds=999, owner="you")
+    assert second.run_id == 2 and second.seconds == live.MAX_SECONDS
+    background.cancel("you")
+
+
+def test_a_run_that_cannot_start_says_why(background, tmp_path):
+    background.corpus = tmp_path / "missing"
+    background.start("masking", seed=0, seconds=5, owner="me")
+    p = wait(background, 30)
+    assert p.state == "error" and "corpus" in p.message and "could not run" in p.describe("me")
+
+
+def test_a_run_that_runs_out_of_time_between_evaluations_ends_on_one(tmp_path, monkeypatch):
+    from app.experiments import masking
+
+    monkeypatch.setattr(masking, "LIVE", replace(masking.QUICK, steps=10_000, eval_every=10_000))
+    steps = []
+    r = live.live_run("masking", seconds=3, corpus=synthetic_corpus(tmp_path / "corpus"), work=tmp_path / "work",
+                      turn_s=0.5, on_step=lambda arm, step, point: steps.append((arm, step, point["train_loss"])))
+    assert not r.finished and not r.cancelled
+    for arm in r.arms:
+        assert r.points[arm]["step"] == [0, r.steps[arm]] and r.steps[arm] > 0  # step 0, and where it stopped
+        assert [s for a, s, _ in steps if a == arm] == list(range(1, r.steps[arm] + 1))
