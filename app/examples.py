@@ -1,5 +1,6 @@
 """The examples gallery: prepared links that show each variant's idea at its clearest. Pure data; the
-home page lists them and tests/pages/test_examples.py opens every one (no note, no exception)."""
+home page lists them, tests/pages/test_examples.py opens every one (no note, no exception), and the
+default lecture deck (app/deck.py) is built from the ones marked ``lecture``."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ class Example:
     label: str
     why: str  # what to look at, in one line
     query: dict = field(default_factory=dict)
+    lecture: bool = False  # a slide of the default lecture deck (a lesson with none marked gives its first)
 
 
 EXAMPLES: list[Example] = [
     Example("pages/masking.py", "Static ×1 vs dynamic masking over 40 epochs",
             "With one fixed mask only 15% of positions are ever predicted; a fresh mask reaches almost all.",
-            {"strategy": "static", "epochs": "40"}),
+            {"strategy": "static", "epochs": "40"}, lecture=True),
     Example("pages/masking.py", "Whole-word masking on a long word",
             "WordPiece splits 'unbelievably'; whole-word masking hides all of its pieces together.",
             {"unit": "word", "text": "The unbelievably happy puppy jumped into the muddy puddle.", "rate": "0.3", "seed": "2"}),
@@ -27,7 +29,7 @@ EXAMPLES: list[Example] = [
     Example("pages/albert_params.py", "ALBERT-xxlarge: 4096 wide, still 223M parameters",
             "Factorized embeddings and one shared layer keep a huge model small — but not cheap to run.",
             {"vocab_size": "30000", "hidden_size": "4096", "embedding_size": "128", "num_hidden_layers": "12",
-             "num_attention_heads": "64", "intermediate_size": "16384", "sharing": "all"}),
+             "num_attention_heads": "64", "intermediate_size": "16384", "sharing": "all"}, lecture=True),
     Example("pages/albert_params.py", "Sharing only the feed-forward layers",
             "The ALBERT paper's ablation: which half of a layer holds most of its parameters?",
             {"sharing": "ffn"}),
@@ -45,7 +47,7 @@ EXAMPLES: list[Example] = [
             {"order": "right-to-left"}),
     Example("pages/xlnet.py", "A typed order",
             "Choose exactly which token is predicted when, and what each one sees.",
-            {"order": "typed", "typed": "4 0 5 1 6 2 7 3"}),
+            {"order": "typed", "typed": "5 0 6 1 7 2 8 3 9 4 10"}),
     Example("pages/deberta.py", "A longer prefix: BERT's scores move, DeBERTa's first layer does not",
             "Relative positions only: the same two words score the same wherever they stand.",
             {"prefix": "Once upon a time, in a big green forest, there was a tree."}),
@@ -58,6 +60,9 @@ EXAMPLES: list[Example] = [
     Example("pages/modernbert.py", "Rotary positions 4,000 tokens apart",
             "The same query and key, moved far along the sequence: their score does not change.",
             {"shift": "4000"}),
+    Example("pages/attention.py", "Every head of one layer, live",
+            "Hover a word: each colour is a head and where it looks; the rollout map below follows all the layers.",
+            {}, lecture=True),
     Example("pages/attention.py", "ALBERT's shared layers in the model view",
             "Twelve layers' worth of attention from one set of weights.",
             {"variant": "albert", "view": "model"}),
@@ -65,5 +70,11 @@ EXAMPLES: list[Example] = [
             "Attention rollout through every layer of XLNet.",
             {"variant": "xlnet", "agg": "rollout"}),
     Example("pages/compare.py", "Every variant on one sentence",
-            "Tokenizers, predictions, size and speed, measured on this machine.", {}),
+            "Tokenizers, predictions, size and speed, measured on this machine.", {}, lecture=True),
+    Example("pages/compare.py", "Which one to choose: cost on a paragraph",
+            "On a longer input the differences in size and speed show: the selection guide below the figure.",
+            {"text": "Once upon a time, a little boy named Tom lived near a big forest. Every morning he walked to "
+                     "the river with his dog. One day he found a shiny stone under a tree. He showed it to his mom, "
+                     "and she smiled. They put the stone on the window, where it sparkled in the sun."},
+            lecture=True),
 ]

@@ -30,6 +30,7 @@ class Variant:
     idea: str  # what the variant changed, in one line
     config_overrides: tuple[tuple[str, object], ...] = ()  # passed to from_pretrained (hub and bundled alike)
     head: str = ""  # what the checkpoint's head is, where that is not obvious
+    unloaded: tuple[str, ...] = ()  # tensor-name prefixes stored in the file that ``model_class`` does not load
 
     @property
     def load_kwargs(self) -> dict:
@@ -58,7 +59,8 @@ CATALOGUE: dict[str, Variant] = {
                 "Same architecture, better recipe: dynamic masking, full-sentence packing, no NSP."),
         Variant("albert", "ALBERT", "albert", "masked-lm", "albert/albert-base-v2", "albert",
                 "AutoModelForMaskedLM", "SentencePiece (Unigram)",
-                "Factorized embeddings and one layer shared by all layers: far fewer parameters."),
+                "Factorized embeddings and one layer shared by all layers: far fewer parameters.",
+                unloaded=("albert.pooler.", "sop_classifier.")),
         Variant("distilbert", "DistilBERT", "distilbert", "student", "distilbert/distilbert-base-uncased", "distilbert",
                 "AutoModelForMaskedLM", "WordPiece (uncased)",
                 "Half the layers, trained on the teacher's soft targets: smaller and faster."),
@@ -101,7 +103,9 @@ def get(key: str) -> Variant:
 def bundled_parameter_count(variant: Variant) -> int | None:
     """Parameters in the bundled safetensors file(s), read from their headers (no torch needed).
 
-    Tied weights are stored once by safetensors, so this is the number of distinct parameters.
+    Tied weights are stored once by safetensors, so this is the number of distinct parameters. Tensors the
+    variant's model class does not load (``Variant.unloaded``: ALBERT's sentence-order head, kept in the file
+    for the NSP vs SOP lesson) are not counted: the number is the model the lessons run.
     """
     files = sorted(variant.bundled_path.glob("*.safetensors"))
     if not files:
@@ -112,7 +116,7 @@ def bundled_parameter_count(variant: Variant) -> int | None:
             (n,) = struct.unpack("<Q", fh.read(8))
             header = json.loads(fh.read(n))
         for name, meta in header.items():
-            if name == "__metadata__":
+            if name == "__metadata__" or name.startswith(variant.unloaded or ("\0",)):
                 continue
             count = 1
             for d in meta["shape"]:

@@ -22,6 +22,17 @@ CLOZE_FLOORS = {"bert": 0.50, "roberta": 0.50, "distilbert": 0.50, "albert": 0.4
                 "electra-generator": 0.35, "deberta": 0.50, "modernbert": 0.50}
 AUC_FLOOR, RETAINED_FLOOR, SPEEDUP_FLOOR, PLAUSIBLE_FLOOR = 0.90, 0.95, 1.6, 0.80
 
+# Floors the bundled checkpoints do not reach yet, and what was seen: the report says so beside the number and
+# the floor tests expect the miss (strictly: a retrained checkpoint that reaches its floor makes the test fail
+# until its entry here is removed). Issue 17 stays open on these.
+SHORT_OF_FLOOR = {
+    "albert": "cloze top-5 rose slowly with one shared layer (0.18 at 3000 steps, 0.29 at 5000, CPU only); "
+              "it needs more steps than this CPU had",
+    "electra-discriminator": "with a generator as large as the discriminator (as google/electra-small) the fakes "
+                             "are real words in context: held-out AUC 0.92 against the old punctuation-proposing "
+                             "generator fell to 0.77-0.78 and stayed flat from 1750 to 2500 steps",
+}
+
 
 def _curves(key: str) -> dict:
     path = bundled_root() / CATALOGUE[key].bundled / "curves.json"
@@ -104,6 +115,8 @@ def rows(measured: dict[str, dict]) -> list[str]:
                 held += f"; SOP accuracy {f['sop_accuracy']:.2f}"
         checks = "; ".join(_fmt(w, val, fl) for w, val, fl, _ in m["checks"]) or "—"
         holds = "yes" if m["checks"] and all(h for *_, h in m["checks"]) else ("—" if not m["checks"] else "**no**")
+        if holds == "**no**" and key in SHORT_OF_FLOOR:
+            holds += f": {SHORT_OF_FLOOR[key]}"
         out.append(f"| {v.label} | {m['params'] / 1e6:.2f} M | {train} | {held} | {checks} | {holds} |")
     return out
 
