@@ -1,18 +1,20 @@
-"""Entry point: routing (st.navigation over the files in pages/) and the shared sidebar. Nothing else."""
+"""Entry point: routing (st.navigation over the files in pages/), the shared sidebar, and in lecture mode the
+deck bar above the page. Nothing else."""
 
 import streamlit as st
 
 from app import ui
-from app.lessons import LESSONS
+from app.lessons import LESSONS, TOOLS
 
 ui.routed_by_navigation()
 ui.page_config()
 home = st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)
-pages = [home] + [st.Page(lesson.path, title=lesson.title, icon=lesson.icon, url_path=lesson.slug) for lesson in LESSONS]
-page = st.navigation(pages)
+pages = [home] + [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.slug) for p in (*LESSONS, *TOOLS)]
+page = st.navigation(pages, expanded=True)  # every lesson and Lecture mode in view, no "View more"
 ui.sidebar()
 badge = st.sidebar.empty()
 ui.warm_start()
 ui.start_page(page.url_path or "home", is_lesson=page is not home, badge_slot=badge)
+ui.deck_bar()
 page.run()
 ui.finish_page()

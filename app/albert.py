@@ -51,6 +51,8 @@ DEFAULT_TEXT = "The little girl found a red ball in the park."
 MODELS = ("albert", "bert")
 NAMES = {"albert": "ALBERT", "bert": "BERT"}
 MEASURES = (("cka", "linear CKA"), ("cosine", "mean cosine"))
+# the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
+TAKEAWAY = "One block applied L times: ALBERT stores one layer's weights but still computes L layers."
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your text"),
     Param("word", "int", DEFAULTS.word, lo=0, hi=999, label="Follow the word", widget="select",

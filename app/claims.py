@@ -39,6 +39,7 @@ from app.state import Param, Spec, seed_param
 NAMES = tuple(EXPERIMENTS)
 CURVE_METRICS = ("train_loss",) + tuple(dict.fromkeys(m for c in CLAIMS.values() for m in c.metrics if m != "params"))
 TRAIN_LOSS_LABEL = "training loss (every 20 steps; the arms' losses differ in what they add to the masked LM)"
+TAKEAWAY = "A claim holds here only when arms differ by more than seeds of one arm do — computed, not written."
 SPEC = Spec(
     Param("claim", "choice", "masking", choices=NAMES, widget="select", label="Claim",
           labels=tuple((n, CLAIMS[n].title) for n in NAMES), help="Which paper's claim to look at."),

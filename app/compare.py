@@ -48,6 +48,8 @@ class Defaults:
     top_k: int = 5
     most_top_k: int = 10  # every prediction is computed for this many guesses; the slider cuts the list
     repeats: int = 9  # timed forwards per (sentence, variant); the median is reported
+    budget_ms: float = 1500.0  # ... but rounds stop once this much was timed (base-size models: a round takes ~1 s)
+    least: int = 3  # ... after at least this many rounds
     warmup: int = 2  # untimed forwards first (allocations, lazy init)
     noise: float = 0.10  # relative latency differences below this are called ties
 
@@ -55,6 +57,8 @@ class Defaults:
 DEFAULTS = Defaults()
 DEFAULT_TEXT = "The little girl found a red ball in the park."
 MODELS = tuple(catalogue.CATALOGUE)  # every variant; the ones that cannot be loaded are left out
+# the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
+TAKEAWAY = 'Variants differ in tokens, training target and cost — measure on your own hardware before choosing.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
     Param("word", "int", DEFAULTS.word, lo=0, hi=999, widget="select", label="Word to mask",
@@ -297,29 +301,36 @@ def size_of(loaded) -> dict[str, int]:
 
 def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int = DEFAULTS.repeats,
                         warmup: int = DEFAULTS.warmup, clock: Callable[[], float] = time.perf_counter,
-                        sync: Callable[[], None] | None = None) -> dict[str, list[float]]:
+                        sync: Callable[[], None] | None = None, budget_ms: float | None = None,
+                        least: int = DEFAULTS.least) -> dict[str, list[float]]:
     """Milliseconds of ``repeats`` calls of each forward, taken in turns (a, b, c, a, b, c, ...) after
     ``warmup`` untimed rounds, so a burst of background load falls on every model alike rather than on
     whichever happened to be timed then. ``sync`` waits for the device (torch.cuda.synchronize on GPU)
-    so queued kernels are counted."""
+    so queued kernels are counted. ``budget_ms``: stop after the round that brings the time measured to it,
+    once ``least`` rounds are taken (models of the real checkpoints' size on a CPU take ~1 s a round: nine
+    rounds would keep a page waiting for ten seconds; small models still get every round)."""
     for _ in range(warmup):
         for forward in forwards.values():
             forward()
     if sync:
         sync()
     samples: dict[str, list[float]] = {name: [] for name in forwards}
-    for _ in range(repeats):
+    spent = 0.0
+    for done in range(repeats):
+        if budget_ms is not None and done >= least and spent >= budget_ms:
+            break
         for name, forward in forwards.items():
             t = clock()
             forward()
             if sync:
                 sync()
             samples[name].append((clock() - t) * 1000.0)
+            spent += samples[name][-1]
     return samples
 
 
 def forward_latencies(models: dict[str, tuple[object, object]], text: str, repeats: int = DEFAULTS.repeats,
-                      clock: Callable[[], float] = time.perf_counter) -> dict[str, dict]:
+                      clock: Callable[[], float] = time.perf_counter, budget_ms: float | None = None) -> dict[str, dict]:
     """Time each model's plain forward pass on ``text`` under torch.inference_mode, in turns.
 
     models: name -> (model, tokenizer). Returns name -> {"median_ms", "samples_ms", "n_tokens"}.
@@ -333,7 +344,7 @@ def forward_latencies(models: dict[str, tuple[object, object]], text: str, repea
         cuda = cuda or model.device.type == "cuda"
     with torch.inference_mode():
         samples = measure_interleaved(forwards, repeats=repeats, clock=clock,
-                                      sync=torch.cuda.synchronize if cuda else None)
+                                      sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms)
     return {name: {"median_ms": statistics.median(s), "samples_ms": s, "n_tokens": n_tokens[name]}
             for name, s in samples.items()}
 
@@ -342,7 +353,7 @@ def latencies(models: tuple, text: str, settled: bool) -> dict[str, dict]:
     """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled`` (whether
     the server's warm start had finished loading models) only keys the cache: timings taken while it still
     loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes."""
-    return forward_latencies({m.variant.key: (m.model, m.tokenizer) for m in models}, text)
+    return forward_latencies({m.variant.key: (m.model, m.tokenizer) for m in models}, text, budget_ms=DEFAULTS.budget_ms)
 
 
 def warm_done(progress: dict | None) -> bool:
@@ -458,7 +469,7 @@ class Result:
     with special tokens. guesses: the variants that predict a word and kept a piece of it; vanished: the ones
     that kept no piece. electra: (row name, tokens, P(replaced) per token) rows, None without the
     discriminator. costs: one dict per variant (see :func:`selection_guide`, plus "tokenizer", "shown_as",
-    "source", "device", "load_s", "spread_ms")."""
+    "source", "device", "load_s", "spread_ms", "timed": forward passes timed)."""
 
     words: tuple[str, ...]  # split_words(text), counted from 0
     word: int
@@ -547,6 +558,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                       "source": m.source, "device": f"{m.device} · {m.dtype}", "n_tokens": lat["n_tokens"],
                       "params": size["params"], "memory_bytes": size["memory_bytes"], "load_s": m.load_seconds,
                       "latency_ms": lat["median_ms"], "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
+                      "timed": len(lat["samples_ms"]),
                       "rank_first": p.rank_first if p and p.n_pieces else None,
                       "p_word": p.p_word if p and p.n_pieces else None})
 

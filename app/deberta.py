@@ -69,6 +69,8 @@ BASE_CONFIG = dict(vocab_size=50265, hidden_size=768, num_hidden_layers=12, num_
                    type_vocab_size=0, layer_norm_eps=1e-7, legacy=False)
 PUBLISHED = dict(backbone_m=100, vocab_k=50, source="microsoft/DeBERTa README, table of pre-trained models (Base)")
 
+# the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
+TAKEAWAY = 'DeBERTa scores content and relative position as separate terms; no absolute position enters.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
     Param("layer", "int", 0, lo=0, hi=47, widget="select", label="Layer",

@@ -63,6 +63,8 @@ DEFAULT_TEXT = "The little girl found a red ball in the park."
 MODELS = ("bert", "distilbert")  # the teacher, the student
 DEFAULT_WORD = 9  # "park", counted from 0
 DEFAULT_TOP_K = 8
+# the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
+TAKEAWAY = "The student learns the teacher's whole distribution, softened by T so the near-misses count."
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
     Param("word", "int", DEFAULT_WORD, lo=0, hi=999, widget="select", label="Word to mask",

@@ -43,6 +43,8 @@ class ElectraDefaults:
 DEFAULTS = ElectraDefaults()
 DEFAULT_TEXT = "The little girl found a red ball in the park. She was happy and ran home to show her mom."
 MODELS = ("electra-generator", "electra-discriminator")
+# the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
+TAKEAWAY = "ELECTRA learns from every token — spotting the generator's fakes — not only the masked 15%."
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
     Param("rate", "float", DEFAULTS.mlm_probability, lo=0.05, hi=0.5, step=0.01, label="Masking rate",

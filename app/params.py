@@ -98,6 +98,8 @@ def _size(name: str, label: str, step: int, help: str | None = None) -> Param:
     return Param(name, "int", getattr(A, name), lo=lo, hi=hi, label=label, widget="number", step=step, help=help)
 
 
+# the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
+TAKEAWAY = "Factorizing and sharing cut ALBERT's parameters and memory — not the compute per token."
 SPEC = Spec(
     _size("vocab_size", "Vocabulary V", 1000),
     _size("hidden_size", "Hidden size H", 64),

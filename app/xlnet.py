@@ -98,6 +98,8 @@ MODELS = ("xlnet", "bert")  # the permutation LM, and a masked LM guessing the s
 ORDER_KINDS = ("random", "left-to-right", "right-to-left", "typed")
 ORDER_LABELS = (("random", "Random (seeded)"), ("left-to-right", "Left to right"),
                 ("right-to-left", "Right to left"), ("typed", "Type your own"))
+# the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
+TAKEAWAY = 'XLNet predicts in a shuffled order through two attention masks; the tokens never move.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Text"),
     Param("order", "choice", "random", choices=ORDER_KINDS, labels=ORDER_LABELS, widget="radio",

@@ -18,7 +18,7 @@ TRENDS = {
 }
 
 st.title("ALBERT: one block, applied L times")
-st.markdown(
+ui.intro(
     "BERT stacks L *different* transformer layers. ALBERT keeps **one** layer and applies it L times: the "
     "output of one pass is the input of the next, through the very same weights. What does that do to the "
     "representation? The ALBERT paper (Figure 1) measured, for every layer, how far its output moves from its "
@@ -75,11 +75,13 @@ st.markdown(
     "**entropy** of the attention — 0 bits when every token looks at a single token, "
     f"log₂ T = {math.log2(len(a.tokens)):.2f} bits (ALBERT's T = {len(a.tokens)}) when it spreads evenly."
 )
-ui.show_figure(figures.layer_metrics_figure({f"ALBERT ({a.layers} applications of one block)": a.series,
-                                             f"BERT ({b.layers} layers)": b.series}), "albert-vs-bert-layers")
+ui.show_figure(figures.layers_key_figure(r), "albert-vs-bert-layers", key=True)
 st.caption(
     "ALBERT's first layer starts from the embeddings projected from E up to H, which are not yet normalized at "
-    "width H, so its first jump is usually the largest; compare the layers after it."
+    f"width H, so its first jump is usually the largest; compare the layers after it. After its first layer, ALBERT "
+    f"turns each token by {a.turn[0]:.1f}°–{a.turn[1]:.1f}° per layer; BERT's {b.layers} separate layers turn them "
+    f"by {b.turn[0]:.1f}°–{b.turn[1]:.1f}°. The paper reports ALBERT's layer-to-layer changes as smoother, "
+    "oscillating rather than converging."
 )
 
 st.subheader("Which depths look alike")
@@ -134,13 +136,5 @@ else:
 
 # ----------------------------------------------------------------------------- takeaway
 
-st.markdown(
-    f"**Takeaway:** ALBERT's encoder is one block run {a.layers} times — the hooks saw {len(a.calls.calls)} calls "
-    f"to {a.calls.distinct_storages} set of weights. After its first layer, ALBERT turns each token by "
-    f"{a.turn[0]:.1f}°–{a.turn[1]:.1f}° per layer; BERT's {b.layers} separate layers turn them by "
-    f"{b.turn[0]:.1f}°–{b.turn[1]:.1f}°. The paper reports ALBERT's layer-to-layer changes as smoother and "
-    "oscillating rather than converging; the unrolled steps above show whether this checkpoint's block settles "
-    "when you keep applying it. Sharing saves parameters, not passes: every application costs a full layer of "
-    "compute."
-)
+ui.takeaway(albert.TAKEAWAY)
 ui.share_link(SPEC)

@@ -22,7 +22,7 @@ def n(x: int) -> str:
 
 
 st.title("ALBERT: where the parameters go")
-st.markdown(
+ui.intro(
     "BERT-base has 110 million parameters; **ALBERT-base** (Lan et al., 2020) has the same depth and width and "
     "**12 million**. Two ideas do it. **Factorized embeddings**: instead of giving each of the V vocabulary "
     "entries a vector of the hidden size H (V·H numbers), ALBERT gives it a short vector of size E and learns "
@@ -88,7 +88,7 @@ else:
         st.caption("`transformers`' ALBERT can share all layers (`num_hidden_groups=1`) or none (`= L`), but not "
                    "only the attention or only the feed-forward parts. Those two modes are counted exactly from the "
                    "real modules instead: the shared part once, the unshared part L times.")
-    ui.show_figure(figures.params_stacked_bar(list(y.bars)), "albert-parameters-by-part")
+    ui.show_figure(figures.parameters_key_figure(r), "albert-parameters-by-part", key=True)
     ui.show_figure(figures.embedding_sweep_figure(list(y.sweep), arch.E if arch.factorized else None,
                                                   y.unfactorized_total, arch.hidden_size), "albert-parameters-vs-E")
     st.caption("The line stays flat once E·(V + H) is small next to the layers: past that point a smaller E "
@@ -178,11 +178,6 @@ else:
         + f". In memory: {params.human_bytes(params.memory_bytes(real.real, 'float32'))} in fp32."
     )
 
-st.markdown(
-    "**Takeaway:** ALBERT's savings come from two places — the word embeddings (V·H → V·E + E·H) and storing one "
-    "layer instead of L. Both cut *parameters and memory*; neither cuts the multiplications per token, so a "
-    "shared-layer model is smaller on disk but not faster to run. Sharing only attention or only the "
-    "feed-forward part lands in between, with the feed-forward sublayers holding about two thirds of each layer."
-)
+ui.takeaway(params.TAKEAWAY)
 ui.claim_line("sharing")
 ui.share_link(SPEC)

@@ -5,13 +5,13 @@ and the mean and rollout maps that summarise all heads and layers. All computati
 import streamlit as st
 
 from app import attention, ui
-from app.figures.attention import attention_heatmap
+from app.figures import attention as figures
 from app.text import md
 
 SPEC = attention.SPEC
 
 st.title("Attention in every layer")
-st.markdown(
+ui.intro(
     "Every layer of a BERT-style model has several **attention heads**. Each head lets every token "
     "(a *query*) take a weighted mix of all the tokens (the *keys*); its weights are non-negative and sum "
     "to 1. Below, **bertviz** draws those weights as lines — the darker the line, the larger the weight — "
@@ -62,7 +62,7 @@ ui.widget(SPEC.view, controls[2])
 # ----------------------------------------------------------------------------- bertviz
 view = values["view"]
 st.subheader(f"bertviz {view} view · {r.label}")
-st.iframe(r.document, height=r.height, alt=f"bertviz {view} view of {r.label}'s attention")
+ui.show_html(figures.key_figure(r), f"bertviz {view} view of {r.label}'s attention", key=True)
 if view == "head":
     st.caption("Left: the attending tokens; right: the tokens they attend to; one colour per head. Hover a "
                "token to see only its lines; click a coloured square to hide or show a head, double-click it "
@@ -94,14 +94,9 @@ else:
         "through the layers says how much of each input token reaches each position at the top. "
         "Every row still sums to 1."
     )
-ui.show_figure(attention_heatmap(r.weights, list(r.tokens), f"{r.label} · {r.what}"), f"attention-{agg}-{r.variant}")
+ui.show_figure(figures.attention_heatmap(r.weights, list(r.tokens), f"{r.label} · {r.what}"), f"attention-{agg}-{r.variant}")
 st.caption("Hover a cell for both tokens and the exact weight. The camera icon saves the map "
            "(PNG or SVG, chosen in the sidebar).")
 
-st.markdown(
-    "**Takeaway:** attention is many small maps, one per head per layer — bertviz shows them all. "
-    "Averaging heads hides what each one does; rollout respects that layers are stacked, so it is a better "
-    "guess at which input tokens reach a position, though still a guess: attention weights are not "
-    "explanations by themselves."
-)
+ui.takeaway(attention.TAKEAWAY)
 ui.share_link(SPEC)

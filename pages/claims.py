@@ -85,9 +85,7 @@ if r.has_results:
               format_func=lambda m: "auto: " + comp.metric if m == "auto" else m)
     ui.widget(SPEC.x, k2)
     ui.widget(SPEC.arms, k3)
-    ui.show_figure(figures.curves_figure(r.curves, r.x, r.metric_label, None if r.metric == "train_loss" else
-                                         next((c.higher_is_better for c in r.comparisons if c.metric == r.metric), None),
-                                         comp.better, comp.worse), f"claims-{r.name}-curves", key=True)
+    ui.show_figure(figures.key_figure(r), f"claims-{r.name}-curves", key=True)
     st.caption(f"{r.metric_label}, on held-out text at every evaluation. Lines: the mean over seeds; shaded: ± one "
                "standard deviation over seeds — where two bands overlap, the seeds alone could move one arm onto the "
                "other. Blue is A, orange B, grey the claim's other arms. Hover for the numbers.")
@@ -179,6 +177,5 @@ def live_panel(polling: bool) -> None:
 
 live_panel(snapshot.active)
 
-ui.takeaway("A claim holds here only when the difference between arms is larger than the difference between seeds "
-            "of the same arm; the verdict above is that test, computed, not written.")
+ui.takeaway(claims.TAKEAWAY)
 ui.share_link(SPEC)

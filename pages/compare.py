@@ -10,7 +10,7 @@ from app.text import md, visible
 SPEC, D = compare.SPEC, compare.DEFAULTS
 
 st.title("Variants side by side")
-st.markdown(
+ui.intro(
     "Every variant in the catalogue reads **your** sentence at once. You will see how each tokenizer cuts it "
     "(WordPiece `##`, byte-level BPE `Ġ`, SentencePiece `▁`), what each masked language model guesses for a word you "
     "hide, what ELECTRA's discriminator thinks of each token, what XLNet predicts without any mask token — and what "
@@ -76,9 +76,7 @@ st.header("4 · What each costs here, measured")
 if r.provisional:
     st.info("Models are still loading in the background, which slows everything down: these timings are "
             "provisional and are measured again once loading has finished.", icon=":material/hourglass_top:")
-ui.show_figure(figures.cost_figure([c["label"] for c in r.costs], [c["params"] for c in r.costs],
-                                   [c["memory_bytes"] for c in r.costs], [c["latency_ms"] for c in r.costs],
-                                   r.device.upper()), "compare-cost")
+ui.show_figure(figures.key_figure(r), "compare-cost", key=True)
 st.dataframe([{
     "variant": c["label"], "checkpoint": c["shown_as"], "tokenizer": c["tokenizer"], "device": c["device"],
     "tokens": c["n_tokens"], "parameters (M)": c["params"] / 1e6, "memory (MiB)": c["memory_bytes"] / 2**20,
@@ -90,7 +88,7 @@ st.dataframe([{
     "forward, median (ms)": st.column_config.NumberColumn(format="%.2f"),
     "spread (ms)": st.column_config.NumberColumn(format="%.2f"),
 })
-st.caption(f"Latency: the median of {D.repeats} forward passes (after {D.warmup} warm-up passes) on "
+st.caption(f"Latency: the median of {r.costs[0]['timed']} forward passes (after {D.warmup} warm-up passes) on "
            f"{r.device.upper()} under `torch.inference_mode`, for this sentence only, the models taking turns so that "
            "background load falls on all of them alike; spread = slowest − fastest. "
            "Memory counts parameter and buffer bytes (tied weights once; the ELECTRA pair's shared embeddings appear in "
@@ -105,7 +103,5 @@ if r.any_bundled:
     st.caption("These are the tiny bundled stand-ins: their sizes follow this project's recipes, not the real "
                "checkpoints'. Switch the sidebar to the hub to measure the real ones.")
 
-st.markdown("**Takeaway:** 'BERT variants' differ in how they cut text, what they were trained to predict and what "
-            "they cost to run — and the cheapest model on paper is not always the quickest on your machine. "
-            "Measure on your own sentences and hardware before you choose.")
+ui.takeaway(compare.TAKEAWAY)
 ui.share_link(SPEC)

@@ -15,7 +15,7 @@ def millions(n: int) -> str:
 
 
 st.title("DeBERTa: disentangled attention")
-st.markdown(
+ui.intro(
     "BERT adds a position vector to every word's embedding, mixing *what* a word is with *where* it stands. "
     "**DeBERTa** (He et al., 2020) keeps them apart: every attention score is a sum of three terms — content with "
     "content, content with *relative* position, relative position with content — and no absolute position enters "
@@ -48,7 +48,7 @@ ui.widget(SPEC.key, c4, options=r.choosable, format_func=word)
 # ----------------------------------------------------------------------------- the score, taken apart
 t, qi, kj = r.terms, r.query_pos, r.key_pos
 st.subheader(f"The attention score, taken apart: layer {r.layer}, head {r.head}")
-ui.show_figure(figures.terms_figure(r.tokens, t, qi, kj), "deberta-terms")
+ui.show_figure(figures.key_figure(r), "deberta-terms", key=True)
 st.caption(
     f"Layer {r.layer}, head {r.head} of {deb.shown_as}. Row i is the query token, column j the key it looks at; red "
     "raises the score, blue lowers it. **content → content** compares the two tokens' vectors (what BERT computes, "
@@ -194,10 +194,5 @@ s3.metric("…its token table", millions(base.embeddings),
 st.caption(f"The model in use here, {use.name}: {use.total:,} parameters — token table {use.embeddings:,}, backbone "
            f"{use.backbone:,}, head {use.head:,}.")
 
-st.markdown(
-    "**Takeaway:** DeBERTa never adds position to content. Each score is content·content + content·position + "
-    "position·content over √(3d), with positions only *relative* — so the first layer scores a pair of words the same "
-    "wherever they stand, and absolute position was meant to come back only at the very end, in a decoder that "
-    "transformers leaves out."
-)
+ui.takeaway(deberta.TAKEAWAY)
 ui.share_link(SPEC)

@@ -11,7 +11,7 @@ from app.text import md, visible
 SPEC, R = distillation.SPEC, distillation.RECIPE
 
 st.title("DistilBERT: distillation")
-st.markdown(
+ui.intro(
     "DistilBERT is a **student**: half of BERT's layers, trained to imitate a finished BERT (the **teacher**) rather "
     "than only the text. For every token the teacher gives a whole distribution over the vocabulary, and the student "
     "learns to match it. Those *soft targets* say more than the right answer: they also say which wrong answers are "
@@ -39,8 +39,7 @@ st.header(f"1 · Soft targets for {md(r.words[r.word])}")
 if r.n_pieces > 1:
     st.info(f"This word is {r.n_pieces} pieces in the teacher's vocabulary: all of them are masked; the figures show "
             "the first piece, and the loss terms below cover every piece.")
-ui.show_figure(figures.soft_targets_figure(soft.tokens, soft.teacher_1, soft.teacher_t, soft.student_1, soft.student_t,
-                                           T, soft.gold), "distillation-soft-targets")
+ui.show_figure(figures.key_figure(r), "distillation-soft-targets", key=True)
 a, b, c = st.columns(3)
 a.metric(f"Teacher's top token at T = {T:g}", f"{soft.teacher_top_t:.1%}",
          f"{soft.teacher_top_t - soft.teacher_top_1:+.1%} vs T = 1", delta_color="off")
@@ -101,8 +100,6 @@ ui.show_figure(figures.claims_figure(r.claims), "distillation-claims")
 for line in r.summary:
     st.markdown(f"- {line}")
 
-st.markdown("**Takeaway:** the student does not only learn the right word, it learns the teacher's whole opinion — "
-            "softened by T so the near-misses count — and half the layers buy the speed. How much smaller and faster "
-            "it ends up depends on how much of the model the layers are; measure it, as above.")
+ui.takeaway(distillation.TAKEAWAY)
 ui.claim_line("distillation")
 ui.share_link(SPEC)

@@ -46,7 +46,7 @@ rnd, det = r.round, r.detection
 
 # ----------------------------------------------------------------------------- the game, stage by stage
 st.header("One round of the game")
-ui.show_figure(figures.pipeline_figure(rnd, D.threshold), "electra-pipeline", key=True)
+ui.show_figure(figures.key_figure(r), "electra-pipeline", key=True)
 st.caption(
     "Follow a column down. **2** amber: masked. **3** what the generator sampled there (red: a real replacement, "
     "green with (=): it sampled the original word back). **4** the sentence the discriminator reads. **5** its "
@@ -128,15 +128,14 @@ else:
     final = curves["final"].get("discriminator", {})
     n_points = len(curves["eval_step"])
     line = (f"Held-out ROC-AUC at each evaluation ({n_points} point{'s' if n_points != 1 else ''}, up to step "
-            f"{curves['eval_step'][-1]}), on 256 held-out sequences corrupted by the generator.")
+            f"{curves['eval_step'][-1]}), on 256 held-out sequences corrupted by the generator. The generator "
+            "learns alongside: while it proposes junk the fakes are easy to spot, so the AUC can start high and "
+            "fall as its fakes become real words in context.")
     if final:
         line += (f" Final, on the whole held-out set: ROC-AUC {final.get('auc', float('nan')):.3f}, precision "
                  f"{final.get('precision', float('nan')):.3f}, recall {final.get('recall', float('nan')):.3f}.")
     st.caption(line)
 
-ui.takeaway(
-    "ELECTRA replaces *predict the masked word* with *spot the replaced word*: the discriminator learns from every "
-    "token of every sentence instead of 15% — the plausible fakes of a good generator are what make it hard."
-)
+ui.takeaway(electra.TAKEAWAY)
 ui.claim_line("electra")
 ui.share_link(SPEC)

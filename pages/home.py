@@ -31,6 +31,8 @@ else:
 
 st.header("Examples to open in class")
 st.caption("Each link opens a lesson in exactly this state — seeds included — so it shows the same thing every time.")
+st.page_link("pages/lecture.py", label="**Lecture mode**: present them in order as a deck, one per screen, with a QR "
+             "code for the class and a handout", icon=":material/slideshow:")
 by_page = {}
 for ex in EXAMPLES:
     by_page.setdefault(ex.page, []).append(ex)

@@ -11,7 +11,7 @@ from app.text import md
 SPEC = lab.SPEC
 
 st.title("Masking lab")
-st.markdown(
+ui.intro(
     "A masked language model learns by filling in blanks: about **15%** of the positions become *prediction "
     "targets*, and of those **80%** are shown as the mask token, **10%** as a random token and **10%** unchanged, so "
     "the model cannot rely on seeing the mask. *When* the mask is drawn separates **BERT**, which masked each "
@@ -57,8 +57,7 @@ st.dataframe(
 st.subheader("2 · Which positions are targets, epoch by epoch")
 ui.set_value(SPEC.epoch, r.epoch)
 ui.widget(SPEC.epoch, options=range(1, r.epochs + 1))
-ui.show_figure(figs.epoch_grid_figure(list(s.pieces), list(s.special), r.kinds, r.fed, r.copies,
-                                      highlight=r.epoch - 1, title=SPEC.strategy.shown(r.strategy)), "masking-grid")
+ui.show_figure(figs.key_figure(r), "masking-grid", key=True)
 g1, g2, g3 = st.columns([1, 1, 3])
 g1.metric("Distinct masks", r.n_distinct, help="Different masked versions of the sentence over these epochs.")
 g2.metric("Targets per epoch", f"{r.targets_per_epoch:.1f}", help=f"Of {r.n_maskable} maskable positions.")
@@ -155,10 +154,6 @@ elif r.predictions:
         column_config={"p(top guess)": st.column_config.NumberColumn(format="%.3f"),
                        "p(original)": st.column_config.NumberColumn(format="%.4f")})
 
-st.markdown(
-    "**Takeaway:** what a masked LM practises is decided by its masking. A static mask asks the same ~15% of "
-    "questions every epoch; dynamic masking spreads them over the whole sentence (coverage 1 − (1 − p)^k with k "
-    "distinct masks); whole-word and span masking make each question harder by hiding every piece of a word."
-)
+ui.takeaway(lab.TAKEAWAY)
 ui.claim_line("masking")
 ui.share_link(SPEC)

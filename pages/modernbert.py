@@ -11,7 +11,7 @@ SPEC, D = modernbert.SPEC, modernbert.DEFAULTS
 KIND = {"full_attention": "global", "sliding_attention": "local"}
 
 st.title("ModernBERT: a 2024 encoder")
-st.markdown(
+ui.intro(
     "Six years after BERT, **ModernBERT** (Warner et al., 2024) keeps the job — a bidirectional encoder trained by "
     "filling in masked words — and rebuilds the machine: positions become **rotations** of queries and keys, most "
     "layers attend only to a **local window** with a global layer every few, the feed-forward is **gated** "
@@ -89,8 +89,7 @@ with tabs[1]:
         f"{r.length} tokens of a story go through {mb.variant.label} with `output_attentions=True`."
     )
     ui.show_figure(figures.layers_figure(checks, r.layer), "modernbert-layers", height=190)
-    ui.show_figure(figures.attention_figure(r.rule, r.attention.maps[r.layer], r.layer, check.kind, check.half),
-                   "modernbert-attention")
+    ui.show_figure(figures.key_figure(r), "modernbert-attention", key=True)
     m1, m2, m3 = st.columns(3)
     m1.metric("Blocked cells", f"{check.blocked:,}", help="Cells the layer's rule blocks, per head.")
     m2.metric("Largest weight there", f"{check.blocked_max:g}", help="Over every head: 0 means exactly zero.")
@@ -191,11 +190,5 @@ with tabs[4]:
                "configuration on the meta device" + (" (transformers' ModernBertConfig defaults are "
                                                      "answerdotai/ModernBERT-base's config)." if mb.is_bundled else "."))
 
-st.markdown(
-    "**Takeaway:** ModernBERT is still BERT's masked-word encoder, rebuilt for long inputs: rotations give "
-    "every layer relative positions with no table to outgrow, local layers whose cost grows only linearly cut the "
-    "attention bill (the few global layers keep the whole text in view), the gated feed-forward spends its "
-    "parameters differently, and unpadding stops computing on padding — savings that need the right kernels to "
-    "show up as time."
-)
+ui.takeaway(modernbert.TAKEAWAY)
 ui.share_link(SPEC)

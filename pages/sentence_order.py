@@ -30,7 +30,7 @@ heads = [(h.key, h.objective, h.name) for h in r.heads]
 
 # ----------------------------------------------------------------------------- your two sentences
 st.header("Your two sentences, in order and swapped")
-ui.show_figure(figures.order_figure(heads, r.user), "sentence-order-your-pair", key=True)
+ui.show_figure(figures.key_figure(r), "sentence-order-your-pair", key=True)
 cols = st.columns(len(r.heads))
 for col, h in zip(cols, r.heads):
     ab, ba = r.user[h.key]
@@ -84,9 +84,6 @@ st.caption(
     "replays it with tiny models trained side by side."
 )
 
-ui.takeaway(
-    "NSP's negatives change the topic, so a model can pass NSP without any sense of order; SOP keeps the topic "
-    "and swaps the order, so the only way to pass it is to learn how text flows."
-)
+ui.takeaway(lesson.TAKEAWAY)
 ui.claim_line("sentence")
 ui.share_link(SPEC)

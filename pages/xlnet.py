@@ -21,7 +21,7 @@ def guesses(top) -> str:
 
 
 st.title("XLNet: permutation language modelling")
-st.markdown(
+ui.intro(
     "BERT hides words behind `[MASK]` and guesses them all at once. **XLNet** never corrupts its input. "
     "It picks a *factorization order* — a shuffle of the positions — and predicts the tokens one after "
     "another in that order, **while every token stays in its place**. Which token may look at which is "
@@ -77,7 +77,7 @@ if r.free:
         "score, so that softmax becomes *uniform over every position — its own content included*: a leak, not "
         "a prediction. This page marks it **no context** and shows no guess for it (the check below measures the "
         "uniform row).", icon=":material/warning:")
-ui.show_figure(figures.order_figure(p.pieces, masks), "xlnet-order")
+ui.show_figure(figures.key_figure(r), "xlnet-order", key=True)
 st.caption("Each row is one step of the order. Orange: the position at that step — for a target, its position "
            "is known but its content is hidden. Blue: what it may see. Hover a cell for the row in words.")
 
@@ -152,11 +152,5 @@ ui.show_figure(figures.attention_figure(p.pieces, n, r.attention, r.attention_ma
 st.caption("× marks the cells the mask blocks; hover shows each probability. Query rows exist only for the targets. "
            "Layers count from 1.")
 
-st.markdown(
-    "**Takeaway:** XLNet's permutation is only a pair of masks over tokens that never move. Each target is "
-    "predicted from what comes before it *in the order*, by a query stream that knows the position but not "
-    "the token — so targets condition on one another (later ones see earlier ones), unlike a masked LM whose "
-    "masked words are guessed independently. Change a target's word: only the predictions after it in the "
-    "order can change."
-)
+ui.takeaway(xlnet.TAKEAWAY)
 ui.share_link(SPEC)

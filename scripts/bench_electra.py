@@ -76,7 +76,7 @@ def _page(repeats: int) -> dict[str, float]:
             raise RuntimeError(f"the ELECTRA page failed: {at.exception[0].message}")
         samples = []
         for i in range(repeats):
-            slider = at.slider(key="temperature").set_value(TEMPERATURES[i % len(TEMPERATURES)])
+            slider = at.slider(key="electra.temperature").set_value(TEMPERATURES[i % len(TEMPERATURES)])  # scoped key
             t = time.perf_counter()
             slider.run()
             samples.append(_ms(time.perf_counter() - t))

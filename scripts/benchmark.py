@@ -1,13 +1,23 @@
 """Measure the app and write the table to BENCHMARKS.md. Not a test: numbers, not verdicts.
 
-    python scripts/benchmark.py                 # everything (about 25 minutes on 2 CPU cores)
+    python scripts/benchmark.py                 # everything (about 35 minutes on 2 CPU cores)
     python scripts/benchmark.py --skip browser  # without the real-browser start-up timing
+    python scripts/benchmark.py --only pages-base --pages masking electra   # two pages at base size
 
-Sections: cold start in a real browser; each page's first run and rerun after a widget change
-(AppTest, p50/p95); each variant's load time, forward latency and memory on this device; what a user
-would otherwise run for the same work (transformers' fill-mask pipeline) as a ratio; peak memory; and a
-class of 20 on one server: in chromium tabs at a lecture's pace (``class``, a change every 5 s) and at a
-stress pace (``class-stress``, every 0.5 s), and without browsers at both (``class-server``).
+Sections: cold start in a real browser; each page's first run (models already loaded, as after the warm
+start) and rerun after a widget change (AppTest, p50/p95), with the bundled stand-ins (``pages``) and with
+checkpoints of the real models' sizes (``pages-base``: each hub id's published config with random weights,
+built by tests/basesize.py into ``$BVE_BASESIZE_DIR``, default /tmp/bve-basesize, once); each variant's
+load time, forward latency and memory on this device; what a user would otherwise run for the same work
+(transformers' fill-mask pipeline) as a ratio; the base-size forward on a GPU (``cuda``, when there is
+one); peak memory; and a class of 20 on one server: in chromium tabs at a lecture's pace (``class``, a
+change every 5 s) and at a stress pace (``class-stress``, every 0.5 s), and without browsers at both
+(``class-server``).
+
+A partial run (``--only``, ``--skip``, ``--pages``) replaces the rows it measured (by their "what") and keeps
+every other row, the prose after the table and the sections other tools keep between their markers
+(``python -m app.experiments time --write-benchmarks``). A page row's notes say whether the machine was
+busy when it was measured.
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import resource
 import statistics
 import sys
@@ -65,48 +76,204 @@ def browser_start() -> list[tuple]:
     return rows
 
 
-def nudge(at):
-    """Change one widget the way a student would: the seed if the page has one, else the first slider."""
-    keys = {getattr(w, "key", None) for w in at.number_input}
-    if "seed" in keys:
-        w = at.number_input(key="seed")
-        w.set_value(int(w.value) + 1)
+def nudge(at, slug: str):
+    """Change one widget of page ``slug`` the way a student would (its keys are "<slug>.<name>"): the seed if
+    the page has one, else its first slider, its first number input, its first select box. Returns (at, what)."""
+    mine = lambda ws: [w for w in ws if str(getattr(w, "key", "") or "").startswith(f"{slug}.")]  # noqa: E731
+    seeds = [w for w in mine(at.number_input) if w.key == f"{slug}.seed"]
+    if seeds:
+        w = seeds[0]
+        w.set_value(int(w.value) + 1 if w.max is None or int(w.value) + 1 <= w.max else int(w.value) - 1)
         return at, "seed + 1"
-    if len(at.slider):
-        w = at.slider[0]
-        v = w.value
-        lo, hi = w.min, w.max
-        if isinstance(v, (int, float)):
-            new = v + (w.step or 1) if v + (w.step or 1) <= hi else v - (w.step or 1)
-            w.set_value(type(v)(new))
-            return at, f"slider {w.label!r}"
+    for kind, ws in (("slider", mine(at.slider)), ("number", mine(at.number_input))):
+        for w in ws:
+            v, step = w.value, getattr(w, "step", None) or 1
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                up = w.max is None or v + step <= w.max
+                w.set_value(type(v)(v + step if up else v - step))
+                return at, f"{kind} {w.label!r}"
+    for w in mine(at.selectbox):
+        if len(w.options) > 1:
+            i = w.index or 0
+            w.select_index(i + 1 if i + 1 < len(w.options) else i - 1)
+            return at, f"select {w.label!r}"
     return at, "rerun"
 
 
-def page_reruns(repeats: int) -> list[tuple]:
-    """First run (models already cached by the warm start) and rerun after a widget change, per page."""
-    from streamlit.testing.v1 import AppTest
+def _pages(only: list[str] | None) -> list[tuple[str, str, str]]:
+    """(path, slug, title) of home and every lesson whose page is written (not a placeholder)."""
+    from app.lessons import LESSONS
+
+    found = [("pages/home.py", "home", "Home")] + [
+        (lesson.path, lesson.slug, lesson.title) for lesson in LESSONS
+        if (ROOT / lesson.path).exists() and "Placeholder while the lesson is written" not in (ROOT / lesson.path).read_text()]
+    return [p for p in found if not only or p[1] in only]
+
+
+def page_models(slug: str) -> tuple[str, ...]:
+    """The catalogue keys a page loads on its defaults: its library's MODELS, or its variant widget's default."""
+    import importlib
 
     from app.lessons import LESSONS
 
+    lesson = next((x for x in LESSONS if x.slug == slug), None)
+    if lesson is None:
+        return ()
+    lib = importlib.import_module(lesson.library)
+    names = {p.name: p for p in getattr(lib, "SPEC", ())}
+    if getattr(lib, "MODELS", None):
+        return tuple(lib.MODELS)
+    return (names["variant"].default,) if "variant" in names else ()
+
+
+def warm_models(keys, source: str = "bundled") -> float:
+    """Load ``keys`` into the app's model cache (st.cache_resource: what the warm start does); seconds taken."""
+    from app import ui
+    from app.models import device as devices
+
+    device, dtype, _ = devices.resolve("auto", "float32")
+    t = time.perf_counter()
+    for key in keys:
+        ui._load(key, source, device, dtype)
+    return time.perf_counter() - t
+
+
+PAGES_ONLY: list[str] | None = None  # --pages: the page slugs to measure (all when None)
+
+
+def _load_note() -> str:
+    """Says how busy the machine was before a section started (1-minute load average) and torch's threads."""
+    import torch
+
+    load, cores, threads = os.getloadavg()[0], os.cpu_count() or 1, torch.get_num_threads()
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"{when}, MEASURED UNDER LOAD (load average {load:.1f} on {cores} cores before the run, torch {threads} "
+            f"thread{'s' if threads > 1 else ''}): provisional" if load > 0.5 * cores
+            else f"{when}, idle machine (load average {load:.1f}), torch {threads} thread{'s' if threads > 1 else ''}")
+
+
+VARIANTS_AT_BASE_SIZE = {"masking": ("roberta",), "attention": ("modernbert",)}  # pages with a model select: the
+# default (google/bert_uncased_L-4_H-256_A-4) is small at its real size too, so base size adds a run on a big one
+
+
+def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
+    """Per page: the first run with its models already loaded (as after the warm start) and the rerun after a
+    widget change, p50/p95 over ``repeats``, on the bundled source. ``base_size``: that source holds checkpoints
+    of the real models' sizes (tests/basesize.py: the published configs with random weights) instead of the
+    bundled stand-ins, and pages with a model select also run on a large variant."""
+    from streamlit.testing.v1 import AppTest
+
+    from app import preload, ui
+
     os.environ["BVE_WARM_START"] = "0"
-    rows = []
-    for path, title in [("pages/home.py", "Home")] + [(lesson.path, lesson.title) for lesson in LESSONS]:
-        at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=300)
-        at.run()
+    before = os.environ.get("BVE_BUNDLED_DIR")
+    which = "base size" if base_size else "bundled"
+    if base_size:
+        from tests import basesize
+
         t = time.perf_counter()
-        at.switch_page(path).run()
-        first = (time.perf_counter() - t) * 1000
-        samples, what = [], "rerun"
-        for _ in range(repeats):
-            at, what = nudge(at)
-            t = time.perf_counter()
+        os.environ["BVE_BUNDLED_DIR"] = str(basesize.build(BASESIZE_DIR))
+        print(f"[benchmark] base-size checkpoints ready in {BASESIZE_DIR} ({time.perf_counter() - t:.0f} s)", flush=True)
+    preload.load()
+    load_note = _load_note()
+    runs = []
+    for path, slug, title in _pages(PAGES_ONLY):
+        runs.append((path, slug, title, None))
+        runs += [(path, slug, title, v) for v in (VARIANTS_AT_BASE_SIZE.get(slug, ()) if base_size else ())]
+    rows = []
+    try:
+        ui._load.clear()
+        ui._load_electra_pair.clear()
+        for path, slug, title, variant in runs:
+            keys = (variant,) if variant else page_models(slug)
+            label = f"{which}, {catalogue_label(variant)}" if variant else which
+            try:
+                load_s = warm_models(keys)
+            except Exception as e:  # a checkpoint not built yet: say so, measure the other pages
+                rows.append((f"Page {title} [{label}]: first run / rerun p50 · p95", "not measured",
+                             f"{type(e).__name__}: {str(e)[:160]}"))
+                continue
+            query = {"source": "bundled", **({"variant": variant} if variant else {})}
+            at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=600)
+            for k, v in query.items():
+                at.query_params[k] = v
             at.run()
-            samples.append((time.perf_counter() - t) * 1000)
-        err = " (exception!)" if at.exception else ""
-        rows.append((f"Page {title}: first run / rerun after {what} p50 · p95",
-                     f"{fmt_ms(first)} / {fmt_ms(pct(samples, .5))} · {fmt_ms(pct(samples, .95))}{err}",
-                     f"AppTest, {repeats} reruns, includes model loading on first run"))
+            t, c = time.perf_counter(), time.process_time()
+            at.switch_page(path)
+            for k, v in query.items():
+                at.query_params[k] = v
+            at.run()
+            first, first_cpu = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
+            broken = bool(at.exception or at.error)
+            samples, cpu, what = [], [], "rerun"
+            for _ in range(repeats):
+                at, what = nudge(at, slug)
+                t, c = time.perf_counter(), time.process_time()
+                at.run()
+                samples.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.process_time() - c) * 1000)
+                broken = broken or bool(at.exception or at.error)
+            err = " (exception or error box!)" if broken else ""
+            loads = f"models ({', '.join(keys)}) loaded before, {load_s:.1f} s" if keys else "no models"
+            rows.append((f"Page {title} [{label}]: first run / rerun p50 · p95",
+                         f"{fmt_ms(first)} / {fmt_ms(pct(samples, .5))} · {fmt_ms(pct(samples, .95))}{err}",
+                         f"rerun after {what}, {repeats} reruns (AppTest); CPU time first {fmt_ms(first_cpu)}, rerun p50 "
+                         f"{fmt_ms(pct(cpu, .5))}; {loads}; {load_note}"))
+            print(f"[benchmark]   {rows[-1][0]} {rows[-1][1]} ({rows[-1][2][:80]})", flush=True)
+    finally:
+        ui._load.clear()
+        ui._load_electra_pair.clear()
+        if before is None:
+            os.environ.pop("BVE_BUNDLED_DIR", None)
+        else:
+            os.environ["BVE_BUNDLED_DIR"] = before
+    return rows
+
+
+def catalogue_label(key: str) -> str:
+    from app.models import catalogue
+
+    return catalogue.get(key).label
+
+
+BASESIZE_DIR = Path(os.environ.get("BVE_BASESIZE_DIR", Path("/tmp") / "bve-basesize"))
+
+
+def cuda_rows() -> list[tuple]:
+    """Each variant's forward on the GPU, base size and float16, when there is one; else says it was not run."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return [("CUDA: base-size forward per variant (float16)", "not measured",
+                 "no GPU on this machine: CUDA path untested on real hardware in this session")]
+    from app.models import catalogue, loading
+    from tests import basesize
+
+    before = os.environ.get("BVE_BUNDLED_DIR")
+    os.environ["BVE_BUNDLED_DIR"] = str(basesize.build(BASESIZE_DIR))
+    rows = []
+    try:
+        for key, v in catalogue.CATALOGUE.items():
+            loaded = loading.load(key, device="cuda", dtype="float16")
+            enc = loaded.tokenizer(SENTENCE, return_tensors="pt").to("cuda")
+            samples = []
+            with torch.inference_mode():
+                for i in range(23):
+                    torch.cuda.synchronize()
+                    t = time.perf_counter()
+                    loaded.model(**enc)
+                    torch.cuda.synchronize()
+                    if i >= 3:
+                        samples.append((time.perf_counter() - t) * 1000)
+            rows.append((f"CUDA: {v.label} at base size, forward p50/p95", f"{fmt_ms(pct(samples, .5))}/{fmt_ms(pct(samples, .95))}",
+                         f"{torch.cuda.get_device_name()}, {loaded.dtype}, device {loaded.device}"))
+            del loaded
+            torch.cuda.empty_cache()
+    finally:
+        if before is None:
+            os.environ.pop("BVE_BUNDLED_DIR", None)
+        else:
+            os.environ["BVE_BUNDLED_DIR"] = before
     return rows
 
 
@@ -456,44 +623,127 @@ def _server_peak_rss_mib() -> float | None:
     return best
 
 
-SECTIONS = {"browser": browser_start, "pages": page_reruns, "variants": variants, "pipeline": fill_mask_vs_pipeline,
+SECTIONS = {"browser": browser_start, "pages": page_reruns, "pages-base": lambda repeats: page_reruns(repeats, base_size=True),
+            "variants": variants, "pipeline": fill_mask_vs_pipeline, "cuda": cuda_rows,
             "lessons": lesson_sections, "class": class_at_once,
             "class-stress": lambda: class_at_once(think=0.5), "class-server": class_server_only}
+TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline")
+
+# ----------------------------------------------------------------------------- BENCHMARKS.md
+
+TABLE_HEAD = ("| what | measured | notes |", "|---|---|---|")
+PEAK = "Peak memory of the benchmark process (models + AppTest runs)"
+PAGE_ROW = re.compile(r"^Page (.+?)(?: \[([^\]]+)\])?: first run")  # the page's title, [bundled] or [base size]
+
+
+def parse(text: str) -> tuple[list[str], list[tuple[str, str, str]], str]:
+    """BENCHMARKS.md as (the lines before the table, its rows (what, measured, notes), everything after it:
+    prose and the sections other tools keep between their markers)."""
+    lines = text.splitlines()
+    if TABLE_HEAD[0] not in lines:
+        return lines, [], ""
+    i = lines.index(TABLE_HEAD[0])
+    j = i + 2
+    rows = []
+    while j < len(lines) and lines[j].startswith("|"):
+        cells = lines[j].strip().removeprefix("|").removesuffix("|").split(" | ")
+        cells = [c.strip() for c in cells]
+        rows.append((cells[0], cells[1] if len(cells) > 1 else "", " | ".join(cells[2:])))
+        j += 1
+    return lines[:i], rows, "\n".join(lines[j:])
+
+
+def arrange(rows: list[tuple]) -> list[tuple]:
+    """Rows in order, except that a page's rows stand side by side where the first of them stood: bundled, then
+    base size, then base size on another variant."""
+    groups: dict = {}
+    for r in rows:
+        m = PAGE_ROW.match(r[0])
+        groups.setdefault(("page", m.group(1)) if m else ("row", r[0]), []).append(r)
+
+    def rank(row) -> int:
+        tag = (PAGE_ROW.match(row[0]).group(2) or "bundled") if PAGE_ROW.match(row[0]) else ""
+        return {"bundled": 0, "base size": 1}.get(tag, 2)
+
+    return [r for group in groups.values() for r in sorted(group, key=rank)]
+
+
+def merge(old: list[tuple], new: list[tuple], ran: list[str]) -> list[tuple]:
+    """The table after a partial run: each new row replaces the old row of the same "what" in place, rows no
+    section of this run wrote are kept, and rows that are new go before the peak-memory row (then a page's
+    rows are put side by side). A section that ran drops its earlier failure row; a page measured with the bundled
+    models replaces its row of the old format (whose "what" named the widget changed)."""
+    fresh = {w: (w, m, n) for w, m, n in new}
+    gone = {f"{name}: failed" for name in ran} - set(fresh)
+    remeasured = {PAGE_ROW.match(w).group(1) for w in fresh if PAGE_ROW.match(w) and PAGE_ROW.match(w).group(2) == "bundled"}
+    out = []
+    for w, m, n in old:
+        page = PAGE_ROW.match(w)
+        if w in gone or (page and not page.group(2) and page.group(1) in remeasured):  # the old format of a page
+            continue
+        out.append(fresh.pop(w, (w, m, n)))
+    for row in fresh.values():  # new rows: a page's after the last page row, the others before the peak memory
+        pages = [i for i, r in enumerate(out) if PAGE_ROW.match(r[0])]
+        at = (pages[-1] + 1 if PAGE_ROW.match(row[0]) and pages else
+              next((i for i, r in enumerate(out) if r[0] == PEAK), len(out)))
+        out.insert(at, row)
+    return arrange(out)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--skip", nargs="*", default=[], choices=list(SECTIONS))
     p.add_argument("--only", nargs="*", choices=list(SECTIONS))
+    p.add_argument("--pages", nargs="*", help="page sections: only these page slugs (home, masking, ...)")
     p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--threads", type=int, help="torch's intra-op threads (default: torch's own, one per core); 1 keeps "
+                   "a busy machine from stalling every operator on a descheduled second thread")
     p.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     p.add_argument("--events", type=Path, help="class section: write every interaction and server sample here (JSON)")
     a = p.parse_args()
-    global CLASS_EVENTS
+    global CLASS_EVENTS, PAGES_ONLY
     CLASS_EVENTS = a.events
+    PAGES_ONLY = a.pages or None
     import torch
 
-    rows = []
+    if a.threads:
+        torch.set_num_threads(a.threads)
+
+    rows, ran = [], []
     for name, fn in SECTIONS.items():
         if name in a.skip or (a.only and name not in a.only):
             continue
         print(f"[benchmark] {name} …", flush=True)
+        ran.append(name)
         try:
-            rows += fn(a.repeats) if name in ("pages", "variants", "pipeline") else fn()
+            rows += fn(a.repeats) if name in TAKES_REPEATS else fn()
         except Exception as e:  # a broken section is a finding, not a crash
             rows.append((f"{name}: failed", type(e).__name__, str(e)[:120]))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows.append(("Peak memory of the benchmark process (models + AppTest runs)", f"{peak:.0f} MiB", "ru_maxrss"))
+    partial = bool(a.only or a.skip or a.pages)
+    how = " ".join(["`python scripts/benchmark.py"] + ([f"--only {' '.join(a.only)}"] if a.only else [])
+                   + ([f"--skip {' '.join(a.skip)}"] if a.skip else []) + ([f"--pages {' '.join(a.pages)}"] if a.pages else [])
+                   + ([f"--threads {a.threads}"] if a.threads else [])) + "`"
+    rows.append((PEAK, f"{peak:.0f} MiB", "ru_maxrss" + (f" of {how}" if partial else "")))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
-    lines = ["# Benchmarks", "", f"Written by `python scripts/benchmark.py` on {when} ({machine}).",
-             "Regenerate after a change; numbers from a loaded machine are marked in the notes.", "",
-             "| what | measured | notes |", "|---|---|---|"]
-    lines += [f"| {w} | {m} | {n} |" for w, m, n in rows]
+    n = torch.get_num_threads()
+    machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {n} thread{'s' if n > 1 else ''}"
     before = a.out.read_text(encoding="utf-8") if a.out.exists() else ""
-    marker = "<!-- experiments:start -->"  # the experiments' cost (python -m app.experiments time): kept as it is
-    kept = "\n" + before[before.index(marker):] if marker in before else ""
-    a.out.write_text("\n".join(lines) + "\n" + kept)
+    head, old, tail = parse(before)
+    update = f"Rows last updated by {how} on {when} ({machine}); every other row is kept from earlier runs."
+    if partial and old:
+        head = [line for line in head if not line.startswith("Rows last updated by")]
+        while head and not head[-1].strip():
+            head.pop()
+        head += [update, ""]
+        table = merge(old, rows, ran)
+    else:
+        head = ["# Benchmarks", "", f"Written by `python scripts/benchmark.py` on {when} ({machine}).",
+                "Regenerate after a change; numbers from a loaded machine are marked in the notes.", ""]
+        table = arrange(rows)
+    lines = head + list(TABLE_HEAD) + [f"| {w} | {m} | {n} |" for w, m, n in table]
+    a.out.write_text("\n".join(lines) + "\n" + (tail if tail.startswith("\n") or not tail else "\n" + tail)
+                     + ("" if tail.endswith("\n") or not tail else "\n"))
     print("\n".join(lines))
 
 

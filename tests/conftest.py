@@ -52,30 +52,33 @@ def bundled():
     return get
 
 
-@pytest.fixture
-def app_page():
-    """app_page("pages/masking.py", seed="3") -> an AppTest that has run that page through the router,
-    with those query parameters. Runs from the repository root, with a timeout fit for a cold torch."""
+def run_page(page: str | None = None, timeout: int = 180, **query):
+    """Home, then ``page`` through the router (when given), with those query parameters on both runs: an AppTest
+    run from the repository root, with a timeout fit for a cold torch (``timeout`` seconds a run)."""
     from streamlit.testing.v1 import AppTest
 
-    def run(page: str | None = None, **query):
-        cwd = os.getcwd()
-        os.chdir(ROOT)
-        try:
-            at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=180)
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=timeout)
+        for k, v in query.items():
+            at.query_params[k] = v
+        at.run()
+        if page:
+            at.switch_page(page)
             for k, v in query.items():
                 at.query_params[k] = v
             at.run()
-            if page:
-                at.switch_page(page)
-                for k, v in query.items():
-                    at.query_params[k] = v
-                at.run()
-            return at
-        finally:
-            os.chdir(cwd)
+        return at
+    finally:
+        os.chdir(cwd)
 
-    return run
+
+@pytest.fixture
+def app_page():
+    """app_page("pages/masking.py", seed="3") -> an AppTest that has run that page through the router,
+    with those query parameters (:func:`run_page`)."""
+    return run_page
 
 
 @pytest.fixture

@@ -291,6 +291,21 @@ def test_latency_is_the_clock_difference_around_each_forward():
     assert samples == pytest.approx([3.0, 1.0, 2.0, 10.0, 4.0])
 
 
+def test_timing_stops_at_its_budget_after_the_least_rounds_and_small_models_get_every_round():
+    clock = FakeClock()
+
+    def slow():  # a base-size forward on a CPU: 0.6 s
+        clock.now += 0.6
+
+    def fast():
+        clock.now += 0.002
+
+    assert len(compare.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock, budget_ms=1500,
+                                           least=3)["f"]) == 3  # 1.8 s after 3 rounds: stop
+    assert len(compare.measure_interleaved({"f": fast}, repeats=9, warmup=0, clock=clock, budget_ms=1500)["f"]) == 9
+    assert len(compare.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock)["f"]) == 9  # no budget
+
+
 def test_interleaved_timing_takes_turns():
     order = []
     samples = compare.measure_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},

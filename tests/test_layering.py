@@ -33,18 +33,22 @@ def test_entry_file_only_routes():
 
 
 def test_every_lesson_page_exists_and_is_registered():
-    from app.lessons import LESSONS
+    """Every page in pages/ but home is a lesson (app.lessons.LESSONS: a library of its own, the one shape) or a
+    tool that serves the lessons (app.lessons.TOOLS: lecture mode), and is routed."""
+    from app.lessons import LESSONS, TOOLS
 
-    registered = {lesson.path for lesson in LESSONS}
-    for lesson in LESSONS:
-        assert (ROOT / lesson.path).exists(), lesson.path
+    registered = {page.path for page in (*LESSONS, *TOOLS)}
+    assert not {lesson.path for lesson in LESSONS} & {tool.path for tool in TOOLS}
+    for page in (*LESSONS, *TOOLS):
+        assert (ROOT / page.path).exists(), page.path
     on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")} - {"pages/home.py"}
     assert on_disk == registered, "every page in pages/ is routed, and nothing routed is missing"
 
 
 def test_home_page_imports_do_not_pull_torch():
     code = ("import sys; import app.ui, app.lessons, app.state, app.text, app.lesson, app.preload, app.examples, "
-            "app.models.catalogue, app.models.device; print('torch' in sys.modules, 'transformers' in sys.modules)")
+            "app.deck, app.qr, app.models.catalogue, app.models.device; "
+            "print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
@@ -104,13 +108,14 @@ def test_every_lesson_url_is_its_file_name():
     """Streamlit's legacy pages-folder mode serves the first request of a fresh server. It knows pages by
     file name only: a deep link whose path is the file name runs that file, which reroutes through the
     router; any other path shows a "Page not found" dialog first."""
-    from app.lessons import LESSONS
+    from app.lessons import LESSONS, TOOLS
 
-    assert all(lesson.slug == Path(lesson.path).stem for lesson in LESSONS)
+    assert all(page.slug == Path(page.path).stem for page in (*LESSONS, *TOOLS))
 
 
 HEAVY = {"torch", "transformers", "plotly", "pandas", "numpy"}
 LIGHT = {"app/ui.py", "app/preload.py", "app/state.py", "app/lessons.py", "app/examples.py", "app/__init__.py",
+         "app/deck.py",
          "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py"}
 
 

@@ -464,3 +464,13 @@ def test_tokens_in_figures_are_escaped():
     assert "<b>x</b>" not in str(fig.data[0].customdata.tolist())
     fill = figures.fill_figure([("<i>", 0.5)], "<script>", "ModernBERT")
     assert "<script>" not in fill.layout.title.text and "<i>" not in str(fill.data[0].y)
+
+
+def test_a_forward_slower_than_the_budget_is_timed_once_and_a_quick_one_every_time():
+    calls = []
+    assert mbl.median_ms(lambda: calls.append(1), "cpu", repeats=3, budget_ms=100.0, first_ms=250.0) == 250.0
+    assert calls == []  # the first call was the measurement
+    mbl.median_ms(lambda: calls.append(1), "cpu", repeats=3, budget_ms=100.0, first_ms=1.0)
+    assert len(calls) == 3
+    out, ms = mbl.first_call(lambda: "out", "cpu")
+    assert out == "out" and ms >= 0

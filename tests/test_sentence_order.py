@@ -183,9 +183,11 @@ def test_run_scores_both_orders_and_the_generated_pairs_with_each_head(models):
         assert r.pieces[h.key][0] in ("[CLS]",) and r.pieces[h.key].count("[SEP]") == 2
         for task in ("nsp", "sop"):
             assert 0.0 <= r.accuracy[h.key][task] <= 1.0
-    assert len(r.examples) == 3 * 4 and {s.pair.base for s in r.examples} == set(range(4))
-    sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, 2)
-    assert [s.pair for s in r.examples] == list(sample[:12])
+    bases = so.shown_bases(2, 4)
+    assert len(r.examples) == 3 * 4 and [s.pair.base for s in r.examples[::3]] == bases and len(set(bases)) == 4
+    sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)
+    assert [s.pair for s in r.examples] == [p for b in bases for p in sample[3 * b:3 * b + 3]]
+    assert so.shown_bases(2, 4) == bases and so.shown_bases(3, 4) != bases and so.shown_bases(0, 3) == [0, 1, 2]
     p_not = [p1 for _, p1 in so.head_probs(models["albert"], tuple((p.a, p.b) for p in sample))]
     expected_acc = sum((p > 0.5) == bool(q.label) for p, q in zip(p_not, sample) if q.kind in ("in order", "swapped"))
     assert r.accuracy["albert"]["sop"] == pytest.approx(expected_acc / (2 * so.DEFAULTS.sample_pairs))
@@ -193,7 +195,7 @@ def test_run_scores_both_orders_and_the_generated_pairs_with_each_head(models):
     assert r.notes == ()
 
 
-def test_typing_rescores_only_your_pair_and_the_slider_rescores_nothing(models):
+def test_typing_rescores_only_your_pair_and_the_slider_and_seed_rescore_nothing(models):
     cache = CountingCache()
     so.run(models, so.Inputs(), cache)
     assert cache.calls.count("head_probs") == 4  # (your pair, the sample) × two heads
@@ -201,8 +203,8 @@ def test_typing_rescores_only_your_pair_and_the_slider_rescores_nothing(models):
     assert cache.calls.count("head_probs") == 4
     so.run(models, so.Inputs(text_b="The ball was red."), cache)
     assert cache.calls.count("head_probs") == 6
-    so.run(models, so.Inputs(seed=1), cache)
-    assert cache.calls.count("head_probs") == 8
+    so.run(models, so.Inputs(seed=1), cache)  # another seed shows other pairs of the same scored pool
+    assert cache.calls.count("head_probs") == 6
 
 
 @pytest.mark.parametrize("a, b", [("", so.DEFAULT_B), (so.DEFAULT_A, "  \n\t ")])

@@ -101,9 +101,9 @@ def compute_scatter(rows: list[dict], user: dict | None = None) -> go.Figure:
 # ----------------------------------------------------------------------------- activations
 
 
-METRICS = (
-    ("l2", "L2 distance, input → output", "layer"),
-    ("angle", "angle input → output (degrees)", "layer"),
+METRICS = (  # (key, panel title, x axis); the top panels' x axis is the layer, as the titles say
+    ("l2", "L2 distance, input → output, by layer", "layer"),
+    ("angle", "angle input → output (degrees), by layer", "layer"),
     ("norm", "mean hidden-state norm", "depth"),
     ("entropy", "attention entropy (bits)", "layer"),
 )
@@ -113,7 +113,7 @@ def layer_metrics_figure(series: dict[str, dict]) -> go.Figure:
     """Four panels, one line per model. series: {model name: {"l2": (L,), "cosine": (L,), "angle": (L,),
     "norm": (L + 1,), "entropy": (L,)}}; layers count from 1, depth 0 is the input to layer 1."""
     fig = make_subplots(rows=2, cols=2, subplot_titles=[m[1] for m in METRICS], horizontal_spacing=0.1,
-                        vertical_spacing=0.16)
+                        vertical_spacing=0.24)
     for i, (name, s) in enumerate(series.items()):
         colour = _colour(name, i)
         for k, (key, title, axis) in enumerate(METRICS):
@@ -129,8 +129,11 @@ def layer_metrics_figure(series: dict[str, dict]) -> go.Figure:
                 line=dict(color=colour), customdata=custom, row=k // 2 + 1, col=k % 2 + 1,
                 hovertemplate=f"{name}<br>{axis} %{{x}}<br>{title}: %{{y:.4f}}{extra}<extra></extra>",
             )
-            fig.update_xaxes(title_text=axis, dtick=1 if len(y) <= 24 else None, row=k // 2 + 1, col=k % 2 + 1)
-    fig.update_layout(height=620, margin=dict(t=50, b=10), legend=dict(orientation="h", y=1.1))
+            fig.update_xaxes(title_text=axis if k >= 2 else None, dtick=1 if len(y) <= 24 else None,
+                             row=k // 2 + 1, col=k % 2 + 1)
+    # the legend at the top of the whole figure, above the panels' titles, at any height (a projector's stage)
+    fig.update_layout(height=620, margin=dict(t=80, b=10),
+                      legend=dict(orientation="h", yref="container", y=0.99, yanchor="top", x=0, xanchor="left"))
     return fig
 
 
@@ -227,3 +230,20 @@ def trajectory_figure(paths: dict[str, dict], pieces: dict[str, str], word: str)
         fig.update_yaxes(title_text="PC2", row=1, col=i + 1)
     fig.update_layout(height=480, margin=dict(t=60, b=10), legend=dict(orientation="h", y=-0.15))
     return fig
+
+
+# ----------------------------------------------------------------------------- the lessons' key figures
+
+
+def parameters_key_figure(r) -> go.Figure | None:
+    """The ALBERT parameters lesson's key figure, from ``params.run``'s Result: where the parameters of your
+    encoder live, beside the same shape without factorization or sharing (None: settings that cannot be built)."""
+    return None if r.yours is None else params_stacked_bar(list(r.yours.bars))
+
+
+def layers_key_figure(r) -> go.Figure:
+    """The shared-layers lesson's key figure, from ``albert.run``'s Result: ALBERT's one block applied L times
+    beside BERT's L layers, measure by measure."""
+    a, b = r.albert, r.bert
+    return layer_metrics_figure({f"ALBERT ({a.layers} applications of one block)": a.series,
+                                 f"BERT ({b.layers} layers)": b.series})

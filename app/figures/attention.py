@@ -1,4 +1,5 @@
-"""Figures for app/attention.py: a token-by-token heatmap of one attention (or rollout) matrix.
+"""Figures for app/attention.py: a token-by-token heatmap of one attention (or rollout) matrix, and the key
+figure: bertviz's view as a standalone document.
 
 Data in, plotly Figure out. Rows are the attending tokens (queries), columns the attended ones (keys);
 hover gives both tokens, their positions and the exact weight. Tokens are escaped with ``app.text.html``:
@@ -11,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app import text as txt
+from app.figures import Document
 
 COLORSCALE = "Blues"
 
@@ -59,3 +61,9 @@ def attention_heatmap(weights: np.ndarray, tokens: list[str], title: str, *, col
         margin=dict(l=10, r=10, t=60, b=10),
     )
     return fig
+
+
+def key_figure(r) -> Document:
+    """The lesson's key figure, from ``attention.run``'s Result: bertviz's view (head or model), a standalone
+    document with its scripts inline, and the height it needs."""
+    return Document(r.document, r.height)

@@ -130,3 +130,11 @@ def live_figure(training: dict[str, tuple[list[float], list[float]]], points: di
     _layout(fig, "Live: one seed of each arm, as it trains", 440)
     fig.update_layout(legend=dict(y=1.13), margin=dict(t=125))  # above the subplots' titles
     return fig
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure (stage and handout): the chosen comparison's curves, mean ± sd over seeds."""
+    comp = r.comparison
+    higher = None if r.metric == "train_loss" else next(
+        (c.higher_is_better for c in r.comparisons if c.metric == r.metric), None)
+    return curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)

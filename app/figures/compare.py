@@ -122,3 +122,11 @@ def _room(fig: go.Figure) -> go.Figure:
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure, from ``compare.run``'s Result: what each variant costs on this machine —
+    parameters, memory and forward latency, measured."""
+    c = r.costs
+    return cost_figure([x["label"] for x in c], [x["params"] for x in c], [x["memory_bytes"] for x in c],
+                       [x["latency_ms"] for x in c], r.device.upper())

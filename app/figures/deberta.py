@@ -144,3 +144,9 @@ def prediction_figure(prediction) -> go.Figure:
                       xaxis=dict(title="probability", range=[0, min(1.0, max(probs, default=1) * 1.25 + 0.02)]),
                       height=80 + 36 * len(names), margin=dict(l=10, r=10, t=20, b=10))
     return fig
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure, from ``deberta.run``'s Result: one head's attention scores taken apart into
+    content → content, content → position and position → content, and their sum."""
+    return terms_figure(r.tokens, r.terms, r.query_pos, r.key_pos)

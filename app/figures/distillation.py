@@ -32,7 +32,7 @@ def soft_targets_figure(tokens: list[str], teacher_1: list[float], teacher_t: li
                              hovertemplate=f"{esc(name)}<br>%{{x}}: P = %{{y:.4f}}<extra></extra>"), 1, col)
     fig.update_layout(barmode="group", title=f"Soft targets: the same tokens at T = 1 and at T = {temperature:g}",
                       height=440, margin=dict(l=10, r=10, t=80, b=30), plot_bgcolor="white",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top"))
     fig.update_yaxes(title_text="probability", row=1, col=1)
     fig.update_xaxes(tickangle=-35)
     return _room(fig)
@@ -110,3 +110,10 @@ def _room(fig: go.Figure) -> go.Figure:
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure, from ``distillation.run``'s Result: the teacher's and the student's soft
+    targets for the masked word, at T = 1 and at the chosen temperature."""
+    s = r.soft
+    return soft_targets_figure(s.tokens, s.teacher_1, s.teacher_t, s.student_1, s.student_t, r.temperature, s.gold)

@@ -15,6 +15,8 @@ import html
 
 import plotly.graph_objects as go
 
+from app.electra import DEFAULTS
+
 GREY = [[0.0, "#f2f2f2"], [1.0, "#c9c9c9"]]  # content, special
 MASKED = [[0.0, "#f2f2f2"], [1.0, "#ffb000"]]  # kept, masked
 SAMPLED = [[0.0, "#9ad0a5"], [1.0, "#e4572e"]]  # same as the original, a real replacement
@@ -220,3 +222,8 @@ def auc_curve_figure(curves: dict) -> go.Figure:
         xaxis=dict(title=dict(text="training step"), showgrid=True, gridcolor="#eee"),
         yaxis=dict(title=dict(text="ROC-AUC"), range=[low, 1.0], showgrid=True, gridcolor="#eee"),
     ))
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage."""
+    return pipeline_figure(r.round, DEFAULTS.threshold)

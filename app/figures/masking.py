@@ -172,3 +172,11 @@ def predictions_figure(positions: list[int], originals: list[str], fed: list[str
     fig.update_layout(height=min(1200, 120 + 40 * len(rows)), margin=dict(l=10, r=10, t=30, b=10),
                       yaxis=dict(autorange="reversed"), xaxis=dict(side="top", title=title))
     return fig
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure, from ``masking_lab.run``'s Result (the page's stage and the handout): which
+    positions are targets, epoch by epoch, under the chosen strategy."""
+    s = r.sentence
+    return epoch_grid_figure(list(s.pieces), list(s.special), r.kinds, r.fed, r.copies, highlight=r.epoch - 1,
+                             title=dict(STRATEGY_LABELS).get(r.strategy, r.strategy))

@@ -252,3 +252,10 @@ def batch_figure(pieces: list[list[str]], lengths: list[int]) -> go.Figure:
     fig.update_xaxes(title="position", row=1, col=1)
     fig.update_xaxes(title="token in the packed sequence", row=2, col=1)
     return _layout(fig, "The same batch, padded and unpadded", 300 + 22 * rows)
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure, from ``modernbert.run``'s Result: the chosen layer's rule (a local window or
+    every key) beside the attention the model really spent on a long input."""
+    check = r.attention.checks[r.layer]
+    return attention_figure(r.rule, r.attention.maps[r.layer], r.layer, check.kind, check.half)

@@ -80,3 +80,8 @@ def accuracy_figure(heads: list[tuple[str, str, str]], accuracy: dict[str, dict[
     ))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, "Who solves which task (ALBERT's Table 5, in miniature)", 130 + 90 * len(heads))
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure (stage and handout): every head on the user's pair, in order and swapped."""
+    return order_figure([(h.key, h.objective, h.name) for h in r.heads], r.user)

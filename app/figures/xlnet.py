@@ -168,3 +168,9 @@ def attention_figure(pieces, n_content: int, attention, mask, rows, title: str) 
     fig.update_layout(height=max(380, 22 * length + 200), title=title, margin=dict(l=10, r=10, t=60, b=10),
                       legend=dict(orientation="h", y=-0.25))
     return fig
+
+
+def key_figure(r) -> go.Figure:
+    """The lesson's key figure, from ``xlnet.run``'s Result: the factorization order, step by step, and what
+    each step may see while every token stays in its place."""
+    return order_figure(r.pieces.pieces, r.masks)

@@ -16,10 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
+from app.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (the system's chromium and its flags)
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("BVE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
 SERVER_PIDS: dict[str, int] = {}  # base url -> pid of the streamlit process serving it
 
