@@ -150,7 +150,12 @@ def tokenize(tokenizer, text: str, max_tokens: int | None = None, text_pair: str
     control = set(tokenizer.all_special_ids) - {getattr(tokenizer, "unk_token_id", None)}
     typed = [not a and i in control for i, a in zip(ids, added)]  # "[MASK]" written in the text
     special = tuple(a or t for a, t in zip(added, typed))
-    offsets = tuple((0, 0) if s else (int(a), int(b)) for (a, b), s in zip(enc["offset_mapping"], special))
+    try:  # which text each token came from: offsets count in its own text
+        seq = enc.sequence_ids()
+    except (AttributeError, ValueError):
+        seq = [0] * len(ids)
+    offsets = tuple((0, 0) if s else _trimmed(pair[q or 0], int(a), int(b))
+                    for (a, b), s, q in zip(enc["offset_mapping"], special, seq))
     spans = [(s, e) for _, s, e in split_words(text)]
     word_of: list[int | None] = []
     for (s, e), is_special in zip(offsets, special):
@@ -165,6 +170,14 @@ def tokenize(tokenizer, text: str, max_tokens: int | None = None, text_pair: str
     pieces = tuple(tokenizer.convert_ids_to_tokens(list(ids)))
     return Tokenized(ids, pieces, offsets, special, tuple(word_of),
                      tuple(p for p, t in zip(pieces, typed) if t), n_full, limit)
+
+
+def _trimmed(text: str, s: int, e: int) -> tuple[int, int]:
+    """A piece's span without the space a byte-level BPE piece ("Ġlittle") carries in front: tokenizers
+    built without ``trim_offsets`` (DeBERTa's, ModernBERT's) count it, RoBERTa's does not."""
+    while s < e and text[s].isspace():
+        s += 1
+    return s, e
 
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])|(?<=[.!?][\"'])\s+")

@@ -173,7 +173,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
 CHECKPOINT_NAMES = {"nsp": "bert-nsp-tinystories", "sop": "bert-sop-tinystories"}
 
 
-def card(objective: str, model, ctx: Context, final: dict) -> str:
+def card(objective: str, model, ctx: Context, final: dict, curves: dict) -> str:
     task = {"nsp": "next-sentence prediction (NSP: is B the text that follows A, or from another story?)",
             "sop": "sentence-order prediction (SOP: are A and B in their order, or swapped?)"}[objective]
     b = ctx.budget
@@ -199,6 +199,7 @@ seed 0 of its `{objective}` arm: masked LM (dynamic 15%, 80/10/10) + {task}.
 - Tokenizer: WordPiece, uncased, BERT's special tokens (`[PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4`), {len(ctx.data.tokenizer)} pieces.
 - Shape: {b.shape.num_hidden_layers} layers, hidden {b.shape.hidden_size}, {b.shape.num_attention_heads} heads,
   {common.count_parameters(model):,} parameters; {b.steps} steps at batch {b.batch_size}.
+- Compute: {common.describe_compute(b.loop(0, ctx.device), curves)}.
 
 Held-out (`tinystories_valid.txt`) numbers: {json.dumps({k: round(v, 4) for k, v in final.items() if isinstance(v, float)})}
 """
@@ -213,7 +214,7 @@ def after(arm: Arm, seed: int, s: ArmSetup, ctx: Context, folder: Path, final: d
     model = s.model.cpu().eval()
     model.config.architectures = ["BertForPreTraining"]
     common.save_checkpoint(model, ctx.data.tokenizer, folder / "checkpoint", {**curves, "final": final},
-                           card(objective, model, ctx, final))
+                           card(objective, model, ctx, final, curves))
     s.model.to(ctx.device)
 
 
