@@ -30,7 +30,7 @@ def order_figure(heads: list[tuple[str, str, str]], user: dict[str, tuple[Probs,
     """The key figure: each head's P(B does not follow A) for the pair as typed and swapped.
 
     heads: (key, objective, name) in order; user[key] = ((P0, P1) for (A, B), (P0, P1) for (B, A)).
-    One bar trace per head; y = P1 for the two orders. A dotted line marks 0.5 (the head's decision)."""
+    One bar trace per head; y = P1 for the two orders. A dashed line marks 0.5 (the head's decision)."""
     fig = go.Figure()
     for key, objective, name in heads:
         (ab, ba) = user[key]
@@ -42,8 +42,8 @@ def order_figure(heads: list[tuple[str, str, str]], user: dict[str, tuple[Probs,
             hovertemplate=(f"{esc(name)}<br>%{{x}}<br>P({says}) = %{{y:.4f}}<br>"
                            "P(follows) = %{customdata[0]:.4f}<extra></extra>"),
         ))
-    fig.add_hline(y=0.5, line_dash="dot", line_color="#555", annotation_text="0.5: the head's decision",
-                  annotation_position="top left", annotation_font_size=11)
+    fig.add_hline(y=0.5, line_dash="dash", line_color="#333", line_width=2, layer="above",
+                  annotation_text="0.5: the head's decision", annotation_position="top left", annotation_font_size=14)
     fig.update_yaxes(range=[0, 1.12], title_text="P(B does not follow A)", tickformat=".0%")
     fig.update_layout(barmode="group")
     return _layout(fig, "Each head on your two sentences, in order and swapped", 420)
