@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{' '.join(names)}] projected {grand / 60:.1f} min", flush=True)
         if a.write_benchmarks:
             known = timing.merge((a.work or runner.DEFAULT_WORK) / "timing.json", measured)
-            timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md", timing.section(known))
+            timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md",
+                                 timing.section(known, timing.bundled_runs(runner.DEFAULT_OUT)))
         return 0
     work = a.work or runner.DEFAULT_WORK
     out = a.out or (work / "quick-results" if a.quick else runner.DEFAULT_OUT)
@@ -94,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
         path = runner.run_experiment(name, seeds=seeds, device=a.device, quick=a.quick, corpus=a.corpus or runner.DEFAULT_CORPUS,
                                      work=work, out=out, jobs=a.jobs, threads=a.threads, command=command, arms=a.arms)
         print(f"[{name}] done in {time.time() - t:.0f} s -> {path}", flush=True)
+        store = work / "timing.json"
+        if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and store.exists():  # its cost, in BENCHMARKS.md
+            from app.experiments import timing
+
+            timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md",
+                                 timing.section(timing.merge(store, []), timing.bundled_runs(out)))
         if name == "sentence" and a.checkpoints:
             from app.experiments import sentence
 

@@ -16,6 +16,7 @@ inflates the wall clock but much less the CPU time). Run it with ``--threads 1``
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import torch
 
@@ -121,8 +122,29 @@ def merge(store: Path, measured: list[dict]) -> dict:
     return known
 
 
-def section(known: dict) -> str:
-    """The experiments' cost as a Markdown section for BENCHMARKS.md."""
+def bundled_runs(folder: Path) -> list[dict]:
+    """What each bundled result's own run cost, from its JSON's provenance (``meta``): one dict per file."""
+    import json
+
+    out = []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            d = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if d.get("quick"):
+            continue
+        meta, arms = d.get("meta", {}), d.get("arms", {})
+        seeds = max((len(a.get("seeds", a.get("runs", {}))) for a in arms.values()), default=0)
+        out.append({"experiment": d.get("experiment", path.stem), "arms": len(arms), "seeds": seeds,
+                    "jobs": meta.get("jobs"), "device": meta.get("device", "?"), "wall_s": meta.get("wall_seconds"),
+                    "finished": meta.get("finished", "?"), "command": meta.get("command", "?")})
+    return out
+
+
+def section(known: dict, runs: list[dict] | None = None) -> str:
+    """The experiments' cost as a Markdown section for BENCHMARKS.md: the projections in ``known`` and, where
+    given, what the bundled full runs actually took (:func:`bundled_runs`)."""
     rows = ["## Experiments: what each full run costs", "",
             "Measured by `python -m app.experiments time all --threads 1 --write-benchmarks` (CPU time of timed steps, "
             "projected to the full budget; 3 seeds per arm; two runs at once, `--jobs 2`, one thread each). "
@@ -143,6 +165,15 @@ def section(known: dict) -> str:
         total += r["projected_s"]
     rows += ["", f"All of them: {total / 60:.0f} min projected (`python -m app.experiments run all --jobs 2 --threads 1`; "
              "the pool's last runs of each experiment may leave a core idle for a few minutes)."]
+    if runs:
+        rows += ["", "### The bundled results: what their runs took", "",
+                 "From each `assets/experiments/<name>.json`'s own record (wall time of the whole run, as it ran: "
+                 "a run made while other training shared the machine took longer than the projection).", "",
+                 "| experiment | arms × seeds | wall time | jobs | device | finished | command |", "|---|---|---|---|---|---|---|"]
+        for r in runs:
+            wall = f"{r['wall_s'] / 60:.1f} min" if r["wall_s"] else "?"
+            rows.append(f"| {r['experiment']} | {r['arms']} × {r['seeds']} | {wall} | {r['jobs']} | {r['device']} | "
+                        f"{r['finished']} | `{r['command']}` |")
     return "\n".join(rows)
 
 
