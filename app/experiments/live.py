@@ -29,6 +29,7 @@ The page's contract::
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -264,7 +265,10 @@ class Background:
         self._guard = threading.Lock()  # guards _progress and _stop
         self._progress = Progress()
         self._stop = threading.Event()
-        self.corpus, self.work, self.device, self.turn_s = runner.DEFAULT_CORPUS, runner.DEFAULT_WORK, "cpu", 2.0
+        # BVE_CORPUS / BVE_EXPERIMENTS_WORK: where a host keeps the training text and the live runs' state
+        self.corpus = Path(os.environ.get("BVE_CORPUS") or runner.DEFAULT_CORPUS)
+        self.work = Path(os.environ.get("BVE_EXPERIMENTS_WORK") or runner.DEFAULT_WORK)
+        self.device, self.turn_s = "cpu", 2.0
         self.threads = 1
 
     def snapshot(self) -> Progress:

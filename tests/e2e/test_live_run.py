@@ -1,0 +1,59 @@
+"""The claims page's live run in a real browser, with every non-loopback request blocked: one visitor starts
+it and watches the progress bar and the live curve; a second visitor, meanwhile, sees the running one with
+the start button disabled and no Cancel of their own (one live run per server, whoever asks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.browser import Watcher, browser, exception_boxes, streamlit_server, wait_for_app
+from tests.test_claims import synthetic_corpus
+
+pytestmark = pytest.mark.e2e
+START = "Run a small one live"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("live")
+    corpus = synthetic_corpus(root / "corpus")  # small made-up stories: the data is ready in seconds
+    with streamlit_server({"BVE_CORPUS": str(corpus), "BVE_EXPERIMENTS_WORK": str(root / "work")}) as (base, _):
+        yield base
+
+
+def test_one_live_run_with_a_progress_bar_and_a_second_visitor_who_sees_it(server):
+    link = f"{server}/claims?claim=masking&seconds=10&seed=1"
+    with browser((1280, 900)) as (context, watcher):
+        page = watcher.watch(context.new_page())
+        page.goto(link)
+        wait_for_app(page)
+        start = page.get_by_role("button", name=START)
+        assert start.is_enabled()
+        start.click()
+        page.locator('[data-testid="stProgress"]').first.wait_for(timeout=180_000)  # it trains, and says how far
+        assert "by you" in page.inner_text('[data-testid="stMain"]')
+
+        context2 = context.browser.new_context(viewport={"width": 1280, "height": 900})  # another student
+        try:
+            watcher2 = Watcher(context2)
+            other = watcher2.watch(context2.new_page())
+            other.goto(link)
+            wait_for_app(other)
+            main = other.inner_text('[data-testid="stMain"]')
+            if "was finished" not in main:  # still running when the second page drew
+                assert "another visitor" in main
+                assert other.get_by_role("button", name=START).is_disabled()
+                assert other.get_by_role("button", name="Cancel").count() == 0
+            assert exception_boxes(other) == [] and watcher2.blocked == []
+        finally:
+            context2.close()
+
+        page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]').innerText"
+                               ".includes('was finished')", timeout=180_000)
+        page.get_by_text("a live run shows the recipe at work").wait_for(timeout=60_000)  # the live curve's caption
+        live = page.locator('.js-plotly-plot').last
+        assert live.locator(".scatterlayer .trace").count() >= 2  # both arms drawn
+        assert page.get_by_role("button", name=START).is_enabled()  # free again
+        assert exception_boxes(page) == []
+        assert watcher.console_errors == [] and watcher.page_errors == []
+        assert watcher.blocked == [] and watcher.failed == []
