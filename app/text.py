@@ -174,10 +174,12 @@ def tokenize(tokenizer, text: str, max_tokens: int | None = None, text_pair: str
 
 def _trimmed(text: str, s: int, e: int) -> tuple[int, int]:
     """A piece's span without the space a byte-level BPE piece ("Ġlittle") carries in front: tokenizers
-    built without ``trim_offsets`` (DeBERTa's, ModernBERT's) count it, RoBERTa's does not."""
+    built without ``trim_offsets`` (DeBERTa's, ModernBERT's) count it, RoBERTa's does not. A piece that is
+    nothing but a space (a bare "Ġ" before a typed special token) keeps its span and so belongs to no word."""
+    start = s
     while s < e and text[s].isspace():
         s += 1
-    return s, e
+    return (start, e) if s == e else (s, e)  # a piece that is only a space stays the space: no word's
 
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])|(?<=[.!?][\"'])\s+")

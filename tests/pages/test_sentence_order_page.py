@@ -56,8 +56,9 @@ def test_url_state_restores_the_widgets_and_a_malformed_value_gets_a_note(app_pa
     assert at.text_area(key=K + "text_b").value == "The ball was red."
     assert at.number_input(key=K + "seed").value == 4 and at.slider(key=K + "examples").value == 2
     assert len(at.dataframe[0].value) == 6
-    pairs = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, 4)
-    assert list(at.dataframe[0].value["B"]) == [p.b for p in pairs[:6]]
+    pairs = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)
+    shown = [p for b in so.shown_bases(4, 2) for p in pairs[3 * b:3 * b + 3]]  # seed 4 picks two of the pool
+    assert list(at.dataframe[0].value["B"]) == [p.b for p in shown]
     bad = app_page(PAGE, examples="99", seed="x")
     assert not bad.exception
     text = shown_text(bad)
