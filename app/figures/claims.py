@@ -137,4 +137,7 @@ def key_figure(r) -> go.Figure:
     comp = r.comparison
     higher = None if r.metric == "train_loss" else next(
         (c.higher_is_better for c in r.comparisons if c.metric == r.metric), None)
-    return curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
+    fig = curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
+    verdict = (comp.verdict or {}).get("verdict")  # on a projector the verdict stands with its curves
+    fig.update_layout(title_text=esc(comp.claim) + (f" — verdict: <b>{esc(verdict)}</b>" if verdict else ""))
+    return fig
