@@ -53,7 +53,11 @@ def test_one_live_run_with_a_progress_bar_and_a_second_visitor_who_sees_it(serve
         page.get_by_text("a live run shows the recipe at work").wait_for(timeout=60_000)  # the live curve's caption
         live = page.locator('.js-plotly-plot').last
         assert live.locator(".scatterlayer .trace").count() >= 2  # both arms drawn
-        assert page.get_by_role("button", name=START).is_enabled()  # free again
+        from playwright.sync_api import expect
+
+        # the page reruns once the run ends (the poll stops), and then the button is free again
+        expect(page.get_by_role("button", name=START)).to_be_enabled(timeout=60_000)
+        wait_for_app(page)
         assert exception_boxes(page) == []
         assert watcher.console_errors == [] and watcher.page_errors == []
         assert watcher.blocked == [] and watcher.failed == []
