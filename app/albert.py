@@ -16,8 +16,9 @@ BERT holds L different layers. This module measures, for any text and either mod
   projected to 2-D by PCA (an exact SVD, signs fixed).
 
 The lesson (pages/albert_activations.py) calls :func:`run`: both models' forward passes go through the
-page's cache (``forward``), the unrolled block apart from them (``unrolled``), so the repeat slider
-re-runs only that and the measure and word choices re-run neither.
+page's cache (``forward``), the unrolled block apart from them, L applications at a time (``unrolled``,
+each round starting where the last ended), so the repeat slider runs only the rounds it adds and the
+measure and word choices re-run nothing.
 
 Shapes: T tokens, H hidden size, L layers. ``hidden`` is (L + 1, T, H) with hidden[0] the input to
 the first layer (for ALBERT: the embeddings already projected from E up to H); ``attentions`` is
@@ -165,13 +166,19 @@ def linear_cka(x: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def cka_matrix(hidden: torch.Tensor) -> torch.Tensor:
-    """Linear CKA between every pair of depths, tokens as samples: (D, T, H) -> (D, D)."""
-    d = hidden.shape[0]
-    out = torch.empty(d, d)
-    for a in range(d):
-        for b in range(a, d):
-            out[a, b] = out[b, a] = linear_cka(hidden[a], hidden[b])
-    return out
+    """Linear CKA between every pair of depths, tokens as samples: (D, T, H) -> (D, D).
+
+    The same number as :func:`linear_cka` for every pair, computed through the T × T Gram matrices
+    (‖YᵀX‖²_F = ⟨XXᵀ, YYᵀ⟩_F): one (D, T²) product instead of D² products of H × H matrices, which is what
+    keeps it instant at base size (H = 768) where T is a sentence."""
+    h = hidden.double()
+    h = h - h.mean(1, keepdim=True)  # centre each depth's columns over the tokens
+    gram = (h @ h.transpose(1, 2)).flatten(1)  # (D, T²)
+    inner = gram @ gram.T  # (D, D): ⟨K_a, K_b⟩_F
+    norm = inner.diagonal().clamp_min(0).sqrt()
+    den = norm[:, None] * norm[None, :]
+    out = torch.where(den > 0, inner / den.clamp_min(torch.finfo(torch.float64).tiny), torch.nan)
+    return out.float()
 
 
 def similarity_matrix(hidden: torch.Tensor, measure: str) -> torch.Tensor:
@@ -256,12 +263,14 @@ def is_fully_shared(model) -> bool:
     return getattr(cfg, "model_type", "") == "albert" and cfg.num_hidden_groups == 1 and cfg.inner_group_num == 1
 
 
-def unroll(model, inputs: dict, applications: int) -> torch.Tensor:
-    """Apply ALBERT's one shared block ``applications`` times to the (projected) embeddings.
+def unroll(model, inputs: dict, applications: int, start: torch.Tensor | None = None) -> torch.Tensor:
+    """Apply ALBERT's one shared block ``applications`` times to the (projected) embeddings, or to ``start``
+    (T, H), a state an earlier unroll of the same inputs reached: unroll(m, x, a + b) equals
+    unroll(m, x, a) followed by unroll(m, x, b, start=that[-1]).
 
     The same computation as ``AlbertTransformer.forward`` for the first L steps, continued past L.
     Reads the model, never changes it (no config edits, no hooks). Returns (applications + 1, T, H)
-    float32: [0] is the input to the first application, [k] the output of the k-th.
+    float32: [0] is the input to the first application (or ``start``), [k] the output of the k-th.
     """
     from transformers.masking_utils import create_bidirectional_mask
 
@@ -278,6 +287,10 @@ def unroll(model, inputs: dict, applications: int) -> torch.Tensor:
         mask = create_bidirectional_mask(config=base.config, inputs_embeds=emb,
                                          attention_mask=inputs.get("attention_mask"))
         h = base.encoder.embedding_hidden_mapping_in(emb)  # (1, T, H)
+        if start is not None:
+            if tuple(start.shape) != tuple(h.shape[1:]):
+                raise ValueError(f"start must be (T, H) = {tuple(h.shape[1:])}, not {tuple(start.shape)}")
+            h = start.to(device=device, dtype=h.dtype)[None]
         states = [h[0].float().cpu()]
         for _ in range(applications):
             h = block(h, mask)
@@ -387,9 +400,20 @@ def forward(loaded, ids: tuple[int, ...]) -> Forward:
                    tuple(layer_parameters(loaded.model, 0)), is_fully_shared(loaded.model))
 
 
-def unrolled(loaded, ids: tuple[int, ...], applications: int) -> torch.Tensor:
-    """ALBERT's shared block applied ``applications`` times to ``ids``: (applications + 1, T, H)."""
-    return unroll(loaded.model, model_inputs(ids), applications)
+def unrolled(loaded, ids: tuple[int, ...], applications: int, start: torch.Tensor | None = None) -> torch.Tensor:
+    """ALBERT's shared block applied ``applications`` times to ``ids`` (from ``start`` when given, see
+    :func:`unroll`): (applications + 1, T, H)."""
+    return unroll(loaded.model, model_inputs(ids), applications, start)
+
+
+def unrolled_to(loaded, ids: tuple[int, ...], repeat: int, layers: int, cache=direct) -> torch.Tensor:
+    """The block applied repeat × L times, (repeat × L + 1, T, H), built from L-application rounds that each
+    go through ``cache`` and start where the one before ended: moving the repeat slider up runs only the new
+    rounds, moving it down runs nothing."""
+    rounds = [cache(unrolled, loaded, ids, layers)]
+    for _ in range(1, repeat):
+        rounds.append(cache(unrolled, loaded, ids, layers, rounds[-1][-1]))
+    return torch.cat([rounds[0]] + [r[1:] for r in rounds[1:]])
 
 
 @dataclass(frozen=True)
@@ -472,7 +496,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     unrolled_states, unroll = None, None
     if albert_fw.fully_shared:
         applications = int(inputs.repeat) * layers
-        unrolled_states = cache(unrolled, albert_loaded, albert_tk.ids, applications)  # (applications + 1, T, H)
+        unrolled_states = unrolled_to(albert_loaded, albert_tk.ids, int(inputs.repeat), layers, cache)  # (applications + 1, T, H)
         s = steps(unrolled_states, layers)
         check = float((unrolled_states[layers] - albert_fw.hidden[layers]).abs().max())
         unroll = Unrolled(applications, s, check,

@@ -49,8 +49,8 @@ class Defaults:
     most_top_k: int = 10  # every prediction is computed for this many guesses; the slider cuts the list
     repeats: int = 9  # timed forwards per (sentence, variant); the median is reported
     budget_ms: float = 1500.0  # ... but rounds stop once this much was timed (base-size models: a round takes ~1 s)
-    least: int = 3  # ... after at least this many rounds
-    warmup: int = 2  # untimed forwards first (allocations, lazy init)
+    least: int = 2  # ... after at least this many rounds
+    warmup: int = 2  # untimed rounds first (allocations, lazy init); one when it already took a third of the budget
     noise: float = 0.10  # relative latency differences below this are called ties
 
 
@@ -308,10 +308,17 @@ def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int 
     whichever happened to be timed then. ``sync`` waits for the device (torch.cuda.synchronize on GPU)
     so queued kernels are counted. ``budget_ms``: stop after the round that brings the time measured to it,
     once ``least`` rounds are taken (models of the real checkpoints' size on a CPU take ~1 s a round: nine
-    rounds would keep a page waiting for ten seconds; small models still get every round)."""
-    for _ in range(warmup):
+    rounds would keep a page waiting for ten seconds; small models still get every round). With a budget, the
+    warm-up also stops after the round that took a third of it: one untimed forward of a base-size model
+    already pays for the allocations and the lazy initialisation."""
+    warmed = 0.0
+    for done in range(warmup):
+        if budget_ms is not None and done >= 1 and warmed >= budget_ms / 3:
+            break
+        t = clock()
         for forward in forwards.values():
             forward()
+        warmed += (clock() - t) * 1000.0
     if sync:
         sync()
     samples: dict[str, list[float]] = {name: [] for name in forwards}

@@ -247,7 +247,19 @@ def _identity(loaded) -> tuple:
     return loaded.identity
 
 
-_HASH_FUNCS = {"app.models.loading.Loaded": _identity}
+def _tensor_bytes(tensor) -> tuple:
+    """A tensor argument (e.g. the state an earlier step reached) by its contents: dtype, shape, bytes."""
+    t = tensor.detach().cpu().contiguous()
+    return str(t.dtype), tuple(t.shape), t.view(-1).view(torch_uint8()).numpy().tobytes()
+
+
+def torch_uint8():
+    import torch  # only reached when a lesson (which has imported torch) passes a tensor
+
+    return torch.uint8
+
+
+_HASH_FUNCS = {"app.models.loading.Loaded": _identity, "torch.Tensor": _tensor_bytes}
 
 
 @functools.cache
@@ -257,7 +269,8 @@ def _cached(step):
 
 def cache(step, *args):
     """``step(*args)``, cached by its arguments (a loaded model by its identity: key, source, location,
-    device, dtype). The one cache of every lesson's expensive steps; no page writes its own."""
+    device, dtype; a tensor by its contents). The one cache of every lesson's expensive steps; no page
+    writes its own."""
     return _cached(step)(*args)
 
 

@@ -17,14 +17,21 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("BVE_WARM_START", "0")
 
 
+def _by_value(arg):
+    if type(arg).__module__.startswith("torch") and hasattr(arg, "numpy"):  # a tensor: by dtype, shape, bytes
+        return ("tensor", str(arg.dtype), tuple(arg.shape), arg.detach().cpu().numpy().tobytes())
+    return getattr(arg, "identity", arg)
+
+
 class CountingCache:
-    """A cache like the page's: memoizes by arguments (a loaded model by its identity) and counts real calls."""
+    """A cache like the page's: memoizes by arguments (a loaded model by its identity, a tensor by its
+    contents) and counts real calls."""
 
     def __init__(self):
         self.memo, self.calls = {}, []
 
     def __call__(self, step, *args):
-        key = (step.__name__, *[getattr(a, "identity", a) for a in args])
+        key = (step.__name__, *[_by_value(a) for a in args])
         if key not in self.memo:
             self.calls.append(step.__name__)
             self.memo[key] = step(*args)

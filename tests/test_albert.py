@@ -85,6 +85,18 @@ def test_cka_matrix_and_degenerate_input():
         A.similarity_matrix(h, "euclid")
 
 
+def test_cka_matrix_equals_pairwise_linear_cka():
+    """The Gram-matrix form gives linear_cka's number for every pair, nan where a depth is constant over
+    the tokens, at a base-size width where the pairwise form would be slow."""
+    g = torch.Generator().manual_seed(5)
+    h = torch.randn(6, 9, 768, generator=g)
+    h[2] = 0.7  # constant over the tokens
+    m = A.cka_matrix(h)
+    ref = torch.tensor([[A.linear_cka(h[a], h[b]) for b in range(6)] for a in range(6)])
+    assert torch.allclose(m, ref, atol=1e-6, equal_nan=True)
+    assert math.isnan(m[2, 2]) and math.isnan(m[0, 2]) and m[0, 0] == pytest.approx(1.0)
+
+
 # ----------------------------------------------------------------------------- per-layer statistics
 
 
@@ -172,6 +184,18 @@ def test_unrolling_matches_hidden_states_with_padding(layers, pad):
     states = A.unroll(model, {"input_ids": ids, "attention_mask": mask}, layers + 2)
     expected = torch.stack([h[0] for h in out.hidden_states])
     assert torch.allclose(states[: layers + 1], expected, atol=1e-5)
+
+
+def test_unrolling_in_rounds_equals_one_unroll(bundled):
+    albert = bundled("albert")
+    inputs = inputs_of(albert)
+    layers = albert.model.config.num_hidden_layers
+    whole = A.unroll(albert.model, inputs, 3 * layers)
+    ids = tuple(inputs["input_ids"][0].tolist())
+    assert torch.equal(A.unrolled_to(albert, ids, 3, layers), whole)
+    assert torch.equal(A.unroll(albert.model, inputs, layers, start=whole[layers]), whole[layers:2 * layers + 1])
+    with pytest.raises(ValueError, match="start"):
+        A.unroll(albert.model, inputs, 1, start=whole[0][:-1])
 
 
 def test_unrolling_needs_one_shared_block():
@@ -290,13 +314,15 @@ def test_run_on_the_bundled_pair_matches_the_models_own_computation(models):
     assert r.bert.path["extra"] is None
 
 
-def test_run_caches_the_forward_passes_and_the_slider_only_reunrolls(models):
+def test_run_caches_the_forward_passes_and_the_slider_runs_only_the_rounds_it_adds(models):
     cache = CountingCache()
     A.run(models, A.Inputs(), cache)
-    assert sorted(cache.calls) == ["forward", "forward", "unrolled"]
+    assert sorted(cache.calls) == ["forward", "forward"] + ["unrolled"] * A.DEFAULTS.repeat  # L applications a round
     A.run(models, A.Inputs(measure="cosine", word=5), cache)  # measure and word: no model runs again
-    A.run(models, A.Inputs(repeat=1), cache)
-    assert sorted(cache.calls) == ["forward", "forward", "unrolled", "unrolled"]
+    A.run(models, A.Inputs(repeat=1), cache)  # down: every round is cached
+    assert len(cache.calls) == 2 + A.DEFAULTS.repeat
+    A.run(models, A.Inputs(repeat=A.DEFAULTS.repeat + 1), cache)  # up by one: one more round
+    assert len(cache.calls) == 3 + A.DEFAULTS.repeat
     r = A.run(models, A.Inputs(repeat=1, measure="cosine"), cache)
     assert r.unrolled.summary is None and len(r.unrolled.steps["l2"]) == r.albert.layers
     assert torch.equal(r.albert.similarity, A.run(models, A.Inputs(measure="cosine")).albert.similarity)

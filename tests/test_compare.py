@@ -306,6 +306,27 @@ def test_timing_stops_at_its_budget_after_the_least_rounds_and_small_models_get_
     assert len(compare.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock)["f"]) == 9  # no budget
 
 
+def test_a_slow_warm_up_round_is_enough_and_a_fast_one_is_repeated():
+    clock, calls = FakeClock(), []
+
+    def slow():  # 0.6 s: more than a third of the 1.5 s budget
+        calls.append("slow")
+        clock.now += 0.6
+
+    def fast():
+        calls.append("fast")
+        clock.now += 0.002
+
+    compare.measure_interleaved({"f": slow}, repeats=9, warmup=2, clock=clock, budget_ms=1500, least=2)
+    assert len(calls) == 1 + 3  # one warm-up, then rounds until 1.5 s were timed (0.6, 1.2, 1.8)
+    calls.clear()
+    compare.measure_interleaved({"f": fast}, repeats=9, warmup=2, clock=clock, budget_ms=1500)
+    assert len(calls) == 2 + 9
+    calls.clear()
+    compare.measure_interleaved({"f": slow}, repeats=3, warmup=2, clock=clock)  # no budget: every warm-up round
+    assert len(calls) == 2 + 3
+
+
 def test_interleaved_timing_takes_turns():
     order = []
     samples = compare.measure_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},

@@ -195,6 +195,25 @@ def test_run_scores_both_orders_and_the_generated_pairs_with_each_head(models):
     assert r.notes == ()
 
 
+def test_heads_of_the_real_size_score_the_first_base_pairs_of_the_same_pool_and_say_so(models, monkeypatch):
+    class Big:  # parameters() as a base-size checkpoint has them, without the memory
+        model = torch.nn.Linear(1, 1)
+        model.parameters = lambda: iter([torch.empty(so.DEFAULTS.large_params + 1, device="meta")])
+
+    assert so.pool_size([models["albert"], models["bert-nsp"]]) == so.DEFAULTS.sample_pairs
+    assert so.pool_size([models["albert"], Big]) == so.DEFAULTS.large_pairs
+    assert so.shown_bases(5, 3, pool=12) == so.shown_bases(5, 3, pool=12) and max(so.shown_bases(5, 3, pool=12)) < 12
+    monkeypatch.setattr(so, "pool_size", lambda heads: so.DEFAULTS.large_pairs)
+    r = so.run(models, so.Inputs(seed=5, examples=3))
+    n = so.DEFAULTS.large_pairs
+    assert r.n_pairs == n and all(s.pair.base < n for s in r.examples)
+    sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)[:3 * n]
+    p_not = [p1 for _, p1 in so.head_probs(models["albert"], tuple((p.a, p.b) for p in sample))]
+    expected = sum((p > 0.5) == bool(q.label) for p, q in zip(p_not, sample) if q.kind in ("in order", "swapped"))
+    assert r.accuracy["albert"]["sop"] == pytest.approx(expected / (2 * n))
+    assert any(f"score {n} of the {so.DEFAULTS.sample_pairs} story pairs" in note.text for note in r.notes)
+
+
 def test_typing_rescores_only_your_pair_and_the_slider_and_seed_rescore_nothing(models):
     cache = CountingCache()
     so.run(models, so.Inputs(), cache)

@@ -211,3 +211,14 @@ def test_xlnet_says_it_keeps_the_first_pieces(base_size):
     ran_cleanly(at)
     pieces = xlnet.xlnet_pieces(base_size["xlnet"].tokenizer, LONG)
     assert pieces.capped and _note_with(at, pieces.n_before_cap, pieces.n_content)
+
+
+def test_nsp_vs_sop_says_base_size_heads_score_fewer_story_pairs(base_size):
+    """bert-base's NSP head over all 180 story inputs would keep the page waiting for most of a minute."""
+    from app import sentence_order
+
+    at = open_at_base_size("pages/sentence_order.py")
+    ran_cleanly(at)
+    d = sentence_order.DEFAULTS
+    assert sentence_order.pool_size([base_size["bert-nsp"]]) == d.large_pairs < d.sample_pairs
+    assert _note_with(at, f"score {d.large_pairs} of the {d.sample_pairs} story pairs")
