@@ -240,6 +240,20 @@ def test_figures_draw_the_bands_the_means_and_every_seed(results_dir):
     assert lv.data[0].line.color == lv.data[2].line.color == figures.BETTER
 
 
+def test_the_legend_of_every_arm_gets_its_own_rows_above_the_plot_clear_of_the_title(results_dir):
+    """Six distillation arms wrap the legend to three rows: the top margin and the figure grow by two rows, so
+    the entries stay clear of the title and the plot keeps its height."""
+    write(results_dir, make_doc("masking", CLEAR))
+    r = claims.run({}, claims.Inputs(claim="masking"))
+    comp = r.comparison
+    two = figures.curves_figure(r.curves[:2], r.x, r.metric_label, False, comp.better, comp.worse)
+    six = figures.curves_figure((r.curves * 3)[:6], r.x, r.metric_label, False, comp.better, comp.worse)
+    assert figures.legend_rows(two) == 1 and figures.legend_rows(six) == 3
+    grow = 2 * figures.LEGEND_ROW_PX
+    assert six.layout.margin.t - two.layout.margin.t == grow and six.layout.height - two.layout.height == grow
+    assert two.layout.margin.t >= figures.TITLE_PX + figures.LEGEND_ROW_PX
+
+
 # ----------------------------------------------------------------------------- the background live run
 
 

@@ -580,11 +580,13 @@ def test_benchmarks_section_lists_each_bundled_runs_own_cost(tmp_path):
 
     meta = {"command": "python -m app.experiments run masking", "device": "cpu (2 cores)", "jobs": 2,
             "finished": "2026-11-23T14:00:00Z", "wall_seconds": 1800.0}
-    arms = {"static1": {"seeds": {"0": {}, "1": {}, "2": {}}}, "dynamic": {"seeds": {"0": {}, "1": {}, "2": {}}}}
+    arms = {"static1": {"seeds": [{"wall_seconds": 300.0}] * 3}, "dynamic": {"seeds": [{"wall_seconds": 400.0}] * 3}}
     (tmp_path / "masking.json").write_text(json.dumps({"experiment": "masking", "meta": meta, "arms": arms}))
     (tmp_path / "smoke.json").write_text(json.dumps({"experiment": "smoke", "quick": True, "meta": meta, "arms": arms}))
     (tmp_path / "broken.json").write_text("{not json")
     runs = timing.bundled_runs(tmp_path)
-    assert [(r["experiment"], r["arms"], r["seeds"], r["wall_s"]) for r in runs] == [("masking", 2, 3, 1800.0)]
+    assert [(r["experiment"], r["arms"], r["seeds"], r["wall_s"], r["runs_s"]) for r in runs] == [
+        ("masking", 2, 3, 1800.0, 2100.0)]  # the last command's wall time; every run's own, summed
     text = timing.section({}, runs)
-    assert "| masking | 2 × 3 | 30.0 min | 2 | cpu (2 cores) |" in text and "`python -m app.experiments run masking`" in text
+    assert "| masking | 2 × 3 | 30.0 min | 35.0 min | 2 | cpu (2 cores) |" in text
+    assert "`python -m app.experiments run masking`" in text

@@ -122,6 +122,11 @@ def merge(store: Path, measured: list[dict]) -> dict:
     return known
 
 
+def _runs(arm: dict) -> list:
+    runs = arm.get("seeds", arm.get("runs", []))
+    return list(runs.values()) if isinstance(runs, dict) else list(runs)
+
+
 def bundled_runs(folder: Path) -> list[dict]:
     """What each bundled result's own run cost, from its JSON's provenance (``meta``): one dict per file."""
     import json
@@ -136,9 +141,11 @@ def bundled_runs(folder: Path) -> list[dict]:
             continue
         meta, arms = d.get("meta", {}), d.get("arms", {})
         seeds = max((len(a.get("seeds", a.get("runs", {}))) for a in arms.values()), default=0)
+        records = [r for a in arms.values() for r in _runs(a) if isinstance(r, dict)]
+        summed = sum(r.get("wall_seconds") or 0.0 for r in records) or None
         out.append({"experiment": d.get("experiment", path.stem), "arms": len(arms), "seeds": seeds,
                     "jobs": meta.get("jobs"), "device": meta.get("device", "?"), "wall_s": meta.get("wall_seconds"),
-                    "finished": meta.get("finished", "?"), "command": meta.get("command", "?")})
+                    "runs_s": summed, "finished": meta.get("finished", "?"), "command": meta.get("command", "?")})
     return out
 
 
@@ -167,13 +174,17 @@ def section(known: dict, runs: list[dict] | None = None) -> str:
              "the pool's last runs of each experiment may leave a core idle for a few minutes)."]
     if runs:
         rows += ["", "### The bundled results: what their runs took", "",
-                 "From each `assets/experiments/<name>.json`'s own record (wall time of the whole run, as it ran: "
-                 "a run made while other training shared the machine took longer than the projection).", "",
-                 "| experiment | arms × seeds | wall time | jobs | device | finished | command |", "|---|---|---|---|---|---|---|"]
+                 "From each `assets/experiments/<name>.json`'s own record: the wall time of the last command, as it "
+                 "ran (a run made while other training shared the machine took longer than the projection; a "
+                 "command that resumed skipped the arm × seed runs an earlier one had finished), and every arm × "
+                 "seed run's own wall time, summed, whichever command ran it.", "",
+                 "| experiment | arms × seeds | wall time | runs' own time, summed | jobs | device | finished | command |",
+                 "|---|---|---|---|---|---|---|---|"]
         for r in runs:
             wall = f"{r['wall_s'] / 60:.1f} min" if r["wall_s"] else "?"
-            rows.append(f"| {r['experiment']} | {r['arms']} × {r['seeds']} | {wall} | {r['jobs']} | {r['device']} | "
-                        f"{r['finished']} | `{r['command']}` |")
+            summed = f"{r['runs_s'] / 60:.1f} min" if r.get("runs_s") else "?"
+            rows.append(f"| {r['experiment']} | {r['arms']} × {r['seeds']} | {wall} | {summed} | {r['jobs']} | "
+                        f"{r['device']} | {r['finished']} | `{r['command']}` |")
     return "\n".join(rows)
 
 

@@ -34,10 +34,24 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+LEGEND_PER_ROW = 2  # legend entries a row holds at a projector's font size (the arms' labels are long)
+LEGEND_ROW_PX = 32  # one legend row at a projector's font size (22 px), with its gap
+TITLE_PX = 60  # the title above the legend
+
+
+def legend_rows(fig: go.Figure) -> int:
+    """How many rows the horizontal legend takes: its entries (traces shown in it), LEGEND_PER_ROW a row."""
+    entries = sum(1 for t in fig.data if t.showlegend is not False)
+    return max(1, -(-entries // LEGEND_PER_ROW))
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    """Title, then the legend in one row above the plot (below it, it collides with the x-axis title at a
-    projector's font size)."""
-    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), height=height, margin=dict(l=10, r=10, t=95, b=30),
+    """Title, then the legend above the plot (below it, it collides with the x-axis title at a projector's
+    font size). The top margin grows with the legend's rows, so that every arm shown (six for distillation)
+    keeps its entry clear of the title; the figure grows by as much, so the plot keeps its height."""
+    extra = (legend_rows(fig) - 1) * LEGEND_ROW_PX
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), height=height + extra,
+                      margin=dict(l=10, r=10, t=TITLE_PX + LEGEND_ROW_PX + extra, b=30),
                       plot_bgcolor="white", hovermode="closest",
                       legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"))
     fig.update_xaxes(automargin=True, showgrid=True, gridcolor="#eee")
