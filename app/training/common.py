@@ -80,6 +80,10 @@ def train_loop(
         opt.load_state_dict(state["opt"])
         step, spent, curves = state["step"], state["spent"], state["curves"]
         print(f"[{name}] resumed at step {step} ({spent:.0f} s spent)", flush=True)
+        before = state.get("config", {}).get("steps")
+        if before is not None and before != cfg.steps and step < cfg.steps:  # an extension: a new schedule's total
+            runs = curves.setdefault("runs", [{"to_step": before, "threads": None}])
+            runs.append({"from_step": step, "to_step": cfg.steps, "threads": torch.get_num_threads()})
 
     def save_state():
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "spent": spent,
@@ -209,11 +213,33 @@ def processor_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def describe_runs(cfg: LoopConfig, curves: dict, rebuild: str) -> str:
+    """The card's schedule and rebuild lines: one run of ``cfg.steps``, or, when later runs extended a finished
+    one with a larger ``--steps`` (``curves["runs"]``, recorded by train_loop), each total in turn."""
+    runs = curves.get("runs") or []
+    schedule = f"AdamW, peak learning rate {cfg.lr}, warm-up {cfg.warmup} steps, cosine decay to a tenth"
+    if len(runs) < 2:
+        return f"- Optimiser: {schedule}\n- Rebuild: `{rebuild}`"
+    totals = [r["to_step"] for r in runs]
+    starts = [str(r["from_step"]) for r in runs[1:]]
+    restarts = starts[0] if len(starts) == 1 else ", ".join(starts[:-1]) + " and " + starts[-1]
+    threads = "; ".join(f"to {r['to_step']} on {r['threads']} thread{'s' if r['threads'] != 1 else ''}"
+                        for r in runs if r.get("threads"))
+    return (f"- Optimiser: {schedule} over each run's total: trained to {totals[0]} steps, then extended "
+            + ", then ".join(f"to {t}" for t in totals[1:])
+            + f" by resuming, and each extension recomputed the cosine over its new total, so the learning rate "
+            f"rose again at step{'s' if len(runs) > 2 else ''} {restarts} (warm restart{'s' if len(runs) > 2 else ''})"
+            + (f" ({threads})" if threads else "") + "\n"
+            + f"- Rebuild: `{rebuild} --steps {totals[0]}`, then the same with "
+            + ", then ".join(f"`--steps {t}`" for t in totals[1:]) + " (each resumes the work folder)")
+
+
 def describe_compute(cfg: LoopConfig, curves: dict) -> str:
     """Steps, tokens seen, device and time, for the model card."""
     steps = curves.get("steps_done", 0)
-    threads = torch.get_num_threads()
-    machine = f"CPU, {threads} thread{'s' if threads != 1 else ''}" if cfg.device == "cpu" else cfg.device
+    counts = sorted({r["threads"] for r in curves.get("runs") or [] if r.get("threads")} | {torch.get_num_threads()})
+    threads = "–".join(map(str, counts))
+    machine = f"CPU, {threads} thread{'s' if counts != [1] else ''}" if cfg.device == "cpu" else cfg.device
     cpu = processor_name()
     return (f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
             f"token positions seen), {cfg.precision} autocast, {curves.get('train_seconds', 0) / 60:.0f} min of training on "
@@ -252,8 +278,7 @@ It is a teaching model: it knows simple children's-story English and little else
 - Corpus: {corpus} (TinyStories, Eldan & Li 2023, CDLA-Sharing-1.0)
 - Parameters: {count_parameters(model):,}
 - Compute: {describe_compute(cfg, curves)}
-- Optimiser: AdamW, peak learning rate {cfg.lr}, warm-up {cfg.warmup} steps, cosine decay to a tenth
-- Rebuild: `python -m app.training --recipe {recipe_name or family} --corpus ../shared/corpus --out assets/models`
+{describe_runs(cfg, curves, f"python -m app.training --recipe {recipe_name or family} --corpus ../shared/corpus --out assets/models")}
 
 ## Quality
 

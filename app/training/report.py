@@ -26,8 +26,6 @@ AUC_FLOOR, RETAINED_FLOOR, SPEEDUP_FLOOR, PLAUSIBLE_FLOOR = 0.90, 0.95, 1.6, 0.8
 # the floor tests expect the miss (strictly: a retrained checkpoint that reaches its floor makes the test fail
 # until its entry here is removed). Issue 17 stays open on these.
 SHORT_OF_FLOOR = {
-    "albert": "cloze top-5 rose slowly with one shared layer (0.18 at 3000 steps, 0.29 at 5000, CPU only); "
-              "it needs more steps than this CPU had",
     "electra-discriminator": "with a generator as large as the discriminator (as google/electra-small) the fakes "
                              "are real words in context: held-out AUC 0.92 against the old punctuation-proposing "
                              "generator fell to 0.77-0.78 and stayed flat from 1750 to 2500 steps",

@@ -1,0 +1,45 @@
+"""The training loop's resume (app/training/common.py): a run that a later command extends with a larger
+``--steps`` is recorded, and the model card says so (the schedule restarts, the exact rebuild commands)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from app.training import common
+
+
+def _loop(cfg, work, calls):
+    model = torch.nn.Linear(3, 1)
+
+    def step_loss(step, gen):
+        calls.append(step)
+        x = torch.randn(4, 3, generator=gen)
+        return model(x).pow(2).mean(), {}
+
+    return common.train_loop("toy", model, step_loss, lambda: {"metric": 0.5}, cfg, work)
+
+
+def test_an_extension_resumes_where_the_last_run_stopped_and_is_recorded(tmp_path):
+    cfg = common.LoopConfig(steps=6, batch_size=2, seq_len=4, eval_every=3, warmup=1, precision="fp32")
+    calls = []
+    curves = _loop(cfg, tmp_path, calls)
+    assert calls == list(range(6)) and "runs" not in curves  # one run: nothing to say
+    assert "- Rebuild: `cmd`" in common.describe_runs(cfg, curves, "cmd")
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        curves = _loop(replace(cfg, steps=9), tmp_path, calls)  # extended: only steps 6..8 run
+    finally:
+        torch.set_num_threads(threads)
+    assert calls[6:] == [6, 7, 8] and curves["steps_done"] == 9
+    assert curves["runs"] == [{"to_step": 6, "threads": None}, {"from_step": 6, "to_step": 9, "threads": 1}]
+    text = common.describe_runs(replace(cfg, steps=9), curves, "cmd")
+    assert "trained to 6 steps, then extended to 9" in text and "rose again at step 6 (warm restart)" in text
+    assert "- Rebuild: `cmd --steps 6`, then the same with `--steps 9`" in text
+    assert "thread" in common.describe_compute(cfg, curves)
+
+    _loop(replace(cfg, steps=9), tmp_path, calls)  # the same total again: nothing runs, nothing is recorded
+    assert len(calls) == 9
