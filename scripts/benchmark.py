@@ -141,10 +141,22 @@ def warm_models(keys, source: str = "bundled") -> float:
 PAGES_ONLY: list[str] | None = None  # --pages: the page slugs to measure (all when None)
 
 
+def _settle(most_s: float = 90.0) -> None:
+    """Wait (up to ``most_s``) for the 1-minute load average to fall below half the cores: the section before
+    this one (this process's own work) keeps it up for a while after it ends, and only other work should mark a
+    section as measured under load."""
+    cores = os.cpu_count() or 1
+    end = time.monotonic() + most_s
+    while os.getloadavg()[0] > 0.5 * cores and time.monotonic() < end:
+        time.sleep(2)
+
+
 def _load_note() -> str:
-    """Says how busy the machine was before a section started (1-minute load average) and torch's threads."""
+    """Says how busy the machine was before a section started (1-minute load average, after :func:`_settle`)
+    and torch's threads."""
     import torch
 
+    _settle()
     load, cores, threads = os.getloadavg()[0], os.cpu_count() or 1, torch.get_num_threads()
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (f"{when}, MEASURED UNDER LOAD (load average {load:.1f} on {cores} cores before the run, torch {threads} "
