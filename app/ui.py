@@ -248,15 +248,12 @@ def _identity(loaded) -> tuple:
 
 
 def _tensor_bytes(tensor) -> tuple:
-    """A tensor argument (e.g. the state an earlier step reached) by its contents: dtype, shape, bytes."""
+    """A tensor argument (e.g. the state an earlier step reached) by its contents: dtype, shape, bytes (as
+    uint8, which every dtype can be viewed as, bfloat16 included)."""
+    import torch  # only reached when a lesson, which has imported torch, passes a tensor
+
     t = tensor.detach().cpu().contiguous()
-    return str(t.dtype), tuple(t.shape), t.view(-1).view(torch_uint8()).numpy().tobytes()
-
-
-def torch_uint8():
-    import torch  # only reached when a lesson (which has imported torch) passes a tensor
-
-    return torch.uint8
+    return str(t.dtype), tuple(t.shape), t.view(-1).view(torch.uint8).numpy().tobytes()
 
 
 _HASH_FUNCS = {"app.models.loading.Loaded": _identity, "torch.Tensor": _tensor_bytes}

@@ -22,6 +22,15 @@ from pathlib import Path
 from app.experiments import EXPERIMENTS
 
 
+def _write_benchmarks(store: Path, measured: list[dict]) -> None:
+    """BENCHMARKS.md's experiments section: the projections (``store`` merged with ``measured``) and what the
+    bundled results' own runs took."""
+    from app.experiments import runner, timing
+
+    timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md",
+                         timing.section(timing.merge(store, measured), timing.bundled_runs(runner.DEFAULT_OUT)))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     p = argparse.ArgumentParser(prog="python -m app.experiments", description=__doc__,
@@ -82,9 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"(reference step {r['reference_ms_before']:.0f}/{r['reference_ms_after']:.0f} ms)", flush=True)
         print(f"[{' '.join(names)}] projected {grand / 60:.1f} min", flush=True)
         if a.write_benchmarks:
-            known = timing.merge((a.work or runner.DEFAULT_WORK) / "timing.json", measured)
-            timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md",
-                                 timing.section(known, timing.bundled_runs(runner.DEFAULT_OUT)))
+            _write_benchmarks((a.work or runner.DEFAULT_WORK) / "timing.json", measured)
         return 0
     work = a.work or runner.DEFAULT_WORK
     out = a.out or (work / "quick-results" if a.quick else runner.DEFAULT_OUT)
@@ -97,10 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{name}] done in {time.time() - t:.0f} s -> {path}", flush=True)
         store = work / "timing.json"
         if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and store.exists():  # its cost, in BENCHMARKS.md
-            from app.experiments import timing
-
-            timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md",
-                                 timing.section(timing.merge(store, []), timing.bundled_runs(out)))
+            _write_benchmarks(store, [])
         if name == "sentence" and a.checkpoints:
             from app.experiments import sentence
 

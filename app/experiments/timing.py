@@ -140,7 +140,7 @@ def bundled_runs(folder: Path) -> list[dict]:
         if d.get("quick"):
             continue
         meta, arms = d.get("meta", {}), d.get("arms", {})
-        seeds = max((len(a.get("seeds", a.get("runs", {}))) for a in arms.values()), default=0)
+        seeds = max((len(_runs(a)) for a in arms.values()), default=0)
         records = [r for a in arms.values() for r in _runs(a) if isinstance(r, dict)]
         summed = sum(r.get("wall_seconds") or 0.0 for r in records) or None
         out.append({"experiment": d.get("experiment", path.stem), "arms": len(arms), "seeds": seeds,
