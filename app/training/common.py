@@ -58,11 +58,15 @@ def train_loop(
     evaluate: Callable[[], dict[str, float]],
     cfg: LoopConfig,
     work: Path,
+    stop_when: Callable[[dict[str, float]], bool] | None = None,
 ) -> dict:
     """Train ``model`` for ``cfg.steps`` steps (or until the time budget), resuming from ``work``.
 
     ``step_loss(step, gen)`` draws a batch and returns (loss, numbers to log). ``evaluate()`` returns
     held-out metrics; it runs every ``cfg.eval_every`` steps with the model in eval mode.
+    ``stop_when(metrics)``, if given, ends training at the first evaluation it accepts (early stopping on
+    held-out metrics; the learning-rate schedule stays the one of ``cfg.steps``); ``curves["stopped_at"]``
+    records the step, and a resumed run does not train on.
     Returns the curves: {"step": [...], "train_loss": [...], "eval_step": [...], <metric>: [...]}.
     """
     work.mkdir(parents=True, exist_ok=True)
@@ -92,7 +96,7 @@ def train_loop(
     model.train()
     t_last_save = time.time()
     window: list[float] = []
-    while step < cfg.steps and spent < cfg.time_budget_s:
+    while step < cfg.steps and spent < cfg.time_budget_s and "stopped_at" not in curves:
         t0 = time.time()
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)
@@ -118,7 +122,10 @@ def train_loop(
             for k, v in metrics.items():
                 curves.setdefault(k, []).append(v)
             extra = " ".join(f"{k}={v:.3f}" for k, v in {**logs, **metrics}.items())
-            print(f"[{name}] step {step} loss {float(loss):.3f} {extra} ({spent:.0f} s)", flush=True)
+            print(f"[{name}] step {step} loss {float(loss.detach()):.3f} {extra} ({spent:.0f} s)", flush=True)
+            if stop_when is not None and stop_when(metrics):
+                curves["stopped_at"] = step
+                print(f"[{name}] stopped early at step {step}", flush=True)
         if time.time() - t_last_save > 120:
             save_state()
             t_last_save = time.time()
