@@ -368,20 +368,67 @@ def signal_counts(n_tokens: int, n_masked: int) -> dict[str, int]:
     return {"tokens": n_tokens, "mlm": n_masked, "rtd": n_tokens}
 
 
+def _auc_series(curves: dict) -> tuple[list, list] | None:
+    steps, auc = curves.get("eval_step") or [], curves.get("disc_auc") or []
+    if not isinstance(steps, list) or not isinstance(auc, list) or not steps or len(steps) != len(auc) \
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps):
+        return None
+    return list(steps), [a if isinstance(a, (int, float)) and math.isfinite(a) else None for a in auc]
+
+
+def _last(values) -> float | None:
+    v = values[-1] if isinstance(values, list) and values else None
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
 def read_curves(folder) -> dict | None:
     """The discriminator's training curves (curves.json beside the checkpoint): {"eval_step": [...],
-    "disc_auc": [...], "step": [...], "train_loss": [...]}; None when absent or unreadable."""
+    "disc_auc": [...], "step": [...], "train_loss": [...], "final": {...}, "joint": ...}; None when absent or
+    unreadable.
+
+    "joint" is the joint stage that came before (app/training/electra.py), when curves.json has one:
+    {"eval_step", "disc_auc", "steps_done", "cloze_top5"} (its generator's last cloze top-5), else None.
+    Steps are each stage's own; a figure puts the later stage after the joint one."""
     path = Path(folder) / "curves.json"
     try:
         curves = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    steps, auc = curves.get("eval_step") or [], curves.get("disc_auc") or []
-    if not steps or len(steps) != len(auc):
+    if not isinstance(curves, dict) or (series := _auc_series(curves)) is None:
         return None
-    auc = [a if isinstance(a, (int, float)) and math.isfinite(a) else None for a in auc]
-    return {"eval_step": list(steps), "disc_auc": auc, "step": curves.get("step") or [],
-            "train_loss": curves.get("train_loss") or [], "final": curves.get("final") or {}}
+    joint, stage0 = None, curves.get("joint_stage")
+    if isinstance(stage0, dict) and (s0 := _auc_series(stage0)) is not None and any(a is not None for a in s0[1]):
+        done = stage0.get("steps_done")
+        joint = {"eval_step": s0[0], "disc_auc": s0[1], "cloze_top5": _last(stage0.get("cloze_top5")),
+                 "steps_done": done if isinstance(done, int) and done > 0 else s0[0][-1]}
+    final = curves.get("final")
+    return {"eval_step": series[0], "disc_auc": series[1], "step": curves.get("step") or [],
+            "train_loss": curves.get("train_loss") or [], "final": final if isinstance(final, dict) else {},
+            "joint": joint}
+
+
+def curve_story(curves: dict) -> str:
+    """The caption of the AUC-by-step figure, its numbers read from ``read_curves``'s dict."""
+    points = [a for a in curves["disc_auc"] if a is not None]
+    head = f"Held-out ROC-AUC on 256 held-out sequences corrupted by the generator, every {_every(curves['eval_step'])} steps."
+    joint = curves.get("joint")
+    if not joint or not points:
+        return (head + " The generator learns alongside: while it proposes junk the fakes are easy to spot, so the "
+                "AUC can start high and fall as its fakes become real words in context.")
+    j = [a for a in joint["disc_auc"] if a is not None]
+    gen_cloze = (curves.get("final") or {}).get("generator", {}).get("cloze_top5")
+    cloze = lambda v: f" (cloze top-5 {v:.2f})" if isinstance(v, (int, float)) and math.isfinite(v) else ""  # noqa: E731
+    return (head + f" **Grey:** trained jointly for {joint['steps_done']} steps, the generator learning beside the "
+            f"discriminator. While it proposed junk the fakes were easy to spot ({j[0]:.2f}); as they became real "
+            f"words in context the AUC fell to {j[-1]:.2f}, against a generator as good as BERT{cloze(joint.get('cloze_top5'))}. "
+            f"**Red:** a fresh generator of the same size, trained alone and stopped early{cloze(gen_cloze)}, then "
+            f"frozen; the discriminator went on learning on its fakes for {curves['eval_step'][-1]} steps, to "
+            f"{points[-1]:.2f}. This page plays that pair: its fakes are still real words, but fewer fool the "
+            "discriminator. It is the trade-off behind the paper's smaller generators.")
+
+
+def _every(steps: list) -> int:
+    return steps[1] - steps[0] if len(steps) > 1 else steps[0]
 
 
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result

@@ -126,11 +126,7 @@ elif curves is None:
 else:
     ui.show_figure(figures.auc_curve_figure(curves), "electra-auc-curve")
     final = curves["final"].get("discriminator", {})
-    n_points = len(curves["eval_step"])
-    line = (f"Held-out ROC-AUC at each evaluation ({n_points} point{'s' if n_points != 1 else ''}, up to step "
-            f"{curves['eval_step'][-1]}), on 256 held-out sequences corrupted by the generator. The generator "
-            "learns alongside: while it proposes junk the fakes are easy to spot, so the AUC can start high and "
-            "fall as its fakes become real words in context.")
+    line = electra.curve_story(curves)
     if final:
         line += (f" Final, on the whole held-out set: ROC-AUC {final.get('auc', float('nan')):.3f}, precision "
                  f"{final.get('precision', float('nan')):.3f}, recall {final.get('recall', float('nan')):.3f}.")

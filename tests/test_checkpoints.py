@@ -120,6 +120,18 @@ def test_electra_generator_is_the_discriminators_size_as_released():
         assert g[field] == d[field], field
 
 
+def test_electra_pair_is_saved_with_one_set_of_embeddings_so_retying_changes_nothing():
+    """The embeddings are shared in training and frozen after the joint stage, so both files hold the same
+    weights; the app re-ties the pair (loading.tie_electra_pair) and the generator's fakes are the trained ones."""
+    needs("electra-generator", "electra-discriminator")
+    from safetensors.torch import load_file
+
+    g = load_file(catalogue.get("electra-generator").bundled_path / "model.safetensors")
+    d = load_file(catalogue.get("electra-discriminator").bundled_path / "model.safetensors")
+    shared = [k for k in d if k.startswith("electra.embeddings.") and "position_ids" not in k]
+    assert shared and all(torch.equal(g[k], d[k]) for k in shared)
+
+
 def test_every_checkpoint_records_its_curves_and_is_stored_small():
     for key, v in catalogue.CATALOGUE.items():
         if not v.bundled_available():

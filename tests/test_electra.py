@@ -272,6 +272,39 @@ def test_signal_counts_and_training_curves(tmp_path):
     assert electra.read_curves(tmp_path) is None
     (tmp_path / "curves.json").write_text("{not json")
     assert electra.read_curves(tmp_path) is None
+    (tmp_path / "curves.json").write_text(json.dumps({"eval_step": ["100"], "disc_auc": [0.6]}))
+    assert electra.read_curves(tmp_path) is None  # a step that is not a number
+
+
+def staged_curves(tmp_path, joint_stage):
+    (tmp_path / "curves.json").write_text(json.dumps({
+        "eval_step": [250, 500], "disc_auc": [0.86, 0.91], "step": [20], "train_loss": [0.3],
+        "final": {"generator": {"cloze_top5": 0.41}, "discriminator": {"auc": 0.905}}, "joint_stage": joint_stage}))
+    return electra.read_curves(tmp_path)
+
+
+def test_curves_of_a_joint_stage_then_a_frozen_generator_tell_both_stages_with_their_own_numbers(tmp_path):
+    curves = staged_curves(tmp_path, {"eval_step": [250, 500, 750], "disc_auc": [0.92, 0.80, 0.78], "steps_done": 750,
+                                      "cloze_top5": [0.01, 0.5, 0.66]})
+    assert curves["joint"] == {"eval_step": [250, 500, 750], "disc_auc": [0.92, 0.80, 0.78], "cloze_top5": 0.66,
+                               "steps_done": 750}
+    story = electra.curve_story(curves)
+    for part in ("every 250 steps", "jointly for 750 steps", "(0.92)", "fell to 0.78", "cloze top-5 0.66",
+                 "cloze top-5 0.41", "for 500 steps, to 0.91"):
+        assert part in story, part
+    fig = figures.auc_curve_figure(curves)
+    assert [list(t.x) for t in fig.data] == [[250, 500, 750], [1000, 1250]]  # the later stage after the joint one
+    assert list(fig.data[1].y) == [0.86, 0.91] and fig.layout.showlegend
+    assert any(sh.x0 == sh.x1 == 750 for sh in fig.layout.shapes)  # the swap is marked
+    assert go.Figure(fig.to_plotly_json())
+
+
+def test_curves_without_a_usable_joint_stage_tell_the_one_stage_story(tmp_path):
+    for joint_stage in (None, {"eval_step": [250], "disc_auc": []}, {"eval_step": [250], "disc_auc": [None]}, "junk"):
+        curves = staged_curves(tmp_path, joint_stage)
+        story = electra.curve_story(curves)
+        assert "learns alongside" in story and "Grey" not in story
+        assert len(figures.auc_curve_figure(curves).data) == 1
 
 
 # ----------------------------------------------------------------------------- figures

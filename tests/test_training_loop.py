@@ -43,3 +43,35 @@ def test_an_extension_resumes_where_the_last_run_stopped_and_is_recorded(tmp_pat
 
     _loop(replace(cfg, steps=9), tmp_path, calls)  # the same total again: nothing runs, nothing is recorded
     assert len(calls) == 9
+
+
+def test_early_stopping_ends_at_the_first_evaluation_it_accepts_and_a_resume_does_not_train_on(tmp_path):
+    cfg = common.LoopConfig(steps=12, batch_size=2, seq_len=4, eval_every=2, warmup=1, precision="fp32")
+    model = torch.nn.Linear(3, 1)
+    calls, evals = [], iter([0.1, 0.4, 0.6, 0.9, 0.95, 0.99])
+
+    def step_loss(step, gen):
+        calls.append(step)
+        return model(torch.randn(4, 3, generator=gen)).pow(2).mean(), {}
+
+    def run():
+        return common.train_loop("toy", model, step_loss, lambda: {"top5": next(evals)}, cfg, tmp_path,
+                                 stop_when=lambda m: m["top5"] >= 0.55)
+
+    curves = run()
+    assert curves["stopped_at"] == curves["steps_done"] == 6 and calls == list(range(6))
+    assert curves["eval_step"] == [2, 4, 6] and curves["top5"] == [0.1, 0.4, 0.6]
+    again = run()  # resumed: it stopped for good, so nothing trains and nothing is evaluated
+    assert calls == list(range(6)) and again["steps_done"] == 6 and again["stopped_at"] == 6
+
+
+def test_the_reports_training_column_counts_each_electra_model_by_its_own_stages():
+    from app.training import report
+
+    curves = {"steps_done": 2500, "train_seconds": 900.0,
+              "joint_stage": {"steps_done": 2500, "train_seconds": 3300.0},
+              "generator_stage": {"steps_done": 250, "train_seconds": 80.0, "stopped_at": 250}}
+    assert report._training("electra-generator", curves) == "250 steps · 1 min CPU, alone (stage 1)"
+    assert report._training("electra-discriminator", curves) == "2500 joint + 2500 steps · 55 + 15 min CPU"
+    assert report._training("bert", {"steps_done": 6000, "train_seconds": 1200.0}) == "6000 steps · 20 min CPU"
+    assert report._training("bert", {}) == "—"

@@ -204,21 +204,38 @@ def signal_figure(counts: dict[str, int]) -> go.Figure:
 
 
 def auc_curve_figure(curves: dict) -> go.Figure:
-    """The discriminator's held-out ROC-AUC by training step (curves.json: eval_step, disc_auc), with
-    chance (0.5) as a dashed line."""
-    line = dict(
-        type="scatter", x=list(curves["eval_step"]), y=list(curves["disc_auc"]), mode="lines+markers",
-        name="held-out ROC-AUC", line=dict(color="#c0392b", width=3),
-        hovertemplate="step %{x}<br>ROC-AUC %{y:.4f}<extra></extra>",
-    )
-    seen = [a for a in curves["disc_auc"] if a is not None]
+    """The discriminator's held-out ROC-AUC by training step (``electra.read_curves``), with chance (0.5) as a
+    dashed line. With a joint stage before it, that stage comes first (grey: the generator learning beside
+    the discriminator) and the later stage after it (red: a fresh generator, frozen), with the switch marked."""
+    joint = curves.get("joint")
+    offset = joint["steps_done"] if joint else 0
+    traces, seen = [], []
+    if joint:
+        traces.append(dict(
+            type="scatter", x=list(joint["eval_step"]), y=list(joint["disc_auc"]), mode="lines+markers",
+            name="joint: the generator learns beside it", line=dict(color="#7f8c8d", width=3),
+            hovertemplate="step %{x}<br>ROC-AUC %{y:.4f}<extra>joint</extra>",
+        ))
+        seen += [a for a in joint["disc_auc"] if a is not None]
+    traces.append(dict(
+        type="scatter", x=[offset + s for s in curves["eval_step"]], y=list(curves["disc_auc"]), mode="lines+markers",
+        name="fresh generator, frozen (the bundled pair)" if joint else "held-out ROC-AUC",
+        line=dict(color="#c0392b", width=3), hovertemplate="step %{x}<br>ROC-AUC %{y:.4f}<extra></extra>",
+    ))
+    seen += [a for a in curves["disc_auc"] if a is not None]
     low = min([0.4] + [a - 0.05 for a in seen])  # chance and every point stay in view
-    chance = dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=0.5, y1=0.5, line=dict(color="#888", dash="dash"))
-    label = dict(xref="paper", x=1, yref="y", y=0.5, text="chance (0.5)", showarrow=False, xanchor="right", yanchor="top")
-    return _figure([line], dict(
+    shapes = [dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=0.5, y1=0.5, line=dict(color="#888", dash="dash"))]
+    notes = [dict(xref="paper", x=1, yref="y", y=0.5, text="chance (0.5)", showarrow=False, xanchor="right", yanchor="top")]
+    if joint:
+        shapes.append(dict(type="line", xref="x", x0=offset, x1=offset, yref="paper", y0=0, y1=1,
+                           line=dict(color="#555", dash="dot")))
+        notes.append(dict(xref="x", x=offset, yref="paper", y=0.02, text="generator swapped ", showarrow=False,
+                          xanchor="right", yanchor="bottom", font=dict(color="#555")))
+    return _figure(traces, dict(
         title=dict(text="Discriminator: held-out ROC-AUC while training"), height=340,
-        margin=dict(l=10, r=10, t=60, b=40), plot_bgcolor="white", font=dict(size=14),
-        shapes=[chance], annotations=[label],
+        margin=dict(l=10, r=10, t=60 if not joint else 90, b=40), plot_bgcolor="white", font=dict(size=14),
+        shapes=shapes, annotations=notes, showlegend=bool(joint),
+        legend=dict(orientation="h", x=0, y=1.02, xanchor="left", yanchor="bottom"),
         xaxis=dict(title=dict(text="training step"), showgrid=True, gridcolor="#eee"),
         yaxis=dict(title=dict(text="ROC-AUC"), range=[low, 1.0], showgrid=True, gridcolor="#eee"),
     ))

@@ -1,10 +1,14 @@
-"""ELECTRA at toy scale: a small generator and a discriminator sharing token embeddings, trained jointly
-on replaced-token detection (λ = 50) with replacements sampled from the generator.
+"""ELECTRA at toy scale: a generator and a discriminator sharing token embeddings, trained jointly and then
+in the paper's two stages (Clark et al. 2020, §3.2 "Two-Stage training"), replacements sampled from the
+generator.
 
 Clark et al. (2020): the generator is a masked LM; at the masked positions a token is *sampled* from
 it, and the discriminator labels every token of the corrupted sequence as original or replaced (a
-sampled token equal to the original counts as original). Loss = MLM(generator) + λ · BCE(discriminator).
-Embeddings (token, position, type) are one module shared by both.
+sampled token equal to the original counts as original). Embeddings (token, position, type) are one
+module shared by both. The paper's main recipe trains both jointly (MLM + λ·BCE); its two-stage variant
+first trains the generator alone with MLM, then freezes it and trains the discriminator on its fakes.
+The stand-in runs the joint recipe, then the two stages with a fresh generator (see ``run``): the two
+stages let the generator's strength be set.
 
 Sizes mirror the released pair this stands in for: google/electra-small-generator has the *same*
 width as google/electra-small-discriminator (hidden 256, FFN 1024, 4 heads — "the generator size is 1
@@ -25,7 +29,7 @@ from app.electra import roc_auc, sample_replacements
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 
-LOOP = common.LoopConfig(steps=2500)
+LOOP = common.LoopConfig(steps=2500, lr=5e-4, warmup=100)  # stage 2, the discriminator (see run)
 
 
 @dataclass(frozen=True)
@@ -38,8 +42,15 @@ class Shape:
     generator_hidden_size: int = 192  # = the discriminator's, as in the released ELECTRA-Small pair
     generator_heads: int = 4
     generator_intermediate_size: int = 768
-    rtd_weight: float = 50.0  # λ
+    rtd_weight: float = 50.0  # λ of the joint recipe (the two-stage recipe trains each loss on its own)
     init_from_bert: bool = True  # start the discriminator (and so the shared embeddings) from the bundled BERT
+    joint_steps: int = 2500  # stage 0: the paper's joint recipe (its generator is not kept)
+    # stage 1: a fresh generator alone (MLM) on a schedule of generator_steps, stopped early at the first
+    # evaluation (every 50 steps, 256 held-out sequences) where its masked top-5 reaches generator_top5 — while
+    # its fakes are still catchable; stage 2 is LOOP's steps
+    generator_steps: int = 600
+    generator_warmup: int = 100
+    generator_top5: float = 0.55
 
 
 def configs(vocab_size: int, shape: Shape = Shape()) -> tuple[ElectraConfig, ElectraConfig]:
@@ -61,15 +72,14 @@ def tie_embeddings(generator: ElectraForMaskedLM, discriminator: ElectraForPreTr
 def init_discriminator_from_bert(discriminator: ElectraForPreTraining, bert_dir: Path) -> None:
     """Start the discriminator from the bundled BERT (identical module layout, same vocabulary): its
     embeddings — which the generator shares — and its encoder. The discriminator's one-logit head and the
-    whole generator encoder start from scratch, so the generator learns jointly, as in the paper.
+    whole generator encoder start from scratch.
 
     At toy scale and CPU budgets, a discriminator trained from scratch sits for thousands of steps on the
     plateau where it predicts "original" everywhere (AUC ≈ 0.54 after 1,300 steps here): its only signal
-    is one bit per token. Starting it from a model that knows the language lets replaced-token detection
-    itself be learned in the steps we can afford. The generator must NOT start trained too: a generator
-    that is already good from step 0 gives the discriminator its hardest fakes at once (its AUC crept from
-    0.68 to 0.72 in 750 steps that way), while one learning beside it gives the paper's curriculum —
-    random tokens first, plausible words later."""
+    is one bit per token. The paper saw the same in its two-stage runs ("without the weight initialization
+    the discriminator would sometimes fail to learn at all beyond the majority class") and started the
+    discriminator from the generator; here it starts from a model that knows the language at least as
+    well as the generator, so replaced-token detection itself is learned in the steps we can afford."""
     from transformers import BertForMaskedLM
 
     bert = BertForMaskedLM.from_pretrained(bert_dir)
@@ -97,12 +107,35 @@ def corrupt_with_generator(generator, ids, att, maskable, tok, rand_ids, gen, cf
     return g_loss, corrupted.to(dev), (corrupted != ids).float().to(dev)
 
 
-def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
-    shape = Shape()
-    # same WordPiece conventions (and the same vocabulary) as the BERT stand-in
+def freeze(module: torch.nn.Module) -> None:
+    for p in module.parameters():
+        p.requires_grad_(False)
+
+
+def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Shape()) -> None:
+    """Three stages; ``cfg`` (and so ``--steps``) is stage 2's.
+
+    0. The paper's joint recipe (MLM + λ·BCE, ``shape.joint_steps``), the discriminator started from the
+       BERT stand-in. With a generator as large as the discriminator (the released ELECTRA-Small pair), the
+       generator became as good as BERT (cloze top-5 0.66) and its fakes real words in context: the
+       discriminator's held-out ROC-AUC stayed at 0.78-0.79 from step 1750 to 2500. The paper found generators
+       ¼-½ the discriminator's size best for this reason; here the size is fixed at 1. Only the discriminator
+       and the shared embeddings are kept.
+    1. A fresh generator of the same size learns alone with MLM on the shared embeddings, now frozen — the
+       paper's two-stage variant (§3.2) — and is stopped while its fakes are still catchable: at the first
+       evaluation where its held-out masked top-5 reaches ``shape.generator_top5``. Its training length, not
+       its size, sets its strength. (A sweep of that length, judged by a discriminator trained against a
+       600-step generator: held-out top-5 0.46 / 0.56 / 0.59 / 0.60 / 0.64 gave ROC-AUC 0.92 / 0.90 / 0.88 /
+       0.87 / 0.85; the cloze floor, 0.35, is passed near top-5 0.5.)
+    2. The generator frozen too, the discriminator goes on learning, on the fakes this generator samples at
+       T = 1 in eval mode (the fakes the app and the evaluation see).
+
+    The embeddings stay frozen after stage 0, so the frozen generator's fakes do not drift while the
+    discriminator learns, and the app re-ties the pair exactly as trained."""
     tok, train, valid = bert.prepare(corpus, work / "bert", cfg.seq_len)
     tok = ElectraTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
     warm = shape.init_from_bert and (out / "bert" / "config.json").exists()
+    root = work
     work = work / ("electra-disc-from-bert" if warm else "electra")
     torch.manual_seed(cfg.seed)
     gcfg, dcfg = configs(len(tok), shape)
@@ -112,20 +145,22 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     tie_embeddings(generator, discriminator)
     generator.to(cfg.device)
     discriminator.to(cfg.device)
-    both = torch.nn.ModuleDict({"generator": generator, "discriminator": discriminator})
     rand_ids = data.random_ids(tok)
     eval_set = valid.subset(slice(0, 256))
 
-    def step_loss(step, gen):
-        idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
-        att = train.attention_mask[idx]
-        g_loss, corrupted, replaced = corrupt_with_generator(generator, train.input_ids[idx], att, train.maskable[idx],
-                                                             tok, rand_ids, gen)
+    def rtd_loss(corrupted, att, replaced):
         att = att.to(cfg.device)
         d_logits = discriminator(input_ids=corrupted, attention_mask=att).logits  # (B, T)
         real = att.bool()
-        d_loss = torch.nn.functional.binary_cross_entropy_with_logits(d_logits[real], replaced[real])
-        return g_loss + shape.rtd_weight * d_loss, {"gen_loss": float(g_loss), "disc_loss": float(d_loss)}
+        return torch.nn.functional.binary_cross_entropy_with_logits(d_logits[real], replaced[real])
+
+    def batch(step):
+        idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
+        return train.input_ids[idx], train.attention_mask[idx], train.maskable[idx]
+
+    def generator_quality(seqs):
+        return common.masked_topk(lambda i, a, t: generator_logits(generator, i, a, t), seqs, tok.mask_token_id,
+                                  device=cfg.device)
 
     def detection(subset, seed=99):
         gen = torch.Generator().manual_seed(seed)
@@ -148,41 +183,108 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
                 "recall": tp / max(1.0, float(labels.sum())), "replaced_share": float(labels.mean()),
                 "fakes_that_are_words": words / max(n_fakes, 1)}
 
-    def evaluate():
-        g = common.masked_topk(lambda i, a, t: generator_logits(generator, i, a, t), eval_set, tok.mask_token_id,
-                               device=cfg.device)
-        d = detection(eval_set)
-        return {"gen_top5": g["top5"], "disc_auc": d["auc"], "fakes_that_are_words": d["fakes_that_are_words"],
+    # ---- stage 0: the paper's joint recipe (resumes the work folder of the earlier joint-only recipe)
+    joint_cfg = common.LoopConfig(**{**cfg.__dict__, "steps": shape.joint_steps, "lr": common.LoopConfig.lr,
+                                     "warmup": common.LoopConfig.warmup})
+
+    def joint_loss(step, gen):
+        ids, att, maskable = batch(step)
+        g_loss, corrupted, replaced = corrupt_with_generator(generator, ids, att, maskable, tok, rand_ids, gen)
+        d_loss = rtd_loss(corrupted, att, replaced)
+        return g_loss + shape.rtd_weight * d_loss, {"gen_loss": float(g_loss.detach()), "disc_loss": float(d_loss.detach())}
+
+    def joint_eval():
+        return {"gen_top5": generator_quality(eval_set)["top5"], "disc_auc": detection(eval_set)["auc"],
                 **common.cloze_top5(generator, tok)}
 
-    curves = common.train_loop("electra", both, step_loss, evaluate, cfg, work)
-    both.cpu()
+    both = torch.nn.ModuleDict({"generator": generator, "discriminator": discriminator})
+    joint_curves = common.train_loop("electra-joint", both, joint_loss, joint_eval, joint_cfg, work)
+
+    # ---- stage 1: a fresh generator alone, masked LM, on the shared embeddings, frozen from now on
+    torch.manual_seed(cfg.seed + 1)
+    generator = ElectraForMaskedLM(gcfg)
+    tie_embeddings(generator, discriminator)
+    freeze(discriminator.electra.embeddings)
+    generator.to(cfg.device)
+    gen_cfg = common.LoopConfig(**{**cfg.__dict__, "steps": shape.generator_steps, "warmup": shape.generator_warmup,
+                                   "lr": common.LoopConfig.lr, "eval_every": 50})
+
+    def generator_loss(step, gen):
+        g_loss, _, _ = corrupt_with_generator(generator, *batch(step), tok, rand_ids, gen)
+        return g_loss, {"gen_loss": float(g_loss.detach())}
+
+    def generator_eval():
+        return {"gen_top5": generator_quality(eval_set)["top5"], **common.cloze_top5(generator, tok)}
+
+    gen_curves = common.train_loop("electra-generator", generator, generator_loss, generator_eval, gen_cfg,
+                                   root / "electra-generator", stop_when=lambda m: m["gen_top5"] >= shape.generator_top5)
+
+    # ---- stage 2: the generator frozen, the discriminator learns to spot its fakes
+    freeze(generator)
+    generator.eval()
+
+    def discriminator_loss(step, gen):
+        ids, att, maskable = batch(step)
+        with torch.no_grad():
+            _, corrupted, replaced = corrupt_with_generator(generator, ids, att, maskable, tok, rand_ids, gen)
+        d_loss = rtd_loss(corrupted, att, replaced)
+        return d_loss, {"disc_loss": float(d_loss.detach())}
+
+    def discriminator_eval():
+        d = detection(eval_set)
+        return {"disc_auc": d["auc"], "fakes_that_are_words": d["fakes_that_are_words"]}
+
+    curves = common.train_loop("electra-discriminator", discriminator, discriminator_loss, discriminator_eval, cfg,
+                               root / "electra-discriminator")
+    curves["generator_stage"], curves["joint_stage"] = gen_curves, joint_curves
+    generator.cpu()
+    discriminator.cpu()
     with torch.no_grad():
-        g = common.masked_topk(lambda i, a, t: generator_logits(generator, i, a, t), valid, tok.mask_token_id)
+        g = generator_quality(valid)
         g.update(common.cloze_top5(generator, tok))
         d = detection(valid)
     baseline = common.unigram_baseline(train, valid, len(tok))
     curves["final"] = {"generator": g, "discriminator": d, "baseline": baseline}
-    recipe = (f"replaced-token detection, λ = {shape.rtd_weight:g}; generator and discriminator the same size "
-              f"({shape.num_hidden_layers} layers, hidden {shape.hidden_size}, FFN {shape.intermediate_size}, "
-              f"{shape.num_attention_heads} heads), as in the released ELECTRA-Small pair (generator size 1, "
-              "google-research/electra#39); token/position embeddings shared by both "
-              f"(embedding size {shape.embedding_size}); 15% masking, replacements sampled from the generator at T = 1; "
-              f"WordPiece uncased vocabulary of {len(tok)} (the BERT stand-in's)"
-              + ("; the discriminator (and so the shared embeddings) started from the bundled BERT stand-in, which "
-                 "has its exact shape, and the generator encoder from scratch, learning beside it — from scratch the "
-                 "discriminator stayed on the predict-'original' plateau (AUC ≈ 0.54 after 1,300 steps), and with "
-                 "a generator as trained as BERT from step 0 it crept from AUC 0.68 to 0.72 in 750 steps" if warm else ""))
-    pair = "\nThe generator and discriminator were trained together and share their embeddings; load both (the app re-ties them).\n"
-    for model, name, hub, metrics in [
-        (generator, "electra-generator", "google/electra-small-generator",
+    minutes = lambda c: c.get("train_seconds", 0) / 60  # noqa: E731
+    recipe = (f"replaced-token detection in three stages (see `app/training/electra.py`). **0.** The paper's joint "
+              f"recipe, MLM + {shape.rtd_weight:g} · BCE, {joint_curves.get('steps_done', 0)} steps "
+              f"({minutes(joint_curves):.0f} min), the discriminator started from the bundled BERT stand-in (from "
+              "scratch it stayed on the predict-'original' plateau, AUC ≈ 0.54 after 1,300 steps); its same-size "
+              f"generator became as good as BERT (cloze top-5 {joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}) "
+              f"and the discriminator's held-out ROC-AUC stayed at {joint_curves.get('disc_auc', [float('nan')])[-1]:.2f}: "
+              "its fakes were real words in context. That generator is not kept. **1.** A fresh generator of the "
+              f"same size learns alone with MLM ({gen_curves.get('steps_done', 0)} steps, {minutes(gen_curves):.0f} min) "
+              "on the shared token/position embeddings, frozen from here on — the paper's two-stage variant (§3.2) — "
+              "and stops while its fakes are still catchable: "
+              + (f"at step {gen_curves['stopped_at']}, the first evaluation (every 50 steps, 256 held-out sequences) "
+                 f"where its masked top-5 reached {shape.generator_top5:g}, on a learning-rate schedule of "
+                 f"{shape.generator_steps} steps" if "stopped_at" in gen_curves else
+                 f"its masked top-5 never reached {shape.generator_top5:g} in {shape.generator_steps} steps")
+              + ". **2.** With the generator frozen too, the "
+              f"discriminator goes on learning on its fakes ({curves.get('steps_done', 0)} steps, {minutes(curves):.0f} min, "
+              f"peak learning rate {cfg.lr:g}). Both models have the same size ({shape.num_hidden_layers} layers, hidden "
+              f"{shape.hidden_size}, FFN {shape.intermediate_size}, {shape.num_attention_heads} heads), as in the released "
+              "ELECTRA-Small pair (generator size 1, google-research/electra#39), and share their embeddings (size "
+              f"{shape.embedding_size}); 15% masking; replacements sampled from the generator at T = 1; WordPiece uncased "
+              f"vocabulary of {len(tok)} (the BERT stand-in's). **What it costs:** the generator is stopped early, so it "
+              "is weaker than this size allows (cloze top-5 {g:.2f} against the joint generator's "
+              "{j:.2f}): a generator as good as the discriminator makes fakes it cannot tell from real words, which is "
+              "why the paper found generators ¼–½ the discriminator's size best. With the size fixed at 1, the "
+              "generator's training length sets its strength instead."
+              ).replace("{g:.2f}", f"{g['cloze_top5']:.2f}").replace(
+                  "{j:.2f}", f"{joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}")
+    pair = ("\nThe generator and discriminator share their embeddings (frozen after stage 0); load both (the app "
+            "re-ties them). `curves.json` holds stage 2's curves at the top level and stages 0 and 1 under "
+            "`joint_stage` and `generator_stage`.\n")
+    for model, name, hub, loop, card_curves, metrics in [
+        (generator, "electra-generator", "google/electra-small-generator", gen_cfg, gen_curves,
          {"masked top-1 (15% masking)": g["top1"], "masked top-5 (15% masking)": g["top5"], "held-out targets": g["n_targets"],
           "cloze top-5 (content words)": g["cloze_top5"], "sampled fakes that are words": d["fakes_that_are_words"]}),
-        (discriminator, "electra-discriminator", "google/electra-small-discriminator",
+        (discriminator, "electra-discriminator", "google/electra-small-discriminator", cfg, curves,
          {"ROC-AUC on generator-corrupted text": d["auc"], "precision at 0.5": d["precision"],
           "recall at 0.5": d["recall"], "replaced share of tokens": d["replaced_share"]}),
     ]:
         card = common.model_card(name=f"{name}-tiny-tinystories", family="electra", stands_in_for=hub, recipe=recipe,
-                                 model=model, cfg=cfg, curves=curves, metrics=metrics,
+                                 model=model, cfg=loop, curves=card_curves, metrics=metrics,
                                  baseline=baseline if "generator" in name else None, corpus=data.corpus_files(corpus)[0].name, notes=pair)
         common.save_checkpoint(model, tok, out / name, curves, card)
