@@ -162,7 +162,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
             targets = labels != -100
             s_logits, _ = distilbert.student_logits(student, ids, att, targets)
             mlm = torch.nn.functional.cross_entropy(s_logits, labels[targets])
-            return b.alpha_mlm * mlm, {"mlm": float(mlm)}
+            return b.alpha_mlm * mlm, {"mlm": float(mlm.detach())}
         real = att.bool()  # soft targets on every real token, as DistilBERT does
         with torch.no_grad():
             t_hidden = teacher.bert(input_ids=ids, attention_mask=att).last_hidden_state  # (B, T, H)
@@ -171,7 +171,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         # in float32: from bfloat16 logits the KL is off by ~1% (negative near convergence at T = 8)
         terms = distilbert.distillation_losses(s_logits.float(), t_logits.float(), labels[real], s_hidden[real],
                                                t_hidden[real], t)
-        return b.alpha_ce * terms["kl"] + b.alpha_mlm * terms["mlm"], {"kl": float(terms["kl"]), "mlm": float(terms["mlm"])}
+        return b.alpha_ce * terms["kl"] + b.alpha_mlm * terms["mlm"], {"kl": float(terms["kl"].detach()), "mlm": float(terms["mlm"].detach())}
 
     def logits_at(ids, att, targets, types=None):
         return distilbert.student_logits(student, ids, att, targets)[0]

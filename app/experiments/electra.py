@@ -145,7 +145,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         d_logits = discriminator(input_ids=corrupted, attention_mask=att).logits  # (B, T)
         scored = att.bool() if loss_on == "all tokens" else targets
         d_loss = torch.nn.functional.binary_cross_entropy_with_logits(d_logits[scored], replaced[scored])
-        return g_loss + b.rtd_weight * d_loss, {"gen_loss": float(g_loss), "disc_loss": float(d_loss)}
+        return g_loss + b.rtd_weight * d_loss, {"gen_loss": float(g_loss.detach()), "disc_loss": float(d_loss.detach())}
 
     def encode(ids, att, types=None):
         return probes.mean_pooled(encoder(input_ids=ids, attention_mask=att).last_hidden_state, att)

@@ -118,7 +118,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         if objective == "none":
             return loss, {}
         sent_loss = torch.nn.functional.cross_entropy(sent, train.labels[idx].to(dev))
-        return loss + sent_loss, {f"{objective}_loss": float(sent_loss)}
+        return loss + sent_loss, {f"{objective}_loss": float(sent_loss.detach())}
 
     def logits_at(ids, att, targets, types):
         return forward(ids, att, types, targets)[0]

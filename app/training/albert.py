@@ -74,7 +74,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         mlm, sop = forward(model, ids, train.attention_mask[idx].to(dev), train.token_type_ids[idx].to(dev), targets)
         mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
         sop_loss = torch.nn.functional.cross_entropy(sop, train.sop_labels[idx].to(dev))
-        return mlm_loss + sop_loss, {"sop_loss": float(sop_loss)}
+        return mlm_loss + sop_loss, {"sop_loss": float(sop_loss.detach())}
 
     def sop_accuracy(subset):
         correct = 0
