@@ -38,6 +38,11 @@ class Item:
     answers: tuple[str, ...]  # lower-case words that fit the blank
     pos: str  # noun | verb | adj
 
+    @property
+    def filled(self) -> str:
+        """The sentence with its first answer in the blank: a whole story sentence."""
+        return self.text.replace(BLANK, self.answers[0])
+
 
 def load_items(path: str | Path = DEFAULT_SET) -> list[Item]:
     items = []

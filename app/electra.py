@@ -536,3 +536,20 @@ def plausible_share(models: dict, text: str = DEFAULT_TEXT, seeds: int = 100, ra
                 total += 1
                 words += tok.convert_ids_to_tokens(int(corrupted[pos])).isalpha()
     return words / max(total, 1)
+
+
+def pooled_detection(models: dict, texts, seeds: int = 3, rate: float = DEFAULTS.mlm_probability,
+                     temperature: float = DEFAULTS.temperature) -> Detection:
+    """The pair's detection quality, live, pooled over ``seeds`` rounds of every text: the generator corrupts each
+    (seeded per text and round), the discriminator scores it, and every content token counts once per round."""
+    gen, disc = models["electra-generator"], models["electra-discriminator"]
+    scores, labels = [], []
+    for i, text in enumerate(texts):
+        enc = encode(gen.tokenizer, text, DEFAULTS.max_tokens)
+        keep = ~torch.tensor(enc.special)
+        for seed in range(seeds):
+            masked, logits = generator_side(gen, enc.input_ids, enc.special, rate, seed * 100_003 + i)
+            corrupted, _ = sample_round(gen.tokenizer, enc, masked, logits, temperature, seed * 100_003 + i)
+            scores.append(discriminator_side(disc, tuple(corrupted.tolist()))[keep])
+            labels.append((corrupted != torch.tensor(enc.input_ids))[keep])
+    return detection_metrics(torch.cat(scores), torch.cat(labels))

@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import pipeline
 
-from app import cloze, compare
+from app import cloze, compare, electra
 from app.models import catalogue
 from app.training import report
 
@@ -173,6 +173,18 @@ def test_the_discriminator_detects_the_stronger_generators_fakes(key):
     needs(key)
     final = json.loads((catalogue.get(key).bundled_path / "curves.json").read_text())["final"]
     assert final["discriminator"]["auc"] >= report.AUC_FLOOR
+
+
+@pytest.mark.trained
+def test_the_pair_spots_its_fakes_live_in_the_projects_own_sentences(bundled):
+    """The held-out AUC above is read from curves.json (the corpus is not in the repo); this one is measured now,
+    on the files: 102 cloze sentences filled with their first answer, 3 corrupted rounds each. Shorter context
+    than the 128-token held-out sequences, so lower (0.87 today; the jointly trained pair it replaced: 0.74)."""
+    needs("electra-generator", "electra-discriminator")
+    models = {k: bundled(k) for k in electra.MODELS}
+    d = electra.pooled_detection(models, [i.filled for i in cloze.load_items()])
+    assert d.both_classes and d.n_tokens > 1000
+    assert d.auc >= 0.82, d
 
 
 @pytest.mark.trained

@@ -62,6 +62,10 @@ def measure() -> dict[str, dict]:
         if key == "electra-discriminator":
             auc = f.get("discriminator", {}).get("auc")
             row["checks"].append(("held-out ROC-AUC", auc, AUC_FLOOR, auc is not None and auc >= AUC_FLOOR))
+            if "electra-generator" in loaded:  # live, on sentences in the repo (the held-out corpus is not)
+                row["live_auc"] = electra.pooled_detection({"electra-generator": loaded["electra-generator"], key: m},
+                                                           [i.filled for i in items]).auc
+                row["live_sentences"] = len(items)
         if key == "electra-generator" and "electra-discriminator" in loaded:
             share = electra.plausible_share({"electra-generator": m, "electra-discriminator": loaded["electra-discriminator"]})
             row["checks"].append(("samples at masked content words that are words", share, PLAUSIBLE_FLOOR,
@@ -116,6 +120,8 @@ def rows(measured: dict[str, dict]) -> list[str]:
         if key == "electra-discriminator":
             d = f.get("discriminator", {})
             held = f"P {d.get('precision', float('nan')):.2f} / R {d.get('recall', float('nan')):.2f} at 0.5"
+            if "live_auc" in m:
+                held += f"; live, {m['live_sentences']} cloze sentences filled, 3 rounds each: ROC-AUC {m['live_auc']:.3f}"
         else:
             g = f.get("generator", f)
             kind = "permutation-target" if key == "xlnet" else "masked"
