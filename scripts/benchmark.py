@@ -680,12 +680,22 @@ def arrange(rows: list[tuple]) -> list[tuple]:
     return [r for group in groups.values() for r in sorted(group, key=rank)]
 
 
+def _mib(measured: str) -> float:
+    try:
+        return float(measured.split()[0])
+    except (ValueError, IndexError):
+        return 0.0
+
+
 def merge(old: list[tuple], new: list[tuple], ran: list[str]) -> list[tuple]:
     """The table after a partial run: each new row replaces the old row of the same "what" in place, rows no
     section of this run wrote are kept, and rows that are new go before the peak-memory row (then a page's
     rows are put side by side). A section that ran drops its earlier failure row; a page measured with the bundled
     models replaces its row of the old format (whose "what" named the widget changed)."""
     fresh = {w: (w, m, n) for w, m, n in new}
+    was = next((r for r in old if r[0] == PEAK), None)
+    if was and PEAK in fresh and _mib(was[1]) > _mib(fresh[PEAK][1]):
+        fresh.pop(PEAK)  # a lighter partial run keeps the peak of the heavier run that set it, and its command
     gone = {f"{name}: failed" for name in ran} - set(fresh)
     remeasured = {PAGE_ROW.match(w).group(1) for w in fresh if PAGE_ROW.match(w) and PAGE_ROW.match(w).group(2) == "bundled"}
     out = []
