@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from transformers import ElectraConfig, ElectraForMaskedLM, ElectraForPreTraining, ElectraTokenizer
 
-from app.electra import roc_auc, sample_replacements
+from app.electra import detection_metrics, sample_replacements
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 
@@ -177,10 +177,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
             words += sum(w.isalpha() for w in tok.convert_ids_to_tokens(fakes.tolist()))
             n_fakes += len(fakes)
         scores, labels = torch.cat(scores), torch.cat(labels)
-        pred = scores > 0.5
-        tp = float((pred & labels.bool()).sum())
-        return {"auc": roc_auc(scores, labels), "precision": tp / max(1.0, float(pred.sum())),
-                "recall": tp / max(1.0, float(labels.sum())), "replaced_share": float(labels.mean()),
+        m = detection_metrics(scores, labels.bool())  # the lesson's own measure (threshold 0.5)
+        return {"auc": m.auc, "precision": m.precision, "recall": m.recall, "replaced_share": float(labels.mean()),
                 "fakes_that_are_words": words / max(n_fakes, 1)}
 
     # ---- stage 0: the paper's joint recipe (resumes the work folder of the earlier joint-only recipe)
