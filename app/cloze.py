@@ -18,7 +18,7 @@ register, never taken from the corpus). Pure: no streamlit.
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import json
 from dataclasses import dataclass, field

@@ -11,7 +11,7 @@ and :func:`analytic_coverage` is the law above. Pure: no streamlit.
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 from dataclasses import dataclass
 from typing import Sequence
@@ -21,7 +21,7 @@ import torch
 
 from app import masking
 from app.masking import MaskingConfig
-from app.text import Tokenized
+from app.core.text import Tokenized
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Masked-language-model corruption: which positions become prediction targets, and what they become.
 
 The rules only: the training recipes (app/training/) apply them to batches, the masking lab
-(app/masking_lab.py) to one sentence over many epochs, and app/coverage.py to many seeded draws. Every
+(app/lessons/masking.py) to one sentence over many epochs, and app/coverage.py to many seeded draws. Every
 function is pure and takes an explicit ``torch.Generator``, so a seed reproduces a draw exactly.
 
 Vocabulary (as in transformers' ``DataCollatorForLanguageModeling`` and the papers):
@@ -22,7 +22,7 @@ shown as itself).
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import math
 from dataclasses import dataclass
@@ -78,7 +78,7 @@ def select_word_targets(word_ids: list[int | None], p: float, gen: torch.Generat
     """Whole-word masking: each word is a target with probability p, and then all of its pieces are.
 
     word_ids: per token the index of the word it belongs to, ``None`` for special tokens (as
-    ``app.text.Tokenized.word_of`` or ``tokenizer(...).word_ids()`` give it). Returns (T,) bool.
+    ``app.core.text.Tokenized.word_of`` or ``tokenizer(...).word_ids()`` give it). Returns (T,) bool.
     """
     word = torch.tensor([-1 if w is None else w for w in word_ids], dtype=torch.long)  # (T,)
     n_words = int(word.max()) + 1 if len(word) else 0

@@ -1,14 +1,15 @@
 """ALBERT, part 2: one block applied L times — activations layer by layer, ALBERT beside BERT, and what
-happens if the shared block keeps going past L. All computation is app/albert.py (``run``); the figures
+happens if the shared block keeps going past L. All computation is app/lessons/albert_activations.py (``run``); the figures
 are app/figures/albert.py."""
 
 import math
 
 import streamlit as st
 
-from app import albert, ui
+from app import ui
+from app.lessons import albert_activations as albert
 from app.figures import albert as figures
-from app.text import md, visible
+from app.core.text import md, visible
 
 SPEC = albert.SPEC
 TRENDS = {

@@ -1,12 +1,13 @@
 """ALBERT, part 1: where the parameters go — factorized embeddings and cross-layer sharing, counted
 exactly from real transformers modules on the meta device, beside compute and memory.
-All computation is app/params.py (``run``); the figures are app/figures/albert.py."""
+All computation is app/lessons/albert_params.py (``run``); the figures are app/figures/albert.py."""
 
 import streamlit as st
 
-from app import params, ui
+from app import ui
+from app.lessons import albert_params as params
 from app.figures import albert as figures
-from app.text import md
+from app.core.text import md
 
 SPEC = params.SPEC
 

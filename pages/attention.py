@@ -1,12 +1,13 @@
 """Attention in every layer: bertviz's head and model views (offline, injection-safe) for any variant,
-and the mean and rollout maps that summarise all heads and layers. All computation is app/attention.py
+and the mean and rollout maps that summarise all heads and layers. All computation is app/lessons/attention.py
 (``run``); the figure is app/figures/attention.py."""
 
 import streamlit as st
 
-from app import attention, ui
+from app import ui
+from app.lessons import attention
 from app.figures import attention as figures
-from app.text import md
+from app.core.text import md
 
 SPEC = attention.SPEC
 

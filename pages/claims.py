@@ -1,15 +1,16 @@
 """Does it work? Each paper's claim replayed as a controlled experiment: curves over seeds, final numbers with
 their spread, the paper's effect beside ours and a verdict computed from the seeds; and a small run, live.
-All computation is app/claims.py (``run``) and app/experiments/ (results, verdict, live); the figures are
+All computation is app/lessons/claims.py (``run``) and app/experiments/ (results, verdict, live); the figures are
 app/figures/claims.py."""
 
 import streamlit as st
 
-from app import claims, ui
+from app import ui
+from app.lessons import claims
 from app.experiments import live
 from app.experiments.results import short_label
 from app.figures import claims as figures
-from app.text import md
+from app.core.text import md
 
 SPEC = claims.SPEC
 POLL_S = 1.0  # how often an open page redraws a live run's progress

@@ -1,11 +1,12 @@
 """Variants side by side: every catalogue variant on one sentence — tokens, guesses, ELECTRA's view, cost.
-All computation is app/compare.py (``run``); the figures are app/figures/compare.py."""
+All computation is app/lessons/compare.py (``run``); the figures are app/figures/compare.py."""
 
 import streamlit as st
 
-from app import compare, ui
+from app import ui
+from app.lessons import compare
 from app.figures import compare as figures
-from app.text import md, visible
+from app.core.text import md, visible
 
 SPEC, D = compare.SPEC, compare.DEFAULTS
 

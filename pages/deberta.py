@@ -1,11 +1,12 @@
 """DeBERTa: every attention score taken apart into content and relative position (disentangled attention).
-All computation is app/deberta.py (``run``); the figures are app/figures/deberta.py."""
+All computation is app/lessons/deberta.py (``run``); the figures are app/figures/deberta.py."""
 
 import streamlit as st
 
-from app import deberta, ui
+from app import ui
+from app.lessons import deberta
 from app.figures import deberta as figures
-from app.text import md
+from app.core.text import md
 
 SPEC, D = deberta.SPEC, deberta.DEFAULTS
 

@@ -1,12 +1,13 @@
 """DistilBERT: distillation — teacher and student on one sentence: soft targets, temperature, the three loss
-terms, size and speed measured. All computation is app/distillation.py (``run``); the figures are
+terms, size and speed measured. All computation is app/lessons/distillation.py (``run``); the figures are
 app/figures/distillation.py."""
 
 import streamlit as st
 
-from app import distillation, ui
+from app import ui
+from app.lessons import distillation
 from app.figures import distillation as figures
-from app.text import md, visible
+from app.core.text import md, visible
 
 SPEC, R = distillation.SPEC, distillation.RECIPE
 
@@ -71,7 +72,7 @@ st.dataframe(table, hide_index=True, width="stretch",
              column_config={k: st.column_config.NumberColumn(format="%.5f") for k in table[0] if k != "term"})
 if at_recipe["cos"] is None:
     st.info("The cosine term needs hidden states of the same size; this teacher and student differ, so it is left out.")
-st.caption("Computed with `app.distillation.distillation_losses`, the very function the training recipe imports (here "
+st.caption("Computed with `app.lessons.distillation.distillation_losses`, the very function the training recipe imports (here "
            "in float64, so that small values are exact), on the same positions as in training: soft targets and cosine "
            "on every token of the sentence, the MLM cross-entropy only at the masked word. Only the soft-target term "
            "depends on T (the last column uses your T for it, and in the total).")

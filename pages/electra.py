@@ -1,14 +1,15 @@
 """ELECTRA: a generator swaps words, a discriminator scores every token (replaced-token detection).
-All computation is app/electra.py (``run``); the figures are app/figures/electra.py."""
+All computation is app/lessons/electra.py (``run``); the figures are app/figures/electra.py."""
 
 import math
 from pathlib import Path
 
 import streamlit as st
 
-from app import electra, ui
+from app import ui
+from app.lessons import electra
 from app.figures import electra as figures
-from app.text import md
+from app.core.text import md
 
 SPEC, D = electra.SPEC, electra.DEFAULTS
 

@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from app import ui
-from app.examples import EXAMPLES
+from app.lecture.examples import EXAMPLES
 from app.lessons import LESSONS
 from app.models import catalogue
 from app.models.device import cuda_available
-from app.state import Spec
+from app.core.state import Spec
 
 st.title("BERT Variants Explorer")
 st.markdown(

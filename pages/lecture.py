@@ -1,13 +1,14 @@
 """Lecture mode: the deck of prepared views a lecturer presents one per screen — see it, reorder and remove
 views, title them and give each a speaker note, save and load it as a file, present it, build the handout.
-The deck's logic is app/deck.py, the handout app/handout.py; presenting is the deck bar (app/ui.py)."""
+The deck's logic is app/lecture/deck.py, the handout app/lecture/handout.py; presenting is the deck bar (app/ui/)."""
 
 import hashlib
 
 import streamlit as st
 
-from app import deck, ui
-from app.state import Spec
+from app import ui
+from app.lecture import deck
+from app.core.state import Spec
 
 
 def move(i: int, by: int) -> None:

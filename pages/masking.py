@@ -1,12 +1,13 @@
 """Masking lab: static vs dynamic masking, the 80/10/10 rule, whole words and spans — and a real model filling
-the blanks. All computation is app/masking_lab.py (``run``); the figures are app/figures/masking.py."""
+the blanks. All computation is app/lessons/masking.py (``run``); the figures are app/figures/masking.py."""
 
 import streamlit as st
 
-from app import masking_lab as lab, ui
+from app import ui
+from app.lessons import masking as lab
 from app.figures import masking as figs
 from app.masking import KIND_NAMES
-from app.text import md
+from app.core.text import md
 
 SPEC = lab.SPEC
 

@@ -1,11 +1,12 @@
 """ModernBERT: rotary positions, alternating local and global attention, GeGLU and unpadding, each measured on
-the loaded model. All computation is app/modernbert.py (``run``); the figures are app/figures/modernbert.py."""
+the loaded model. All computation is app/lessons/modernbert.py (``run``); the figures are app/figures/modernbert.py."""
 
 import streamlit as st
 
-from app import modernbert, ui
+from app import ui
+from app.lessons import modernbert
 from app.figures import modernbert as figures
-from app.text import md
+from app.core.text import md
 
 SPEC, D = modernbert.SPEC, modernbert.DEFAULTS
 KIND = {"full_attention": "global", "sliding_attention": "local"}

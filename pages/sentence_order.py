@@ -1,10 +1,10 @@
 """NSP vs SOP: two sentences scored by ALBERT's sentence-order head and BERT's next-sentence head, in order
 and swapped; generated pairs from held-out stories show why NSP is easy and SOP is not. All computation is
-app/sentence_order.py (``run``); the figures are app/figures/sentence_order.py."""
+app/lessons/sentence_order.py (``run``); the figures are app/figures/sentence_order.py."""
 
 import streamlit as st
 
-from app import sentence_order as lesson
+from app.lessons import sentence_order as lesson
 from app import ui
 from app.figures import sentence_order as figures
 

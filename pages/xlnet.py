@@ -1,13 +1,14 @@
 """XLNet: permutation language modelling. The factorization order, the content and query streams as
 attention masks, the real model's predictions under them, a masked LM beside it, and a check read from
-the attentions the model used. All computation is app/xlnet.py (``run``); the figures are
+the attentions the model used. All computation is app/lessons/xlnet.py (``run``); the figures are
 app/figures/xlnet.py."""
 
 import streamlit as st
 
-from app import ui, xlnet
+from app import ui
+from app.lessons import xlnet
 from app.figures import xlnet as figures
-from app.text import md
+from app.core.text import md
 
 SPEC = xlnet.SPEC
 

@@ -32,7 +32,7 @@ def _pure(repeats: int) -> dict[str, float]:
     """The library calls one rerun makes, without Streamlit: p50 in ms."""
     import torch
 
-    from app import electra
+    from app.lessons import electra
     from app.figures import electra as figures
     from app.models import loading
 

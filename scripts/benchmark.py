@@ -175,7 +175,8 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
     bundled stand-ins, and pages with a model select also run on a large variant."""
     from streamlit.testing.v1 import AppTest
 
-    from app import preload, ui
+    from app import ui
+    from app.core import preload
 
     os.environ["BVE_WARM_START"] = "0"
     before = os.environ.get("BVE_BUNDLED_DIR")

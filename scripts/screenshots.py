@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app import deck  # noqa: E402
+from app.lecture import deck  # noqa: E402
 from app.lessons import LESSONS  # noqa: E402
 from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app  # noqa: E402
 

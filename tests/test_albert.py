@@ -1,4 +1,4 @@
-"""app/albert.py: similarity measures (cosine, linear CKA), per-layer statistics, that ALBERT's layers
+"""app/lessons/albert_activations.py: similarity measures (cosine, linear CKA), per-layer statistics, that ALBERT's layers
 really share one block, unrolling the shared block, PCA trajectories, and the activation figures."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import albert as A
-from app import text as txt
+from app.lessons import albert_activations as A
+from app.core import text as txt
 from app.figures import albert as figs
-from app.lesson import Stop
+from app.core.lesson import Stop
 from tests.conftest import CountingCache
 
 FAST = settings(max_examples=25, deadline=None)

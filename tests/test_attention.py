@@ -1,4 +1,4 @@
-"""app/attention.py and app/figures/attention.py: attentions from every variant, mean and rollout."""
+"""app/lessons/attention.py and app/figures/attention.py: attentions from every variant, mean and rollout."""
 
 import json
 
@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import attention, text
+from app.lessons import attention
+from app.core import text
 from app.figures.attention import attention_heatmap
-from app.lesson import Stop
+from app.core.lesson import Stop
 from app.models import catalogue
 
 VARIANTS = list(catalogue.CATALOGUE)

@@ -1,4 +1,4 @@
-"""app/bertviz_offline.py: bertviz's views as one document that needs no network and that no token can
+"""app/figures/bertviz_offline.py: bertviz's views as one document that needs no network and that no token can
 break out of."""
 
 import hashlib
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import bertviz_offline as bv
+from app.figures import bertviz_offline as bv
 
 EVIL = [
     "</script><script>alert(1)</script>",

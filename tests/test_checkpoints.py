@@ -8,7 +8,8 @@ import pytest
 import torch
 from transformers import pipeline
 
-from app import cloze, compare, electra
+from app import cloze
+from app.lessons import compare, electra
 from app.models import catalogue
 from app.training import report
 

@@ -1,4 +1,4 @@
-"""The "Does it work?" lesson (app/claims.py), its figures, the one line a recipe lesson shows
+"""The "Does it work?" lesson (app/lessons/claims.py), its figures, the one line a recipe lesson shows
 (app.experiments.results.one_line) and the server's one background live run (app.experiments.live).
 
 Results documents are made up here in the real schema (every claim's arms and metrics, per-seed curves
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app import claims
+from app.lessons import claims
 from app.experiments import EXPERIMENTS, live, results, verdict
 from app.experiments.claims import CLAIMS
 from app.figures import claims as figures

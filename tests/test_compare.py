@@ -1,4 +1,4 @@
-"""app/compare.py and app/figures/compare.py: words and pieces (app.text) for every variant, the word to mask,
+"""app/lessons/compare.py and app/figures/compare.py: words and pieces (app.core.text) for every variant, the word to mask,
 masking in each model's terms, XLNet's masks, cost measured (parameters, memory, real timing), the guide
 generated from the numbers, and run() on the bundled models — with variants left out when they cannot be
 loaded, and DeBERTa and ModernBERT (built tiny from configs) predicting as masked LMs."""
@@ -12,10 +12,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import compare
-from app import text as txt
+from app.lessons import compare
+from app.core import text as txt
 from app.figures import compare as figs
-from app.lesson import Stop
+from app.core.lesson import Stop
 from app.models import catalogue, loading
 
 ALL = list(catalogue.CATALOGUE)

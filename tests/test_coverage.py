@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 
 from app import coverage as c
 from app import masking as m
-from app.text import Tokenized
+from app.core.text import Tokenized
 
 FAST = settings(max_examples=25, deadline=None)
 STATIC, STATIC10, DYNAMIC = [0] * 40, [e % 10 for e in range(40)], list(range(40))
 
 
 def fake_sentence(pieces_per_word: list[int], pad: int = 0) -> Tokenized:
-    """[CLS] w0 w0 w1 ... [SEP] [PAD]*pad as app.text would give it; ids are 10 + position (never special)."""
+    """[CLS] w0 w0 w1 ... [SEP] [PAD]*pad as app.core.text would give it; ids are 10 + position (never special)."""
     word_of: list[int | None] = [None]
     for w, n in enumerate(pieces_per_word):
         word_of += [w] * n

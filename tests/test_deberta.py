@@ -1,4 +1,4 @@
-"""app/deberta.py and app/figures/deberta.py: the three disentangled terms add up to the very scores the model
+"""app/lessons/deberta.py and app/figures/deberta.py: the three disentangled terms add up to the very scores the model
 feeds its softmax (captured from the model) and their softmax is its output_attentions, to 1e-5, from the real
 attention modules and the hidden states each layer received; relative distances and buckets (v1 rows, v3 log
 buckets by transformers' own function); the prefix demonstration (DeBERTa's first layer unchanged, BERT's not);
@@ -19,9 +19,9 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from app import deberta
+from app.lessons import deberta
 from app.figures import deberta as figures
-from app.lesson import Stop
+from app.core.lesson import Stop
 from app.models import catalogue
 from tests.conftest import CountingCache
 
@@ -279,7 +279,7 @@ def test_positions_of_a_sentence(standin):
 
 
 def test_aligned_pairs_keep_their_ids_and_drop_a_first_word_that_became_another_token(standin):
-    from app import text as txt
+    from app.core import text as txt
 
     tok = standin["deberta"].tokenizer
     tk, tk2 = txt.tokenize(tok, SENTENCE), txt.tokenize(tok, "Once upon a time, " + SENTENCE)
@@ -298,7 +298,7 @@ def test_a_prefix_leaves_debertas_first_layer_unchanged_term_by_term_but_not_ber
     assert deb.offset > 0 and bert.offset > 0  # moved right by the prefix's tokens (each in its own tokenizer)
     assert deb.pair is not None and bert.pair is not None
     # each term, not only the sum: the same hidden states and the same distance give the same c2c, c2p, p2c
-    from app import text as txt
+    from app.core import text as txt
 
     loaded = models["deberta"]
     tk, tk2 = txt.tokenize(loaded.tokenizer, r.text), txt.tokenize(loaded.tokenizer, "Once upon a time, " + r.text)
@@ -350,7 +350,7 @@ def test_transformers_drops_a_checkpoints_absolute_position_table_on_load(standi
 
 
 def test_fill_mask_masks_every_piece_of_the_word_and_reports_its_probabilities(standin):
-    from app import text as txt
+    from app.core import text as txt
 
     deb = standin["deberta"]
     tok = deb.tokenizer

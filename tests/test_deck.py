@@ -1,4 +1,4 @@
-"""The lecture deck (app/deck.py): the URL form and the file form round-trip, validation drops what a lesson
+"""The lecture deck (app/lecture/deck.py): the URL form and the file form round-trip, validation drops what a lesson
 would refuse and says so, the default deck follows the usual lecture, and editing keeps the deck whole.
 Pure: lesson specs come from the libraries (no model is loaded)."""
 
@@ -11,10 +11,10 @@ import zlib
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from app import deck
-from app.examples import EXAMPLES
+from app.lecture import deck
+from app.lecture.examples import EXAMPLES
 from app.lessons import LESSONS
-from app.state import Param, Spec
+from app.core.state import Param, Spec
 
 SPECS = {  # small stand-ins for the lessons' SPECs, so that these tests import no torch
     "masking": Spec(Param("strategy", "choice", "dynamic", choices=("static", "static10", "dynamic")),

@@ -1,4 +1,4 @@
-"""app/distillation.py and app/figures/distillation.py: the loss the training recipe imports from here,
+"""app/lessons/distillation.py and app/figures/distillation.py: the loss the training recipe imports from here,
 softening, the recipe's KL at T (by hand, its scaling, zero for identical logits), entropy rising with T,
 teacher and student on one input, the pair's size and speed, and run() on the bundled pair (hidden sizes
 are read from the checkpoints, never pinned: the bundled pair is retrained wider)."""
@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import app.training.distilbert as recipe
-from app import compare, distillation
-from app import text as txt
+from app.lessons import compare, distillation
+from app.core import text as txt
 from app.figures import distillation as figs
-from app.lesson import Stop
+from app.core.lesson import Stop
 from app.models import catalogue
 
 TEXT = distillation.DEFAULT_TEXT

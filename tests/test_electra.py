@@ -1,4 +1,4 @@
-"""app/electra.py and app/figures/electra.py: masking and sampling never touch special tokens, a seed
+"""app/lessons/electra.py and app/figures/electra.py: masking and sampling never touch special tokens, a seed
 reproduces a round, labels are exactly corrupted != original, ROC-AUC against a brute-force count,
 hand edits (pieces, out-of-vocabulary words), and the figures' data. Real runs use the bundled pair."""
 
@@ -13,9 +13,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import electra
+from app.lessons import electra
 from app.figures import electra as figures
-from app.lesson import Stop
+from app.core.lesson import Stop
 from tests.conftest import CountingCache
 
 TEXT = "The little girl found a red ball in the park. She was happy and ran home to show her mom."

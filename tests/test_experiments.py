@@ -232,7 +232,7 @@ def test_electra_arms_share_the_encoder_and_spend_the_same_flops(corpus, work):
 
 
 def test_sharing_arms_differ_only_in_what_is_shared_and_count_like_app_params(corpus, work):
-    from app import params
+    from app.lessons import albert_params as params
 
     module, ctx = quick_context("sharing", corpus, work)
     b = ctx.budget

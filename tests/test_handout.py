@@ -1,4 +1,4 @@
-"""The handout (app/handout.py): every lesson of the default deck gives its key figure and takeaway, headless,
+"""The handout (app/lecture/handout.py): every lesson of the default deck gives its key figure and takeaway, headless,
 on the bundled models; the file is one offline HTML document (nothing fetched from anywhere) with a live link
 and QR code per slide; chromium prints it to PDF when it is installed."""
 
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from app import deck, handout
+from app.lecture import deck, handout
 from app.figures import Document
 from app.lessons import LESSONS
 from tests.conftest import ROOT
@@ -52,7 +52,7 @@ def test_every_lesson_that_puts_a_figure_on_the_stage_gives_it_to_the_handout_to
 
 def test_a_figure_is_the_pages_key_figure(sections, bundled):
     """The handout draws with the very function the page puts on the stage, on the same Result."""
-    from app import electra
+    from app.lessons import electra
     from app.figures import electra as figures
 
     v = next(v for v in deck.default_deck() if v.page == "electra")

@@ -1,4 +1,4 @@
-"""The three layers stay visible: app/ is a pure library (only app/ui.py imports streamlit), pages are
+"""The three layers stay visible: app/ is a pure library (only the app/ui package imports streamlit), pages are
 thin, and the home page does not pay for importing torch."""
 
 import ast
@@ -21,7 +21,7 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_app_never_imports_streamlit_except_ui():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
-                 if p.name != "ui.py" and "streamlit" in imported_modules(p)]
+                 if p.parent != ROOT / "app" / "ui" and "streamlit" in imported_modules(p)]
     assert offenders == []
 
 
@@ -46,8 +46,8 @@ def test_every_lesson_page_exists_and_is_registered():
 
 
 def test_home_page_imports_do_not_pull_torch():
-    code = ("import sys; import app.ui, app.lessons, app.state, app.text, app.lesson, app.preload, app.examples, "
-            "app.deck, app.qr, app.models.catalogue, app.models.device; "
+    code = ("import sys; import app.ui, app.lessons, app.core.state, app.core.text, app.core.lesson, app.core.preload, app.lecture.examples, "
+            "app.lecture.deck, app.lecture.qr, app.models.catalogue, app.models.device; "
             "print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
@@ -93,7 +93,7 @@ def test_every_lesson_library_has_the_one_shape():
     import inspect
 
     from app.lessons import LESSONS
-    from app.state import Spec
+    from app.core.state import Spec
 
     for lesson in LESSONS:
         lib = importlib.import_module(lesson.library)
@@ -114,15 +114,15 @@ def test_every_lesson_url_is_its_file_name():
 
 
 HEAVY = {"torch", "transformers", "plotly", "pandas", "numpy"}
-LIGHT = {"app/ui.py", "app/preload.py", "app/state.py", "app/lessons.py", "app/examples.py", "app/__init__.py",
-         "app/deck.py",
+LIGHT = {"app/ui/__init__.py", "app/core/preload.py", "app/core/state.py", "app/lessons/__init__.py", "app/core/__init__.py", "app/lecture/__init__.py", "app/lecture/examples.py", "app/__init__.py",
+         "app/lecture/deck.py",
          "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py"}
 
 
 def test_every_library_module_that_pages_run_imports_preload_first():
     """A class opening the app at once runs page scripts in parallel threads; first-time imports of
-    transformers' lazy classes and of pandas (looked up by plotly) raced there (app/preload.py). Every
-    module a page runs that needs a heavy library imports app.preload before using it."""
+    transformers' lazy classes and of pandas (looked up by plotly) raced there (app/core/preload.py). Every
+    module a page runs that needs a heavy library imports app.core.preload before using it."""
     missing = []
     for p in sorted((ROOT / "app").rglob("*.py")):
         rel = str(p.relative_to(ROOT))
@@ -135,7 +135,7 @@ def test_every_library_module_that_pages_run_imports_preload_first():
         top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
         mods = [(n.module or "") if isinstance(n, ast.ImportFrom) else n.names[0].name for n in top]
         heavy_at = [i for i, m in enumerate(mods) if m.split(".")[0] in HEAVY or m.startswith("app.")]
-        pre_at = [i for i, n in enumerate(top) if isinstance(n, ast.ImportFrom) and n.module == "app"
+        pre_at = [i for i, n in enumerate(top) if isinstance(n, ast.ImportFrom) and n.module == "app.core"
                   and any(a.name == "preload" for a in n.names)]
         needs = heavy_at or "transformers" in p.read_text(encoding="utf-8")
         if needs and (not pre_at or (heavy_at and min(heavy_at) < pre_at[0])):
@@ -144,7 +144,7 @@ def test_every_library_module_that_pages_run_imports_preload_first():
 
 
 def test_preload_names_every_transformers_class_the_app_imports():
-    from app.preload import TRANSFORMERS_NAMES
+    from app.core.preload import TRANSFORMERS_NAMES
 
     used = set()
     for p in (ROOT / "app").rglob("*.py"):
@@ -157,7 +157,7 @@ def test_preload_names_every_transformers_class_the_app_imports():
 def test_preload_keeps_the_libraries_out_of_every_reruns_garbage_collection():
     """Streamlit collects garbage after every script run; preload freezes what the libraries allocated,
     so a collection walks the few objects made since, not the ~470,000 of torch, transformers and co."""
-    code = "import gc, app.preload; app.preload.load(); print(gc.get_freeze_count(), len(gc.get_objects()))"
+    code = "import gc, app.core.preload; app.core.preload.load(); print(gc.get_freeze_count(), len(gc.get_objects()))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     frozen, tracked = map(int, out.stdout.split())
     assert frozen > 100_000 and tracked < frozen / 20, (frozen, tracked)

@@ -1,4 +1,4 @@
-"""app/masking_lab.py and app/figures/masking.py: the copy schedule of static ×1, static ×10 and dynamic
+"""app/lessons/masking.py and app/figures/masking.py: the copy schedule of static ×1, static ×10 and dynamic
 masking, masked copies, a masked LM filling the blanks, ``run`` on the bundled models (guards, notes, what
 is cached), and the figures' data."""
 
@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from app import masking as m
-from app import masking_lab as lab
-from app import text as txt
+from app.lessons import masking as lab
+from app.core import text as txt
 from app.figures import masking as figs
-from app.lesson import Stop
+from app.core.lesson import Stop
 from app.models import catalogue
 from tests.test_coverage import fake_sentence
 from tests.conftest import CountingCache
@@ -142,7 +142,7 @@ def test_run_on_the_defaults_is_the_library_composed(bundled):
     assert r.epoch_targets == len(r.predictions) and all(len(p.guesses) == lab.SPEC.topk.default for p in r.predictions)
     assert r.shown_as == bundled("bert").shown_as and r.marker.startswith("WordPiece")
     assert r.spans is None and r.notes == ()
-    # word indices are app.text's: word i of the pieces is word i of split_words, from 0
+    # word indices are app.core.text's: word i of the pieces is word i of split_words, from 0
     words = txt.split_words(lab.DEFAULT_TEXT)
     assert r.n_words == len(words)
     for (a, b), w in zip(r.sentence.offsets, r.sentence.word_of):

@@ -1,4 +1,4 @@
-"""app/modernbert.py and app/figures/modernbert.py, against the model's own computation: RoPE rotates pair by
+"""app/lessons/modernbert.py and app/figures/modernbert.py, against the model's own computation: RoPE rotates pair by
 pair and the rotated score depends only on the distance (the model's rotary module); every layer's blocked
 cells are exactly 0 in output_attentions and the rule follows config.layer_types / local_attention; the
 cost formulas count the mask's cells; unpadded outputs equal padded ones at every real token; GeGLU's
@@ -20,10 +20,10 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from app import modernbert as mbl
-from app import text as app_text
+from app.lessons import modernbert as mbl
+from app.core import text as app_text
 from app.figures import modernbert as figures
-from app.lesson import Stop
+from app.core.lesson import Stop
 from app.models import catalogue, loading
 from tests.conftest import CountingCache
 

@@ -1,4 +1,4 @@
-"""app/params.py: closed-form counts against real transformers modules on the meta device, the presets
+"""app/lessons/albert_params.py: closed-form counts against real transformers modules on the meta device, the presets
 against their published sizes, FLOPs against torch's FlopCounterMode, and the parameter figures."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
-from app import params as P
+from app.lessons import albert_params as P
 from app.figures import albert as figs
 from tests.conftest import CountingCache
 
@@ -192,7 +192,7 @@ def test_presets_are_data_read_once_from_their_file():
         (e, m) for e in (128, 768) for m in P.SHARING_MODES}
     # the picker offers exactly the presets the page's settings can express, and each one's values fit SPEC
     assert P.PRESET.choices == tuple(p.name for p in P.PRESETS if p.arch is not None)
-    from app.state import fits
+    from app.core.state import fits
 
     for name in P.PRESET.choices:
         values = P.preset_values(name)

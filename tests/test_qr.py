@@ -1,4 +1,4 @@
-"""The QR code a class scans (app/qr.py): it decodes back to exactly the link, at a size for a hall, and a
+"""The QR code a class scans (app/lecture/qr.py): it decodes back to exactly the link, at a size for a hall, and a
 loopback address is recognised (students' devices cannot reach it). Decoded with zxing-cpp."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from app import qr
+from app.lecture import qr
 
 LINKS = ["http://192.168.1.20:8501/masking?strategy=static&epochs=40",
          "https://lecture.example.edu/bve/electra?temperature=2&seed=3&text=The+caf%C3%A9+%26+the+%F0%9F%99%82",

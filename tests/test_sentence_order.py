@@ -1,4 +1,4 @@
-"""The sentence-objective lesson (app/sentence_order.py): the generated pairs from the bundled held-out
+"""The sentence-objective lesson (app/lessons/sentence_order.py): the generated pairs from the bundled held-out
 stories, both sentence heads against the models' own computation (ALBERT's SOP head read from its
 checkpoint = ``AlbertForPreTraining.sop_logits``; BERT's ``seq_relationship``), ``run`` and its cache split,
 bad input, a missing head, and the figures.
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from app import sentence_order as so
+from app.lessons import sentence_order as so
 from app.figures import sentence_order as figures
-from app.lesson import Stop
+from app.core.lesson import Stop
 from app.models import catalogue
 from tests.conftest import CountingCache
 
@@ -249,7 +249,7 @@ def test_a_head_that_cannot_be_loaded_is_a_note_and_the_other_goes_on(models):
 
 
 def test_the_nsp_stand_in_is_in_the_catalogue_but_not_a_masked_lm():
-    from app.preload import TRANSFORMERS_NAMES
+    from app.core.preload import TRANSFORMERS_NAMES
 
     v = catalogue.get("bert-nsp")
     assert v.family == "bert" and v.role == "nsp" and v.model_class == "BertForPreTraining"

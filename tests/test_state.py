@@ -4,7 +4,7 @@ repeated key is noted, and encode/parse round-trip."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.state import Param, Spec, encode, fits, parse, unknown_keys
+from app.core.state import Param, Spec, encode, fits, parse, unknown_keys
 
 SPEC = Spec(
     Param("text", "str", "The little girl found a red ball.", max_len=50),

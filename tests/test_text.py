@@ -1,11 +1,11 @@
-"""app/text.py: the one word splitter, pieces aligned to words for every tokenizer family, and the one
+"""app/core/text.py: the one word splitter, pieces aligned to words for every tokenizer family, and the one
 markdown escape that no user value can break out of."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import text
+from app.core import text
 
 
 @settings(max_examples=300, deadline=None)

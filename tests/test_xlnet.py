@@ -1,4 +1,4 @@
-"""app/xlnet.py and app/figures/xlnet.py: the permutation masks against their definition, typed orders,
+"""app/lessons/xlnet.py and app/figures/xlnet.py: the permutation masks against their definition, typed orders,
 the real bundled XLNet under those masks (no leak, attention zero where blocked, the context-free
 target), with a masked LM beside it, and the lesson's run (what the page shows). No sizes are pinned:
 the bundled checkpoints are retrained from time to time."""
@@ -13,8 +13,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import text, xlnet
-from app.lesson import Stop
+from app.core import text
+from app.lessons import xlnet
+from app.core.lesson import Stop
 from app.figures import xlnet as figures
 
 TEXT = "The little girl found a red ball in the park."

@@ -23,7 +23,7 @@ torch): the experiment modules are imported only when one is run.
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import importlib
 from dataclasses import dataclass

@@ -1,6 +1,6 @@
 """Plotly figures for the lessons: pure functions from results to figures."""
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 from dataclasses import dataclass
 

@@ -1,5 +1,5 @@
-"""Figures for the two ALBERT lessons: parameter counts (app/params.py) and shared-layer activations
-(app/albert.py). Plain data in (lists, dicts, tensors), plotly Figure out; every coloured mark hovers
+"""Figures for the two ALBERT lessons: parameter counts (app/lessons/albert_params.py) and shared-layer activations
+(app/lessons/albert_activations.py). Plain data in (lists, dicts, tensors), plotly Figure out; every coloured mark hovers
 with the exact number behind it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.text import html
+from app.core.text import html
 
 PARTS = ("embeddings", "attention", "ffn", "pooler")
 PART_LABELS = {"embeddings": "embeddings", "attention": "attention sublayers", "ffn": "feed-forward sublayers",
@@ -160,7 +160,7 @@ def similarity_heatmaps(matrices: dict[str, object], measure: str) -> go.Figure:
 
 
 def unroll_figure(step_stats: dict, layers: int) -> go.Figure:
-    """Applying the shared block past L. step_stats: app.albert.steps output (each (N,)). Left: how far
+    """Applying the shared block past L. step_stats: app.lessons.albert_activations.steps output (each (N,)). Left: how far
     each application moves the tokens; right: how similar the state stays to the model's own output."""
     n = len(_lists(step_stats["l2"]))
     x = list(range(1, n + 1))

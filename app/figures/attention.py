@@ -1,8 +1,8 @@
-"""Figures for app/attention.py: a token-by-token heatmap of one attention (or rollout) matrix, and the key
+"""Figures for app/lessons/attention.py: a token-by-token heatmap of one attention (or rollout) matrix, and the key
 figure: bertviz's view as a standalone document.
 
 Data in, plotly Figure out. Rows are the attending tokens (queries), columns the attended ones (keys);
-hover gives both tokens, their positions and the exact weight. Tokens are escaped with ``app.text.html``:
+hover gives both tokens, their positions and the exact weight. Tokens are escaped with ``app.core.text.html``:
 plotly renders a few tags in its text, and a token is data, never markup.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app import text as txt
+from app.core import text as txt
 from app.figures import Document
 
 COLORSCALE = "Blues"

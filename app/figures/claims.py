@@ -1,5 +1,5 @@
-"""Figures for "Does it work?": plain data in (app.claims.Curve / Final lists, a live run's points), plotly
-Figure out. Arm and metric labels are the experiments' own words, escaped anyway with app.text.html.
+"""Figures for "Does it work?": plain data in (app.lessons.claims.Curve / Final lists, a live run's points), plotly
+Figure out. Arm and metric labels are the experiments' own words, escaped anyway with app.core.text.html.
 
 Colours: the arm the paper says is better is blue, the other arm of the comparison orange, every other
 arm grey — on every figure of the page, so an arm keeps its colour from the curves to the final numbers.
@@ -7,13 +7,13 @@ arm grey — on every figure of the page, so an arm keeps its colour from the cu
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.experiments.results import short_label
-from app.text import html as esc
+from app.core.text import html as esc
 
 BETTER, WORSE, OTHER = "#4c78a8", "#f58518", "#9d9d9d"
 X_TITLES = {"step": "training step", "flops": "training FLOPs", "params": "parameters"}
@@ -63,7 +63,7 @@ def curves_figure(curves, x: str, metric_label: str, higher_is_better: bool | No
     """Every curve as its mean over seeds (a line) inside a band of mean ± one sd (a shaded area).
 
     Per curve, two traces in order: the band (a closed polygon: x forward along ``hi``, back along ``lo``,
-    ``fill="toself"``) and the mean line. ``curves``: app.claims.Curve. higher_is_better: for the title's
+    ``fill="toself"``) and the mean line. ``curves``: app.lessons.claims.Curve. higher_is_better: for the title's
     hint (None: not said, e.g. the training loss)."""
     fig = go.Figure()
     for c in curves:

@@ -1,6 +1,6 @@
-"""Figures for the side-by-side lesson: plain lists and dicts in (from app.compare), plotly Figure out.
+"""Figures for the side-by-side lesson: plain lists and dicts in (from app.lessons.compare), plotly Figure out.
 
-Every token that enters cell or hover text is HTML-escaped with app.text.html: plotly renders a subset of
+Every token that enters cell or hover text is HTML-escaped with app.core.text.html: plotly renders a subset of
 HTML there.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.text import html as esc
+from app.core.text import html as esc
 
 PIECES = [[0.0, "#eef5ee"], [0.34, "#cfe8cf"], [0.67, "#f6d28b"], [1.0, "#e4572e"]]  # 1 piece ... 4+ pieces
 PROB = "Blues"

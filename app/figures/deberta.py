@@ -1,8 +1,8 @@
-"""Figures for the DeBERTa lesson (app/deberta.py): plain data in, plotly Figure out.
+"""Figures for the DeBERTa lesson (app/lessons/deberta.py): plain data in, plotly Figure out.
 
 Heatmaps put the query token i in rows and the key token j in columns, on numeric axes labelled with the
 pieces (a sentence may hold the same piece twice); hovering any cell of the four panels gives all three terms,
-their sum and both softmaxes, so the sum can be checked by hand. Every piece is escaped with ``app.text.html``.
+their sum and both softmaxes, so the sum can be checked by hand. Every piece is escaped with ``app.core.text.html``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app import text as txt
+from app.core import text as txt
 
 SCORES = "RdBu_r"  # red = raises the score, blue = lowers it, white = 0
 DISTANCE = "PuOr"
@@ -34,7 +34,7 @@ def _side(n: int) -> int:
 def terms_figure(tokens, terms, query_pos: int | None = None, key_pos: int | None = None) -> go.Figure:
     """Four heatmaps in one row: c2c, c2p, p2c and their sum, on one colour scale centred on 0.
 
-    tokens: (T,) pieces as read; terms: app.deberta.Terms; query_pos / key_pos: the cell to outline."""
+    tokens: (T,) pieces as read; terms: app.lessons.deberta.Terms; query_pos / key_pos: the cell to outline."""
     labels = _labels(tokens)
     n = len(labels)
     mats = [np.asarray(m, dtype=float) for m in (terms.c2c, terms.c2p, terms.p2c, terms.total)]

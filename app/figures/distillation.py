@@ -1,6 +1,6 @@
-"""Figures for the distillation lesson: plain lists in (from app.distillation), plotly Figure out.
+"""Figures for the distillation lesson: plain lists in (from app.lessons.distillation), plotly Figure out.
 
-Tokens are HTML-escaped with app.text.html before they enter cell, tick or hover text (plotly renders a
+Tokens are HTML-escaped with app.core.text.html before they enter cell, tick or hover text (plotly renders a
 subset of HTML).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.text import html as esc
+from app.core.text import html as esc
 
 TEACHER, STUDENT = "#4c78a8", "#f58518"
 LIGHT_TEACHER, LIGHT_STUDENT = "#b7cde3", "#fbcf9f"

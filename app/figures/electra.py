@@ -1,4 +1,4 @@
-"""Figures for the ELECTRA lesson: plain data in (app.electra.Round, lists, dicts), plotly Figure out.
+"""Figures for the ELECTRA lesson: plain data in (app.lessons.electra.Round, lists, dicts), plotly Figure out.
 
 The pipeline is one heatmap trace per stage, all on one x axis (token positions), so a token can be
 followed straight down from the original sentence to the discriminator's verdict. Every token that
@@ -15,7 +15,7 @@ import html
 
 import plotly.graph_objects as go
 
-from app.electra import DEFAULTS
+from app.lessons.electra import DEFAULTS
 
 GREY = [[0.0, "#f2f2f2"], [1.0, "#c9c9c9"]]  # content, special
 MASKED = [[0.0, "#f2f2f2"], [1.0, "#ffb000"]]  # kept, masked
@@ -100,7 +100,7 @@ def _score_bar(title="P(replaced)") -> dict:
 
 def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE) -> go.Figure:
     """Six stages, one row each: original -> masked -> generator samples -> corrupted -> P(replaced)
-    -> ground truth. ``rnd`` is an app.electra.Round.
+    -> ground truth. ``rnd`` is an app.lessons.electra.Round.
 
     z per row: original 1 = special; masked 1 = masked; generator 1 = a real replacement, 0 = the
     sample equals the original (counts as original), None where nothing was masked; corrupted and

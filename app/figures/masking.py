@@ -1,6 +1,6 @@
-"""Figures of the masking lab (app/masking_lab.py): plain data in (lists, nested lists), a plotly Figure out.
+"""Figures of the masking lab (app/lessons/masking.py): plain data in (lists, nested lists), a plotly Figure out.
 
-Every token that enters a figure goes through ``app.text.html`` first: plotly reads a small set of tags
+Every token that enters a figure goes through ``app.core.text.html`` first: plotly reads a small set of tags
 in text and hover labels, so a RoBERTa ``<s>`` would otherwise vanish (and a ``<b>`` would turn bold).
 """
 
@@ -10,8 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
-from app.masking_lab import STRATEGY_LABELS, STRATEGY_SHORT
-from app.text import html as esc
+from app.lessons.masking import STRATEGY_LABELS, STRATEGY_SHORT
+from app.core.text import html as esc
 
 SPECIAL = 4  # the grid's value for a special token (never a target)
 GRID_NAMES = {**KIND_NAMES, SPECIAL: "special token (never a target)"}

@@ -1,7 +1,7 @@
-"""Figures for the ModernBERT lesson (app/modernbert.py): its result's plain data in, plotly Figure out.
+"""Figures for the ModernBERT lesson (app/lessons/modernbert.py): its result's plain data in, plotly Figure out.
 
 Every hover gives the exact numbers behind a mark; every token that enters a hover or a label is escaped
-with ``app.text.html`` (plotly renders a few tags in its text, and a token is data, never markup).
+with ``app.core.text.html`` (plotly renders a few tags in its text, and a token is data, never markup).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app import text as txt
+from app.core import text as txt
 
 GLOBAL, LOCAL = "#1f5fa8", "#e07b00"  # global (full_attention) and local (sliding_attention) layers, everywhere
 KIND_COLOUR = {"full_attention": GLOBAL, "sliding_attention": LOCAL}

@@ -1,15 +1,15 @@
-"""Figures for the sentence-objective lesson: plain data in (app.sentence_order.Result's fields), plotly
+"""Figures for the sentence-objective lesson: plain data in (app.lessons.sentence_order.Result's fields), plotly
 Figure out. No user text enters these figures (the pairs are called (A, B) and (B, A)); head names and
-kinds are the lesson's own words, escaped anyway with app.text.html.
+kinds are the lesson's own words, escaped anyway with app.core.text.html.
 """
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import plotly.graph_objects as go
 
-from app.text import html as esc
+from app.core.text import html as esc
 
 COLOURS = {"sop": "#4c78a8", "nsp": "#f58518"}  # ALBERT's SOP head, BERT's NSP head
 ORDERS = ("(A, B): as typed", "(B, A): swapped")

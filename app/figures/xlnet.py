@@ -1,6 +1,6 @@
 """Figures for the XLNet lesson: the factorization order, the two streams' masks beside target_mapping,
-and the attention the model actually used. Plain data in (pieces, app.xlnet.OrderMasks, tensors), plotly
-figures out; every token is escaped with ``app.text.html`` before it reaches a label or a hover.
+and the attention the model actually used. Plain data in (pieces, app.lessons.xlnet.OrderMasks, tensors), plotly
+figures out; every token is escaped with ``app.core.text.html`` before it reaches a label or a hover.
 
 Mask cells use perm_mask's convention: 1 = may NOT attend (blocked), 0 = may attend.
 """
@@ -11,8 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app import text as txt
-from app.xlnet import OrderMasks, context_free_targets, visible
+from app.core import text as txt
+from app.lessons.xlnet import OrderMasks, context_free_targets, visible
 
 HIDDEN, CONTEXT, EARLIER, OWN = 0, 1, 2, 3
 ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}

@@ -15,7 +15,7 @@ and must not be mutated by callers.
 
 from __future__ import annotations
 
-from app import preload
+from app.core import preload
 
 import os
 import threading

@@ -30,7 +30,7 @@ retries, so a hub that breaks mid-file makes it fall back to the bundled stand-i
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first, as in every app module; nothing heavy is imported here)
+from app.core import preload  # noqa: F401  (first, as in every app module; nothing heavy is imported here)
 
 import argparse
 import hashlib

@@ -38,7 +38,8 @@ def measure() -> dict[str, dict]:
     """Every bundled checkpoint's numbers: {key: {"cloze": ..., "checks": [(what, value, floor, holds)], ...}}."""
     import torch
 
-    from app import cloze, electra
+    from app import cloze
+    from app.lessons import electra
     from app.models import loading
     from app.training.distilbert import forward_speedup
 

@@ -10,7 +10,7 @@
 transformers has no switch for the last two, so the modules are tied here by assignment: the same
 module object sits in every layer, ``model.parameters()`` yields its tensors once, and the optimizer
 updates them once with the gradient summed over the layers that use them. Sharing changes parameters,
-not arithmetic: every token still passes through L layers. Counts match app/params.py's (a test).
+not arithmetic: every token still passes through L layers. Counts match app/lessons/albert_params.py's (a test).
 """
 
 from __future__ import annotations

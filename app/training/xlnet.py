@@ -3,7 +3,7 @@
 Yang et al. (2019): for each sequence a random factorization order is drawn; the model predicts the
 last 1/K of it (K = 6 here, as in the paper's base setting) through the *query stream*, which knows
 a target's position but not its content, while the *content stream* carries what each position may
-see. Both are driven by ``perm_mask`` and ``target_mapping`` (see app/xlnet.py). Inputs end with
+see. Both are driven by ``perm_mask`` and ``target_mapping`` (see app/lessons/xlnet.py). Inputs end with
 ``<sep> <cls>`` and are padded on the left, as in xlnet-base-cased.
 """
 
@@ -16,7 +16,7 @@ import torch
 from transformers import XLNetConfig, XLNetLMHeadModel
 
 from app.training import common, data
-from app.xlnet import partial_prediction_masks
+from app.lessons.xlnet import partial_prediction_masks
 
 LOOP = common.LoopConfig(steps=3000)
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
-from app.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (the system's chromium and its flags)
+from app.lecture.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (the system's chromium and its flags)
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}

@@ -1,5 +1,5 @@
 """A class at once, on a fresh server: many sessions open every lesson in the same second, then change a
-widget together. Before app/preload.py this failed on most runs with ImportError ('cannot import name
+widget together. Before app/core/preload.py this failed on most runs with ImportError ('cannot import name
 BertForMaskedLM') and "partially initialized module 'pandas'" — first-time imports racing between
 page threads. The sessions speak Streamlit's own websocket protocol (tests/e2e/stclient.py), so the
 server is loaded without a renderer per session; the last test does the same with real browser tabs.

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app import deck
+from app.lecture import deck
 from app.lessons import LESSONS
 from tests.conftest import ROOT
 from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app

@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from app.examples import EXAMPLES
+from app.lecture.examples import EXAMPLES
 from app.lessons import LESSONS
 from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app
 

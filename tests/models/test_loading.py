@@ -41,7 +41,7 @@ def black_hole(monkeypatch):
 
 
 def test_unreachable_hub_falls_back_to_bundled_within_two_seconds(black_hole):
-    from app import preload
+    from app.core import preload
 
     preload.load()  # a lecture's server has its libraries imported before anyone asks for the hub
     started = time.perf_counter()

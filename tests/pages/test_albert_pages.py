@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app import albert, params
+from app.lessons import albert_activations as albert, albert_params as params
 from app.models import catalogue
 from tests.conftest import shown_text
 

@@ -9,7 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from app import attention, text
+from app.lessons import attention
+from app.core import text
 from app.models import catalogue
 from tests.conftest import shown_text
 from tests.test_bertviz_offline import EXPECTED_SCRIPTS, Elements, assert_offline
@@ -164,7 +165,7 @@ def test_export_format_reaches_the_heatmap(app_page):
 
 def test_a_long_input_sends_bertviz_fewer_layers_and_says_so(app_page, monkeypatch, bundled):
     needs("bert")
-    from app import bertviz_offline
+    from app.figures import bertviz_offline
 
     r = attention.run({"bert": bundled("bert")}, attention.Inputs())
     if r.n_layers < 3:

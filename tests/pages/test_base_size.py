@@ -159,7 +159,8 @@ def _note_with(at, *numbers) -> bool:
 
 
 def test_masking_lab_says_it_cut_a_text_past_its_cap(base_size):
-    from app import masking_lab, text
+    from app.lessons import masking as masking_lab
+    from app.core import text
 
     at = open_at_base_size("pages/masking.py", text=LONG, variant="roberta")
     ran_cleanly(at)
@@ -169,7 +170,9 @@ def test_masking_lab_says_it_cut_a_text_past_its_cap(base_size):
 
 def test_attention_says_it_cut_to_the_token_cap_and_sent_bertviz_fewer_layers(base_size):
     """ModernBERT-base: 22 layers × 12 heads; at 128 tokens the model view cannot carry every layer."""
-    from app import attention, bertviz_offline, text
+    from app.lessons import attention
+    from app.figures import bertviz_offline
+    from app.core import text
 
     at = open_at_base_size("pages/attention.py", text=LONG, variant="modernbert", max_tokens="128", view="model")
     ran_cleanly(at)
@@ -185,7 +188,7 @@ def test_attention_says_it_cut_to_the_token_cap_and_sent_bertviz_fewer_layers(ba
 
 
 def test_electra_says_its_strip_keeps_the_first_48_tokens(base_size):
-    from app import electra
+    from app.lessons import electra
 
     at = open_at_base_size("pages/electra.py", text=LONG)
     ran_cleanly(at)
@@ -195,7 +198,8 @@ def test_electra_says_its_strip_keeps_the_first_48_tokens(base_size):
 
 
 def test_deberta_says_it_keeps_40_tokens(base_size):
-    from app import deberta, text
+    from app.lessons import deberta
+    from app.core import text
 
     at = open_at_base_size("pages/deberta.py", text=LONG)
     ran_cleanly(at)
@@ -205,7 +209,7 @@ def test_deberta_says_it_keeps_40_tokens(base_size):
 
 
 def test_xlnet_says_it_keeps_the_first_pieces(base_size):
-    from app import xlnet
+    from app.lessons import xlnet
 
     at = open_at_base_size("pages/xlnet.py", text=LONG)
     ran_cleanly(at)
@@ -215,7 +219,7 @@ def test_xlnet_says_it_keeps_the_first_pieces(base_size):
 
 def test_nsp_vs_sop_says_base_size_heads_score_fewer_story_pairs(base_size):
     """bert-base's NSP head over all 180 story inputs would keep the page waiting for most of a minute."""
-    from app import sentence_order
+    from app.lessons import sentence_order
 
     at = open_at_base_size("pages/sentence_order.py")
     ran_cleanly(at)

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from app import claims
+from app.lessons import claims
 from app.experiments import EXPERIMENTS, live, results, verdict
 from tests.conftest import shown_text
 from tests.test_claims import CLEAR, make_doc, quick_live_budget, synthetic_corpus, wait, write

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from app import compare
-from app import text as txt
+from app.lessons import compare
+from app.core import text as txt
 from app.models import catalogue
 from tests.conftest import shown_text
 

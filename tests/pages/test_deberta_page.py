@@ -13,9 +13,9 @@ import json
 import numpy as np
 import pytest
 
-from app import deberta
+from app.lessons import deberta
 from app.models import catalogue
-from app.text import split_words
+from app.core.text import split_words
 from tests.conftest import shown_text
 from tests.test_deberta import build_standin
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from app import distillation
-from app import text as txt
+from app.lessons import distillation
+from app.core import text as txt
 from app.models import catalogue
 from tests.conftest import shown_text
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from app import electra
+from app.lessons import electra
 from tests.conftest import shown_text
 
 PAGE = "pages/electra.py"

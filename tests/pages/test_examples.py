@@ -3,7 +3,7 @@ no exception, and the widgets hold the linked values."""
 
 import pytest
 
-from app.examples import EXAMPLES
+from app.lecture.examples import EXAMPLES
 from app.lessons import LESSONS
 from tests.conftest import shown_text
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from app.lessons import LESSONS
-from app.text import md
+from app.core.text import md
 
 PAGES = ["pages/home.py"] + [lesson.path for lesson in LESSONS]
 PAYLOADS = {

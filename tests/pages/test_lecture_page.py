@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app import deck
+from app.lecture import deck
 from tests.conftest import shown_text
 
 DEFAULT = deck.default_deck()

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app import masking_lab as lab
+from app.lessons import masking as lab
 from app.masking import KEEP
 from app.models import catalogue
 from tests.conftest import shown_text

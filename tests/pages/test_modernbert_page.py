@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from app import modernbert as mbl
+from app.lessons import modernbert as mbl
 from app.models import catalogue, loading
 from tests.conftest import shown_text
 from tests.test_modernbert import build_standin, bundled_dir

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app import sentence_order as so
+from app.lessons import sentence_order as so
 from tests.conftest import shown_text
 from tests.test_sentence_order import models, standin_root  # noqa: F401  (fixtures)
 

@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from app import text, xlnet
+from app.core import text
+from app.lessons import xlnet
 from tests.conftest import shown_text
 
 PAGE = "pages/xlnet.py"

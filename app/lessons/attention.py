@@ -26,17 +26,17 @@ what comes out is still one probability per (query, key).
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from app import bertviz_offline
-from app import text as txt
-from app.lesson import Note, Stop, direct, from_values
+from app.figures import bertviz_offline
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct, from_values
 from app.models import catalogue
-from app.state import Param, Spec, text_param
+from app.core.state import Param, Spec, text_param
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def encode(tokenizer, model, text_a: str, text_b: str = "", max_tokens: int = DE
     """Tokenize sentence A (and B, if not blank) with the tokenizer's own single/pair format, capped.
 
     The cap counts special tokens; a pair is cut from its longer side first (``longest_first``). The pieces
-    come from ``app.text.tokenize``; the segment map (which sentence each token is in) from the tokenizer's
+    come from ``app.core.text.tokenize``; the segment map (which sentence each token is in) from the tokenizer's
     own pair encoding. When the model reads token types and the tokenizer gives none (a saved tokenizer that
     dropped them), they are built from its segments in the family's convention: 0 for A and its separator,
     1 for B and its separator, and 2 for XLNet's trailing ``<cls>``.
@@ -200,7 +200,7 @@ def attentions_of(loaded, input_ids: tuple, token_type_ids: tuple | None) -> np.
 
 def bertviz_document(attentions: np.ndarray, tokens: tuple, sentence_b_start: int | None, view: str, layer: int,
                      head: int, include_layers: tuple, title: str) -> str:
-    """bertviz's ``view`` as one offline, escaped HTML document (app/bertviz_offline.py); head 0 = every head.
+    """bertviz's ``view`` as one offline, escaped HTML document (app/figures/bertviz_offline.py); head 0 = every head.
     Costly (the libraries inlined, layers·heads·T² weights written out), hence a step of its own."""
     return bertviz_offline.render(view, attentions, list(tokens), sentence_b_start, layer=layer,
                                   heads=[head] if head else None, include_layers=list(include_layers), title=title)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from app.text import md
+from app.core.text import md
 
 KINDS = ("str", "int", "float", "bool", "choice")
 INT = re.compile(r"[+-]?[0-9]+")

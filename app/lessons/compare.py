@@ -2,7 +2,7 @@
 ELECTRA's discriminator thinks of each token, and what each costs on this machine (parameters, memory,
 load time, forward latency) — measured here, not quoted from papers.
 
-Words are app.text's (``split_words``, counted from 0), and every tokenizer's pieces are mapped back to
+Words are app.core.text's (``split_words``, counted from 0), and every tokenizer's pieces are mapped back to
 them through their character offsets (``text.tokenize``), so WordPiece (``##co``), byte-level BPE
 (``Ġball``) and SentencePiece (``▁ball``) line up under the same word.
 
@@ -27,7 +27,7 @@ Pure (no streamlit); runs on any device the models are on.
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import statistics
 import time
@@ -36,10 +36,10 @@ from typing import Callable
 
 import torch
 
-from app import text as txt
-from app.lesson import Note, Stop, direct
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct
 from app.models import catalogue
-from app.state import Param, Spec, text_param
+from app.core.state import Param, Spec, text_param
 
 
 @dataclass(frozen=True)

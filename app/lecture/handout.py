@@ -13,7 +13,7 @@ Result), the takeaway from the library's ``TAKEAWAY``.
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import html as _html
 import importlib
@@ -26,10 +26,11 @@ from pathlib import Path
 
 import plotly.io as pio
 
-from app import chromium, deck, qr, state
+from app.lecture import chromium, deck, qr
+from app.core import state
 from app.figures import Document
-from app.lesson import Stop, direct
-from app.text import html as esc
+from app.core.lesson import Stop, direct
+from app.core.text import html as esc
 
 FIGURE_HEIGHT = 480  # px of each figure in the handout (a landscape page)
 PDF_SECONDS = 180

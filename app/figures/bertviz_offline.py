@@ -25,7 +25,7 @@ Here the same drawing scripts (vendored verbatim under ``assets/vendor/``, see i
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import json
 import re
@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from app import text as txt
+from app.core import text as txt
 
-VENDOR_DIR = Path(__file__).resolve().parents[1] / "assets" / "vendor"
+VENDOR_DIR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
 VIEWS = ("head", "model")
 # Inlined in this order: (file under assets/vendor, a notice replacing its banner, or None to keep it).
 LIBRARIES = (

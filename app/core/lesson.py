@@ -3,7 +3,7 @@ how it asks for its expensive steps to be cached. Pure: no streamlit.
 
 Every lesson library (``app/<concept>.py``) exposes
 
-    SPEC                                  # its URL parameters (app.state.Spec)
+    SPEC                                  # its URL parameters (app.core.state.Spec)
     Inputs.from_values(values) -> Inputs  # frozen dataclass, built from the URL/widget values
     run(models, inputs, cache=direct) -> Result
 
@@ -11,7 +11,7 @@ Every lesson library (``app/<concept>.py``) exposes
 expensive steps through ``cache(step, *args)`` (the page passes a cache keyed by the arguments and each
 model's identity; tests pass nothing and get plain calls), so moving a cheap slider re-runs only the
 cheap part. ``run`` raises :class:`Stop` when the inputs leave nothing to show, and returns notes
-(markdown, user values already escaped with ``app.text.md``) with its result.
+(markdown, user values already escaped with ``app.core.text.md``) with its result.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ LEVELS = ("info", "warning", "error")
 
 @dataclass(frozen=True)
 class Note:
-    text: str  # markdown; anything a user typed went through app.text.md
+    text: str  # markdown; anything a user typed went through app.core.text.md
     level: str = "info"  # info | warning | error
 
     def __post_init__(self) -> None:

@@ -7,9 +7,9 @@ title and a one-line speaker note, presented one per screen. Pure: no streamlit,
     text = to_json(views)                     # the same deck as a small file to download ...
     views, notes = from_json(text)            # ... and to load again (validated the same way)
 
-A view's state is its lesson's URL query, checked against that lesson's ``SPEC`` (``app.state``): a page
+A view's state is its lesson's URL query, checked against that lesson's ``SPEC`` (``app.core.state``): a page
 that no longer exists drops the view, a value the lesson would refuse drops that value, and each drop is
-a note (user values through ``app.text.md``). In the URL ``slide=n`` (from 1) says which view is on the
+a note (user values through ``app.core.text.md``). In the URL ``slide=n`` (from 1) says which view is on the
 screen; a link with ``slide`` and no ``deck`` presents the default deck.
 """
 
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 from urllib.parse import urlencode
 
-from app import state
-from app.examples import EXAMPLES
+from app.core import state
+from app.lecture.examples import EXAMPLES
 from app.lessons import LESSONS
-from app.text import md
+from app.core.text import md
 
 FORMAT = "bert-variants-explorer/deck"
 VERSION = 1
@@ -40,7 +40,7 @@ NOTE_LIMIT = 300
 
 #: The usual lecture on BERT variants, by lesson: RoBERTa's dynamic masking, ALBERT's parameters and shared
 #: layers, DistilBERT, ELECTRA, XLNet, attention, then every variant side by side and which one to choose.
-#: Lessons not named here (newer ones) follow, in the order of app/lessons.py.
+#: Lessons not named here (newer ones) follow, in the order of app/lessons/__init__.py.
 LECTURE = ("masking", "albert_params", "albert_activations", "distillation", "electra", "xlnet", "attention",
            "compare")
 
@@ -49,7 +49,7 @@ LECTURE = ("masking", "albert_params", "albert_activations", "distillation", "el
 class View:
     """One slide: a lesson page (its slug, the URL path) in a given state."""
 
-    page: str  # the lesson's slug, e.g. "masking" (app/lessons.py)
+    page: str  # the lesson's slug, e.g. "masking" (app/lessons/__init__.py)
     query: tuple[tuple[str, str], ...] = ()  # its URL state: (name, value) pairs, as in a link
     title: str = ""
     note: str = ""  # the speaker note, one line
@@ -77,8 +77,8 @@ def lesson_of(slug: str):
 
 
 def default_deck() -> tuple[View, ...]:
-    """The usual lecture, built from the examples gallery (app/examples.py): the lessons in ``LECTURE`` order,
-    then every other lesson in the order of app/lessons.py. A lesson contributes its examples marked
+    """The usual lecture, built from the examples gallery (app/lecture/examples.py): the lessons in ``LECTURE`` order,
+    then every other lesson in the order of app/lessons/__init__.py. A lesson contributes its examples marked
     ``lecture``, else its first example, else its default view (a lesson with no example yet)."""
     order = [lesson_of(slug) for slug in LECTURE if lesson_of(slug) is not None]
     order += [lesson for lesson in LESSONS if lesson.slug not in LECTURE]

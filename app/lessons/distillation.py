@@ -21,17 +21,17 @@ Shapes: T tokens, V vocabulary, H hidden size; n rows of logits in the loss term
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 from dataclasses import dataclass, fields
 
 import torch
 
-from app import compare
-from app import text as txt
-from app.lesson import Note, Stop, direct
+from app.lessons import compare
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct
 from app.models import catalogue
-from app.state import Param, Spec, text_param
+from app.core.state import Param, Spec, text_param
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ predictions for the same words, masked all at once (``masked_lm_all_at_once``). 
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from app import text as txt
-from app.lesson import Note, Stop, direct, from_values
-from app.state import INT, Param, Spec, seed_param, text_param
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct, from_values
+from app.core.state import INT, Param, Spec, seed_param, text_param
 
 
 def partial_prediction_masks(maskable: torch.Tensor, k: int, gen: torch.Generator):

@@ -12,7 +12,7 @@ BERT holds L different layers. This module measures, for any text and either mod
   where its weights live (``data_ptr``);
 - what happens if the shared block keeps going past L (``unroll``): it is applied again and again to
   the embeddings, without touching the model;
-- a word's path through the layers (its first word piece; words are app.text's, counted from 0),
+- a word's path through the layers (its first word piece; words are app.core.text's, counted from 0),
   projected to 2-D by PCA (an exact SVD, signs fixed).
 
 The lesson (pages/albert_activations.py) calls :func:`run`: both models' forward passes go through the
@@ -27,16 +27,16 @@ the first layer (for ALBERT: the embeddings already projected from E up to H); `
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import math
 from dataclasses import dataclass
 
 import torch
 
-from app import text as txt
-from app.lesson import Note, Stop, direct, from_values
-from app.state import Param, Spec, text_param
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct, from_values
+from app.core.state import Param, Spec, text_param
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The examples gallery: prepared links that show each variant's idea at its clearest. Pure data; the
 home page lists them, tests/pages/test_examples.py opens every one (no note, no exception), and the
-default lecture deck (app/deck.py) is built from the ones marked ``lecture``."""
+default lecture deck (app/lecture/deck.py) is built from the ones marked ``lecture``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Example:
-    page: str  # the lesson's file, as in app/lessons.py
+    page: str  # the lesson's file, as in app/lessons/__init__.py
     label: str
     why: str  # what to look at, in one line
     query: dict = field(default_factory=dict)

@@ -26,7 +26,7 @@ applied exactly as ``AlbertForPreTraining`` does (tests check the logits against
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
 
 import json
 import random
@@ -36,10 +36,10 @@ from pathlib import Path
 
 import torch
 
-from app import text as txt
-from app.lesson import Note, Stop, direct, from_values
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct, from_values
 from app.models.catalogue import REPO_ROOT
-from app.state import Param, Spec, seed_param, text_param
+from app.core.state import Param, Spec, seed_param, text_param
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ corrupted row, so the top-k slider never re-runs the model; the coverage simulat
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
 
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -25,11 +25,11 @@ from dataclasses import dataclass, replace
 import torch
 
 from app import coverage, masking
-from app import text as txt
-from app.lesson import Note, Stop, direct, from_values
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct, from_values
 from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
 from app.models import catalogue
-from app.state import Param, Spec, seed_param, text_param
+from app.core.state import Param, Spec, seed_param, text_param
 
 # When the mask is drawn: (key, name, whose recipe, what it is, how to read its epochs × positions grid).
 STRATEGY_TABLE = (

@@ -30,7 +30,7 @@ Pure: no streamlit. ``run`` is the one sequence the page and the tests use.
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
 
 import math
 import statistics
@@ -40,10 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from app import lesson
-from app import text as txt
-from app.lesson import Note, Stop, direct
-from app.state import Param, Spec, seed_param, text_param
+from app.core import lesson
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct
+from app.core.state import Param, Spec, seed_param, text_param
 
 
 @dataclass(frozen=True)

@@ -18,20 +18,20 @@ transformers modules instantiated on the meta device (``count_on_meta``), which 
 (accelerate's ``init_empty_weights`` would break weight tying and over-count).
 
 The lesson (pages/albert_params.py) calls :func:`run`: the encoder its settings describe, the released
-models (their configs are data, app/params_presets.json, written from the published sizes), and the
+models (their configs are data, app/lessons/albert_params_presets.json, written from the published sizes), and the
 ALBERT loaded in the app, counted tensor by tensor beside the formula.
 """
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import json
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from app.lesson import Note, direct, from_values
-from app.state import Param, Spec
+from app.core.lesson import Note, direct, from_values
+from app.core.state import Param, Spec
 
 SHARING_MODES = ("none", "all", "attention", "ffn")
 SHARING_LABELS = {
@@ -409,13 +409,13 @@ def human_count(n: float) -> str:
 
 # ----------------------------------------------------------------------------- released models, as data
 
-PRESETS_FILE = Path(__file__).with_name("params_presets.json")
+PRESETS_FILE = Path(__file__).with_name("albert_params_presets.json")
 SETTABLE = ("AlbertModel", "BertModel", "RobertaModel")  # base models the page's settings can express
 
 
 @dataclass(frozen=True)
 class Preset:
-    """A released model: its config written from the published values (app/params_presets.json) and its
+    """A released model: its config written from the published values (app/lessons/albert_params_presets.json) and its
     published size. family: for macs_per_sequence; config: keyword arguments of config_class."""
 
     name: str

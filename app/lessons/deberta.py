@@ -31,7 +31,7 @@ feeds its softmax, and their softmax equal to its ``output_attentions``. Pure: n
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
 import math
 from dataclasses import dataclass
@@ -41,9 +41,9 @@ import torch
 from transformers.models.deberta import modeling_deberta
 from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_position
 
-from app import text as txt
-from app.lesson import Note, Stop, direct, from_values
-from app.state import Param, Spec, text_param
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct, from_values
+from app.core.state import Param, Spec, text_param
 
 
 @dataclass(frozen=True)

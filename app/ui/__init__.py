@@ -24,10 +24,11 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from app import deck, lesson, state, text
+from app.lecture import deck
+from app.core import lesson, state, text
 from app.lessons import LESSONS, TOOLS
 from app.models import catalogue, device as devices
-from app.state import Param, Spec
+from app.core.state import Param, Spec
 
 SOURCES = ("auto", "hub", "bundled")
 SOURCE_LABELS = (("auto", "Auto: real checkpoint if cached, else bundled (offline)"),
@@ -41,7 +42,7 @@ GLOBAL_SPEC = Spec(
     Param("export", "choice", "png", choices=("png", "svg"), label="Download figures as", widget="radio",
           labels=(("png", "PNG"), ("svg", "SVG")), help="The camera icon on every figure saves it in this format."),
 )
-#: Lecture mode: which deck is presented (encoded, app/deck.py; "" = the default deck) and which of its views
+#: Lecture mode: which deck is presented (encoded, app/lecture/deck.py; "" = the default deck) and which of its views
 #: is on the screen (from 1; 0 = not presenting). Beside GLOBAL_SPEC: read from the URL whenever a link or
 #: the deck's Back/Next changes them, not once per session, and kept across page switches.
 DECK_SPEC = Spec(
@@ -76,7 +77,7 @@ def start_page(slug: str, is_lesson: bool, badge_slot) -> None:
     st.session_state["_in_router"] = True
     st.session_state["_stage"] = None
     if is_lesson:
-        from app import preload
+        from app.core import preload
 
         preload.load()
     follow_deck(slug)
@@ -396,7 +397,7 @@ def _start_warm_thread() -> dict:
     progress = {"done": [], "total": len(keys), "seconds": None}
 
     def work():
-        from app import preload
+        from app.core import preload
 
         t = time.perf_counter()
         preload.load()
@@ -581,7 +582,7 @@ def presenter_css() -> None:
 
 # ----------------------------------------------------------------------------- lecture mode: the deck
 #
-# A deck (app/deck.py) is a sequence of prepared views. The URL says which deck (``deck``, absent: the default
+# A deck (app/lecture/deck.py) is a sequence of prepared views. The URL says which deck (``deck``, absent: the default
 # deck) and which view is on the screen (``slide``); the router draws the deck bar above the page while one
 # is; Back/Next (and the arrow keys) switch to the neighbouring view's page with that view's state.
 
@@ -739,7 +740,7 @@ def _page_lesson():
 
 def _this_view(spec) -> deck.View:
     """The view on the screen: this page in its current state, titled like the gallery's example it is (if any)."""
-    from app.examples import EXAMPLES
+    from app.lecture.examples import EXAMPLES
 
     lesson_here = _page_lesson()
     query = {k: v for k, v in view_query(spec).items() if k not in ("source", "device", "dtype")}
@@ -795,7 +796,7 @@ def qr_link(spec=None, view: deck.View | None = None) -> str:
 
 @st.dialog("Open this view on your own device", width="large")
 def _qr_dialog(url: str) -> None:
-    from app import qr
+    from app.lecture import qr
 
     left, right = st.columns([3, 2])
     with left.container(key="bve-qr"):
@@ -822,7 +823,8 @@ def build_handout(views, title: str = "BERT Variants Explorer — lecture handou
     """The deck as one offline HTML file (and a PDF when the system's chromium is there): each view's lesson
     run on the models of the sidebar's settings (through the pages' own cache, so views already opened are
     instant), its key figure, takeaway and live link. Shows progress; returns (html, pdf or None, notes)."""
-    from app import handout, preload
+    from app.lecture import handout
+    from app.core import preload
 
     preload.load()
     bar = st.progress(0.0, text="Preparing the handout…")

@@ -23,18 +23,18 @@ produces ours, and the live run (app/experiments/live.py: the smallest pair of a
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
 
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import text as txt
+from app.core import text as txt
 from app.experiments import EXPERIMENTS, results
 from app.experiments import verdict as rule
 from app.experiments.claims import CLAIMS
-from app.lesson import Note, direct, from_values
-from app.state import Param, Spec, seed_param
+from app.core.lesson import Note, direct, from_values
+from app.core.state import Param, Spec, seed_param
 
 NAMES = tuple(EXPERIMENTS)
 CURVE_METRICS = ("train_loss",) + tuple(dict.fromkeys(m for c in CLAIMS.values() for m in c.metrics if m != "params"))

@@ -17,7 +17,7 @@ Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; 
 
 from __future__ import annotations
 
-from app import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
 
 import json
 import math
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import torch
 
-from app import text as txt
-from app.lesson import Note, Stop, direct, from_values
-from app.state import Param, Spec, seed_param, text_param
+from app.core import text as txt
+from app.core.lesson import Note, Stop, direct, from_values
+from app.core.state import Param, Spec, seed_param, text_param
 
 
 @dataclass(frozen=True)
