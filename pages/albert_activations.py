@@ -1,6 +1,6 @@
 """ALBERT, part 2: one block applied L times — activations layer by layer, ALBERT beside BERT, and what
 happens if the shared block keeps going past L. All computation is app/lessons/albert_activations.py (``run``); the figures
-are app/figures/albert.py."""
+are app/figures/albert_activations.py."""
 
 import math
 
@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import ui
 from app.lessons import albert_activations as albert
-from app.figures import albert as figures
+from app.figures import albert_activations as figures
 from app.core.text import md, visible
 
 SPEC = albert.SPEC
@@ -76,7 +76,7 @@ st.markdown(
     "**entropy** of the attention — 0 bits when every token looks at a single token, "
     f"log₂ T = {math.log2(len(a.tokens)):.2f} bits (ALBERT's T = {len(a.tokens)}) when it spreads evenly."
 )
-ui.show_figure(figures.layers_key_figure(r), "albert-vs-bert-layers", key=True)
+ui.show_figure(figures.key_figure(r), "albert-vs-bert-layers", key=True)
 st.caption(
     "ALBERT's first layer starts from the embeddings projected from E up to H, which are not yet normalized at "
     f"width H, so its first jump is usually the largest; compare the layers after it. After its first layer, ALBERT "

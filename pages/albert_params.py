@@ -1,12 +1,12 @@
 """ALBERT, part 1: where the parameters go — factorized embeddings and cross-layer sharing, counted
 exactly from real transformers modules on the meta device, beside compute and memory.
-All computation is app/lessons/albert_params.py (``run``); the figures are app/figures/albert.py."""
+All computation is app/lessons/albert_params.py (``run``); the figures are app/figures/albert_params.py."""
 
 import streamlit as st
 
 from app import ui
 from app.lessons import albert_params as params
-from app.figures import albert as figures
+from app.figures import albert_params as figures
 from app.core.text import md
 
 SPEC = params.SPEC
@@ -89,7 +89,7 @@ else:
         st.caption("`transformers`' ALBERT can share all layers (`num_hidden_groups=1`) or none (`= L`), but not "
                    "only the attention or only the feed-forward parts. Those two modes are counted exactly from the "
                    "real modules instead: the shared part once, the unshared part L times.")
-    ui.show_figure(figures.parameters_key_figure(r), "albert-parameters-by-part", key=True)
+    ui.show_figure(figures.key_figure(r), "albert-parameters-by-part", key=True)
     ui.show_figure(figures.embedding_sweep_figure(list(y.sweep), arch.E if arch.factorized else None,
                                                   y.unfactorized_total, arch.hidden_size), "albert-parameters-vs-E")
     st.caption("The line stays flat once E·(V + H) is small next to the layers: past that point a smaller E "

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.lessons import albert_activations as A
 from app.core import text as txt
-from app.figures import albert as figs
+from app.figures import albert_activations as figs
 from app.core.lesson import Stop
 from tests.conftest import CountingCache
 

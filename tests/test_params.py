@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
 from app.lessons import albert_params as P
-from app.figures import albert as figs
+from app.figures import albert_params as figs
 from tests.conftest import CountingCache
 
 FAST = settings(max_examples=25, deadline=None)
