@@ -41,7 +41,7 @@ def test_every_lesson_with_a_key_figure_draws_it_or_says_why(sections):
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
 def test_every_lesson_that_puts_a_figure_on_the_stage_gives_it_to_the_handout_too(lesson):
     """A page marks its key figure (``ui.show_figure(..., key=True)``); the handout draws the same figure from
-    the lesson's Result: ``Lesson.figure`` or ``app/figures/<slug>.py: key_figure``, and the library's TAKEAWAY."""
+    the lesson's Result: ``Lesson.figure``, ``app/figures/<slug>.py: key_figure``, and the library's TAKEAWAY."""
     import importlib
 
     if "key=True" in (ROOT / lesson.path).read_text(encoding="utf-8"):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -161,3 +163,29 @@ def test_preload_keeps_the_libraries_out_of_every_reruns_garbage_collection():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     frozen, tracked = map(int, out.stdout.split())
     assert frozen > 100_000 and tracked < frozen / 20, (frozen, tracked)
+
+
+def test_lessons_are_found_by_their_files_in_teaching_order(tmp_path):
+    """A lesson is app/lessons/<slug>.py stating ORDER, TITLE, ICON and LINE; its page and figures share
+    the slug. The table is read from the sources (no import), and a library missing a field is an error
+    that names the file, not a lesson that silently vanishes from the navigation."""
+    from app.lessons import LESSONS, find_lessons
+
+    assert [lesson.order for lesson in LESSONS] == sorted(lesson.order for lesson in LESSONS)
+    for lesson in LESSONS:
+        assert (ROOT / "app" / "lessons" / f"{lesson.slug}.py").exists()
+        assert lesson.library == f"app.lessons.{lesson.slug}" and lesson.path == f"pages/{lesson.slug}.py"
+        if lesson.figure:
+            assert lesson.figure == f"app.figures.{lesson.slug}:key_figure"
+    lessons = tmp_path / "app" / "lessons"
+    (tmp_path / "app" / "figures").mkdir(parents=True)
+    lessons.mkdir()
+    (lessons / "second.py").write_text("ORDER = 20\nTITLE = 'B'\nICON = ':material/b:'\nLINE = 'b'\n")
+    (lessons / "first.py").write_text("import os\nORDER = 10\nTITLE = 'A'\nICON = ':material/a:'\nLINE = 'a'\n")
+    (tmp_path / "app" / "figures" / "first.py").write_text("def key_figure(r):\n    return None\n")
+    found = find_lessons(tmp_path)
+    assert [(x.slug, x.title, x.figure) for x in found] == [("first", "A", "app.figures.first:key_figure"),
+                                                            ("second", "B", "")]
+    (lessons / "third.py").write_text("ORDER = 30\nTITLE = 'C'\n")
+    with pytest.raises(ValueError, match="third.py.*ICON, LINE"):
+        find_lessons.__wrapped__(tmp_path)

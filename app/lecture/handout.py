@@ -55,15 +55,10 @@ def library(view: deck.View):
 
 
 def key_figure_function(view: deck.View):
-    """The lesson's key figure builder: ``Lesson.figure`` ("module:function"), or by convention
-    ``app.figures.<slug>:key_figure``; None when the lesson exposes none."""
-    lesson = deck.lesson_of(view.page)
-    where = lesson.figure or f"app.figures.{lesson.slug}:key_figure"
-    module, _, name = where.partition(":")
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
+    """The lesson's key figure builder, ``app.figures.<slug>:key_figure`` (``Lesson.figure``); None when the
+    lesson exposes none."""
+    module, _, name = deck.lesson_of(view.page).figure.partition(":")
+    return getattr(importlib.import_module(module), name) if module else None
 
 
 def values_of(view: deck.View) -> dict:

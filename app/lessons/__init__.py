@@ -1,61 +1,52 @@
-"""The lessons, in teaching order: what the router and the home page's map list. Pure data.
+"""The lessons, found by convention: what the router, the home page's map and lecture mode list. Pure data.
 
-Add a lesson here only when its page works (no placeholders)."""
+A lesson is three files with one slug: ``pages/<slug>.py`` (its widgets; the file name is its URL),
+``app/lessons/<slug>.py`` (its library: SPEC, Inputs, run, TAKEAWAY) and ``app/figures/<slug>.py``
+(its figures; ``key_figure(result)``, where there is one, is what the stage and the handout show).
+Each lesson library states, as plain literals after its imports,
+
+    ORDER = 50                          # its place in teaching order
+    TITLE = "ELECTRA: spot the fake"    # in the navigation and on the home page
+    ICON = ":material/policy:"
+    LINE = "A generator swaps words..." # what a student sees there, in one line
+
+They are read from the source without importing it, so the router and the home page stay free of torch.
+Add a lesson only when its page works (no placeholders). Lecture mode's page is a tool, not a lesson:
+it serves the lessons and has no library.
+"""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIELDS = ("ORDER", "TITLE", "ICON", "LINE")
 
 
 @dataclass(frozen=True)
 class Lesson:
-    path: str  # relative to the repository root
-    slug: str  # its URL path: the file's name without .py (see ui.routed_by_navigation for why)
+    slug: str  # its URL path and the name of its three files
     title: str
     icon: str
     line: str  # what a student sees there, in one line
-    library: str  # the lesson's library module: SPEC, Inputs, run, TAKEAWAY
-    figure: str = ""  # "module:function" building its key figure from run's Result (the stage, the handout)
+    order: int = 0
+    has_key_figure: bool = False  # app/figures/<slug>.py defines key_figure(result)
 
+    @property
+    def path(self) -> str:  # relative to the repository root (see ui.routed_by_navigation for why)
+        return f"pages/{self.slug}.py"
 
-LESSONS: list[Lesson] = [
-    Lesson('pages/masking.py', 'masking', 'Masking lab', ':material/theater_comedy:',
-           'Static vs dynamic masking, 80/10/10, whole words and spans — with a real model filling the blanks.',
-           'app.lessons.masking', 'app.figures.masking:key_figure'),
-    Lesson('pages/albert_params.py', 'albert_params', 'ALBERT: parameters', ':material/calculate:',
-           'Factorized embeddings and cross-layer sharing: exact parameter counts, compute and memory.',
-           'app.lessons.albert_params', 'app.figures.albert_params:key_figure'),
-    Lesson('pages/albert_activations.py', 'albert_activations', 'ALBERT: shared layers', ':material/repeat:',
-           'One block applied L times: how activations move layer by layer, and what happens if you keep going.',
-           'app.lessons.albert_activations', 'app.figures.albert_activations:key_figure'),
-    Lesson('pages/distillation.py', 'distillation', 'DistilBERT: distillation', ':material/science:',
-           'Teacher and student on one sentence: soft targets, temperature and the three loss terms.',
-           'app.lessons.distillation', 'app.figures.distillation:key_figure'),
-    Lesson('pages/electra.py', 'electra', 'ELECTRA: spot the fake', ':material/policy:',
-           'A generator swaps words, a discriminator scores every token: replaced-token detection, live.',
-           'app.lessons.electra', 'app.figures.electra:key_figure'),
-    Lesson('pages/xlnet.py', 'xlnet', 'XLNet: permutation LM', ':material/shuffle:',
-           'Predict tokens in any order: the content and query streams as attention masks, with live predictions.',
-           'app.lessons.xlnet', 'app.figures.xlnet:key_figure'),
-    Lesson('pages/deberta.py', 'deberta', 'DeBERTa: disentangled attention', ':material/join_inner:',
-           'Content and relative position kept apart in every attention score, taken apart term by term.',
-           'app.lessons.deberta', 'app.figures.deberta:key_figure'),
-    Lesson('pages/modernbert.py', 'modernbert', 'ModernBERT: a 2024 encoder', ':material/rocket_launch:',
-           'Rotary positions, alternating local and global attention, GeGLU and unpadding, measured live.',
-           'app.lessons.modernbert', 'app.figures.modernbert:key_figure'),
-    Lesson('pages/sentence_order.py', 'sentence_order', 'NSP vs SOP: sentence objectives', ':material/swap_vert:',
-           'Two sentences in order and swapped: what next-sentence and sentence-order heads see, and why NSP is easy.',
-           'app.lessons.sentence_order'),
-    Lesson('pages/claims.py', 'claims', 'Does it work?', ':material/science:',
-           "Each paper's claim replayed as a controlled experiment: curves over seeds and a verdict computed from them.",
-           'app.lessons.claims'),
-    Lesson('pages/attention.py', 'attention', 'Attention in every layer', ':material/visibility:',
-           'bertviz head and model views for any variant — offline and injection-safe — plus mean and rollout maps.',
-           'app.lessons.attention', 'app.figures.attention:key_figure'),
-    Lesson('pages/compare.py', 'compare', 'Variants side by side', ':material/compare_arrows:',
-           'Every variant on your sentence: tokens, predictions, size, latency and memory, measured here.',
-           'app.lessons.compare', 'app.figures.compare:key_figure'),
-]
+    @property
+    def library(self) -> str:
+        return f"app.lessons.{self.slug}"
+
+    @property
+    def figure(self) -> str:
+        """"module:function" building its key figure from run's Result ("" when it has none)."""
+        return f"app.figures.{self.slug}:key_figure" if self.has_key_figure else ""
 
 
 @dataclass(frozen=True)
@@ -69,7 +60,43 @@ class Tool:
     line: str
 
 
-TOOLS: list[Tool] = [
+def _literals(path: Path) -> dict:
+    """The module-level ``NAME = <literal>`` assignments of a source file, by name."""
+    found = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return found
+
+
+def _defines(path: Path, name: str) -> bool:
+    return path.exists() and any(isinstance(n, ast.FunctionDef) and n.name == name
+                                 for n in ast.parse(path.read_text(encoding="utf-8")).body)
+
+
+@lru_cache(maxsize=1)
+def find_lessons(root: Path = ROOT) -> tuple[Lesson, ...]:
+    """Every ``app/lessons/<slug>.py`` that states ORDER, TITLE, ICON and LINE, in teaching order."""
+    lessons = []
+    for library in sorted((root / "app" / "lessons").glob("*.py")):
+        if library.name.startswith("_"):
+            continue
+        meta = _literals(library)
+        missing = [f for f in FIELDS if f not in meta]
+        if missing:
+            raise ValueError(f"{library.relative_to(root)} is a lesson library without {', '.join(missing)}")
+        slug = library.stem
+        lessons.append(Lesson(slug, meta["TITLE"], meta["ICON"], meta["LINE"], meta["ORDER"],
+                              _defines(root / "app" / "figures" / f"{slug}.py", "key_figure")))
+    return tuple(sorted(lessons, key=lambda lesson: (lesson.order, lesson.slug)))
+
+
+LESSONS: tuple[Lesson, ...] = find_lessons()
+
+TOOLS: tuple[Tool, ...] = (
     Tool('pages/lecture.py', 'lecture', 'Lecture mode', ':material/slideshow:',
          'A deck of prepared views to present one per screen, a QR code for the class, and a handout.'),
-]
+)

@@ -38,6 +38,11 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, text_param
 
+ORDER = 30  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'ALBERT: shared layers'
+ICON = ':material/repeat:'
+LINE = 'One block applied L times: how activations move layer by layer, and what happens if you keep going.'
+
 
 @dataclass(frozen=True)
 class Defaults:

@@ -33,6 +33,11 @@ from pathlib import Path
 from app.core.lesson import Note, direct, from_values
 from app.core.state import Param, Spec
 
+ORDER = 20  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'ALBERT: parameters'
+ICON = ':material/calculate:'
+LINE = 'Factorized embeddings and cross-layer sharing: exact parameter counts, compute and memory.'
+
 SHARING_MODES = ("none", "all", "attention", "ffn")
 SHARING_LABELS = {
     "none": "not shared (BERT)",

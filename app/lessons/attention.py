@@ -38,6 +38,11 @@ from app.core.lesson import Note, Stop, direct, from_values
 from app.models import catalogue
 from app.core.state import Param, Spec, text_param
 
+ORDER = 110  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'Attention in every layer'
+ICON = ':material/visibility:'
+LINE = 'bertviz head and model views for any variant — offline and injection-safe — plus mean and rollout maps.'
+
 
 @dataclass(frozen=True)
 class AttentionDefaults:

@@ -36,6 +36,11 @@ from app.experiments.claims import CLAIMS
 from app.core.lesson import Note, direct, from_values
 from app.core.state import Param, Spec, seed_param
 
+ORDER = 100  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'Does it work?'
+ICON = ':material/science:'
+LINE = "Each paper's claim replayed as a controlled experiment: curves over seeds and a verdict computed from them."
+
 NAMES = tuple(EXPERIMENTS)
 CURVE_METRICS = ("train_loss",) + tuple(dict.fromkeys(m for c in CLAIMS.values() for m in c.metrics if m != "params"))
 TRAIN_LOSS_LABEL = "training loss (every 20 steps; the arms' losses differ in what they add to the masked LM)"

@@ -41,6 +41,11 @@ from app.core.lesson import Note, Stop, direct
 from app.models import catalogue
 from app.core.state import Param, Spec, text_param
 
+ORDER = 120  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'Variants side by side'
+ICON = ':material/compare_arrows:'
+LINE = 'Every variant on your sentence: tokens, predictions, size, latency and memory, measured here.'
+
 
 @dataclass(frozen=True)
 class Defaults:

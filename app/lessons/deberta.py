@@ -45,6 +45,11 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, text_param
 
+ORDER = 70  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'DeBERTa: disentangled attention'
+ICON = ':material/join_inner:'
+LINE = 'Content and relative position kept apart in every attention score, taken apart term by term.'
+
 
 @dataclass(frozen=True)
 class DebertaDefaults:

@@ -33,6 +33,11 @@ from app.core.lesson import Note, Stop, direct
 from app.models import catalogue
 from app.core.state import Param, Spec, text_param
 
+ORDER = 40  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'DistilBERT: distillation'
+ICON = ':material/science:'
+LINE = 'Teacher and student on one sentence: soft targets, temperature and the three loss terms.'
+
 
 @dataclass(frozen=True)
 class Recipe:

@@ -30,6 +30,11 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, seed_param, text_param
 
+ORDER = 50  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'ELECTRA: spot the fake'
+ICON = ':material/policy:'
+LINE = 'A generator swaps words, a discriminator scores every token: replaced-token detection, live.'
+
 
 @dataclass(frozen=True)
 class ElectraDefaults:

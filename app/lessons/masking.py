@@ -31,6 +31,11 @@ from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
 from app.models import catalogue
 from app.core.state import Param, Spec, seed_param, text_param
 
+ORDER = 10  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'Masking lab'
+ICON = ':material/theater_comedy:'
+LINE = 'Static vs dynamic masking, 80/10/10, whole words and spans — with a real model filling the blanks.'
+
 # When the mask is drawn: (key, name, whose recipe, what it is, how to read its epochs × positions grid).
 STRATEGY_TABLE = (
     ("static", "Static ×1", "", "one mask, every epoch",

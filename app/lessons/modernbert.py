@@ -45,6 +45,11 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
 from app.core.state import Param, Spec, seed_param, text_param
 
+ORDER = 80  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'ModernBERT: a 2024 encoder'
+ICON = ':material/rocket_launch:'
+LINE = 'Rotary positions, alternating local and global attention, GeGLU and unpadding, measured live.'
+
 
 @dataclass(frozen=True)
 class ModernBertDefaults:

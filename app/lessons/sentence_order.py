@@ -41,6 +41,11 @@ from app.core.lesson import Note, Stop, direct, from_values
 from app.models.catalogue import REPO_ROOT
 from app.core.state import Param, Spec, seed_param, text_param
 
+ORDER = 90  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'NSP vs SOP: sentence objectives'
+ICON = ':material/swap_vert:'
+LINE = 'Two sentences in order and swapped: what next-sentence and sentence-order heads see, and why NSP is easy.'
+
 
 @dataclass(frozen=True)
 class Defaults:

@@ -35,6 +35,11 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import INT, Param, Spec, seed_param, text_param
 
+ORDER = 60  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
+TITLE = 'XLNet: permutation LM'
+ICON = ':material/shuffle:'
+LINE = 'Predict tokens in any order: the content and query streams as attention masks, with live predictions.'
+
 
 def partial_prediction_masks(maskable: torch.Tensor, k: int, gen: torch.Generator):
     """Training masks for a batch, as in XLNet's pre-training data pipeline.
