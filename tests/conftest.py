@@ -59,6 +59,16 @@ def bundled():
     return get
 
 
+def require_bundled(*keys: str) -> None:
+    """Fail (never skip) when a catalogue key has no bundled checkpoint: every stand-in is committed in
+    assets/models/, so a missing one is a lost checkpoint, not work in progress."""
+    from app.models import catalogue
+
+    missing = [k for k in keys if not catalogue.get(k).bundled_available()]
+    if missing:
+        pytest.fail(f"the bundled checkpoint for {', '.join(missing)} is missing from assets/models/")
+
+
 def run_page(page: str | None = None, timeout: int = 180, **query):
     """Home, then ``page`` through the router (when given), with those query parameters on both runs: an AppTest
     run from the repository root, with a timeout fit for a cold torch (``timeout`` seconds a run)."""

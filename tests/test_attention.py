@@ -12,14 +12,14 @@ from app.core import text
 from app.figures.attention import attention_heatmap
 from app.core.lesson import Stop
 from app.models import catalogue
+from tests.conftest import require_bundled
 
 VARIANTS = list(catalogue.CATALOGUE)
 TEXT = "The little girl found a red ball in the park."
 
 
 def needs_bundled(key):
-    if not catalogue.get(key).bundled_available():
-        pytest.skip(f"no bundled {key} checkpoint yet")
+    require_bundled(key)
 
 
 # ----------------------------------------------------------------------------- aggregation

@@ -12,15 +12,14 @@ from app import cloze
 from app.lessons import compare, electra
 from app.models import catalogue
 from app.training import report
+from tests.conftest import require_bundled
 
 MLMS = [k for k in catalogue.MASKED_LMS]
 SENTENCE = "She was very {mask} when she saw the big cake."
 
 
 def needs(*keys):
-    missing = [k for k in keys if not catalogue.get(k).bundled_available()]
-    if missing:
-        pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
+    require_bundled(*keys)
 
 
 # ----------------------------------------------------------------------------- conventions

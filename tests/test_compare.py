@@ -17,6 +17,7 @@ from app.core import text as txt
 from app.figures import compare as figs
 from app.core.lesson import Stop
 from app.models import catalogue, loading
+from tests.conftest import require_bundled
 
 ALL = list(catalogue.CATALOGUE)
 MLMS = catalogue.MASKED_LMS
@@ -26,9 +27,8 @@ PARK = compare.DEFAULTS.word
 
 
 def need(bundled, key):
-    """The bundled variant, or skip: DeBERTa and ModernBERT checkpoints may still be in training."""
-    if not catalogue.get(key).bundled_available():
-        pytest.skip(f"no bundled checkpoint for {key} yet")
+    """The bundled variant (a missing one fails)."""
+    require_bundled(key)
     return bundled(key)
 
 

@@ -23,7 +23,7 @@ from app.lessons import deberta
 from app.figures import deberta as figures
 from app.core.lesson import Stop
 from app.models import catalogue
-from tests.conftest import CountingCache
+from tests.conftest import CountingCache, require_bundled
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = deberta.DEFAULT_TEXT
@@ -88,9 +88,8 @@ def standin(standin_dir):
 
 @pytest.fixture(scope="module")
 def checkpoint(bundled):
-    """The bundled DeBERTa checkpoint and BERT, or skip while it is still being trained."""
-    if not catalogue.get("deberta").bundled_available():
-        pytest.skip("the bundled DeBERTa checkpoint is not there yet")
+    """The bundled DeBERTa checkpoint and BERT (a missing one fails)."""
+    require_bundled("deberta")
     return {"deberta": bundled("deberta"), "bert": bundled("bert")}
 
 

@@ -16,7 +16,7 @@ from app.figures import masking as figs
 from app.core.lesson import Stop
 from app.models import catalogue
 from tests.test_coverage import fake_sentence
-from tests.conftest import CountingCache
+from tests.conftest import CountingCache, require_bundled
 
 RANDOM_IDS = torch.arange(10, 200)
 MASK_ID = 4
@@ -222,8 +222,7 @@ def test_a_long_text_is_capped_and_says_so(bundled):
 
 @pytest.mark.parametrize("key", ["roberta", "albert", "distilbert", "electra-generator", "deberta", "modernbert"])
 def test_every_bundled_masked_lm_runs_the_lab(bundled, key):
-    if key not in bundled_masked_lms():
-        pytest.skip(f"no bundled {key} checkpoint here")
+    require_bundled(key)
     r = run(bundled, variant=key, unit="span")
     tok = bundled(key).tokenizer
     assert r.sentence.ids[0] in tok.all_special_ids or r.sentence.ids[-1] in tok.all_special_ids

@@ -10,6 +10,7 @@ import torch
 
 from app.models import device as devices
 from app.models import loading
+from tests.conftest import require_bundled
 
 
 @pytest.fixture
@@ -72,8 +73,7 @@ def test_bundled_source_needs_no_network_and_says_nothing(monkeypatch):
 def test_loaded_models_are_eval_eager_float32_and_give_attentions(key, bundled):
     from app.models import catalogue
 
-    if not catalogue.get(key).bundled_available():
-        pytest.skip(f"no bundled {key} checkpoint yet")
+    require_bundled(key)
     loaded = bundled(key)
     assert next(loaded.model.parameters()).dtype == torch.float32  # stored as float16, loaded as float32
     model, tok = loaded.model, loaded.tokenizer

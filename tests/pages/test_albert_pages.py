@@ -8,7 +8,7 @@ import pytest
 
 from app.lessons import albert_activations as albert, albert_params as params
 from app.models import catalogue
-from tests.conftest import shown_text
+from tests.conftest import require_bundled, shown_text
 
 PARAMS_PAGE = "pages/albert_params.py"
 ACTIVATIONS_PAGE = "pages/albert_activations.py"
@@ -16,9 +16,7 @@ P, A = "albert_params.", "albert_activations."  # the pages' widget keys are sco
 
 
 def needs(*keys):
-    missing = [k for k in keys if not catalogue.get(k).bundled_available()]
-    if missing:
-        pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
+    require_bundled(*keys)
 
 
 def figures(at) -> dict:

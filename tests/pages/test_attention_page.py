@@ -12,7 +12,7 @@ import pytest
 from app.lessons import attention
 from app.core import text
 from app.models import catalogue
-from tests.conftest import shown_text
+from tests.conftest import require_bundled, shown_text
 from tests.test_bertviz_offline import EXPECTED_SCRIPTS, Elements, assert_offline
 
 PAGE = "pages/attention.py"
@@ -20,9 +20,7 @@ K = "attention."  # the page's widget keys are scoped to it; sentence A's box is
 
 
 def needs(*keys):
-    missing = [k for k in keys if not catalogue.get(k).bundled_available()]
-    if missing:
-        pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
+    require_bundled(*keys)
 
 
 def bertviz_document(at) -> str:

@@ -9,7 +9,7 @@ import pytest
 from app.lessons import compare
 from app.core import text as txt
 from app.models import catalogue
-from tests.conftest import shown_text
+from tests.conftest import require_bundled, shown_text
 
 PAGE = "pages/compare.py"
 K = "compare."  # the page's widget keys are scoped to it; the text box is shared ("text")
@@ -22,10 +22,7 @@ PREDICTORS = [catalogue.get(k).label for k in BUILT  # the NSP stand-in is there
 
 @pytest.fixture(autouse=True)
 def _originals_built():
-    needed = [k for k in ("bert", "roberta", "albert", "distilbert", "electra-generator", "electra-discriminator", "xlnet")
-              if k not in BUILT]
-    if needed:
-        pytest.skip(f"no bundled checkpoint for {', '.join(needed)} yet")
+    require_bundled(*catalogue.CATALOGUE)
 
 
 def figures(at) -> dict:

@@ -9,7 +9,7 @@ import pytest
 from app.lessons import distillation
 from app.core import text as txt
 from app.models import catalogue
-from tests.conftest import shown_text
+from tests.conftest import require_bundled, shown_text
 
 PAGE = "pages/distillation.py"
 K = "distillation."  # the page's widget keys are scoped to it; the text box is shared ("text")
@@ -17,9 +17,7 @@ K = "distillation."  # the page's widget keys are scoped to it; the text box is 
 
 @pytest.fixture(autouse=True)
 def _pair_built():
-    missing = [k for k in distillation.MODELS if not catalogue.get(k).bundled_available()]
-    if missing:
-        pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
+    require_bundled(*distillation.MODELS)
 
 
 def figures(at) -> dict:

@@ -11,7 +11,7 @@ import pytest
 from app.lessons import masking as lab
 from app.masking import KEEP
 from app.models import catalogue
-from tests.conftest import shown_text
+from tests.conftest import require_bundled, shown_text
 
 PAGE = "pages/masking.py"
 K = "masking."  # the page's widget keys are scoped to it; the text box is shared ("text")
@@ -19,9 +19,7 @@ SPECIAL = 4  # the grid's value for a special token
 
 
 def needs(*keys):
-    missing = [k for k in keys if not catalogue.get(k).bundled_available()]
-    if missing:
-        pytest.skip(f"no bundled checkpoint for {', '.join(missing)} yet")
+    require_bundled(*keys)
 
 
 def figures(at) -> dict:
