@@ -59,6 +59,14 @@ def bundled():
     return get
 
 
+def app_device_label() -> str:
+    """The device the app resolves by default, as the sidebar badge writes it ("CPU" here, "CUDA" on a GPU
+    host): badge tests read it instead of assuming a CPU machine."""
+    from app.models import device
+
+    return device.resolve("auto", "float32")[0].upper()
+
+
 def require_bundled(*keys: str) -> None:
     """Fail (never skip) when a catalogue key has no bundled checkpoint: every stand-in is committed in
     assets/models/, so a missing one is a lost checkpoint, not work in progress."""

@@ -4,6 +4,7 @@ and no exception box."""
 import pytest
 
 from app.lessons import LESSONS
+from tests.conftest import app_device_label
 from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app
 
 pytestmark = pytest.mark.e2e
@@ -57,7 +58,7 @@ def test_sidebar_shows_device_badge_and_links_reach_lessons(server):
         page.goto(server)
         wait_for_app(page)
         sidebar = page.inner_text('[data-testid="stSidebar"]')
-        assert "Device" in sidebar and "CPU" in sidebar
+        assert "Device" in sidebar and app_device_label() in sidebar
         for lesson in LESSONS:
             assert lesson.title in sidebar
         assert watcher.console_errors == [] and watcher.blocked == []

@@ -16,10 +16,13 @@ import pytest
 from app.lessons import deberta
 from app.models import catalogue
 from app.core.text import split_words
-from tests.conftest import shown_text
+from tests.conftest import app_device_label, shown_text
 from tests.test_deberta import build_standin
 
 PAGE = "pages/deberta.py"
+# The page's numbers are compared with library runs on the CPU (the bundled fixture), so the page runs there too:
+# on a GPU host the default device is CUDA, whose kernels differ from the CPU's by ~3e-6 relative.
+CPU = {"device": "cpu"}
 K = "deberta."  # the page's widget keys are scoped to it; the text box is shared ("text")
 
 
@@ -75,7 +78,7 @@ def metric(at, label_start: str) -> str:
 
 
 def test_the_default_view_takes_one_score_apart_as_the_library_does(app_page, lesson_models):
-    at = app_page(PAGE)
+    at = app_page(PAGE, **CPU)
     assert not at.exception
     assert "DeBERTa" in at.title[0].value
     r = deberta.run(lesson_models, deberta.Inputs())
@@ -97,11 +100,11 @@ def test_the_default_view_takes_one_score_apart_as_the_library_does(app_page, le
     text = shown_text(at)
     assert "`girl` (i = " in text and "`ball` (j = " in text
     badge = " ".join(m.value for m in at.sidebar.markdown)
-    assert "DeBERTa" in badge and "BERT" in badge and "CPU" in badge
+    assert "DeBERTa" in badge and "BERT" in badge and app_device_label() in badge
 
 
 def test_url_state_restores_the_widgets_and_the_figures_follow(app_page, lesson_models):
-    at = app_page(PAGE, layer="1", head="2", query="3", key="5", word="4", prefix="One day,")
+    at = app_page(PAGE, **CPU, layer="1", head="2", query="3", key="5", word="4", prefix="One day,")
     assert not at.exception
     assert at.selectbox(key=K + "layer").value == 1 and at.selectbox(key=K + "head").value == 2
     assert at.selectbox(key=K + "query").value == 3 and at.selectbox(key=K + "key").value == 5
@@ -114,7 +117,7 @@ def test_url_state_restores_the_widgets_and_the_figures_follow(app_page, lesson_
 
 
 def test_malformed_link_values_get_a_note_and_the_default(app_page):
-    at = app_page(PAGE, layer="x", head="1.5", word="-3")
+    at = app_page(PAGE, **CPU, layer="x", head="1.5", word="-3")
     assert not at.exception
     text = shown_text(at)
     assert "Ignored `layer=x`" in text and "Ignored `head=1.5`" in text and "Ignored `word=-3`" in text
@@ -122,7 +125,7 @@ def test_malformed_link_values_get_a_note_and_the_default(app_page):
 
 
 def test_values_beyond_this_model_or_sentence_move_with_a_note(app_page, lesson_models):
-    at = app_page(PAGE, layer="40", query="200")
+    at = app_page(PAGE, **CPU, layer="40", query="200")
     assert not at.exception
     last = lesson_models["deberta"].model.config.num_hidden_layers - 1
     assert at.selectbox(key=K + "layer").value == last
@@ -131,7 +134,7 @@ def test_values_beyond_this_model_or_sentence_move_with_a_note(app_page, lesson_
 
 
 def test_widgets_change_the_view_and_an_empty_prefix_drops_the_demonstration(app_page, lesson_models):
-    at = app_page(PAGE)
+    at = app_page(PAGE, **CPU)
     at.selectbox(key=K + "head").set_value(1).run()
     assert not at.exception
     r = deberta.run(lesson_models, deberta.Inputs(head=1))
@@ -145,15 +148,15 @@ def test_widgets_change_the_view_and_an_empty_prefix_drops_the_demonstration(app
 
 @pytest.mark.parametrize("text", ["", "   \n\t ", "[MASK]"])
 def test_nothing_to_show_gets_a_clear_message_and_the_badge_is_still_drawn(app_page, text):
-    at = app_page(PAGE)
+    at = app_page(PAGE, **CPU)
     at.text_area(key="text").set_value(text).run()
     assert not at.exception
     assert at.warning and not charts(at)
-    assert "CPU" in " ".join(m.value for m in at.sidebar.markdown)
+    assert app_device_label() in " ".join(m.value for m in at.sidebar.markdown)
 
 
 def test_emoji_and_cjk_are_named_and_still_shown(app_page):
-    at = app_page(PAGE)
+    at = app_page(PAGE, **CPU)
     at.text_area(key="text").set_value("The cat 😀 sat on the mat. 你好").run()
     assert not at.exception
     assert any("`😀你好`" in i.value for i in at.info)
@@ -161,7 +164,7 @@ def test_emoji_and_cjk_are_named_and_still_shown(app_page):
 
 
 def test_a_long_text_is_cut_to_readable_heatmaps_with_a_note(app_page):
-    at = app_page(PAGE)
+    at = app_page(PAGE, **CPU)
     at.text_area(key="text").set_value(" ".join(["The dog ran to the big tree and sat down."] * 12)).run()
     assert not at.exception
     assert any(str(deberta.DEFAULTS.max_tokens) in w.value for w in at.warning)

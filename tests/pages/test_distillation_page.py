@@ -12,6 +12,9 @@ from app.models import catalogue
 from tests.conftest import require_bundled, shown_text
 
 PAGE = "pages/distillation.py"
+# The page's numbers are compared with library runs on the CPU (the bundled fixture), so the page runs there too:
+# on a GPU host the default device is CUDA, whose kernels differ from the CPU's by ~3e-6 relative.
+CPU = {"device": "cpu"}
 K = "distillation."  # the page's widget keys are scoped to it; the text box is shared ("text")
 
 
@@ -39,7 +42,7 @@ def expected(bundled, **inputs) -> distillation.Result:
 
 
 def test_defaults_show_soft_targets_terms_and_measurements(app_page, bundled):
-    at = app_page(PAGE)
+    at = app_page(PAGE, **CPU)
     assert not at.exception
     r = expected(bundled)
     text = shown_text(at)
@@ -73,7 +76,7 @@ def test_defaults_show_soft_targets_terms_and_measurements(app_page, bundled):
 
 
 def test_temperature_slider_url_round_trip_and_timings_kept(app_page):
-    at = app_page(PAGE, temperature="4.5", top_k="5", word="6")
+    at = app_page(PAGE, **CPU, temperature="4.5", top_k="5", word="6")
     assert not at.exception
     assert at.slider(key=K + "temperature").value == 4.5 and at.slider(key=K + "top_k").value == 5
     assert at.selectbox(key=K + "word").value == 6 and "Soft targets for `ball`" in shown_text(at)
@@ -92,35 +95,35 @@ def test_temperature_slider_url_round_trip_and_timings_kept(app_page):
 
 
 def test_bad_values_in_the_link_get_notes(app_page):
-    at = app_page(PAGE, temperature="99", word="x")
+    at = app_page(PAGE, **CPU, temperature="99", word="x")
     assert not at.exception
     text = shown_text(at)
     assert "Ignored `temperature=99`" in text and "Ignored `word=x`" in text
     assert at.slider(key=K + "temperature").value == 2.0 and at.selectbox(key=K + "word").value == 9
-    far = app_page(PAGE, word="40")
+    far = app_page(PAGE, **CPU, word="40")
     assert not far.exception and far.info
     assert far.selectbox(key=K + "word").value == 10  # the last word of the default sentence
 
 
 def test_empty_long_and_strange_input(app_page, bundled):
-    at = app_page(PAGE, text="\n  \n")
+    at = app_page(PAGE, **CPU, text="\n  \n")
     assert not at.exception
     assert at.warning and not at.get("plotly_chart")
     long = " ".join(["The little girl found a red ball in the park."] * 21)
-    at = app_page(PAGE, text=long)
+    at = app_page(PAGE, **CPU, text=long)
     assert not at.exception
     limit = txt.token_limit(bundled("distilbert").tokenizer)
     assert len(bundled("distilbert").tokenizer(long)["input_ids"]) > limit
     assert any(str(limit) in w.value for w in at.warning)  # cut to what the models read, and said so
     assert len(figures(at)["kl-per-token"]["data"][0]["y"]) <= limit
-    at = app_page(PAGE, text="</script><img src=x onerror=alert(1)> 😀 שלום", word="0")
+    at = app_page(PAGE, **CPU, text="</script><img src=x onerror=alert(1)> 😀 שלום", word="0")
     assert not at.exception
     spec = json.dumps(figures(at), ensure_ascii=False)
     assert "<img" not in spec and "</script>" not in spec
     assert any("😀" in i.value for i in at.info)  # the unknown pieces, named by their characters
-    at = app_page(PAGE, text="[MASK] [SEP]")
+    at = app_page(PAGE, **CPU, text="[MASK] [SEP]")
     assert not at.exception and at.warning and not at.get("plotly_chart")  # nothing but special tokens
-    at = app_page(PAGE, text="好" * 400)
+    at = app_page(PAGE, **CPU, text="好" * 400)
     assert not at.exception
 
 

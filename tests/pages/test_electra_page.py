@@ -9,7 +9,7 @@ import re
 import pytest
 
 from app.lessons import electra
-from tests.conftest import shown_text
+from tests.conftest import app_device_label, shown_text
 
 PAGE = "pages/electra.py"
 K = "electra."  # the page's widget keys are scoped to it; the text box is shared ("text")
@@ -52,7 +52,7 @@ def test_defaults_show_the_game_its_scores_the_signal_count_and_the_curves(app_p
     assert f"`{r.edit.piece}` at position {r.edit_pos}" in shown_text(at)
     # the badge says which models ran, on what
     badge = " ".join(m.value for m in at.sidebar.markdown)
-    assert "ELECTRA generator" in badge and "CPU" in badge and "float32" in badge
+    assert "ELECTRA generator" in badge and app_device_label() in badge and "float32" in badge
 
 
 def test_url_state_restores_the_widgets_and_a_malformed_value_gets_a_note(app_page):
@@ -90,7 +90,7 @@ def test_empty_or_blank_text_asks_for_a_sentence_and_the_badge_is_still_drawn(ap
     at.text_area(key="text").set_value(text).run()
     assert not at.exception
     assert at.warning and not charts(at)
-    assert "CPU" in " ".join(m.value for m in at.sidebar.markdown)
+    assert app_device_label() in " ".join(m.value for m in at.sidebar.markdown)
 
 
 def test_unknown_pieces_are_named_and_a_text_of_nothing_else_has_nothing_to_mask(app_page):

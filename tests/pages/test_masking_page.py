@@ -11,7 +11,7 @@ import pytest
 from app.lessons import masking as lab
 from app.masking import KEEP
 from app.models import catalogue
-from tests.conftest import require_bundled, shown_text
+from tests.conftest import app_device_label, require_bundled, shown_text
 
 PAGE = "pages/masking.py"
 K = "masking."  # the page's widget keys are scoped to it; the text box is shared ("text")
@@ -83,7 +83,7 @@ def test_defaults_show_grid_coverage_and_predictions(app_page, bundled):
     assert metric(at, "Original token ranked first") == f"{sum(p.rank_original == 1 for p in r.predictions)} of {n_targets}"
     # which model produced the guesses, and the badge
     assert r.shown_as in shown_text(at)
-    assert "CPU" in " ".join(m.value for m in at.sidebar.markdown)
+    assert app_device_label() in " ".join(m.value for m in at.sidebar.markdown)
 
 
 def test_strategies_units_and_epochs_drive_the_page(app_page, bundled):

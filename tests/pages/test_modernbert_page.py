@@ -13,7 +13,7 @@ import pytest
 
 from app.lessons import modernbert as mbl
 from app.models import catalogue, loading
-from tests.conftest import shown_text
+from tests.conftest import app_device_label, shown_text
 from tests.test_modernbert import build_standin, bundled_dir
 
 PAGE = "pages/modernbert.py"
@@ -76,7 +76,7 @@ def test_defaults_show_every_idea_with_the_librarys_numbers(app_page, models):
     text = shown_text(at)
     assert models["modernbert"].shown_as in text and models["bert"].shown_as in text
     badge = " ".join(m.value for m in at.sidebar.markdown)
-    assert "ModernBERT" in badge and "BERT" in badge and "CPU" in badge
+    assert "ModernBERT" in badge and "BERT" in badge and app_device_label() in badge
 
 
 def test_a_link_restores_every_widget_and_the_view(app_page, models):
@@ -133,7 +133,7 @@ def test_an_empty_text_asks_for_a_sentence(app_page, text):
     at.text_area(key="text").set_value(text).run()
     assert not at.exception
     assert at.warning and not at.get("plotly_chart")
-    assert "CPU" in " ".join(m.value for m in at.sidebar.markdown)
+    assert app_device_label() in " ".join(m.value for m in at.sidebar.markdown)
 
 
 def test_emoji_and_cjk_work_with_a_note(app_page):

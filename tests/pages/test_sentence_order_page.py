@@ -9,7 +9,7 @@ import json
 import pytest
 
 from app.lessons import sentence_order as so
-from tests.conftest import shown_text
+from tests.conftest import app_device_label, shown_text
 from tests.test_sentence_order import models, standin_root  # noqa: F401  (fixtures)
 
 PAGE = "pages/sentence_order.py"
@@ -46,7 +46,7 @@ def test_defaults_show_both_heads_on_the_pair_the_examples_and_the_grid(app_page
     assert len(table) == 3 * so.DEFAULTS.examples and list(table["A"]) == [s.pair.a for s in r.examples]
     assert list(table["shared words"]) == [s.shared for s in r.examples]
     badge = " ".join(m.value for m in at.sidebar.markdown)
-    assert "ALBERT" in badge and "BERT (NSP head)" in badge and "CPU" in badge
+    assert "ALBERT" in badge and "BERT (NSP head)" in badge and app_device_label() in badge
     assert "bundled stand-in for google-bert/bert-base-uncased" in shown_text(at)
 
 
@@ -82,7 +82,7 @@ def test_an_empty_sentence_asks_for_two_and_the_badge_is_still_drawn(app_page, k
     at.text_area(key=key).set_value("   ").run()
     assert not at.exception
     assert at.warning and not at.get("plotly_chart")
-    assert "CPU" in " ".join(m.value for m in at.sidebar.markdown)
+    assert app_device_label() in " ".join(m.value for m in at.sidebar.markdown)
 
 
 def test_emoji_cjk_and_a_long_pair_get_notes_not_errors(app_page):
