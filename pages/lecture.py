@@ -9,6 +9,7 @@ import streamlit as st
 from app import ui
 from app.lecture import deck
 from app.core.state import Spec
+from app.core.text import plain
 
 
 def move(i: int, by: int) -> None:
@@ -67,10 +68,10 @@ for i, v in enumerate(views):
         row = st.columns([0.5, 8, 0.7, 0.7, 0.7, 0.9], vertical_alignment="center")
         row[0].markdown(f"**{i + 1}**")
         with row[1]:
-            st.page_link(lesson.path, label=v.title or lesson.title, icon=lesson.icon, query_params=v.params or None,
+            st.page_link(lesson.path, label=plain(v.title or lesson.title), icon=lesson.icon, query_params=v.params or None,
                          help=f"{lesson.title} in this view's state")
             if v.note:
-                st.caption(v.note)
+                st.caption(plain(v.note))  # a deck's titles and notes are user text: shown as prose, never markdown
         row[2].button("", icon=":material/arrow_upward:", key=f"lecture.up.{i}", on_click=move, args=(i, -1),
                       disabled=i == 0, help="Earlier")
         row[3].button("", icon=":material/arrow_downward:", key=f"lecture.down.{i}", on_click=move, args=(i, 1),

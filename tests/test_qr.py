@@ -40,3 +40,36 @@ def test_loopback_addresses_are_recognised(url, loopback):
 def test_the_lan_guess_keeps_the_port_path_and_query():
     guess = qr.lan_address("http://127.0.0.1:8501/electra?seed=3")
     assert guess is None or (guess.endswith(":8501/electra?seed=3") and not qr.is_loopback(guess))
+
+
+@pytest.mark.parametrize("given", ["javascript:alert(1)", " JavaScript:alert(1)", "javascript://%0aalert(1)",
+                                   "data:text/html,<script>alert(1)</script>", "file:///etc/passwd", "ftp://x.org",
+                                   "http://", "http://a b.org", "vbscript:msgbox(1)"])
+def test_an_address_students_use_must_be_http_or_https(given):
+    address, problem = qr.public_address(given)
+    assert address == "" and "http:// or https://" in problem
+
+
+@pytest.mark.parametrize("given, want", [("", ""), ("  ", ""), ("192.168.1.20:8501", "http://192.168.1.20:8501"),
+                                         ("localhost:8501/", "http://localhost:8501"), ("lecture.example", "http://lecture.example"),
+                                         ("https://x.org/app/", "https://x.org/app")])
+def test_a_good_address_is_kept_with_its_scheme(given, want):
+    assert qr.public_address(given) == (want, None)
+
+
+def test_a_link_too_long_for_a_code_is_a_sentence_not_a_crash():
+    long = "http://hall.example:8501/masking?text=" + "%E5%A5%BD" * 300  # 300 CJK characters, percent-encoded
+    with pytest.raises(qr.TooLong, match="too long for a QR code"):
+        qr.png(long)
+    with pytest.raises(qr.TooLong):
+        qr.svg(long)
+    assert qr.png("http://hall.example:8501/masking?text=" + "%E5%A5%BD" * 200).startswith(b"\x89PNG")
+
+
+def test_the_handout_links_only_web_addresses_and_leaves_out_a_code_too_long():
+    from app.lecture import handout
+
+    assert "<a " not in handout.live_link("javascript:alert(1)") and "Not a web address" in handout.live_link("javascript:alert(1)")
+    long = handout.live_link("http://hall.example/masking?text=" + "%E5%A5%BD" * 300)
+    assert "<svg" not in long and "too long for a QR code" in long and "<a href='http://hall.example/masking?" in long
+    assert "<svg" in handout.live_link("http://hall.example/masking?seed=3")

@@ -11,7 +11,10 @@ Escaping (any value a user controls: typed text, URL values, pieces of it):
 - :func:`md` writes it into Streamlit markdown as an inert code span: no link, image, colour, LaTeX,
   emphasis or HTML can come out of it, and invisible format characters (bidi overrides, zero-width
   joiners: Unicode category Cf) are shown as ``⟨U+202E⟩`` instead of reordering the sentence around it;
+- :func:`plain` writes it into markdown as plain prose (a link label, a caption): punctuation escaped;
 - :func:`html` escapes it for HTML and plotly hover text.
+
+The guard every lesson opens with, :func:`require_text`, stops a run on an empty box in one wording.
 
 Pure: no streamlit.
 """
@@ -22,6 +25,8 @@ import html as _html
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from app.core.lesson import Stop
 
 WORD = re.compile(r"\w+|[^\w\s]")
 _INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f]")  # control characters (newlines, tabs, ...)
@@ -48,6 +53,20 @@ def md(value: object, max_chars: int | None = 60) -> str:
     if max_chars is not None and len(s) > max_chars:
         s = s[: max_chars - 1] + "…"
     return f"`{s}`" if s.strip() else "` `"
+
+
+_MD_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+
+
+def plain(value: object, max_chars: int | None = None) -> str:
+    """A user value as plain markdown text, for a place that shows markdown and must show it as prose (a
+    link's label, a caption): every ASCII punctuation character is backslash-escaped (CommonMark reads ``\\c``
+    as the character itself), so no link, image, emphasis, ``:red[...]``, ``$...$``, emoji code or HTML can
+    form, and format characters show as ``⟨U+XXXX⟩`` (:func:`visible`). Cut to ``max_chars`` with an ellipsis."""
+    s = visible(value)
+    if max_chars is not None and len(s) > max_chars:
+        s = s[: max_chars - 1] + "…"
+    return _MD_PUNCTUATION.sub(r"\\\1", s)
 
 
 def html(value: object) -> str:
@@ -237,6 +256,15 @@ def fit_text(text: str, tokenizers: dict[str, object], cap: int = 512) -> tuple[
 
 
 # ----------------------------------------------------------------------------- what to tell the user
+
+
+def require_text(text: str, example: str | None = None, what: str = "a sentence") -> str:
+    """``text`` itself when it holds anything but whitespace; else raise :class:`~app.core.lesson.Stop` asking for
+    ``what``, naming ``example`` (the lesson's own sentence, escaped) when given. The one empty-box guard."""
+    if text.strip():
+        return text
+    hint = f", for example {md(example, None)}" if example else ""
+    raise Stop(f"Type {what} to start: the box is empty or only whitespace{hint}.")
 
 
 def input_notes(tk: Tokenized, tokenizer, text: str, who: str) -> list[str]:

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import plotly.io as pio
 
@@ -183,9 +184,21 @@ def document(sections: list[Section], title: str, plotly_js: str | None = None) 
         parts.append(s.figure if s.figure else f"<p class='problem'>{inline_markdown(s.problem or '')}</p>")
         if s.takeaway:
             parts.append(f"<p class='takeaway'><b>Takeaway:</b> {inline_markdown(s.takeaway)}</p>")
-        parts.append(f"<div class='live'>{qr.svg(s.url, 120)}<a href='{esc(s.url)}'>{esc(s.url)}</a></div></section>")
+        parts.append(f"{live_link(s.url)}</section>")
     parts.append("</body></html>")
     return "".join(parts)
+
+
+def live_link(url: str) -> str:
+    """The slide's live link with its QR code. Only an http(s) (or relative) link becomes a link: any other
+    scheme is shown as text. A link too long for a QR code is shown without one, with the sentence why."""
+    if urlsplit(url).scheme.lower() not in ("", "http", "https"):
+        return f"<div class='live'><p class='problem'>Not a web address, so not linked: {esc(url)}</p></div>"
+    try:
+        code = qr.svg(url, 120)
+    except qr.TooLong as too_long:
+        code = f"<p class='problem'>{esc(str(too_long))}</p>"
+    return f"<div class='live'>{code}<a href='{esc(url)}'>{esc(url)}</a></div>"
 
 
 def build(views, base: str, title: str = "Lecture handout", cache=direct, progress=None) -> str:

@@ -6,23 +6,42 @@ smallest version that holds the link, with a quiet zone of 4 modules as the stan
 
 The link must use an address the students can reach: a server the lecturer opened as ``localhost`` is
 reachable only from the lecturer's own machine, so :func:`is_loopback` lets the page say so, and
-:func:`lan_address` suggests the address this machine has on its network (no packet is sent).
+:func:`lan_address` suggests the address this machine has on its network (no packet is sent). An address
+typed in the sidebar or set in ``BVE_PUBLIC_URL`` goes through :func:`public_address`: http(s) only, so a
+``javascript:`` address never reaches a code or a handout's link.
+
+A code holds at most 2331 bytes at level M (version 40): a slide whose link is longer (a long text typed
+in the box, in CJK or accented letters, is 2–3 bytes a character in the link) raises :class:`TooLong`, and
+the caller leaves that code out with its sentence and shows the rest.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import io
+import re
 import socket
 from urllib.parse import urlsplit, urlunsplit
 
 import segno
 
+SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(?!\d)", re.I)  # "javascript:", "data:"; not "localhost:8501"
 BORDER = 4  # modules of quiet zone around the code (ISO/IEC 18004)
 
 
+MAX_BYTES = 2331  # the largest byte payload at error correction M (version 40)
+
+
+class TooLong(ValueError):
+    """A link too long for any QR code: its message is the sentence a page or handout shows instead."""
+
+
 def make(url: str):
-    return segno.make(url, error="m", micro=False)
+    try:
+        return segno.make(url, error="m", micro=False)
+    except segno.DataOverflowError:
+        raise TooLong(f"This view's link is {len(url.encode())} bytes, too long for a QR code (at most "
+                      f"{MAX_BYTES}): shorten the text on the slide, or share the link itself.") from None
 
 
 def png(url: str, pixels: int = 600) -> bytes:
@@ -39,6 +58,23 @@ def svg(url: str, pixels: int = 160) -> str:
     code = make(url)
     width = code.symbol_size(scale=1, border=BORDER)[0]
     return code.svg_inline(scale=max(1, pixels // width), border=BORDER, dark="#000", light="#fff", omitsize=False)
+
+
+def public_address(given: str) -> tuple[str, str | None]:
+    """(address, problem) for the address students use as typed or configured: "" and None when none is
+    given; an address without a scheme gets http://; anything but an http(s) address with a host is refused
+    ("" and the sentence that says why), so no other scheme (``javascript:``, ``data:``, ``file:``) reaches a
+    QR code or a link."""
+    given = (given or "").strip()
+    if not given:
+        return "", None
+    if "://" not in given and not SCHEME.match(given):  # "192.168.1.20:8501", "localhost:8501", "example.org"
+        given = "http://" + given
+    parts = urlsplit(given)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in given):
+        return "", ("The address students use must be an http:// or https:// address of this app "
+                    "(e.g. http://192.168.1.20:8501); this one was ignored.")
+    return given.rstrip("/"), None
 
 
 def host(url: str) -> str:

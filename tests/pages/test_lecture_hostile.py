@@ -1,0 +1,62 @@
+"""A hostile deck on the Lecture mode page: titles and speaker notes from a ``deck=`` link or an uploaded
+file are user text. They are shown as prose — no image fetched, no link, no colour, no LaTeX, no bidi
+reordering — the same strings the deck bar and the handout already escape."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from app.core.text import plain
+from app.lecture import deck
+
+TITLE = "![x](http://evil.example/t.png) `x` [go](http://evil.example) :red[loud] $\\href{http://e}{x}$ a\u202eb"
+NOTE = "<img src=x onerror=alert(1)> ![n](http://evil.example/n.png) **bold** \u200bzw"
+RAW = ("](http://", "<img", "\u202e", "\u200b", ":red[", "$\\href")
+
+
+def shown_markdown(at) -> list[str]:
+    """Every markdown string the page handed to streamlit: page links' labels, captions, notes, text."""
+    out = [link.proto.label for link in at.get("page_link")]
+    out += [c.value for c in at.caption] + [m.value for m in at.markdown] + [i.value for i in at.info]
+    return out
+
+
+def assert_inert(strings: list[str]) -> None:
+    """No markup of the hostile strings reaches markdown unescaped: a backslash before it makes it text, and
+    so does a code span (``app.core.text.md``, the form notes quote a value in)."""
+    for s in strings:
+        s = re.sub(r"`[^`]*`", "", s)
+        for raw in RAW:
+            at = s.find(raw)
+            while at != -1:
+                assert at > 0 and s[at - 1] == "\\", (raw, s)
+                at = s.find(raw, at + 1)
+
+
+def test_a_deck_links_titles_and_notes_are_prose(open_page):
+    hostile = deck.encode([deck.View("electra", (("seed", "5"),), TITLE, NOTE), deck.View("masking")])
+    at = open_page("pages/lecture.py", deck=hostile)
+    assert not at.exception
+    labels = [link.proto.label for link in at.get("page_link")]
+    kept = deck.decode(hostile)[0][0]
+    assert plain(kept.title) in labels  # the title is there, escaped, not dropped
+    assert plain(kept.note) in [c.value for c in at.caption]
+    assert_inert(shown_markdown(at))
+
+
+def test_an_uploaded_decks_titles_and_notes_are_prose(app_page):
+    at = app_page("pages/lecture.py")
+    text = json.dumps({"format": deck.FORMAT, "version": deck.VERSION, "views": [
+        {"page": "electra", "query": {"seed": "5"}, "title": TITLE, "note": NOTE},
+        {"page": "![gone](http://evil.example/g.png)", "query": {}, "title": TITLE}]})
+    at.file_uploader(key="lecture.upload").upload("deck.json", text.encode(), "application/json").run()
+    assert not at.exception and len(at.get("page_link")) >= 1
+    assert_inert(shown_markdown(at))
+
+
+def test_plain_leaves_nothing_that_markdown_would_read_as_markup():
+    s = plain(TITLE + " " + NOTE)
+    assert "\\!\\[x\\]\\(http\\:" in s and "\\:red\\[" in s and "\\$" in s and "\\<img" in s
+    assert "\u202e" not in s and "⟨U\\+202E⟩" in s and "⟨U\\+200B⟩" in s
+    assert plain("ALBERT: parameters") == "ALBERT\\: parameters"
