@@ -15,7 +15,8 @@ import torch
 
 from app.training.common import LoopConfig
 
-RECIPES = ["bert", "distilbert", "electra", "roberta", "albert", "xlnet", "deberta", "modernbert"]  # distilbert and electra start from bert
+RECIPES = ["bert", "distilbert", "electra", "roberta", "albert", "xlnet", "deberta", "modernbert", "bert-nsp"]
+# distilbert, electra and bert-nsp start from bert; a recipe "x-y" lives in app/training/x_y.py
 
 
 def main(argv=None) -> None:
@@ -36,7 +37,7 @@ def main(argv=None) -> None:
     for name in names:
         if name not in RECIPES:
             p.error(f"unknown recipe {name!r}; choose from {RECIPES}")
-        module = importlib.import_module(f"app.training.{name}")
+        module = importlib.import_module(f"app.training.{name.replace('-', '_')}")
         cfg = getattr(module, "LOOP", LoopConfig())
         overrides = {k: v for k, v in {"steps": a.steps, "time_budget_s": a.time_budget,
                                         "batch_size": a.batch_size, "device": a.device}.items() if v is not None}

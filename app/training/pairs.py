@@ -90,3 +90,71 @@ def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len:
     maskable = (ids != tokenizer.pad_token_id) & ~torch.isin(ids, torch.tensor(tokenizer.all_special_ids))
     seqs = data.Sequences(ids, (ids != tokenizer.pad_token_id).long(), maskable, types, None)
     return Pairs(seqs, labels, objective)
+
+
+# ----------------------------------------------------------------------------- short segments, as the lesson draws them
+
+
+def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator, max_sentences: int = 3):
+    """``n`` draws of (A, B, C) as token-id lists, the way the NSP vs SOP lesson draws its pool
+    (app/lessons/sentence_order.py, ``generate_pairs``): A and B two consecutive segments of one story, each of
+    k sentences (k uniform in 1..``max_sentences``, at most half the story), and C a segment of k sentences at a
+    random place in a *different* story. ``stories``: per story, its sentences' ids (stories of ≥ 2 sentences)."""
+    usable = [s for s in stories if len(s) >= 2]
+    if len(usable) < 2:
+        raise ValueError("segment pairs need at least two stories of two or more sentences")
+    out = []
+    for _ in range(n):
+        s = int(torch.randint(len(usable), (1,), generator=gen))
+        story = usable[s]
+        k = min(1 + int(torch.randint(max_sentences, (1,), generator=gen)), len(story) // 2)
+        j = int(torch.randint(len(story) - 2 * k + 1, (1,), generator=gen))
+        o = (s + 1 + int(torch.randint(len(usable) - 1, (1,), generator=gen))) % len(usable)  # any story but s
+        other = usable[o]
+        ko = min(k, len(other))
+        jo = int(torch.randint(len(other) - ko + 1, (1,), generator=gen))
+        flat = lambda sents: [t for x in sents for t in x]  # noqa: E731
+        out.append((flat(story[j:j + k]), flat(story[j + k:j + 2 * k]), flat(other[jo:jo + ko])))
+    return out
+
+
+def _truncate_longest_first(a: list[int], b: list[int], room: int) -> tuple[list[int], list[int]]:
+    """Both sides cut from the end to fit ``room`` tokens as the fast tokenizers' ``longest_first`` cuts them
+    (tokenizers' utils/truncation.rs): the shorter side is kept whole when the longer one can give way, else
+    the room is split in halves, the odd token to the second (the first, when it was the longer)."""
+    if len(a) + len(b) <= room:
+        return list(a), list(b)
+    swap = len(a) > len(b)
+    n1, n2 = sorted((len(a), len(b)))
+    n2 = n1 if n1 > room else max(n1, room - n1)
+    if n1 + n2 > room:
+        n1 = room // 2
+        n2 = n1 + room % 2
+    if swap:
+        n1, n2 = n2, n1
+    return list(a[:n1]), list(b[:n2])
+
+
+def encode_segment_pairs(tokenizer, rows: list[tuple[list[int], list[int], int]], seq_len: int, objective: str) -> Pairs:
+    """``[CLS] A [SEP] B [SEP]`` for each (A, B, label), cut longest side first to ``seq_len`` tokens — what the
+    lesson's tokenizer call does to its pool (``truncation="longest_first"``)."""
+    n = len(rows)
+    ids = torch.full((n, seq_len), tokenizer.pad_token_id, dtype=torch.long)
+    types = torch.zeros((n, seq_len), dtype=torch.long)
+    for i, (a, b, _) in enumerate(rows):
+        a, b = _truncate_longest_first(a, b, seq_len - 3)
+        row = [tokenizer.cls_token_id] + a + [tokenizer.sep_token_id] + b + [tokenizer.sep_token_id]
+        ids[i, : len(row)] = torch.tensor(row)
+        types[i, len(a) + 2 : len(row)] = 1
+    maskable = (ids != tokenizer.pad_token_id) & ~torch.isin(ids, torch.tensor(tokenizer.all_special_ids))
+    seqs = data.Sequences(ids, (ids != tokenizer.pad_token_id).long(), maskable, types, None)
+    return Pairs(seqs, torch.tensor([r[2] for r in rows], dtype=torch.long), objective)
+
+
+def segment_pairs(tokenizer, triples, seq_len: int) -> dict[str, Pairs]:
+    """Every triple (A, B, C) in the lesson's three versions, as two balanced tasks: {"nsp": (A, B) label 0 then
+    (A, C) label 1, "sop": (A, B) label 0 then (B, A) label 1} — 2 × len(triples) pairs each."""
+    nsp = [(a, b, 0) for a, b, _ in triples] + [(a, c, 1) for a, _, c in triples]
+    sop = [(a, b, 0) for a, b, _ in triples] + [(b, a, 1) for a, b, _ in triples]
+    return {"nsp": encode_segment_pairs(tokenizer, nsp, seq_len, "nsp"),
+            "sop": encode_segment_pairs(tokenizer, sop, seq_len, "sop")}

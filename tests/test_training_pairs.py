@@ -1,0 +1,78 @@
+"""The NSP stand-in's training pairs (app/training/pairs.py, short segments): drawn the way the NSP vs SOP lesson
+draws its pool, cut the way its tokenizer call cuts, with BertForPreTraining's label convention. No training here."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+import torch
+
+from app.models import catalogue
+from app.training import pairs
+
+
+def _stories():
+    # story s, sentence i: tokens 1000*s + 10*i + (0, 1, 2) — every token says where it came from
+    return [[[1000 * s + 10 * i + t for t in range(3)] for i in range(2 + s % 5)] for s in range(1, 30)]
+
+
+def _where(tokens):
+    return {(t // 1000, (t % 1000) // 10) for t in tokens}
+
+
+def test_a_and_b_are_consecutive_segments_of_one_story_and_c_is_from_another():
+    triples = pairs.segment_triples(_stories(), 300, torch.Generator().manual_seed(0), max_sentences=3)
+    lengths = set()
+    for a, b, c in triples:
+        wa, wb, wc = _where(a), _where(b), _where(c)
+        (sa,), (sb,), (sc,) = {s for s, _ in wa}, {s for s, _ in wb}, {s for s, _ in wc}
+        assert sa == sb != sc
+        ia, ib = sorted(i for _, i in wa), sorted(i for _, i in wb)
+        assert ia == list(range(ia[0], ia[-1] + 1)) and ib == list(range(ia[-1] + 1, ia[-1] + 1 + len(ia)))
+        assert len(wc) <= len(wa)
+        lengths.add(len(ia))
+    assert lengths == {1, 2, 3}  # 1..max_sentences sentences a segment
+
+
+def test_cutting_longest_first_matches_the_lessons_tokenizer_call(bundled):
+    """The page encodes its pool with truncation="longest_first" at 64 tokens; training pairs are cut the same way."""
+    if not catalogue.get("bert").bundled_available():
+        pytest.skip("no bundled BERT")
+    tok = bundled("bert").tokenizer
+    long_a = "The little girl found a red ball in the park and she played with it all day long until the sun went down."
+    long_b = "She picked it up and ran home to show her mom, who smiled and said it was the best ball she had ever seen."
+    short = "Tom was sad."
+    for a, b in [(long_a, long_b), (long_b, long_a + " Then she slept."), (short, long_b), (long_a, short), (short, short)]:
+        ida, idb = (tok(x, add_special_tokens=False)["input_ids"] for x in (a, b))
+        for seq_len in (64, 41, 40, 20, 9):
+            p = pairs.encode_segment_pairs(tok, [(ida, idb, 1)], seq_len, "nsp")
+            want = tok(a, b, truncation="longest_first", max_length=seq_len, padding="max_length", return_tensors="pt")
+            assert torch.equal(p.seqs.input_ids, want["input_ids"]), (a, b, seq_len)
+            assert torch.equal(p.seqs.token_type_ids, want["token_type_ids"]), (a, b, seq_len)
+            assert p.labels.tolist() == [1]
+
+
+def test_both_tasks_are_balanced_and_labelled_as_bert_for_pre_training_reads_them():
+    triples = pairs.segment_triples(_stories(), 20, torch.Generator().manual_seed(1))
+
+    class Tok:
+        pad_token_id, cls_token_id, sep_token_id, all_special_ids = 0, 2, 3, [0, 1, 2, 3, 4]
+
+    sets = pairs.segment_pairs(Tok, triples, 64)
+    for task, p in sets.items():
+        assert p.labels.tolist() == [0] * 20 + [1] * 20, task  # 0 = B continues A, 1 = it does not
+        assert torch.equal(p.seqs.input_ids[:20], sets["nsp"].seqs.input_ids[:20])  # the same in-order pairs
+    a, b, c = triples[0]
+    row = sets["sop"].seqs.input_ids[20].tolist()
+    assert row[: 2 + len(b) + len(a) + 1] == [2] + b + [3] + a + [3]  # swapped: (B, A)
+    row = sets["nsp"].seqs.input_ids[20].tolist()
+    assert row[: 2 + len(a) + len(c) + 1] == [2] + a + [3] + c + [3]  # another story's segment
+
+
+def test_the_bert_nsp_recipe_is_found_by_its_name_and_starts_from_the_bert_stand_in():
+    from app.training import __main__ as cli
+
+    assert "bert-nsp" in cli.RECIPES and cli.RECIPES.index("bert-nsp") > cli.RECIPES.index("bert")
+    module = importlib.import_module("app.training.bert_nsp")
+    assert module.LOOP.seq_len == 64  # the page reads at most 64 tokens of a pair
