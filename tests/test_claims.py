@@ -333,9 +333,33 @@ def test_a_run_that_runs_out_of_time_between_evaluations_ends_on_one(tmp_path, m
 
     monkeypatch.setattr(masking, "LIVE", replace(masking.QUICK, steps=10_000, eval_every=10_000))
     steps = []
-    r = live.live_run("masking", seconds=3, corpus=synthetic_corpus(tmp_path / "corpus"), work=tmp_path / "work",
+    corpus = synthetic_corpus(tmp_path / "corpus")
+    live.prepare("masking", corpus, tmp_path / "work", "cpu")  # the data, prepared before: the 3 s are training
+    r = live.live_run("masking", seconds=3, corpus=corpus, work=tmp_path / "work",
                       turn_s=0.5, on_step=lambda arm, step, point: steps.append((arm, step, point["train_loss"])))
     assert not r.finished and not r.cancelled
     for arm in r.arms:
         assert r.points[arm]["step"] == [0, r.steps[arm]] and r.steps[arm] > 0  # step 0, and where it stopped
         assert [s for a, s, _ in steps if a == arm] == list(range(1, r.steps[arm] + 1))
+
+
+def test_the_live_budget_counts_preparation_and_the_closing_evaluation(tmp_path, monkeypatch):
+    """"At most N seconds" holds from the click: the data preparation (slow on a first run) and the last
+    evaluation are inside the budget, not added to it."""
+    from app.experiments import masking
+
+    monkeypatch.setattr(masking, "LIVE", replace(masking.QUICK, steps=10_000, eval_every=10_000))
+    prepare = live.prepare
+
+    def slow_prepare(*args, **kwargs):  # a first run: tokenizer and sequences are built before training
+        time.sleep(1.5)
+        return prepare(*args, **kwargs)
+
+    corpus = synthetic_corpus(tmp_path / "corpus")
+    prepare("masking", corpus, tmp_path / "work", "cpu")  # cached on disk: what is slow below is the sleep
+    monkeypatch.setattr(live, "prepare", slow_prepare)
+    t0 = time.time()
+    r = live.live_run("masking", seconds=6, corpus=corpus, work=tmp_path / "work", turn_s=0.5)
+    wall = time.time() - t0
+    assert wall <= 6.5 and r.seconds <= 6.5, (wall, r.seconds)  # one training step of slack, no more
+    assert all(r.steps[arm] > 0 for arm in r.arms) and not r.finished
