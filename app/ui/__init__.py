@@ -29,26 +29,9 @@ from app.core import lesson, state, text
 from app.lessons import LESSONS, TOOLS
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
+from app.ui import url
+from app.ui.url import DECK_SPEC, GLOBAL_SPEC, SOURCES, key_of, view_query
 
-SOURCES = ("auto", "hub", "bundled")
-SOURCE_LABELS = (("auto", "Auto: real checkpoint if cached, else bundled (offline)"),
-                 ("hub", "Hugging Face hub (falls back to bundled)"), ("bundled", "Bundled stand-ins (offline)"))
-GLOBAL_SPEC = Spec(
-    Param("device", "choice", "auto", choices=devices.CHOICES, label="Device",
-          labels=(("auto", "Auto (GPU if available)"), ("cpu", "CPU"), ("cuda", "GPU (CUDA)"))),
-    Param("dtype", "choice", "float32", choices=devices.DTYPES, label="Precision"),
-    Param("source", "choice", "auto", choices=SOURCES, label="Models", labels=SOURCE_LABELS),
-    Param("presenter", "bool", False, label="Presenter mode", help="Large fonts and high contrast for a projector."),
-    Param("export", "choice", "png", choices=("png", "svg"), label="Download figures as", widget="radio",
-          labels=(("png", "PNG"), ("svg", "SVG")), help="The camera icon on every figure saves it in this format."),
-)
-#: Lecture mode: which deck is presented (encoded, app/lecture/deck.py; "" = the default deck) and which of its views
-#: is on the screen (from 1; 0 = not presenting). Beside GLOBAL_SPEC: read from the URL whenever a link or
-#: the deck's Back/Next changes them, not once per session, and kept across page switches.
-DECK_SPEC = Spec(
-    Param("deck", "str", "", max_len=deck.MAX_ENCODED, label="Deck"),
-    Param("slide", "int", 0, lo=0, hi=deck.MAX_VIEWS, label="Slide"),
-)
 PRESENTER_FONT = 22
 
 
@@ -65,13 +48,12 @@ def routed_by_navigation() -> None:
     from streamlit.runtime.pages_manager import PagesManager
 
     PagesManager.uses_pages_directory = False
-    st.session_state["_routed"] = True
 
 
 def start_page(slug: str, is_lesson: bool, badge_slot) -> None:
     """The router's last step before running a page: scope its widget keys, forget the models the
     previous run used (the badge lists this page's), and for a lesson do the heavy imports once."""
-    st.session_state["_page"] = slug
+    url.set_page(slug)
     st.session_state["_badge_slot"] = badge_slot
     st.session_state["_loaded"] = {}
     st.session_state["_in_router"] = True
@@ -101,86 +83,17 @@ def _reroute_if_unrouted() -> None:
 # ----------------------------------------------------------------------------- URL state and widgets
 
 
-def key_of(p: Param) -> str:
-    """The session-state key of a page parameter: ``<page>.<name>``, or the bare name when shared."""
-    return p.name if p.shared else f"{st.session_state.get('_page', 'home')}.{p.name}"
-
-
-def _raw_query() -> dict[str, list[str]]:
-    return {k: st.query_params.get_all(k) for k in st.query_params}
-
-
 def bind(spec: Spec) -> dict:
     """Give every parameter of ``spec`` a value in session state — from the URL when the page is opened,
     else its current or default value — write the values back to the URL, show a note for everything in
     the link that was not used, and return the values by name. Call before the page's widgets."""
     _reroute_if_unrouted()
-    page = st.session_state.get("_page", "home")
-    opened = page not in st.session_state.setdefault("_bound", set())
-    st.session_state["_bound"].add(page)
-    raw = _raw_query()
-    notes = list(st.session_state.pop("_global_notes", []))
-    if st.session_state.get("_reload_view") == page:  # a slide of the deck: exactly the view's state, from the URL
-        st.session_state.pop("_reload_view")
-        opened = True
-        for p in spec:
-            st.session_state.pop(key_of(p), None)
-    unset = [p for p in spec if key_of(p) not in st.session_state]
-    misfit = [p for p in spec if key_of(p) in st.session_state and not state.fits(p, st.session_state[key_of(p)])]
-    if unset:
-        values, parse_notes = state.parse(raw, tuple(unset))
-        notes += parse_notes
-        for p in unset:
-            st.session_state[key_of(p)] = values[p.name]
-    for p in misfit:
-        notes.append(f"{text.md(p.name)} held a value this page cannot use ({text.md(st.session_state[key_of(p)], 30)}); "
-                     f"using {text.md(state.encode_one(p, p.default), 30)}.")
-        st.session_state[key_of(p)] = p.default
-    if opened:
-        notes += state.unknown_keys(raw, {p.name for p in (*GLOBAL_SPEC, *DECK_SPEC, *spec)})
-    clip = st.session_state.pop("_clip_note", None)
-    if clip:
-        notes.append(clip)
-    for p in spec:  # hand every value to its widget explicitly: a key last drawn on another page's run
-        st.session_state[key_of(p)] = st.session_state[key_of(p)]  # would otherwise show the widget's default
-    st.session_state["_page_spec"] = spec
-    _write_url(spec)
+    values, notes = url.read(spec)
+    url.write(spec)
     _make_stage()
     for note in notes:
         st.info(note, icon=":material/link:")
-    return {p.name: st.session_state[key_of(p)] for p in spec}
-
-
-def _current_query(spec) -> dict[str, str]:
-    values = {p.name: st.session_state.get(key_of(p), p.default) for p in spec}
-    values.update({p.name: st.session_state.get(p.name, p.default) for p in (*GLOBAL_SPEC, *DECK_SPEC)})
-    return state.encode(values, (*GLOBAL_SPEC, *DECK_SPEC, *spec))
-
-
-def view_query(spec=None) -> dict[str, str]:
-    """This page's own state, as a link to it carries: the page's values and the model settings, without
-    presenter mode, the export format and the deck (what a student opening the view should get)."""
-    spec = spec if spec is not None else st.session_state.get("_page_spec", ())
-    values = {p.name: st.session_state.get(key_of(p), p.default) for p in spec}
-    model_settings = tuple(p for p in GLOBAL_SPEC if p.name in ("source", "device", "dtype"))
-    values.update({p.name: st.session_state.get(p.name, p.default) for p in model_settings})
-    return state.encode(values, (*spec, *model_settings))
-
-
-def _write_url(spec) -> None:
-    query = _current_query(spec)
-    if {k: v[-1] for k, v in _raw_query().items()} != query or any(len(v) > 1 for v in _raw_query().values()):
-        st.query_params.from_dict(query)
-    st.session_state["_deck_url"] = (query.get("deck", ""), query.get("slide", "0"))  # what follow_deck compares
-
-
-def _clip(key: str, limit: int) -> None:
-    """A text box's on_change: a paste longer than the box's limit is cut to it, and the page says so."""
-    value = st.session_state.get(key)
-    if isinstance(value, str) and len(value) > limit:
-        st.session_state[key] = value[:limit]
-        st.session_state["_clip_note"] = (f"You pasted {len(value):,} characters; the box keeps the first {limit:,} "
-                                          "(its limit) — the rest was cut.")
+    return values
 
 
 def widget(p: Param, where=None, **overrides):
@@ -193,7 +106,7 @@ def widget(p: Param, where=None, **overrides):
     kw.update({k: v for k, v in overrides.items() if k not in ("options", "format_func", "horizontal")})
     if p.kind == "str":
         box = where.text_input if p.widget == "line" else where.text_area
-        return box(on_change=_clip, args=(key, p.max_len), **kw)
+        return box(on_change=url.clip, args=(key, p.max_len), **kw)
     if p.kind == "bool":
         return where.toggle(**kw)
     options = overrides.get("options")
@@ -220,12 +133,12 @@ def set_value(p: Param, value) -> None:
 def share_link(spec: Spec | None = None) -> None:
     """A copyable link to exactly this view (st.code has a copy button), its QR code for a class, and
     "Add this view to my deck" (lecture mode)."""
-    spec = spec if spec is not None else st.session_state.get("_page_spec", ())
-    query = urlencode(_current_query(spec))
+    spec = spec if spec is not None else url.bound_spec()
+    query = urlencode(url.current_query(spec))
     base = ""
     try:
-        url = st.context.url  # None when the client did not say (AppTest, a scripted client)
-        base = str(url).split("?")[0] if url else ""
+        address = st.context.url  # None when the client did not say (AppTest, a scripted client)
+        base = str(address).split("?")[0] if address else ""
     except Exception:  # older servers
         pass
     with st.expander("Link to this view", expanded=False, icon=":material/link:"):
@@ -418,20 +331,9 @@ def _start_warm_thread() -> dict:
 # ----------------------------------------------------------------------------- sidebar and badge
 
 
-def bind_globals() -> None:
-    """Read the settings every page shares from the URL once per session; their notes show on whichever
-    page was opened (bind pops them)."""
-    missing = [p for p in GLOBAL_SPEC if p.name not in st.session_state]
-    if missing:
-        values, notes = state.parse(_raw_query(), tuple(missing))
-        for p in missing:
-            st.session_state[p.name] = values[p.name]
-        st.session_state["_global_notes"] = notes
-
-
 def sidebar() -> None:
     """The settings every page shares: model source, device, dtype, presenter mode, export format."""
-    bind_globals()
+    url.bind_globals()
     sb = st.sidebar
     g = GLOBAL_SPEC
     sb.selectbox(g.source.label, SOURCES, key="source", format_func=g.source.shown,
@@ -457,7 +359,7 @@ def sidebar() -> None:
 
 def page_config() -> None:
     """Title, icon, wide layout; a presenter link opens with the sidebar collapsed (more room on a projector)."""
-    bind_globals()
+    url.bind_globals()
     st.set_page_config(page_title="BERT Variants Explorer", page_icon=str(catalogue.REPO_ROOT / "assets" / "icon.png"),
                        layout="wide", initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
 
@@ -613,13 +515,13 @@ def follow_deck(slug: str) -> None:
     slide's. Only a URL that changed since the app last wrote it counts: a button that changed the deck in
     this session (End, Remove) is not undone by the URL it has not rewritten yet. Without ``deck`` and
     ``slide`` in the URL (a page switch in the sidebar) the session's carry on."""
-    raw = _raw_query()
+    raw = url.raw_query()
     for p in DECK_SPEC:
         st.session_state.setdefault(p.name, p.default)
     if "deck" not in raw and "slide" not in raw:
         return
     wanted = (raw.get("deck", [""])[-1], raw.get("slide", ["0"])[-1])
-    if wanted == st.session_state.get("_deck_url"):
+    if wanted == url.written_deck():
         return
     notes = []
     views = deck.default_deck()
@@ -637,10 +539,10 @@ def follow_deck(slug: str) -> None:
         notes.append(f"The deck has {len(views)} slides; showing the last one instead of slide {n}.")
         n = len(views)
     st.session_state["deck"], st.session_state["slide"] = encoded, n
-    st.session_state["_global_notes"] = st.session_state.get("_global_notes", []) + notes
+    url.add_notes(notes)
     if n:
         view = views[n - 1]
-        st.session_state["_reload_view"] = view.page
+        url.reload_view(view.page)
         settings = {p.name for p in (*GLOBAL_SPEC, *DECK_SPEC)}
         if view.page != slug or {k: v[-1] for k, v in raw.items() if k not in settings} != view.params:
             st.switch_page(PAGE_SLUGS[view.page], query_params=_slide_query(views, n))  # exactly the view's state
@@ -658,7 +560,7 @@ def _slide_query(views, n: int) -> dict[str, str]:
 def go_to_slide(n: int, views=None) -> None:
     """Switch to slide n of the deck (its page, in its state)."""
     views = views if views is not None else deck_views()
-    st.session_state["_deck_url"] = None  # a switch to the very slide shown still reloads its view
+    url.forget_written_deck()  # a switch to the very slide shown still reloads its view
     st.switch_page(PAGE_SLUGS[views[n - 1].page], query_params=_slide_query(views, n))
 
 
@@ -696,7 +598,7 @@ def deck_bar() -> None:
             return
     if target and 1 <= target <= len(views):
         go_to_slide(target, views)
-    view, here = views[n - 1], views[n - 1].page == st.session_state.get("_page")
+    view, here = views[n - 1], views[n - 1].page == url.page()
     back = n - 1 if here else n  # off the deck (another page), Back and Next return to slide n
     forward = n + 1 if here else n
     with st.container(key="bve-deck-bar", horizontal=True, vertical_alignment="center", gap="small", wrap=False):
@@ -735,7 +637,7 @@ DECK_CSS = """<style>
 
 
 def _page_lesson():
-    return next((lesson for lesson in LESSONS if lesson.slug == st.session_state.get("_page")), None)
+    return next((lesson for lesson in LESSONS if lesson.slug == url.page()), None)
 
 
 def _this_view(spec) -> deck.View:
@@ -791,7 +693,7 @@ def qr_link(spec=None, view: deck.View | None = None) -> str:
     mode, no deck: a student gets the lesson as on the projector, at a size for a laptop or a phone."""
     if view is not None:
         return view.link(public_base())
-    return deck.view(st.session_state.get("_page", ""), view_query(spec)).link(public_base())
+    return deck.view(url.page(), view_query(spec)).link(public_base())
 
 
 @st.dialog("Open this view on your own device", width="large")
