@@ -22,6 +22,21 @@ that starts past the middle gets headers and nothing). ``server.die_times`` limi
 (None: always). Every request is logged in ``server.requests`` (method, path, query, range, status,
 body bytes sent), so a test can assert that nothing asked the hub at all.
 
+A hostile or slow hub, switched per test with attributes (all off by default):
+
+- ``server.etags = {name: value}``: the ``ETag`` (and ``X-Linked-Etag``) header sent verbatim for that file
+  (``'"../../../x/etag-pwned"'``, ``'"not-a-checksum"'``, ...).
+- ``server.commit = value``: the commit the hub reports (repo info's ``sha``, ``X-Repo-Commit``), also
+  accepted as a revision (``"../../../snap"``).
+- ``server.sizes = False``: no size anywhere: none in repo info, no ``X-Linked-Size``, no ``Content-Length``
+  (a body then ends when the connection closes).
+- ``server.truncate = {name: n}``: a GET of that file sends its first ``n`` bytes only (then closes; with
+  sizes on, after announcing the full length).
+- ``server.trickle = seconds``: bodies go out one byte per that many seconds (only answers whose path
+  contains ``server.trickle_paths``, every one when it is ``""``); a stopped server stops trickling.
+- ``server.errors = {regex: status}``: a request whose path matches (``re.search``) answers that status;
+  ``server.reason`` is the reason phrase of every error answer (``"500 ![x](http://...)"``).
+
 The repositories (``build_catalogue_repos``) carry the real catalogue repos' ids and file names; their
 contents are the bundled stand-ins (small, so tests stay fast), or, for a variant whose stand-in is not
 bundled yet, a tiny randomly initialised model of that family. Beside the files the app loads, each repo
@@ -100,6 +115,14 @@ class HubServer:
         self.repos = repos
         self.mode = mode
         self.die_times: int | None = None
+        self.etags: dict[str, str] = {}
+        self.commit: str | None = None
+        self.sizes = True
+        self.truncate: dict[str, int] = {}
+        self.trickle: float | None = None
+        self.trickle_paths = ""
+        self.errors: dict[str, int] = {}
+        self.reason: str | None = None
         self.requests: list[Logged] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -157,6 +180,10 @@ class HubServer:
             hits = [r for r in hits if r.path.endswith("/" + name)]
         return hits
 
+    def reported(self, repo: Repo) -> str:
+        """The commit the hub reports for ``repo``."""
+        return repo.commit if self.commit is None else self.commit
+
     def _dies(self) -> bool:
         with self._lock:
             if self.mode != "die":
@@ -190,9 +217,12 @@ class _Handler(BaseHTTPRequestHandler):
     # -- dispatch -----------------------------------------------------------------------------------
     def _serve(self, head: bool) -> None:
         parts = urlsplit(self.path)
-        path, query = unquote(parts.path), parts.query
+        raw, path, query = parts.path, unquote(parts.path), parts.query
         self._entry = dict(method=self.command, path=path, query=query, range=self.headers.get("Range"))
         mode = self.hub.mode
+        for pattern, status in self.hub.errors.items():
+            if re.search(pattern, path):
+                return self._json(status, {"error": "refused"})
         if mode == "hang":
             self.hub.log(Logged(**self._entry, status=None, sent=0))
             self.hub._stop.wait()  # never answers; released when the server stops
@@ -204,12 +234,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, b"Not Found", {"Content-Type": "text/plain"})
         if path == "/api/agent-harnesses":  # huggingface_hub's user-agent asks once a day (cached in HF_HOME)
             return self._json(200, {"standardEnvVars": [], "harnesses": {}})
-        if m := API_INFO.match(path):
-            return self._info(m["repo"], m["rev"], parse_qs(query))
-        if m := API_TREE.match(path):
-            return self._tree(m["repo"], m["rev"], m["path"] or "", parse_qs(query))
-        if m := RESOLVE.match(path):
-            return self._resolve(m["repo"], m["rev"], m["path"], head)
+        if m := API_INFO.match(raw):
+            return self._info(unquote(m["repo"]), unquote(m["rev"]), parse_qs(query))
+        if m := API_TREE.match(raw):
+            return self._tree(unquote(m["repo"]), unquote(m["rev"]), unquote(m["path"] or ""), parse_qs(query))
+        if m := RESOLVE.match(raw):
+            return self._resolve(unquote(m["repo"]), unquote(m["rev"]), unquote(m["path"]), head)
         return self._send(404, b"Not Found", {"Content-Type": "text/plain"})
 
     def _repo(self, repo_id: str, rev: str) -> Repo | None:
@@ -218,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": "Repository not found"},
                        {"X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found"})
             return None
-        if rev not in ("main", repo.commit):
+        if rev not in ("main", repo.commit, self.hub.commit):
             self._json(404, {"error": f"Invalid rev id: {rev}"},
                        {"X-Error-Code": "RevisionNotFound", "X-Error-Message": f"Invalid rev id: {rev}"})
             return None
@@ -234,12 +264,12 @@ class _Handler(BaseHTTPRequestHandler):
         for f in sorted(repo.files.values(), key=lambda f: f.path):
             s = {"rfilename": f.path}
             if blobs:
-                s |= {"size": f.size, "blobId": f.git_sha1}
-                if f.is_lfs:
+                s |= {"size": f.size, "blobId": f.git_sha1} if self.hub.sizes else {"blobId": f.git_sha1}
+                if f.is_lfs and self.hub.sizes:
                     s["lfs"] = {"sha256": f.sha256, "size": f.size, "pointerSize": 134}
             siblings.append(s)
         self._json(200, {"_id": repo.commit[:24], "id": repo_id, "modelId": repo_id, "author": repo_id.split("/")[0],
-                         "sha": repo.commit, "lastModified": "2024-01-01T00:00:00.000Z", "private": False,
+                         "sha": self.hub.reported(repo), "lastModified": "2024-01-01T00:00:00.000Z", "private": False,
                          "gated": False, "disabled": False, "downloads": 0, "likes": 0,
                          "library_name": "transformers", "tags": ["transformers"], "siblings": siblings})
 
@@ -280,10 +310,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(404, {"error": "Entry not found"},
                               {"X-Error-Code": "EntryNotFound", "X-Error-Message": "Entry not found",
                                "X-Repo-Commit": repo.commit})
-        headers = {"X-Repo-Commit": repo.commit, "ETag": f'"{f.etag}"', "Accept-Ranges": "bytes",
-                   "Content-Type": "application/octet-stream", "X-Linked-Size": str(f.size)}
+        hub = self.hub
+        etag = hub.etags.get(path, f'"{f.etag}"')
+        headers = {"X-Repo-Commit": hub.reported(repo), "ETag": etag, "Accept-Ranges": "bytes",
+                   "Content-Type": "application/octet-stream"}
+        if hub.sizes:
+            headers["X-Linked-Size"] = str(f.size)
         if f.is_lfs:
-            headers["X-Linked-Etag"] = f'"{f.sha256}"'
+            headers["X-Linked-Etag"] = hub.etags.get(path, f'"{f.sha256}"')
         start, end = 0, f.size - 1
         status = 200
         rng = self.headers.get("Range")
@@ -295,13 +329,15 @@ class _Handler(BaseHTTPRequestHandler):
             end = min(int(m[2]), f.size - 1) if m[2] else f.size - 1
             status = 206
             headers["Content-Range"] = f"bytes {start}-{end}/{f.size}"
-        length = end - start + 1
+        length = end - start + 1 if hub.sizes else None
         if head:
-            return self._send(200, b"", headers, length=f.size)
+            return self._send(200, b"", headers, length=f.size if hub.sizes else None)
         data = f.disk.read_bytes()[start:end + 1]
-        if path.endswith(WEIGHT_SUFFIXES) and self.hub._dies():
+        if path.endswith(WEIGHT_SUFFIXES) and hub._dies():
             cut = max(f.size // 2 - start, 0)  # the connection drops at the file's middle
             return self._send(status, data[:cut], headers, length=length, die=True)
+        if path in hub.truncate:
+            return self._send(status, data[:max(hub.truncate[path] - start, 0)], headers, length=length, die=True)
         self._send(status, data, headers, length=length)
 
     # -- writing ------------------------------------------------------------------------------------
@@ -309,21 +345,37 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})})
 
     def _send(self, status: int, body: bytes, headers: dict, length: int | None = None, die: bool = False) -> None:
-        sent = 0
+        """Answer. ``length`` is the Content-Length announced (the body's own by default; with ``server.sizes``
+        off, none: the body ends when the connection closes)."""
+        hub, sent = self.hub, 0
+        unsized = not hub.sizes and "/resolve/" in self._entry["path"] and status < 400
+        die = die or unsized
+        gap = hub.trickle if hub.trickle and hub.trickle_paths in self._entry["path"] else None
         try:
-            self.send_response(status)
+            self.send_response(status, hub.reason if status >= 400 and hub.reason else None)
             for k, v in headers.items():
                 self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body) if length is None else length))
+            if not unsized:
+                self.send_header("Content-Length", str(len(body) if length is None else length))
             if die:
                 self.send_header("Connection", "close")
             self.end_headers()
+            self.wfile.flush()
             if self.command != "HEAD" and body:
-                self.wfile.write(body)
-                sent = len(body)
+                if gap is None:
+                    self.wfile.write(body)
+                    sent = len(body)
+                else:
+                    for i in range(len(body)):
+                        if hub._stop.wait(gap):
+                            die = True
+                            break
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        sent += 1
             self.wfile.flush()
         except OSError:
-            pass
+            die = True
         finally:
             self.hub.log(Logged(**self._entry, status=status, sent=sent))
         if die:
