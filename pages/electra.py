@@ -90,9 +90,7 @@ if edit.message:
     (st.info if edit.ok else st.warning)(edit.message)
 if not values["edit_word"].strip():
     st.caption("Type a word to replace the chosen token; below, the discriminator reads your sentence untouched.")
-ui.show_figure(figures.edit_figure(list(r.edited_tokens), list(r.edit_scores), list(r.edit_labels),
-                                   list(r.encoded.special), r.edit_pos if edit.ok else None, D.threshold,
-                                   list(r.encoded.tokens)), "electra-edit")
+ui.show_figure(figures.edit_figure(r), "electra-edit")
 others = [r.edit_scores[i] for i in r.positions if i != r.edit_pos]
 if edit.ok and r.edit_labels[r.edit_pos]:
     mine = r.edit_scores[r.edit_pos]
@@ -118,7 +116,7 @@ st.markdown(
 
 # ----------------------------------------------------------------------------- training curves
 st.header("How the bundled discriminator learned")
-curves = electra.read_curves(disc.location) if disc.is_bundled else None
+curves = r.curves
 if not disc.is_bundled:
     st.caption(f"The discriminator is {md(disc.location)} from the hub; training curves are bundled only "
                "with the offline stand-in (switch the sidebar to bundled models to see them).")

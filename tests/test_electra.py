@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 import plotly.graph_objects as go
 import pytest
@@ -13,6 +14,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app import mlm
 from app.lessons import electra
 from app.figures import electra as figures
 from app.core.lesson import Stop
@@ -78,7 +80,7 @@ def test_temperature_sharpens_and_flattens_and_must_be_positive():
     none = torch.tensor([], dtype=torch.long)
     cold, warm = electra.replacement_probs(logits, none, 0.2), electra.replacement_probs(logits, none, 3.0)
     assert cold[0, 0] > electra.replacement_probs(logits, none, 1.0)[0, 0] > warm[0, 0]
-    values, ids = electra.top_alternatives(electra.replacement_probs(logits, none), k=3)
+    values, ids = mlm.top_ids(electra.replacement_probs(logits, none), 3)
     assert ids.tolist() == [[0, 1, 2]] and values[0].tolist() == sorted(values[0].tolist(), reverse=True)
     with pytest.raises(ValueError):
         electra.replacement_probs(logits, none, 0.0)
@@ -322,6 +324,14 @@ def hand_round(tokens=("[CLS]", "the", "<script>", "ball", "[SEP]")) -> electra.
     )
 
 
+def hand_edit(tokens, scores, labels, special, edited, original_tokens=None):
+    """What edit_figure reads from a Result, by hand: the edited sentence, its scores and labels, the sentence as
+    encoded, and the edited position (the edit applied)."""
+    return SimpleNamespace(edited_tokens=tokens, edit_scores=scores, edit_labels=labels, edit_pos=edited,
+                           edit=SimpleNamespace(ok=True),
+                           encoded=SimpleNamespace(special=special, tokens=original_tokens or ()))
+
+
 def test_pipeline_figure_has_one_row_per_stage_with_the_values_behind_each_cell():
     rnd = hand_round()
     fig = figures.pipeline_figure(rnd)
@@ -340,8 +350,8 @@ def test_pipeline_figure_has_one_row_per_stage_with_the_values_behind_each_cell(
 
 def test_every_token_in_hover_and_cells_is_escaped():
     fig = figures.pipeline_figure(hand_round())
-    edit = figures.edit_figure(["[CLS]", "<img src=x onerror=alert(1)>", "[SEP]"], [0.1, 0.9, 0.1],
-                               [False, True, False], [True, False, True], 1)
+    edit = figures.edit_figure(hand_edit(["[CLS]", "<img src=x onerror=alert(1)>", "[SEP]"], [0.1, 0.9, 0.1],
+                                         [False, True, False], [True, False, True], 1))
     for trace in (*fig.data, *edit.data):
         for cell in [*trace.text[0], *trace.hovertext[0]]:
             assert "<script>" not in cell and "<img" not in cell
@@ -362,7 +372,7 @@ def test_every_figure_is_valid_plotly_when_rebuilt_with_validation():
     rnd = hand_round()
     built = [
         figures.pipeline_figure(rnd),
-        figures.edit_figure(rnd.tokens, rnd.scores, rnd.labels, rnd.special, 1, original_tokens=rnd.tokens),
+        figures.edit_figure(hand_edit(rnd.tokens, rnd.scores, rnd.labels, rnd.special, 1, original_tokens=rnd.tokens)),
         figures.signal_figure({"tokens": 5, "mlm": 2, "rtd": 5}),
         figures.auc_curve_figure({"eval_step": [100, 200, 300], "disc_auc": [0.55, None, 0.8]}),
     ]

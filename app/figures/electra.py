@@ -1,8 +1,9 @@
-"""Figures for the ELECTRA lesson: plain data in (app.lessons.electra.Round, lists, dicts), plotly Figure out.
+"""Figures for the ELECTRA lesson: ``electra.run``'s Result (or its ``round``, ``signal``, ``curves``) in, plotly Figure out.
 
 The pipeline is one heatmap trace per stage, all on one x axis (token positions), so a token can be
 followed straight down from the original sentence to the discriminator's verdict. Every token that
-enters hover or cell text is HTML-escaped (plotly renders a subset of HTML there).
+enters hover or cell text goes through ``app.core.text.html`` (plotly renders a subset of HTML there, and
+bidi overrides or zero-width characters would reorder or hide what a student reads).
 
 Figures are written as plain dicts and built with plotly's validation off (``_validate=False``): the
 page rebuilds them on every rerun and validation would be most of its time (~60 ms of ~65 ms for the
@@ -11,10 +12,9 @@ pipeline). The tests rebuild every figure *with* validation, so a wrong property
 
 from __future__ import annotations
 
-import html
-
 import plotly.graph_objects as go
 
+from app.core.text import html as esc
 from app.lessons.electra import DEFAULTS
 
 GREY = [[0.0, "#f2f2f2"], [1.0, "#c9c9c9"]]  # content, special
@@ -27,10 +27,6 @@ SCORE = "RdBu_r"  # P(replaced): blue = looks original, red = looks replaced
 STAGES = ("1 · original", "2 · masked", "3 · generator samples", "4 · corrupted", "5 · P(replaced)", "6 · truth (1 = replaced)")
 EDIT_ROWS = ("your sentence", "P(replaced)", "truth (1 = replaced)")
 PER_LINE = 16  # tokens per line of a strip: longer sentences wrap onto further blocks, like text
-
-
-def esc(token) -> str:
-    return html.escape(str(token), quote=True)
 
 
 def _figure(data: list[dict], layout: dict) -> go.Figure:
@@ -160,13 +156,15 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE) -> go
                    "Replaced-token detection, stage by stage", per_line)
 
 
-def edit_figure(tokens, scores, labels, special, edited: int | None, threshold: float = 0.5,
-                original_tokens=None, per_line: int = PER_LINE) -> go.Figure:
-    """The hand-edited sentence, the discriminator's P(replaced) for every token, and the truth.
-    z: row 0 1 = the edited position; row 1 P(replaced); row 2 1 = replaced."""
+def edit_figure(r, threshold: float = DEFAULTS.threshold, per_line: int = PER_LINE) -> go.Figure:
+    """The hand-edited sentence, the discriminator's P(replaced) for every token, and the truth, from
+    ``electra.run``'s Result (``edited_tokens``, ``edit_scores``, ``edit_labels``, the sentence as encoded, and
+    ``edit_pos`` when the edit applied). z: row 0 1 = the edited position; row 1 P(replaced); row 2 1 = replaced."""
+    tokens, scores, labels, special = r.edited_tokens, r.edit_scores, r.edit_labels, r.encoded.special
+    edited = r.edit_pos if r.edit.ok else None
     n = len(tokens)
     tok = [esc(t) for t in tokens]
-    was = [esc(t) for t in (original_tokens or tokens)]
+    was = [esc(t) for t in (r.encoded.tokens or tokens)]
     sentence = _stage(
         EDIT_ROWS[0], [1.0 if i == edited else 0.0 for i in range(n)], tok,
         [f"position {i}: <b>{t}</b>" + (f" (your edit; was {w})" if i == edited else "")
@@ -185,8 +183,8 @@ def edit_figure(tokens, scores, labels, special, edited: int | None, threshold: 
 
 
 def signal_figure(counts: dict[str, int]) -> go.Figure:
-    """Positions that send a training signal for the same sentence: MLM (masked only) vs replaced-token
-    detection (every token). x = [MLM count, RTD count]."""
+    """Positions that send a training signal for the same sentence (``Result.signal``): MLM (masked only) vs
+    replaced-token detection (every token). x = [MLM count, RTD count]."""
     total = max(1, counts["tokens"])
     names = ["Masked LM (BERT, ELECTRA's generator)", "Replaced-token detection (ELECTRA's discriminator)"]
     values = [counts["mlm"], counts["rtd"]]
@@ -204,7 +202,7 @@ def signal_figure(counts: dict[str, int]) -> go.Figure:
 
 
 def auc_curve_figure(curves: dict) -> go.Figure:
-    """The discriminator's held-out ROC-AUC by training step (``electra.read_curves``), with chance (0.5) as a
+    """The discriminator's held-out ROC-AUC by training step (``Result.curves``, ``electra.read_curves``), with chance (0.5) as a
     dashed line. With a joint stage before it, that stage comes first (grey: the generator learning beside
     the discriminator) and the later stage after it (red: a fresh generator, frozen), with the switch marked."""
     joint = curves.get("joint")

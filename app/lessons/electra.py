@@ -470,6 +470,7 @@ class Result:
     edited_tokens: tuple[str, ...]
     signal: dict
     notes: tuple[Note, ...]
+    curves: dict | None = None  # the bundled discriminator's training curves (read_curves); None from the hub
 
 
 def generator_side(generator, input_ids: tuple, special: tuple, rate: float, seed: int):
@@ -522,7 +523,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     edit_labels = replaced_labels(torch.tensor(edit.input_ids), torch.tensor(enc.input_ids)).tolist()
     return Result(enc, rnd, det, positions, edit_pos, edit, tuple(float(x) for x in edit_scores),
                   tuple(edit_labels), tuple(tok.convert_ids_to_tokens(list(edit.input_ids))),
-                  signal_counts(len(rnd.tokens), sum(rnd.masked)), tuple(notes))
+                  signal_counts(len(rnd.tokens), sum(rnd.masked)), tuple(notes),
+                  curves=read_curves(disc.location) if disc.is_bundled else None)
 
 
 def plausible_share(models: dict, text: str = DEFAULT_TEXT, seeds: int = 100, rate: float = DEFAULTS.mlm_probability,
