@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from app.models.catalogue import REPO_ROOT
+from app.permutation import last_targets_masks
 
 BLANK = "___"
 DEFAULT_SET = REPO_ROOT / "tests" / "data" / "cloze.jsonl"
@@ -75,13 +76,10 @@ def blank_logits(model, tokenizer, text: str, permutation: bool) -> torch.Tensor
     inputs = {k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
     with torch.inference_mode():
         if permutation:
-            T = ids.shape[1]
             dtype = next(model.parameters()).dtype
-            perm_mask = torch.zeros(1, T, T, device=model.device, dtype=dtype)
-            perm_mask[0, :, t] = 1.0  # nobody sees the blank's content: it is the one target
-            target_mapping = torch.zeros(1, 1, T, device=model.device, dtype=dtype)
-            target_mapping[0, 0, t] = 1.0
-            return model(**inputs, perm_mask=perm_mask, target_mapping=target_mapping).logits[0, 0].float().cpu()
+            perm_mask, target_mapping = last_targets_masks(ids.shape[1], [t])  # (1, T, T), (1, 1, T): the one target
+            return model(**inputs, perm_mask=perm_mask.to(model.device, dtype),
+                         target_mapping=target_mapping.to(model.device, dtype)).logits[0, 0].float().cpu()
         out = model(**inputs)
         logits = out.logits if hasattr(out, "logits") else out.prediction_logits  # *ForPreTraining: MLM + a sentence head
         return logits[0, t].float().cpu()

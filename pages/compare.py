@@ -50,12 +50,12 @@ if r.vanished:
     st.warning(f"{', '.join(r.vanished)} kept no piece of word {r.word}, so there is nothing to mask there.")
 if r.guesses:
     ui.show_figure(figures.fill_mask_figure([g.label + (" (permutation)" if g.permutation else "") for g in r.guesses],
-                                            [g.prediction.top for g in r.guesses],
+                                            [g.prediction.first.read for g in r.guesses],
                                             [g.prediction.original for g in r.guesses]), "compare-fill-mask")
     st.dataframe([{
         "model": g.label, "checkpoint": g.shown_as, "pieces": g.prediction.n_pieces,
-        "top guess": g.prediction.top[0][0] if g.prediction.top else "", "best fill": g.prediction.best_fill,
-        "rank of the original (first piece)": g.prediction.rank_first, "P(word)": g.prediction.p_word,
+        "top guess": g.prediction.first.words[0] if g.prediction.first.words else "", "best fill": g.prediction.best_fill,
+        "rank of the original (first piece)": g.prediction.rank, "P(word)": g.prediction.p_word,
         "note": "unknown token: the 'original' is the unknown piece" if g.prediction.unknown else "",
     } for g in r.guesses], hide_index=True, width="stretch",
         column_config={"P(word)": st.column_config.NumberColumn(format="%.2e")})

@@ -164,12 +164,12 @@ ui.widget(SPEC.word, options=r.choosable, format_func=word)
 pred = r.prediction
 fill_left, fill_right = st.columns([3, 2])
 with fill_left:
-    ui.show_figure(figures.prediction_figure(pred), "deberta-fill-mask", height=80 + 36 * len(pred.top))
+    ui.show_figure(figures.prediction_figure(pred), "deberta-fill-mask", height=80 + 36 * len(pred.first.ids))
 with fill_right:
-    st.metric(f"P({pred.word})", f"{pred.p_word:.2e}", help="The product over its pieces' probabilities (each guessed "
+    st.metric(f"P({r.words[r.word]})", f"{pred.p_word:.2e}", help="The product over its pieces' probabilities (each guessed "
               "on its own, all masked at once).")
     st.metric("Rank of the original first piece", f"{pred.rank:,}")
-    st.caption(f"Blank: word {r.word}, {md(pred.word)} = {len(pred.pieces)} piece(s), all [MASK] at once. Best fill: "
+    st.caption(f"Blank: word {r.word}, {md(r.words[r.word])} = {len(pred.pieces)} piece(s), all [MASK] at once. Best fill: "
                f"{md(pred.best_fill)}. Model: {deb.shown_as}, head on the last layer, no absolute positions.")
 
 # ----------------------------------------------------------------------------- the family

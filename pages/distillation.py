@@ -72,7 +72,7 @@ st.dataframe(table, hide_index=True, width="stretch",
              column_config={k: st.column_config.NumberColumn(format="%.5f") for k in table[0] if k != "term"})
 if at_recipe["cos"] is None:
     st.info("The cosine term needs hidden states of the same size; this teacher and student differ, so it is left out.")
-st.caption("Computed with `app.lessons.distillation.distillation_losses`, the very function the training recipe imports (here "
+st.caption("Computed with `app.triple_loss.distillation_losses`, the very function the training recipe imports (here "
            "in float64, so that small values are exact), on the same positions as in training: soft targets and cosine "
            "on every token of the sentence, the MLM cross-entropy only at the masked word. Only the soft-target term "
            "depends on T (the last column uses your T for it, and in the total).")

@@ -138,8 +138,8 @@ elif r.predictions:
     p1, p2 = st.columns([3, 2])
     with p1:
         ui.show_figure(figs.predictions_figure([p.position for p in r.predictions], [p.original for p in r.predictions],
-                                               [p.fed for p in r.predictions], [list(p.guesses) for p in r.predictions],
-                                               [list(p.probs) for p in r.predictions],
+                                               [p.fed for p in r.predictions], [list(p.guesses.pieces) for p in r.predictions],
+                                               [list(p.guesses.probabilities) for p in r.predictions],
                                                [list(p.hits) for p in r.predictions], r.label), "masking-predictions")
     with p2:
         st.metric("Original token ranked first", f"{sum(p.rank_original == 1 for p in r.predictions)} of "
@@ -148,8 +148,8 @@ elif r.predictions:
                    "*every* target — the random and unchanged ones included, so it cannot trust any token blindly.")
     st.dataframe(
         [{"position": p.position, "original": p.original, "fed as": p.fed, "kind": KIND_NAMES[p.kind],
-          "top guess": p.guesses[0], "p(top guess)": p.probs[0], "p(original)": p.p_original,
-          "rank of original": p.rank_original, "guesses": " · ".join(f"{w} {q:.3g}" for w, q in zip(p.guesses, p.probs))}
+          "top guess": p.guesses.pieces[0], "p(top guess)": p.guesses.probabilities[0], "p(original)": p.p_original,
+          "rank of original": p.rank_original, "guesses": " · ".join(f"{w} {q:.3g}" for w, q in p.guesses.raw)}
          for p in r.predictions],
         hide_index=True, key="predictions",
         column_config={"p(top guess)": st.column_config.NumberColumn(format="%.3f"),

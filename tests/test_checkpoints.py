@@ -82,8 +82,8 @@ def test_pipeline_fill_mask_gives_the_apps_own_top_k(key, bundled):
     text = "The little girl found a red ball in the park."
     mine = compare.fill_mask(loaded.model, loaded.tokenizer, text, 6, k=5)  # word 6: "ball"
     theirs = fill(text.replace("ball", loaded.tokenizer.mask_token), top_k=5)
-    assert [r["token"] for r in theirs] == [loaded.tokenizer.convert_tokens_to_ids(t) for t in mine.top_raw]
-    assert [r["score"] for r in theirs] == pytest.approx([p for _, p in mine.top], abs=1e-5)
+    assert [r["token"] for r in theirs] == [loaded.tokenizer.convert_tokens_to_ids(t) for t in mine.first.pieces]
+    assert [r["score"] for r in theirs] == pytest.approx([p for _, p in mine.first.read], abs=1e-5)
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -192,3 +192,28 @@ def test_distilbert_keeps_its_teachers_top1():
     needs("distilbert")
     final = json.loads((catalogue.get("distilbert").bundled_path / "curves.json").read_text())["final"]
     assert final["retained_top1"] >= 0.95
+
+
+@pytest.mark.trained
+def test_the_nsp_head_solves_nsp_on_held_out_pairs_and_not_sop():
+    """NSP is the easy task (a topic detector): the bundled NSP head meets its floor on held-out story pairs
+    (curves.json: the corpus is not in the repo) and, trained on NSP only, stays near chance on SOP — ALBERT's
+    Table 5 (NSP-trained: 90.5 on NSP, 52.0 on SOP)."""
+    needs("bert-nsp")
+    final = json.loads((catalogue.get("bert-nsp").bundled_path / "curves.json").read_text())["final"]
+    assert final["held_out_pairs"] >= 2000
+    assert final["nsp_accuracy"] >= report.NSP_FLOOR
+    assert abs(final["sop_accuracy"] - 0.5) <= 0.1
+
+
+@pytest.mark.trained
+def test_the_nsp_head_solves_nsp_on_the_pages_own_pool_and_not_sop(bundled):
+    """Measured now, on the files, as the NSP vs SOP page measures it (60 base pairs of held-out stories: 120 pairs
+    a task). 120 pairs are coarse (±0.09 at 95%), so the bars sit below the held-out floor."""
+    needs("bert-nsp")
+    from app.lessons import sentence_order as so
+
+    r = so.run({"albert": "not loaded in this test", "bert-nsp": bundled("bert-nsp")}, so.Inputs())
+    acc = r.accuracy["bert-nsp"]
+    assert r.n_pairs == so.DEFAULTS.sample_pairs
+    assert acc["nsp"] >= 0.75 and abs(acc["sop"] - 0.5) <= 0.15, acc

@@ -12,6 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app import permutation
 from app.lessons import compare
 from app.core import text as txt
 from app.figures import compare as figs
@@ -179,12 +180,12 @@ def test_fill_mask_is_a_forward_with_the_word_masked(bundled, key):
     with torch.no_grad():
         probs = torch.softmax(model(**x).logits[0, where[0]], -1)
     top = probs.topk(5)
-    assert list(pred.top_raw) == tok.convert_ids_to_tokens(top.indices.tolist())
-    assert [p for _, p in pred.top] == pytest.approx(top.values.tolist(), rel=1e-5)
+    assert list(pred.first.pieces) == tok.convert_ids_to_tokens(top.indices.tolist())
+    assert [p for _, p in pred.first.read] == pytest.approx(top.values.tolist(), rel=1e-5)
     assert pred.p_word == pytest.approx(float(probs[gold]), rel=1e-5)
-    assert pred.rank_first == int((probs > probs[gold]).sum()) + 1
+    assert pred.rank == int((probs > probs[gold]).sum()) + 1
     assert pred.original == txt.piece_text(tok, gold)
-    assert compare.predict(loaded, TEXT, BALL).first(5) == pred  # the cached step: most_top_k guesses, cut
+    assert compare.predict(loaded, TEXT, BALL).top(5) == pred  # the cached step: most_top_k guesses, cut
 
 
 @pytest.mark.parametrize("key", ["bert", "roberta"])
@@ -192,7 +193,7 @@ def test_a_masked_word_cannot_leak_into_its_own_prediction(bundled, key):
     loaded = bundled(key)
     a = compare.fill_mask(loaded.model, loaded.tokenizer, TEXT, BALL, k=5)
     b = compare.fill_mask(loaded.model, loaded.tokenizer, TEXT.replace("ball", "cat"), BALL, k=5)
-    assert a.top_raw == b.top_raw and [p for _, p in a.top] == pytest.approx([p for _, p in b.top], rel=1e-5)
+    assert a.first.pieces == b.first.pieces and [p for _, p in a.first.read] == pytest.approx([p for _, p in b.first.read], rel=1e-5)
 
 
 def test_a_word_in_several_pieces_gets_that_many_masks(bundled):
@@ -209,7 +210,7 @@ def test_a_word_in_several_pieces_gets_that_many_masks(bundled):
 
 
 def test_xlnet_masks_put_the_word_last_in_the_order():
-    perm_mask, target_mapping = compare.xlnet_masks(6, [2, 3])
+    perm_mask, target_mapping = permutation.last_targets_masks(6, [2, 3])
     m = perm_mask[0]
     context = [0, 1, 4, 5]
     assert m[:, context].sum() == 0  # everyone sees all the context
@@ -223,9 +224,9 @@ def test_xlnet_prediction_does_not_see_the_word_it_predicts(bundled):
     a = compare.xlnet_predict(loaded.model, loaded.tokenizer, TEXT, BALL, k=5)
     b = compare.xlnet_predict(loaded.model, loaded.tokenizer, TEXT.replace("ball", "cat"), BALL, k=5)
     assert a.n_pieces == b.n_pieces == 1
-    assert a.top_raw == b.top_raw and [p for _, p in a.top] == pytest.approx([p for _, p in b.top], rel=1e-4)
-    assert 0 < a.p_word < 1 and a.rank_first >= 1
-    assert compare.is_permutation_lm(loaded) and compare.predict(loaded, TEXT, BALL).first(5) == a
+    assert a.first.pieces == b.first.pieces and [p for _, p in a.first.read] == pytest.approx([p for _, p in b.first.read], rel=1e-4)
+    assert 0 < a.p_word < 1 and a.rank >= 1
+    assert compare.is_permutation_lm(loaded) and compare.predict(loaded, TEXT, BALL).top(5) == a
 
 
 def test_discriminator_scores_every_token_and_swap_puts_in_a_real_word(bundled):
@@ -414,7 +415,7 @@ def test_run_on_the_bundled_models(models):
     predictors = [m for m in loaded.values() if m.variant.role not in ("discriminator", "nsp")]  # no word guesses
     assert [g.label for g in r.guesses] == [m.variant.label for m in predictors] and r.vanished == ()
     assert [g.permutation for g in r.guesses] == [m.variant.family == "xlnet" for m in predictors]
-    assert all(len(g.prediction.top) == compare.DEFAULTS.top_k for g in r.guesses)
+    assert all(len(g.prediction.first.read) == compare.DEFAULTS.top_k for g in r.guesses)
     assert all(g.shown_as == loaded[k].shown_as for g, k in zip(r.guesses, [m.variant.key for m in predictors]))
     assert r.masking_note is None  # "park" is one piece everywhere
     assert len(r.electra) == 2 and r.electra[0][1] == txt.tokenize(loaded["electra-discriminator"].tokenizer, TEXT).pieces
@@ -434,7 +435,7 @@ def test_run_caches_the_forward_passes_apart_from_the_guesses_shown(models):
 
     for top_k in (2, 7):
         r = compare.run(models, compare.Inputs(top_k=top_k), recording)
-        assert all(len(g.prediction.top) == top_k for g in r.guesses)
+        assert all(len(g.prediction.first.read) == top_k for g in r.guesses)
     assert calls[2] == calls[7]  # the slider changes no cached step's arguments: nothing is recomputed
     steps = {name for name, _ in calls[2]}
     assert steps == {"predict", "replaced_probability", "latencies", "size_of"}
@@ -483,7 +484,7 @@ def test_deberta_and_modernbert_guess_as_masked_lms(bundled):
     assert r.labels == ("BERT", "DeBERTa", "ModernBERT")
     assert [(g.label, g.permutation, g.prediction.n_pieces) for g in r.guesses] == [
         ("BERT", False, 1), ("DeBERTa", False, 1), ("ModernBERT", False, 1)]
-    assert all(len(g.prediction.top) == 3 and 0 < g.prediction.p_word < 1 for g in r.guesses)
+    assert all(len(g.prediction.first.read) == 3 and 0 < g.prediction.p_word < 1 for g in r.guesses)
     for key, loaded in tiny.items():
         assert compare.predicts(loaded) and not compare.is_permutation_lm(loaded)
         assert compare.size_of(loaded)["layers"] == 2
@@ -524,4 +525,4 @@ def test_discriminator_figure_pads_rows_of_different_lengths():
 def test_trained_masked_lms_rank_the_obvious_word_high(bundled, key):
     loaded = bundled(key)
     pred = compare.fill_mask(loaded.model, loaded.tokenizer, TEXT, PARK, k=5)  # "... in the [park]."
-    assert pred.rank_first <= 3
+    assert pred.rank <= 3

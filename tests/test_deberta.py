@@ -366,8 +366,8 @@ def test_fill_mask_masks_every_piece_of_the_word_and_reports_its_probabilities(s
     probs = deberta.masked_probs(deb, tuple(ids), tuple(pieces))
     gold = [tk.ids[i] for i in pieces]
     assert r.prediction.p_word == pytest.approx(float(np.prod([probs[n, g] for n, g in enumerate(gold)])), rel=1e-5)
-    assert r.prediction.top[0][1] == pytest.approx(float(probs[0].max()), rel=1e-6)
-    assert [p for _, p in r.prediction.top] == sorted((p for _, p in r.prediction.top), reverse=True)
+    assert r.prediction.first.read[0][1] == pytest.approx(float(probs[0].max()), rel=1e-6)
+    assert [p for _, p in r.prediction.first.read] == sorted((p for _, p in r.prediction.first.read), reverse=True)
     np.testing.assert_allclose(probs.sum(-1), 1, atol=1e-5)
 
 
@@ -469,7 +469,7 @@ def test_position_bucket_shift_and_prediction_figures_carry_their_numbers(result
         assert list(trace.y) == pytest.approx(s.shifted.reshape(-1).tolist())
     assert shift.data[-2].name == "DeBERTa"  # drawn over BERT's dots
     pred = figures.prediction_figure(result.prediction)
-    assert list(pred.data[0].x) == [p for _, p in result.prediction.top][::-1]
+    assert list(pred.data[0].x) == [p for _, p in result.prediction.first.read][::-1]
 
 
 def _strings(node, key=""):

@@ -34,7 +34,7 @@ def _logits(rows):
 
 
 def test_the_recipe_trains_with_the_lessons_own_loss_and_weights():
-    assert recipe.distillation_losses is distillation.distillation_losses  # the recipe imports them from the lesson
+    assert recipe.distillation_losses is distillation.distillation_losses  # the recipe and the lesson import the same ones
     assert recipe.Recipe is distillation.Recipe
     r = distillation.RECIPE
     assert (r.alpha_ce, r.alpha_mlm, r.alpha_cos, r.temperature) == (5.0, 2.0, 1.0, 2.0)

@@ -93,14 +93,14 @@ def test_fill_masks_shapes_and_probabilities(bundled):
     preds = lab.fill_masks(loaded.model, tok, copy.corrupted, copy.targets, ids, copy.kinds, k=5)
     assert [p.position for p in preds] == copy.targets.nonzero().flatten().tolist()
     for p in preds:
-        assert len(p.guess_ids) == len(p.guesses) == 5 and list(p.probs) == sorted(p.probs, reverse=True)
-        assert 0 < sum(p.probs) <= 1 + 1e-6 and 0 <= p.p_original <= 1
+        assert len(p.guesses.ids) == len(p.guesses.pieces) == 5 and list(p.guesses.probabilities) == sorted(p.guesses.probabilities, reverse=True)
+        assert 0 < sum(p.guesses.probabilities) <= 1 + 1e-6 and 0 <= p.p_original <= 1
         assert p.original == tok.convert_ids_to_tokens(int(ids[p.position]))
         assert p.fed == tok.convert_ids_to_tokens(int(copy.corrupted[p.position]))
-        assert (p.rank_original == 1) == (p.guess_ids[0] == p.original_id) or p.p_original == p.probs[0]
-        if p.original_id in p.guess_ids:
-            assert p.rank_original == p.guess_ids.index(p.original_id) + 1 and any(p.hits)
-        assert p.top(2).guesses == p.guesses[:2] and p.top(2).probs == p.probs[:2]
+        assert (p.rank_original == 1) == (p.guesses.ids[0] == p.original_id) or p.p_original == p.guesses.probabilities[0]
+        if p.original_id in p.guesses.ids:
+            assert p.rank_original == p.guesses.ids.index(p.original_id) + 1 and any(p.hits)
+        assert p.top(2).guesses.pieces == p.guesses.pieces[:2] and p.top(2).guesses.probabilities == p.guesses.probabilities[:2]
     none = torch.zeros_like(copy.targets)
     assert lab.fill_masks(loaded.model, tok, copy.corrupted, none, ids, copy.kinds) == []
     assert not torch.isin(lab.replacement_ids(tok), torch.tensor(tok.all_special_ids)).any()
@@ -121,7 +121,7 @@ def test_trained_model_recovers_easy_masked_words(bundled, key):
     assert targets.sum() == 1
     fed = torch.where(targets, torch.full_like(ids, tok.mask_token_id), ids)
     (pred,) = lab.fill_masks(loaded.model, tok, fed, targets, ids, torch.where(targets, m.MASKED, m.KEEP), k=10)
-    assert pred.rank_original <= 10, pred.guesses
+    assert pred.rank_original <= 10, pred.guesses.pieces
 
 
 # ----------------------------------------------------------------------------- run: the lesson on the bundled models
@@ -139,7 +139,7 @@ def test_run_on_the_defaults_is_the_library_composed(bundled):
     assert r.n_distinct == 10 and len(r.kinds) == 20 and r.epoch == 1
     assert all(row[i] == m.KEEP for row in r.kinds for i, s in enumerate(sentence.special) if s)
     assert [p.position for p in r.predictions] == plan.targets[0].nonzero().flatten().tolist()
-    assert r.epoch_targets == len(r.predictions) and all(len(p.guesses) == lab.SPEC.topk.default for p in r.predictions)
+    assert r.epoch_targets == len(r.predictions) and all(len(p.guesses.pieces) == lab.SPEC.topk.default for p in r.predictions)
     assert r.shown_as == bundled("bert").shown_as and r.marker.startswith("WordPiece")
     assert r.spans is None and r.notes == ()
     # word indices are app.core.text's: word i of the pieces is word i of split_words, from 0

@@ -331,7 +331,8 @@ def test_fill_mask_masks_every_piece_of_the_word(models):
     assert f.words[f.word] == "park" and f.word == mbl.DEFAULT_WORD
     assert len(f.top) == mbl.DEFAULTS.top_k and [p for _, p in f.top] == sorted((p for _, p in f.top), reverse=True)
     ids = loaded.tokenizer(mbl.DEFAULT_TEXT)["input_ids"]
-    top_p, top_i, p_pieces, rank = mbl.fill_mask(loaded, tuple(ids), f.positions)
+    guess = mbl.fill_mask(loaded, tuple(ids), f.positions)
+    top_p, p_pieces, rank = np.array(guess.first.probabilities), guess.p_pieces, guess.rank
     masked = list(ids)
     for i in f.positions:
         masked[i] = loaded.tokenizer.mask_token_id

@@ -70,3 +70,17 @@ def test_tokenize_caps_and_fit_text_cuts_at_a_word(bundled):
     assert len(tok(fitted)["input_ids"]) <= text.token_limit(tok) and fitted.endswith(("dog", "ran", "home", "the"))
     assert note and "BERT" in note
     assert text.fit_text("short", {"BERT": tok}) == ("short", None)
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t "])
+def test_require_text_stops_on_an_empty_box_in_one_wording(blank):
+    from app.core.lesson import Stop
+
+    with pytest.raises(Stop, match="Type a sentence to start: the box is empty or only whitespace.") as stop:
+        text.require_text(blank)
+    assert stop.value.note.level == "warning"
+    with pytest.raises(Stop) as stop:
+        text.require_text(blank, "A `red` [ball](x)", "two sentences (A and B)")
+    note = stop.value.note.text
+    assert note.startswith("Type two sentences (A and B) to start") and text.md("A `red` [ball](x)", None) in note
+    assert text.require_text(" a ") == " a "

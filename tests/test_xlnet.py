@@ -6,6 +6,7 @@ the bundled checkpoints are retrained from time to time."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app import mlm
 from app.core import text
 from app.lessons import xlnet
 from app.core.lesson import Stop
@@ -302,7 +304,7 @@ def test_trained_xlnet_finishes_a_simple_sentence(bundled):
     park = p.pieces.index("▁park")
     order = [i for i in range(p.n_content) if i != park] + [park]
     masks = xlnet.masks_from_order(order, 1, len(p.ids))
-    top = xlnet.top_predictions(_forward(loaded, p.ids, masks).probs, loaded.tokenizer, 5)[0]
+    top = mlm.predictions(_forward(loaded, p.ids, masks).probs, loaded.tokenizer, 5)[0].raw
     assert "▁park" in [piece for piece, _ in top]
 
 
@@ -424,7 +426,7 @@ def _all_text(fig) -> str:
 
 def test_stream_masks_figure_holds_exactly_the_masks():
     masks = xlnet.masks_from_order([3, 0, 2, 1], 2, 6)
-    fig = figures.stream_masks_figure(PIECES, masks)
+    fig = figures.stream_masks_figure(xlnet.mask_view(PIECES, masks))
     assert np.array_equal(fig.data[0].z, masks.content_mask.numpy())
     query = np.array(fig.data[1].z, dtype=float)
     for i in range(6):
@@ -442,14 +444,14 @@ def test_stream_masks_figure_holds_exactly_the_masks():
 
 def test_order_figure_marks_what_each_step_sees():
     masks = xlnet.masks_from_order([3, 0, 2, 1], 2, 6)  # targets: 2 then 1
-    z = np.array(figures.order_figure(PIECES, masks).data[0].z)
+    z = np.array(figures.order_figure(xlnet.mask_view(PIECES, masks)).data[0].z)
     assert z.shape == (4, 6)
     H, C, E, O = figures.HIDDEN, figures.CONTEXT, figures.EARLIER, figures.OWN
     assert z[2].tolist() == [C, H, O, C, C, C]  # step 2 predicts position 2: sees context and specials
     assert z[3].tolist() == [C, O, E, C, C, C]  # step 3 predicts position 1: also sees the earlier target
     assert z[0].tolist() == [C, H, H, O, C, C]  # context: never sees a target
     free = xlnet.masks_from_order([0, 1, 2, 3], 4, 6, specials_visible=False)
-    fig = figures.order_figure(PIECES, free)
+    fig = figures.order_figure(xlnet.mask_view(PIECES, free))
     assert np.array(fig.data[0].z)[0].tolist() == [O, H, H, H, H, H]
     assert "no context!" in fig.layout.yaxis.ticktext[0]
 
@@ -458,7 +460,9 @@ def test_attention_figure_shows_only_computed_rows_and_marks_blocked_cells():
     masks = xlnet.masks_from_order([3, 0, 2, 1], 2, 6)
     attention = np.random.default_rng(0).random((6, 6))
     rows = list(masks.targets)
-    fig = figures.attention_figure(PIECES, 4, attention, masks.query_mask.numpy(), rows, "t")
+    fig = figures.attention_figure(SimpleNamespace(
+        pieces=SimpleNamespace(pieces=PIECES, n_content=4), attention=attention, attention_mask=masks.query_mask.numpy(),
+        attention_rows=tuple(rows), stream="query", layer=0, n_layers=2, n_heads=2))
     z = np.array(fig.data[0].z, dtype=float)
     assert np.allclose(z[rows], attention[rows]) and np.isnan(np.delete(z, rows, axis=0)).all()
     marked = sorted(zip(fig.data[1].y, fig.data[1].x))

@@ -21,6 +21,8 @@ Pure: no streamlit.
 
 from __future__ import annotations
 
+from app.core import preload  # noqa: F401  (first, as every library module a page runs: it is light itself)
+
 import html as _html
 import re
 import unicodedata

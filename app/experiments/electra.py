@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 from transformers import ElectraConfig, ElectraForMaskedLM, ElectraForPreTraining
 
-from app.lessons.electra import roc_auc, sample_replacements
+from app.replaced_tokens import roc_auc, sample_replacements
 from app.experiments.runner import (
     Arm, ArmSetup, Budget, Context, DataSpec, Shape, acceptability, eval_sets, expected_targets, mlm_scores,
 )

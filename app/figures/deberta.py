@@ -133,9 +133,9 @@ def shift_figure(shifts) -> go.Figure:
 
 def prediction_figure(prediction) -> go.Figure:
     """The top guesses for the blank's first piece, likeliest on top."""
-    names = [txt.html(t) for t, _ in prediction.top][::-1]
-    probs = [p for _, p in prediction.top][::-1]
-    gold = txt.html(prediction.pieces[0]) if prediction.pieces else ""
+    names = [txt.html(t) for t, _ in prediction.first.read][::-1]
+    probs = [p for _, p in prediction.first.read][::-1]
+    gold = txt.html(prediction.original)
     fig = go.Figure(go.Bar(x=probs, y=list(range(len(names))), orientation="h", customdata=names,
                            marker_color=["#33a02c" if n == gold else "#6a3d9a" for n in names],
                            text=[f"{p:.3f}" for p in probs], textposition="outside",

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import torch
 
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, direct, from_values
 from app.core.state import Param, Spec, text_param
 
 ORDER = 30  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -473,8 +473,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     """Both models on the text (their forward passes through ``cache``), ALBERT's block unrolled to
     repeat × L applications (cached apart: moving the slider re-runs only that), then the cheap measures:
     per-layer statistics, the chosen similarity matrix and the followed word's path."""
-    if not inputs.text.strip():
-        raise Stop("Type a sentence to start (the box is empty or only whitespace).")
+    txt.require_text(inputs.text, DEFAULT_TEXT)
     words = txt.split_words(inputs.text)
     word, why = txt.choose_word(len(words), int(inputs.word))
     notes = [Note(why)] if why else []

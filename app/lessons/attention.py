@@ -359,8 +359,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     through ``cache``) -> the chosen map. Changing the map, the layer or the head never re-runs the model."""
     loaded = models[inputs.variant]
     tok, label = loaded.tokenizer, loaded.variant.label
-    if not inputs.text.strip():
-        raise Stop(f"Sentence A is empty — type a sentence (for example {txt.md(DEFAULT_TEXT)}) to see its attention.")
+    txt.require_text(inputs.text, DEFAULT_TEXT)
     enc = encode(tok, loaded.model, inputs.text, inputs.text_b, inputs.max_tokens)
     notes = []
     if enc.truncated:

@@ -31,11 +31,13 @@ from app.core import preload  # noqa: F401  (first: the heavy imports, once, in 
 
 import statistics
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Callable
 
 import torch
 
+from app import mlm
+from app.permutation import last_targets_masks
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
 from app.models import catalogue
@@ -79,9 +81,7 @@ SPEC = Spec(
 def words_to_mask(text: str, tokenizers: dict[str, object]) -> tuple[str, list[tuple[str, int, int]], list[Note]]:
     """(the text cut so that every tokenizer's encoding fits its model, its words, a note when it was cut).
     ``tokenizers``: the model's name as the note says it -> its tokenizer. Stops when there is no word."""
-    if not text.strip():
-        raise Stop("Type a sentence to start (the box is empty or only whitespace), for example "
-                   f"{txt.md(DEFAULT_TEXT)}.")
+    txt.require_text(text, DEFAULT_TEXT)
     fitted, cut = txt.fit_text(text, tokenizers)
     words = txt.split_words(fitted)
     if not words:
@@ -120,45 +120,8 @@ def model_inputs(enc) -> dict:
 # ----------------------------------------------------------------------------- predictions
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """One model's guess for the chosen word. ``pieces`` is () when this tokenizer kept no piece of it."""
-
-    pieces: tuple[str, ...]  # the word's own pieces (raw vocabulary entries)
-    top: tuple[tuple[str, float], ...]  # top-k for the first piece: (token as read, probability), best first
-    top_raw: tuple[str, ...]  # the same tokens as vocabulary entries
-    p_word: float  # P(the original pieces): product over pieces
-    rank_first: int  # rank of the original first piece in the first piece's distribution (1 = top)
-    best_fill: str  # the most likely piece at each masked position, joined
-    original: str  # the original first piece, as read
-    unknown: bool  # the word is (partly) the unknown token: its "original" is not a real word
-
-    @property
-    def n_pieces(self) -> int:
-        return len(self.pieces)
-
-    def first(self, k: int) -> "Prediction":
-        """The same prediction with only its ``k`` best guesses."""
-        return replace(self, top=self.top[:k], top_raw=self.top_raw[:k])
-
-
-NO_PIECE = Prediction((), (), (), float("nan"), 0, "", "", False)
-
-
-def _summarise(tokenizer, probs: torch.Tensor, gold: list[int], pieces: list[str], k: int) -> Prediction:
-    """probs: (n_pieces, V) distributions over the vocabulary, one per piece of the word."""
-    top_p, top_i = probs[0].topk(min(k, probs.shape[-1]))  # (k,)
-    p_gold = probs[torch.arange(len(gold)), torch.tensor(gold)]  # (n_pieces,)
-    rank = int((probs[0] > probs[0, gold[0]]).sum()) + 1
-    best = probs.argmax(-1).tolist()  # (n_pieces,)
-    fill = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(best)).strip()
-    return Prediction(
-        pieces=tuple(pieces),
-        top=tuple((txt.piece_text(tokenizer, i), float(p)) for p, i in zip(top_p, top_i)),
-        top_raw=tuple(tokenizer.convert_ids_to_tokens(top_i.tolist())),
-        p_word=float(p_gold.prod()), rank_first=rank, best_fill=fill,
-        original=txt.piece_text(tokenizer, gold[0]), unknown=tokenizer.unk_token_id in gold,
-    )
+# The word-level guess (mask every piece, top-k of the first, P(word), best fill) is app/mlm.py's WordFill:
+# the same one the DeBERTa and ModernBERT lessons show.
 
 
 def _word_inputs(model, tokenizer, text: str, word: int):
@@ -172,48 +135,26 @@ def _word_inputs(model, tokenizer, text: str, word: int):
     return tk, where, {k: v.to(model.device) for k, v in model_inputs(enc).items()}
 
 
-def fill_mask(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> Prediction:
+def fill_mask(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> mlm.WordFill:
     """Mask every piece of word ``word`` with the model's mask token and predict each piece."""
     tk, where, inputs = _word_inputs(model, tokenizer, text, word)
     if not where:
-        return NO_PIECE
+        return mlm.NO_PIECE
     gold = inputs["input_ids"][0, where].tolist()
-    inputs["input_ids"][0, where] = tokenizer.mask_token_id  # (1, T) with the word masked
-    with torch.inference_mode():
-        logits = model(**inputs).logits[0, where]  # (n_pieces, V)
-    probs = torch.softmax(logits.float(), -1).cpu()
-    return _summarise(tokenizer, probs, gold, [tk.pieces[i] for i in where], k)
+    inputs["input_ids"] = mlm.with_masks(inputs["input_ids"], where, tokenizer.mask_token_id)  # (1, T)
+    return mlm.fill_word(tokenizer, mlm.probabilities_at(model, inputs, where), gold, k)  # probs (n_pieces, V)
 
 
-def xlnet_masks(length: int, targets: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-    """perm_mask (1, T, T) and target_mapping (1, n, T) to predict ``targets`` last, left to right.
-
-    ``perm_mask[0, i, j] = 1``: position i may NOT see position j. Every non-target token comes first
-    in the order (seen by everyone); target j is seen only by targets after it (query stream), so
-    no position sees a target's content before it is predicted. ``target_mapping[0, k, targets[k]] = 1``.
-    """
-    perm_mask = torch.zeros(1, length, length)
-    for r, j in enumerate(targets):
-        perm_mask[0, :, j] = 1.0  # nobody sees target j ...
-        perm_mask[0, targets[r + 1:], j] = 0.0  # ... except the targets that come after it
-    target_mapping = torch.zeros(1, len(targets), length)
-    target_mapping[0, torch.arange(len(targets)), torch.tensor(targets)] = 1.0
-    return perm_mask, target_mapping
-
-
-def xlnet_predict(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> Prediction:
+def xlnet_predict(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> mlm.WordFill:
     """XLNet's guess for word ``word``: its pieces are the last targets of the factorization order."""
     tk, where, inputs = _word_inputs(model, tokenizer, text, word)
     if not where:
-        return NO_PIECE
-    perm_mask, target_mapping = xlnet_masks(inputs["input_ids"].shape[1], where)  # (1, T, T), (1, n, T)
+        return mlm.NO_PIECE
+    perm_mask, target_mapping = last_targets_masks(inputs["input_ids"].shape[1], where)  # (1, T, T), (1, n, T)
     dtype = next(model.parameters()).dtype
-    with torch.inference_mode():
-        logits = model(**inputs, perm_mask=perm_mask.to(model.device, dtype),
-                       target_mapping=target_mapping.to(model.device, dtype)).logits[0]  # (n, V)
-    probs = torch.softmax(logits.float(), -1).cpu()
-    gold = [tk.ids[i] for i in where]
-    return _summarise(tokenizer, probs, gold, [tk.pieces[i] for i in where], k)
+    inputs.update(perm_mask=perm_mask.to(model.device, dtype), target_mapping=target_mapping.to(model.device, dtype))
+    probs = mlm.probabilities_at(model, inputs)  # (n, V): one row per target
+    return mlm.fill_word(tokenizer, probs, [tk.ids[i] for i in where], k)
 
 
 def is_permutation_lm(loaded) -> bool:
@@ -225,7 +166,7 @@ def predicts(loaded) -> bool:
     return loaded.variant.is_masked_lm or is_permutation_lm(loaded)
 
 
-def predict(loaded, text: str, word: int, k: int = DEFAULTS.most_top_k) -> Prediction:
+def predict(loaded, text: str, word: int, k: int = DEFAULTS.most_top_k) -> mlm.WordFill:
     """A loaded variant's guess for word ``word``: a masked LM with the word masked, XLNet with it last."""
     guess = xlnet_predict if is_permutation_lm(loaded) else fill_mask
     return guess(loaded.model, loaded.tokenizer, text, word, k)
@@ -469,7 +410,7 @@ class Guess:
     label: str
     shown_as: str  # which checkpoint (Loaded.shown_as)
     permutation: bool  # XLNet: the word predicted last in the factorization order, no mask token
-    prediction: Prediction
+    prediction: mlm.WordFill
 
 
 @dataclass(frozen=True)
@@ -543,7 +484,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     notes += chosen
 
     preds = {k: cache(predict, m, fitted, word) for k, m in models.items() if predicts(m)}
-    guesses = tuple(Guess(m.variant.label, m.shown_as, is_permutation_lm(m), preds[k].first(inputs.top_k))
+    guesses = tuple(Guess(m.variant.label, m.shown_as, is_permutation_lm(m), preds[k].top(inputs.top_k))
                     for k, m in models.items() if k in preds and preds[k].n_pieces)
     vanished = tuple(models[k].variant.label for k, p in preds.items() if not p.n_pieces)
 
@@ -554,7 +495,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         electra = [("as written", dtk.pieces, cache(replaced_probability, disc, dtk.ids))]
         where = dtk.pieces_of(word)
         gen = preds.get("electra-generator")
-        swapped = swap_in(disc.tokenizer, dtk.ids, where, gen.top_raw) if gen and gen.n_pieces and where else None
+        swapped = swap_in(disc.tokenizer, dtk.ids, where, gen.first.pieces) if gen and gen.n_pieces and where else None
         if swapped:
             ids, put = swapped
             electra.append((f"{words[word][0]} → {put} (generator's guess)",
@@ -571,7 +512,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                       "params": size["params"], "memory_bytes": size["memory_bytes"], "load_s": m.load_seconds,
                       "latency_ms": lat["median_ms"], "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
                       "timed": len(lat["samples_ms"]),
-                      "rank_first": p.rank_first if p and p.n_pieces else None,
+                      "rank_first": p.rank if p and p.n_pieces else None,
                       "p_word": p.p_word if p and p.n_pieces else None})
 
     window = txt.word_window(len(words), word)

@@ -41,6 +41,7 @@ import torch
 from transformers.models.deberta import modeling_deberta
 from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_position
 
+from app import mlm
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, text_param
@@ -313,35 +314,8 @@ def _shift(loaded, tk, tk_pref, n_prefix_words, pair_words, head, cache, layer=N
 
 def masked_probs(loaded, input_ids: tuple, positions: tuple) -> torch.Tensor:
     """P(token) at ``positions`` of ``input_ids`` (where the mask token already stands). (n, V) float32 CPU"""
-    model = loaded.model
-    ids = torch.tensor([input_ids], device=model.device)  # (1, T)
-    with torch.inference_mode():
-        logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0, list(positions)]  # (n, V)
-    return torch.softmax(logits.float(), -1).cpu()
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """The model's guesses for the blanked word. top: (piece as read, probability) for its first piece;
-    p_word: the product of its pieces' probabilities (independent guesses); rank: of the original first piece
-    (1 = the top guess); best_fill: the likeliest piece at every masked position, joined."""
-
-    word: str
-    pieces: tuple[str, ...]
-    top: tuple[tuple[str, float], ...]
-    p_word: float
-    rank: int
-    best_fill: str
-
-
-def predict(tokenizer, probs: torch.Tensor, gold: list[int], word: str, k: int) -> Prediction:
-    top_p, top_i = probs[0].topk(min(k, probs.shape[-1]))  # (k,)
-    p_gold = probs[torch.arange(len(gold)), torch.tensor(gold)]  # (n,)
-    best = probs.argmax(-1).tolist()
-    fill = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(best)).strip()
-    return Prediction(word, tuple(txt.piece_text(tokenizer, g) for g in gold),
-                      tuple((txt.piece_text(tokenizer, int(i)), float(p)) for p, i in zip(top_p, top_i)),
-                      float(p_gold.prod()), int((probs[0] > probs[0, gold[0]]).sum()) + 1, fill)
+    ids = torch.tensor([input_ids], device=loaded.model.device)  # (1, T)
+    return mlm.probabilities_at(loaded.model, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, positions)
 
 
 @dataclass(frozen=True)
@@ -433,7 +407,7 @@ class Result:
     terms: Terms
     positions: Positions
     shifts: tuple[Shift, ...]  # DeBERTa, then BERT (either may be missing); () when there is no prefix
-    prediction: Prediction
+    prediction: mlm.WordFill  # the blanked word: every piece masked at once
     decoder: Decoder
     sizes: tuple[Size, ...]  # the model in use, then microsoft/deberta-base's shape
     notes: tuple[Note, ...]
@@ -483,8 +457,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     map -> the same sentence behind a prefix, in DeBERTa and BERT (cached forwards) -> fill-mask on one word."""
     deb, bert = models["deberta"], models.get("bert")
     tok = deb.tokenizer
-    if not inputs.text.strip():
-        raise Stop(f"Type a sentence to start (the box is empty or only whitespace), for example {txt.md(DEFAULT_TEXT)}.")
+    txt.require_text(inputs.text, DEFAULT_TEXT)
     notes: list[Note] = []
     tokenizers = {deb.variant.label: tok} | ({bert.variant.label: bert.tokenizer} if bert else {})
     text = _fit(inputs.text, tokenizers, notes)
@@ -532,7 +505,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     for i in masked:
         ids[i] = tok.mask_token_id
     probs = cache(masked_probs, deb, tuple(ids), tuple(masked))  # (n, V)
-    prediction = predict(tok, probs, gold, words[word], DEFAULTS.top_k)
+    prediction = mlm.fill_word(tok, probs, gold, DEFAULTS.top_k)
 
     sizes = (size_of(f"{deb.variant.label} in use ({deb.shown_as})", deb.model), cache(base_size))
     return Result(text, tuple(txt.piece_text(tok, i) for i in tk.ids), words, choosable, n_layers, n_heads,

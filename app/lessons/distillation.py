@@ -9,8 +9,8 @@ with α = (5, 2, 1) and T = 2. The **teacher** is a finished BERT, the **student
 Dividing the logits by T > 1 flattens both distributions (the **soft targets**), so the small
 probabilities the teacher gives to *wrong* words ("ball" is wrong, but "toy" is far less wrong than
 "ran") carry weight in the loss: Hinton et al.'s "dark knowledge". The T² keeps the gradient's scale
-independent of T. ``distillation_losses`` and ``Recipe`` below are the ones the training recipe
-(app/training/distilbert.py) imports, so the lesson shows exactly what the bundled student optimised.
+independent of T. ``distillation_losses`` and ``Recipe`` are app/triple_loss.py's, the ones the training
+recipe (app/training/distilbert.py) imports, so the lesson shows exactly what the bundled student optimised.
 
 The lesson (pages/distillation.py) calls :func:`run`: both forward passes go through the page's cache
 (``pair_forward``), so the temperature and "tokens shown" sliders only re-soften logits already
@@ -27,6 +27,8 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from app import mlm
+from app.triple_loss import Recipe, distillation_losses  # the rule the bundled student was trained on
 from app.lessons import compare
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
@@ -37,16 +39,6 @@ ORDER = 40  # its place in teaching order (app/lessons/__init__.py lists lessons
 TITLE = 'DistilBERT: distillation'
 ICON = ':material/science:'
 LINE = 'Teacher and student on one sentence: soft targets, temperature and the three loss terms.'
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """DistilBERT's loss: the temperature T and the weights α_ce (soft targets), α_mlm, α_cos."""
-
-    temperature: float = 2.0
-    alpha_ce: float = 5.0
-    alpha_mlm: float = 2.0
-    alpha_cos: float = 1.0
 
 
 RECIPE = Recipe()
@@ -82,24 +74,6 @@ SPEC = Spec(
 
 
 # ----------------------------------------------------------------------------- the loss
-
-
-def distillation_losses(s_logits, t_logits, labels, s_hidden, t_hidden, temperature: float) -> dict[str, torch.Tensor]:
-    """The three loss terms of the recipe on the selected positions: logits (n, V), labels (n,) with -100
-    where there is no MLM target, hidden states (n, H). Returns {"kl": T²·KL(teacher_T ‖ student_T)
-    averaged over rows, "mlm": cross-entropy at the labelled rows, "cos": mean 1 − cos(h_s, h_t)}.
-    Computed in float32 even under bfloat16 autocast: a KL from bfloat16 logits is off by ~1% and can go
-    negative near convergence at high T."""
-    t = temperature
-    wide = torch.promote_types(s_logits.dtype, torch.float32)  # float32, or float64 where the caller asked for it
-    s_logits, t_logits = s_logits.to(wide), t_logits.to(wide)
-    kl = torch.nn.functional.kl_div(
-        torch.log_softmax(s_logits / t, -1), torch.softmax(t_logits / t, -1), reduction="batchmean"
-    ) * t**2
-    keep = labels != -100
-    mlm = torch.nn.functional.cross_entropy(s_logits[keep], labels[keep]) if keep.any() else s_logits.sum() * 0
-    cos = (1 - torch.nn.functional.cosine_similarity(s_hidden, t_hidden, dim=-1)).mean()
-    return {"kl": kl, "mlm": mlm, "cos": cos}
 
 
 # ----------------------------------------------------------------------------- softening and KL
@@ -151,9 +125,10 @@ def temperature_sweep(s_row: torch.Tensor, t_row: torch.Tensor, temperatures=TEM
 
 
 def top_tokens(t_probs: torch.Tensor, s_probs: torch.Tensor, k: int) -> list[int]:
-    """Vocabulary ids to show: the teacher's top k, then the student's top k not yet listed. (V,) each."""
-    ids = t_probs.topk(min(k, t_probs.numel())).indices.tolist()
-    ids += [i for i in s_probs.topk(min(k, s_probs.numel())).indices.tolist() if i not in ids]
+    """Vocabulary ids to show: the teacher's top k, then the student's top k not yet listed. (V,) each.
+    The union is this lesson's own; each top k is app.mlm's."""
+    ids = mlm.top_ids(t_probs, k)[1].tolist()
+    ids += [i for i in mlm.top_ids(s_probs, k)[1].tolist() if i not in ids]
     return ids
 
 

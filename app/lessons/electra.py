@@ -7,8 +7,9 @@ predicts, for every token, whether it was replaced. A sampled token that happens
 original counts as **original** (label 0), as in the paper. Because every token gets a label, the
 discriminator learns from all positions, not only the masked ~15%.
 
-Pure functions on tensors with an explicit ``torch.Generator``: a seed reproduces a round exactly.
-The lesson (pages/electra.py) and the training recipe (app/training/electra.py) share them.
+The rules (masking, sampling, labels, detection scores) are app/replaced_tokens.py, shared with the training
+recipe and the experiment; this module runs them on one sentence for the lesson (pages/electra.py), with an
+explicit ``torch.Generator``: a seed reproduces a round exactly.
 
 Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; ``labels`` /
 ``replaced`` are 1 where the corrupted token differs from the original and 0 elsewhere;
@@ -26,6 +27,11 @@ from pathlib import Path
 
 import torch
 
+from app import mlm, replaced_tokens
+from app.replaced_tokens import (  # noqa: F401  (the rules, shared with training and the experiment)
+    Detection, content_positions, corrupt, detection_metrics, mask_positions, masked_input, n_to_mask,
+    replaced_labels, replacement_probs, roc_auc, sample_replacements,
+)
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, seed_param, text_param
@@ -42,7 +48,7 @@ class ElectraDefaults:
     temperature: float = 1.0  # the paper samples from the generator at T = 1
     top_k: int = 5  # alternatives shown for each sampled replacement
     max_tokens: int = 48  # cap on a sentence, special tokens included: a strip stays readable (the models take 128+)
-    threshold: float = 0.5  # P(replaced) above which a token is flagged
+    threshold: float = replaced_tokens.THRESHOLD  # P(replaced) above which a token is flagged
 
 
 DEFAULTS = ElectraDefaults()
@@ -108,71 +114,6 @@ def encode(tokenizer, text: str, max_tokens: int = DEFAULTS.max_tokens) -> Encod
     return Encoded(tk.ids, tk.pieces, special, len(tk.unknown(tokenizer)), tk.n_full - n_added, len(tk.ids) - n_added)
 
 
-# ----------------------------------------------------------------------------- corruption
-
-
-def n_to_mask(n_content: int, mlm_probability: float) -> int:
-    """How many positions ELECTRA masks: round(p · n), at least one when there is any content
-    (``num_to_predict`` in the official pretrain_helpers.mask)."""
-    if n_content <= 0:
-        return 0
-    return max(1, min(n_content, round(mlm_probability * n_content)))
-
-
-def mask_positions(special: torch.Tensor, mlm_probability: float, gen: torch.Generator) -> torch.Tensor:
-    """Pick ``n_to_mask`` content positions uniformly without replacement.
-
-    special: (T,) bool, True where a position may never be masked. Returns (T,) bool, True = masked.
-    """
-    content = (~special).nonzero().flatten()  # (n,)
-    k = n_to_mask(len(content), mlm_probability)
-    chosen = content[torch.randperm(len(content), generator=gen)[:k]]  # (k,)
-    masked = torch.zeros_like(special, dtype=torch.bool)
-    masked[chosen] = True
-    return masked
-
-
-def masked_input(input_ids: torch.Tensor, masked: torch.Tensor, mask_token_id: int) -> torch.Tensor:
-    """The generator's input: the mask token at masked positions. (T,) -> (T,)"""
-    return torch.where(masked, torch.full_like(input_ids, mask_token_id), input_ids)
-
-
-def replacement_probs(logits: torch.Tensor, special_ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    """softmax(logits / T) with special tokens removed: the distribution replacements are sampled from.
-    (n, V) -> (n, V)"""
-    if not temperature > 0:
-        raise ValueError("the sampling temperature must be positive")
-    logits = logits.detach().float().clone()
-    logits[:, special_ids] = float("-inf")
-    return torch.softmax(logits / temperature, dim=-1)
-
-
-def sample_replacements(logits: torch.Tensor, special_ids: torch.Tensor, gen: torch.Generator, temperature: float = 1.0):
-    """One token per row from softmax(logits / T); special tokens are never proposed. (n, V) -> (n,)"""
-    probs = replacement_probs(logits, special_ids, temperature)
-    return torch.multinomial(probs, 1, generator=gen).squeeze(-1)
-
-
-def top_alternatives(probs: torch.Tensor, k: int = DEFAULTS.top_k) -> tuple[torch.Tensor, torch.Tensor]:
-    """The k most likely replacements per masked position: (values (n, k), ids (n, k))."""
-    k = min(k, probs.shape[-1])
-    top = probs.topk(k, dim=-1)
-    return top.values, top.indices
-
-
-def corrupt(input_ids: torch.Tensor, masked: torch.Tensor, replacements: torch.Tensor) -> torch.Tensor:
-    """Put the sampled tokens in at the masked positions. input_ids (T,), masked (T,) bool,
-    replacements (n,) in the order of ``masked.nonzero()``. Returns (T,)."""
-    corrupted = input_ids.clone()
-    corrupted[masked] = replacements
-    return corrupted
-
-
-def replaced_labels(corrupted: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
-    """The discriminator's targets: 1 where the token differs from the original. (T,) bool"""
-    return corrupted != original
-
-
 # ----------------------------------------------------------------------------- the two models
 
 
@@ -231,7 +172,7 @@ def sample_round(tokenizer, encoded: Encoded, masked: torch.Tensor, g_logits: to
     gen = torch.Generator().manual_seed(int(seed) + 1)  # masking used ``seed``; sampling its own stream
     probs = replacement_probs(g_logits, special_ids(tokenizer), temperature)  # (n, V)
     sampled = torch.multinomial(probs, 1, generator=gen).squeeze(-1) if len(probs) else torch.zeros(0, dtype=torch.long)
-    values, alt_ids = top_alternatives(probs, top_k) if len(probs) else (torch.zeros(0, 0), torch.zeros(0, 0, dtype=torch.long))
+    alts = mlm.predictions(probs, tokenizer, top_k)  # (n,): the likeliest replacements at each masked position
     corrupted = corrupt(ids, masked, sampled)
     n = len(ids)
     replacement: list[str | None] = [None] * n
@@ -240,7 +181,7 @@ def sample_round(tokenizer, encoded: Encoded, masked: torch.Tensor, g_logits: to
     for j, pos in enumerate(masked.nonzero().flatten().tolist()):
         replacement[pos] = tokenizer.convert_ids_to_tokens(int(sampled[j]))
         replacement_prob[pos] = float(probs[j, sampled[j]])
-        alternatives[pos] = [(tokenizer.convert_ids_to_tokens(int(t)), float(v)) for t, v in zip(alt_ids[j], values[j])]
+        alternatives[pos] = list(alts[j].raw)
     same = [bool(m) and int(c) == int(o) for m, c, o in zip(masked.tolist(), corrupted.tolist(), ids.tolist())]
     return corrupted, dict(replacement=replacement, replacement_prob=replacement_prob, same_as_original=same,
                            alternatives=alternatives)
@@ -254,66 +195,6 @@ def assemble_round(tokenizer, encoded: Encoded, masked: torch.Tensor, corrupted:
         corrupted=tokenizer.convert_ids_to_tokens(corrupted.tolist()), scores=[float(s) for s in scores],
         labels=replaced_labels(corrupted, ids).tolist(), corrupted_ids=corrupted.tolist(), **gen_side,
     )
-
-
-# ----------------------------------------------------------------------------- detection quality
-
-
-def roc_auc(scores: torch.Tensor, labels: torch.Tensor) -> float:
-    """Area under the ROC curve = P(score of a random positive > score of a random negative), ties ½."""
-    scores, labels = scores.flatten().double(), labels.flatten().bool()
-    pos, neg = scores[labels], scores[~labels]
-    if len(pos) == 0 or len(neg) == 0:
-        return float("nan")
-    order = torch.cat([pos, neg]).argsort()
-    ranks = torch.empty(len(order), dtype=torch.double)
-    ranks[order] = torch.arange(1, len(order) + 1, dtype=torch.double)
-    allv = torch.cat([pos, neg])
-    for v in allv.unique()[torch.unique(allv, return_counts=True)[1] > 1]:  # average ranks of ties
-        same = allv == v
-        ranks[same] = ranks[same].mean()
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
-
-
-@dataclass(frozen=True)
-class Detection:
-    """Per-sentence detection quality over the scored tokens. precision is nan when nothing is flagged,
-    recall nan when nothing was replaced, auc nan unless both classes are present."""
-
-    n_tokens: int
-    n_replaced: int
-    n_flagged: int
-    true_positives: int
-    precision: float
-    recall: float
-    auc: float
-
-    @property
-    def both_classes(self) -> bool:
-        return 0 < self.n_replaced < self.n_tokens
-
-
-def detection_metrics(scores, labels, keep=None, threshold: float = DEFAULTS.threshold) -> Detection:
-    """Precision and recall of ``scores > threshold`` and ROC-AUC, over positions where ``keep`` is True
-    (by default all). scores (T,) float, labels (T,) bool, keep (T,) bool."""
-    scores, labels = torch.as_tensor(scores, dtype=torch.double), torch.as_tensor(labels, dtype=torch.bool)
-    if keep is not None:
-        keep = torch.as_tensor(keep, dtype=torch.bool)
-        scores, labels = scores[keep], labels[keep]
-    flagged = scores > threshold
-    tp = int((flagged & labels).sum())
-    n_flagged, n_replaced = int(flagged.sum()), int(labels.sum())
-    return Detection(
-        n_tokens=len(labels), n_replaced=n_replaced, n_flagged=n_flagged, true_positives=tp,
-        precision=tp / n_flagged if n_flagged else float("nan"),
-        recall=tp / n_replaced if n_replaced else float("nan"),
-        auc=roc_auc(scores, labels) if len(labels) else float("nan"),
-    )
-
-
-def content_positions(special) -> list[bool]:
-    """The tokens detection is scored on: every non-special token (as in the recipe's evaluation)."""
-    return [not s for s in special]
 
 
 # ----------------------------------------------------------------------------- hand edits
@@ -494,8 +375,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     on the temperature and goes through ``cache``, so only the sampling runs again."""
     gen, disc = models["electra-generator"], models["electra-discriminator"]
     tok = gen.tokenizer
-    if not inputs.text.strip():
-        raise Stop("Type a sentence to start (the box is empty or only whitespace).")
+    txt.require_text(inputs.text, DEFAULT_TEXT)
     enc = encode(tok, inputs.text, DEFAULTS.max_tokens)
     notes = []
     if enc.truncated:

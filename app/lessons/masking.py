@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from app import coverage, masking
+from app import coverage, masking, mlm
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
@@ -208,53 +208,45 @@ def times_targeted(plan: EpochPlan) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @dataclass(frozen=True)
-class Prediction:
-    """A masked LM's guesses at one target position, best first (pieces as the tokenizer writes them)."""
+class Blank:
+    """One target of the inspected epoch and a masked LM's guesses there (pieces as the tokenizer writes them)."""
 
     position: int
     kind: int  # MASKED / RANDOM / UNCHANGED: what the target was shown as
     original: str  # the piece that was there
     fed: str  # the piece the model was shown
     original_id: int
-    guess_ids: tuple[int, ...]  # (k,)
-    guesses: tuple[str, ...]  # (k,)
-    probs: tuple[float, ...]  # (k,)
+    guesses: mlm.Prediction  # its top-k, best first
     p_original: float
     rank_original: int  # 1 = the model's first choice
 
     @property
     def hits(self) -> tuple[bool, ...]:
         """(k,) True where a guess is the original piece."""
-        return tuple(i == self.original_id for i in self.guess_ids)
+        return tuple(i == self.original_id for i in self.guesses.ids)
 
-    def top(self, k: int) -> "Prediction":
-        return replace(self, guess_ids=self.guess_ids[:k], guesses=self.guesses[:k], probs=self.probs[:k])
+    def top(self, k: int) -> "Blank":
+        return replace(self, guesses=self.guesses.top(k))
 
 
 def fill_masks(model, tokenizer, input_ids: torch.Tensor, targets: torch.Tensor, original_ids: torch.Tensor,
-               kinds: torch.Tensor, k: int = LAB.max_topk) -> list[Prediction]:
+               kinds: torch.Tensor, k: int = LAB.max_topk) -> list[Blank]:
     """A masked LM's top-k at every target position of one corrupted sequence.
 
-    input_ids (what the model is fed), targets, original_ids, kinds: (T,). The model returns
-    ``.logits`` (1, T, V); the probabilities are its softmax at the targets.
+    input_ids (what the model is fed), targets, original_ids, kinds: (T,). The probabilities are the model's
+    softmax at the targets.
     """
     positions = targets.nonzero().flatten().tolist()
     if not positions:
         return []
     device = next(model.parameters()).device
-    with torch.no_grad():
-        logits = model(input_ids=input_ids[None].to(device)).logits[0, positions].float().cpu()  # (n, V)
-    probs = torch.softmax(logits, dim=-1)  # (n, V)
-    top = probs.topk(min(k, probs.shape[-1]), dim=-1)  # (n, k)
+    probs = mlm.probabilities_at(model, {"input_ids": input_ids[None].to(device)}, positions)  # (n, V)
     out = []
     for j, pos in enumerate(positions):
         orig, fed = int(original_ids[pos]), int(input_ids[pos])
-        ids = tuple(top.indices[j].tolist())
-        p_orig = probs[j, orig]
-        out.append(Prediction(pos, int(kinds[pos]), tokenizer.convert_ids_to_tokens(orig),
-                              tokenizer.convert_ids_to_tokens(fed), orig, ids,
-                              tuple(tokenizer.convert_ids_to_tokens(list(ids))), tuple(top.values[j].tolist()),
-                              float(p_orig), int((probs[j] > p_orig).sum()) + 1))
+        out.append(Blank(pos, int(kinds[pos]), tokenizer.convert_ids_to_tokens(orig),
+                         tokenizer.convert_ids_to_tokens(fed), orig, mlm.top_k(probs[j], tokenizer, k),
+                         float(probs[j, orig]), mlm.rank(probs[j], orig)))
     return out
 
 
@@ -333,7 +325,7 @@ class Result:
     example_word: str  # the pieces of one word that has several, joined by spaces ("" when none has)
     spans: SpanLengths | None  # span masking only
     epoch_targets: int  # targets in the inspected epoch
-    predictions: tuple[Prediction, ...]
+    predictions: tuple[Blank, ...]
     notes: tuple[Note, ...]
 
     @property
@@ -392,7 +384,7 @@ def drawn_span_lengths(span_p: float, max_span: int, seed: int) -> tuple[int, ..
     return tuple(torch.bincount(lengths, minlength=max_span + 1)[1:].tolist())
 
 
-def predictions_of(loaded, fed: tuple, targets: tuple, original: tuple, kinds: tuple) -> tuple[Prediction, ...]:
+def predictions_of(loaded, fed: tuple, targets: tuple, original: tuple, kinds: tuple) -> tuple[Blank, ...]:
     """The model's top ``LAB.max_topk`` at the targets of one corrupted row (the expensive step)."""
     t = [torch.tensor(x) for x in (fed, targets, original, kinds)]
     return tuple(fill_masks(loaded.model, loaded.tokenizer, *t, k=LAB.max_topk))
@@ -407,8 +399,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     fills the blanks of the inspected epoch. ``models`` holds the chosen variant under its key."""
     loaded = models[inputs.variant]
     tok, label = loaded.tokenizer, loaded.variant.label
-    if not inputs.text.strip():
-        raise Stop(f"Type a sentence above: the lab needs some text to mask. For example: {txt.md(DEFAULT_TEXT, None)}")
+    txt.require_text(inputs.text, DEFAULT_TEXT)
     cfg, notes = masking_config(inputs)
     sentence = txt.tokenize(tok, inputs.text, LAB.max_tokens)
     if sentence.truncated:
@@ -447,7 +438,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
 
     row = epoch - 1
     targets = plan.targets[row]
-    predictions: tuple[Prediction, ...] = ()
+    predictions: tuple[Blank, ...] = ()
     if targets.any():
         try:
             predictions = cache(predictions_of, loaded, tuple(plan.corrupted[row].tolist()), tuple(targets.tolist()),

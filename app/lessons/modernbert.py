@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from app import mlm
 from app.core import lesson
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
@@ -653,19 +654,13 @@ class Fill:
     n_tokens: int
 
 
-def fill_mask(loaded, ids: tuple[int, ...], positions: tuple[int, ...], k: int = DEFAULTS.top_k):
-    """(top-k probabilities (k,), their ids (k,), P of each original piece (n,), rank of the first) with every
-    position in ``positions`` replaced by the mask token."""
+def fill_mask(loaded, ids: tuple[int, ...], positions: tuple[int, ...], k: int = DEFAULTS.top_k) -> mlm.WordFill:
+    """ModernBERT's guess for the word at ``positions`` of ``ids``, every one of them replaced by the mask token."""
     model, tok = loaded.model, loaded.tokenizer
     x = torch.tensor([ids])  # (1, T)
-    gold = x[0, list(positions)]  # (n,)
-    x[0, list(positions)] = tok.mask_token_id
-    with torch.inference_mode():
-        logits = model(input_ids=x.to(model.device)).logits[0, list(positions)]  # (n, V)
-    probs = torch.softmax(logits.float(), -1).cpu()
-    top = probs[0].topk(min(k, probs.shape[-1]))
-    rank = int((probs[0] > probs[0, gold[0]]).sum()) + 1
-    return top.values.numpy(), top.indices.numpy(), probs[torch.arange(len(gold)), gold].numpy(), rank
+    masked = mlm.with_masks(x, positions, tok.mask_token_id).to(model.device)  # (1, T)
+    probs = mlm.probabilities_at(model, {"input_ids": masked}, positions)  # (n, V)
+    return mlm.fill_word(tok, probs, [ids[i] for i in positions], k)
 
 
 @dataclass(frozen=True)
@@ -845,8 +840,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     unpadded; the table of changes. Forwards go through ``cache``: the layer select re-reads stored maps."""
     mb, bert = models["modernbert"], models["bert"]
     tok, config = mb.tokenizer, mb.model.config
-    if not inputs.text.strip():
-        raise Stop("Type a sentence to start (the box is empty or only whitespace).")
+    txt.require_text(inputs.text, DEFAULT_TEXT)
     notes: list[Note] = []
     text, cut = txt.fit_text(inputs.text, {mb.variant.label: tok}, DEFAULTS.max_tokens)
     if cut:
@@ -869,10 +863,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     if word not in candidates:
         word = min(candidates, key=lambda i: abs(i - word))
     positions = tuple(tk.pieces_of(word))
-    top_p, top_i, p_pieces, rank = cache(fill_mask, mb, tk.ids, positions)
-    fill = Fill(words, word, tuple(tk.pieces[i] for i in positions), positions,
-                tuple((txt.piece_text(tok, int(i)), float(p)) for p, i in zip(top_p, top_i)),
-                float(np.prod(p_pieces)), rank, len(tk.ids))
+    guess = cache(fill_mask, mb, tk.ids, positions)
+    fill = Fill(words, word, guess.pieces, positions, guess.first.read, guess.p_word, guess.rank, len(tk.ids))
 
     layer = inputs.layer
     if not 0 <= layer < len(config.layer_types):

@@ -313,10 +313,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     ``models`` maps "albert" and "bert-nsp" to loaded models (a str where loading failed: that head is
     left out with a note). The user's pair and the generated pairs go through ``cache`` separately, so
     typing a sentence does not re-score the stories."""
-    a, b = inputs.text.strip(), inputs.text_b.strip()
-    if not a or not b:
-        raise Stop("Type two sentences, A and B (a box is empty or only whitespace), for example "
-                   f"{txt.md(DEFAULT_A)} and {txt.md(DEFAULT_B)}.")
+    a = txt.require_text(inputs.text, DEFAULT_A, "two sentences (A and B)").strip()
+    b = txt.require_text(inputs.text_b, DEFAULT_B, "two sentences (A and B)").strip()
     usable, notes = _heads(models)
     heads, user, pieces = [], {}, {}
     for key, loaded in usable:

@@ -13,8 +13,8 @@ query stream iff j comes strictly earlier in the order, and in the content strea
 earlier or j == i. Partial prediction (XLNet §2.3) predicts only the last 1/K of the order; the
 first part is context that every position may see.
 
-The first part serves the training recipe (``partial_prediction_masks``, batched, random orders); the
-rest the lesson: masks from an explicit order (``masks_from_order``), a typed order checked with a
+The training recipe's masks (``partial_prediction_masks``, batched, random orders) are app/permutation.py;
+here the lesson: masks from an explicit order (``masks_from_order``), a typed order checked with a
 clear message (``parse_order``), the model run under those masks (``permutation_forward``), a check
 that the attention it used is zero where the masks block (``attention_check``), and a masked LM's
 predictions for the same words, masked all at once (``masked_lm_all_at_once``). ``run`` is the lesson
@@ -31,6 +31,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from app import mlm
+from app.permutation import partial_prediction_masks  # noqa: F401  (the training rule the lesson's masks follow)
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import INT, Param, Spec, seed_param, text_param
@@ -39,43 +41,6 @@ ORDER = 60  # its place in teaching order (app/lessons/__init__.py lists lessons
 TITLE = 'XLNet: permutation LM'
 ICON = ':material/shuffle:'
 LINE = 'Predict tokens in any order: the content and query streams as attention masks, with live predictions.'
-
-
-def partial_prediction_masks(maskable: torch.Tensor, k: int, gen: torch.Generator):
-    """Training masks for a batch, as in XLNet's pre-training data pipeline.
-
-    maskable: (B, T) bool, the content tokens (not special, not padding). For each row a random
-    order over its content tokens is drawn and its last ceil(n / k) positions become targets.
-    Non-target tokens are context: they see each other and no target. A target sees the context
-    and the targets that come before it in the order.
-
-    Returns
-      perm_mask:      (B, T, T) float, 1 = may not attend (query stream)
-      target_mapping: (B, P, T) float one-hot rows, P = the most targets in a row; unused rows 0
-      target_pos:     (B, P) long, the target positions, -1 for unused rows
-    """
-    bsz, length = maskable.shape
-    rank = torch.full((bsz, length), -1, dtype=torch.long)  # -1: context (non-target)
-    target_lists = []
-    for b in range(bsz):
-        content = maskable[b].nonzero().flatten()  # (n,)
-        n = len(content)
-        n_targets = -(-n // k) if n else 0
-        order = content[torch.randperm(n, generator=gen)]  # a random factorization order
-        targets = order[n - n_targets :]  # the last 1/K of the order is predicted
-        rank[b, targets] = torch.arange(n_targets)
-        target_lists.append(targets)
-    is_target = rank >= 0  # (B, T)
-    self_rank = torch.where(is_target, rank, torch.zeros_like(rank))  # context rows: blocked from every target
-    perm_mask = (is_target[:, None, :] & (rank[:, None, :] >= self_rank[:, :, None])).float()  # (B, T, T)
-    n_pred = max((len(t) for t in target_lists), default=0)
-    target_mapping = torch.zeros(bsz, max(n_pred, 1), length)
-    target_pos = torch.full((bsz, max(n_pred, 1)), -1, dtype=torch.long)
-    for b, targets in enumerate(target_lists):
-        targets = targets.sort().values
-        target_mapping[b, torch.arange(len(targets)), targets] = 1.0
-        target_pos[b, : len(targets)] = targets
-    return perm_mask, target_mapping, target_pos
 
 
 # ----------------------------------------------------------------------------- one sentence, a full order
@@ -292,6 +257,55 @@ def visible(mask: torch.Tensor, i: int) -> list[int]:
     return (mask[i] == 0).nonzero().flatten().tolist()
 
 
+HIDDEN, CONTEXT, EARLIER, OWN = 0, 1, 2, 3  # what a step of the order sees at a position (MaskView.steps)
+
+
+@dataclass(frozen=True)
+class MaskView:
+    """One order's masks as the figures draw them, computed once (``mask_view``): numpy arrays and tuples.
+
+    pieces: (T,) the pieces, content then ``<sep> <cls>``; n_content: the content pieces (numbered in a typed
+    order); order, targets: as in OrderMasks; free: the context-free targets (``context_free_targets``).
+    steps: (n, T), row s = step s of the order, column j a position: OWN (the position at that step), HIDDEN,
+    CONTEXT (visible context or a special) or EARLIER (a visible earlier target). A target's row is its query
+    stream, a context row its content stream.
+    sees: {"query" | "content": for every position i, the positions row i may attend to in that stream}.
+    content, query: (T, T) the two streams' masks, 1 = blocked; query is NaN on the rows it never computes
+    (context). perm_mask: (T, T). target_mapping: (P, T)."""
+
+    pieces: tuple[str, ...]
+    n_content: int
+    order: tuple[int, ...]
+    targets: tuple[int, ...]
+    free: tuple[int, ...]
+    steps: np.ndarray
+    sees: dict[str, tuple[tuple[int, ...], ...]]
+    content: np.ndarray
+    query: np.ndarray
+    perm_mask: np.ndarray
+    target_mapping: np.ndarray
+
+
+def mask_view(pieces, masks: OrderMasks) -> MaskView:
+    """What every row of ``masks`` sees, for the order and stream-mask figures (see MaskView)."""
+    length, n = masks.perm_mask.shape[-1], len(masks.order)
+    targets = set(masks.targets)
+    content, query = masks.content_mask, masks.query_mask
+    sees = {"content": tuple(tuple(visible(content, i)) for i in range(length)),
+            "query": tuple(tuple(visible(query, i)) for i in range(length))}
+    steps = np.zeros((n, length))
+    for step, i in enumerate(masks.order):
+        mask = query if i in targets else content
+        for j in range(length):
+            steps[step, j] = OWN if j == i else HIDDEN if mask[i, j] == 1 else EARLIER if j in targets else CONTEXT
+    shown_query = query.numpy().copy()
+    for i in range(length):
+        if i not in targets:
+            shown_query[i] = np.nan
+    return MaskView(tuple(pieces), n, tuple(masks.order), tuple(masks.targets), tuple(context_free_targets(masks)),
+                    steps, sees, content.numpy(), shown_query, masks.perm_mask.numpy(), masks.target_mapping.numpy())
+
+
 # ----------------------------------------------------------------------------- the sentence and the model
 
 
@@ -363,7 +377,7 @@ def permutation_forward(model, input_ids, masks: OrderMasks) -> PermutationOutpu
     with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
         out = model(input_ids=ids, perm_mask=masks.perm_mask[None].to(device, dtype),
                     target_mapping=masks.target_mapping[None].to(device, dtype), output_attentions=True, use_mems=False)
-    probs = out.logits[0].float().softmax(-1).cpu()  # (P, V)
+    probs = mlm.probabilities(out.logits[0])  # (P, V)
     content = torch.stack([layer[0][0] for layer in out.attentions]).float().cpu()  # (L, H, T, T)
     query = torch.stack([layer[1][0] for layer in out.attentions]).float().cpu()  # (L, H, T, T)
     return PermutationOutput(probs, content, query)
@@ -400,13 +414,6 @@ def attention_check(out: PermutationOutput, masks: OrderMasks) -> list[dict]:
     return checks
 
 
-def top_predictions(probs: torch.Tensor, tokenizer, k: int) -> list[list[tuple[str, float]]]:
-    """Per row of (P, V) probabilities, the k most likely pieces with their probabilities."""
-    values, ids = probs.topk(min(k, probs.shape[-1]), dim=-1)  # (P, k)
-    return [list(zip(tokenizer.convert_ids_to_tokens(row_ids.tolist()), row_values.tolist()))
-            for row_ids, row_values in zip(ids, values)]
-
-
 # ----------------------------------------------------------------------------- the masked LM beside it
 
 
@@ -440,10 +447,8 @@ def masked_lm_all_at_once(model, tokenizer, text: str, target_spans: list[tuple[
     ids = torch.tensor(tk.ids)  # (T',)
     cover = overlapping(list(target_spans), list(tk.offsets))
     masked = sorted({j for js in cover for j in js})
-    corrupted = ids.clone()
-    corrupted[masked] = tokenizer.mask_token_id
-    logits = model(input_ids=corrupted[None].to(model.device)).logits[0, masked].float().cpu()  # (M, V)
-    probs = logits.softmax(-1)
+    corrupted = mlm.with_masks(ids[None], masked, tokenizer.mask_token_id)  # (1, T')
+    probs = mlm.probabilities_at(model, {"input_ids": corrupted.to(model.device)}, masked)  # (M, V)
     actual = probs[torch.arange(len(masked)), ids[masked]].tolist() if masked else []
     index = {j: m for m, j in enumerate(masked)}
     return MaskedLMOutput(list(tk.pieces), masked, probs, [[index[j] for j in js] for js in cover], actual)
@@ -494,8 +499,8 @@ def xlnet_side(loaded, ids: tuple, order: tuple, n_targets: int, specials_visibl
     gold = torch.tensor(ids)[list(masks.targets)]  # (P,)
     actual = out.probs[torch.arange(len(gold)), gold]  # (P,)
     rank = (out.probs > actual[:, None]).sum(-1) + 1  # (P,)
-    top = top_predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k)
-    return PermutationSide(tuple(tuple(row) for row in top), tuple(actual.tolist()), tuple(rank.tolist()),
+    top = mlm.predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k)  # P of them
+    return PermutationSide(tuple(p.raw for p in top), tuple(actual.tolist()), tuple(rank.tolist()),
                            tuple(attention_check(out, masks)), out.content_attentions.shape[1],
                            out.content_attentions.mean(1).numpy(), out.query_attentions.mean(1).numpy())
 
@@ -515,13 +520,13 @@ class MaskedSide:
 def masked_lm_side(loaded, text: str, spans: tuple) -> MaskedSide:
     """A loaded masked LM (catalogue "bert") guessing every piece that overlaps ``spans``, all at once."""
     out = masked_lm_all_at_once(loaded.model, loaded.tokenizer, text, list(spans))
-    top = top_predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k) if out.masked else []
+    top = mlm.predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k)  # M of them
     return MaskedSide(tuple(out.pieces), tuple(out.masked), tuple(tuple(c) for c in out.for_target),
-                      tuple(out.actual), tuple(tuple(row) for row in top))
+                      tuple(out.actual), tuple(p.raw for p in top))
 
 
 @dataclass(frozen=True)
-class Prediction:
+class Target:
     """One target, in the order of prediction: XLNet's guess and the masked LM's for the same characters.
 
     context_free: its query row is fully blocked (nothing to see): no guess is given (top empty, actual
@@ -556,7 +561,7 @@ class Result:
     order_note: Note | None
     n_targets: int
     free: tuple[int, ...]
-    predictions: tuple[Prediction, ...]
+    predictions: tuple[Target, ...]  # XLNet's guesses and the masked LM's, one target at a time
     n_mlm_masked: int
     checks: tuple[dict, ...]
     n_layers: int
@@ -571,6 +576,7 @@ class Result:
     mlm: str
     mlm_label: str
     notes: tuple[Note, ...]
+    view: MaskView  # the order and the masks as the figures draw them (mask_view)
 
     @property
     def worst_blocked(self) -> float:
@@ -630,8 +636,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     the layer shown only pick from their results."""
     xl, bert = models["xlnet"], models["bert"]
     tok = xl.tokenizer
-    if not inputs.text.strip():
-        raise Stop("The text is empty: type a sentence (for example the default one) to see its factorization order.")
+    txt.require_text(inputs.text, DEFAULT_TEXT)
     pieces = xlnet_pieces(tok, inputs.text)
     notes = _text_notes(pieces, tok, inputs.text, xl.variant.label)
     n = pieces.n_content
@@ -650,20 +655,20 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
 
     side = cache(xlnet_side, xl, pieces.ids, tuple(order), n_targets, bool(inputs.specials))
     spans = tuple(pieces.spans[t] for t in masks.targets)
-    mlm = cache(masked_lm_side, bert, inputs.text[: pieces.kept_chars], spans)
+    mside = cache(masked_lm_side, bert, inputs.text[: pieces.kept_chars], spans)
 
     top_k = max(1, min(int(inputs.top_k), DEFAULTS.most_top_k))
     predictions = []
     for k, t in enumerate(masks.targets):
-        cover = mlm.for_target[k]
+        cover = mside.for_target[k]
         is_free = t in free
-        predictions.append(Prediction(
+        predictions.append(Target(
             position=t, step=order.index(t), piece=pieces.pieces[t], sees=len(visible(masks.query_mask, t)),
             context_free=is_free, top=() if is_free else side.top[k][:top_k],
             actual=None if is_free else side.actual[k], rank=None if is_free else side.rank[k],
-            mlm_masked=tuple(mlm.pieces[mlm.masked[m]] for m in cover),
-            mlm_top=tuple(mlm.top[m][:top_k] for m in cover),
-            mlm_actual=min(mlm.actual[m] for m in cover) if cover else None))
+            mlm_masked=tuple(mside.pieces[mside.masked[m]] for m in cover),
+            mlm_top=tuple(mside.top[m][:top_k] for m in cover),
+            mlm_actual=min(mside.actual[m] for m in cover) if cover else None))
 
     n_layers = side.content.shape[0]
     layer = inputs.layer
@@ -674,7 +679,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     stream = inputs.stream
     rows = tuple(masks.targets) if stream == "query" else tuple(range(len(pieces.ids)))
     mask = masks.query_mask if stream == "query" else masks.content_mask
-    return Result(pieces, masks, kind, order_note, n_targets, tuple(free), tuple(predictions), len(mlm.masked),
+    return Result(pieces, masks, kind, order_note, n_targets, tuple(free), tuple(predictions), len(mside.masked),
                   side.checks, n_layers, side.n_heads, layer, stream,
                   (side.query if stream == "query" else side.content)[index], mask.numpy(), rows,
-                  xl.shown_as, xl.variant.label, bert.shown_as, bert.variant.label, tuple(notes))
+                  xl.shown_as, xl.variant.label, bert.shown_as, bert.variant.label, tuple(notes),
+                  view=mask_view(pieces.pieces, masks))

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from transformers import BertForMaskedLM, DistilBertConfig, DistilBertForMaskedLM, DistilBertTokenizer
 
-from app.lessons.distillation import Recipe, distillation_losses
+from app.triple_loss import Recipe, distillation_losses
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 

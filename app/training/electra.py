@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from transformers import ElectraConfig, ElectraForMaskedLM, ElectraForPreTraining, ElectraTokenizer
 
-from app.lessons.electra import detection_metrics, sample_replacements
+from app.replaced_tokens import detection_metrics, sample_replacements
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, data
 

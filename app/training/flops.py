@@ -3,7 +3,7 @@ objective the experiments compare — so that curves can be drawn against comput
 
 A training step of a model costs its forward pass plus the backward pass (about twice the forward):
 3 × forward. A frozen model (DistilBERT's teacher) costs its forward only. The encoder's forward is
-``app.lessons.albert_params.macs_per_sequence`` over the whole padded sequence (layer norms, softmax, activations and
+``app.macs.macs_per_sequence`` over the whole padded sequence (layer norms, softmax, activations and
 embedding look-ups left out, a few percent); heads are counted on the positions they actually score.
 
 - masked LM (BERT, ALBERT, RoBERTa): encoder + the MLM head at the ~15% targets;
@@ -18,7 +18,7 @@ Each function returns ``{part: FLOPs}`` per step; ``sum(parts.values())`` is the
 
 from __future__ import annotations
 
-from app.lessons.albert_params import macs_per_sequence
+from app.macs import macs_per_sequence
 
 TRAIN = 3  # forward + backward ≈ 3 forward passes
 FORWARD = 1

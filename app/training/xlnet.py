@@ -16,7 +16,7 @@ import torch
 from transformers import XLNetConfig, XLNetLMHeadModel
 
 from app.training import common, data
-from app.lessons.xlnet import partial_prediction_masks
+from app.permutation import partial_prediction_masks
 
 LOOP = common.LoopConfig(steps=3000)
 

@@ -93,7 +93,7 @@ def test_the_default_view_takes_one_score_apart_as_the_library_does(app_page, le
     assert float(metric(at, "DeBERTa, first layer")) < 1e-5 and float(metric(at, "BERT, first layer")) > 1e-3
     np.testing.assert_array_equal(array(chart(at, "deberta-distances")["data"][0]["z"]), r.positions.distance)
     assert list(array(chart(at, "deberta-fill-mask")["data"][0]["x"])) == pytest.approx(
-        [p for _, p in r.prediction.top][::-1], rel=1e-6)
+        [p for _, p in r.prediction.first.read][::-1], rel=1e-6)
     assert metric(at, "microsoft/deberta-base, all parameters") == "139.2M"
     assert metric(at, "…its backbone") == "100.0M"
     assert any(link.proto.page == "electra" for link in at.get("page_link"))

@@ -77,7 +77,7 @@ def test_defaults_show_grid_coverage_and_predictions(app_page, bundled):
     n_targets = sum(k not in (KEEP, SPECIAL) for k in z[0])
     assert len(table) == n_targets == len(r.predictions) > 0
     assert list(table["position"]) == [p.position for p in r.predictions]
-    assert list(table["top guess"]) == [p.guesses[0] for p in r.predictions]
+    assert list(table["top guess"]) == [p.guesses.pieces[0] for p in r.predictions]
     assert table["p(original)"].between(0, 1).all() and (table["rank of original"] >= 1).all()
     assert len(figs["predictions"]["data"][0]["z"][0]) == 5
     assert metric(at, "Original token ranked first") == f"{sum(p.rank_original == 1 for p in r.predictions)} of {n_targets}"
