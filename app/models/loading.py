@@ -4,13 +4,16 @@ folder — the same code path for all three. Three sources:
 - ``auto`` (the default): the real checkpoint when it is complete in the local Hugging Face cache (a
   Space's ``preload_from_hub``, or ``python -m app.models.prefetch`` before class), else the bundled
   stand-in. It never touches the network, so it costs nothing offline.
-- ``hub``: the cache, then the hub itself if it answers within ``HUB_PROBE_TIMEOUT_S``, and otherwise
-  the bundled checkpoint with a notice saying why.
+- ``hub``: the cache, then the hub itself if it answers within ``HUB_PROBE_TIMEOUT_S`` and the download
+  finishes within its deadline (``prefetch.download_deadline``), and otherwise the bundled checkpoint with
+  a notice saying why (such a result says when to ask the hub again: ``Loaded.retry_hub``).
 - ``bundled``: always the stand-in in ``assets/models``.
 
-It never hangs on an unreachable network and never enables ``trust_remote_code``. Models come back in
-float32 (or the dtype asked for on GPU), in eval mode, with eager attention (so attentions can be read)
-and must not be mutated by callers.
+Loads from disk take one lock (one at a time); the hub's download runs outside it, so a slow hub keeps
+only its own visitor waiting. It never hangs on an unreachable network, never reads a cache folder that
+leads outside the cache, and never enables ``trust_remote_code``. Models come back in float32 (or the
+dtype asked for on GPU), in eval mode, with eager attention (so attentions can be read) and must not be
+mutated by callers.
 """
 
 from __future__ import annotations
@@ -18,17 +21,23 @@ from __future__ import annotations
 from app.core import preload
 
 import os
+import re
 import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from app.models import device as devices
 from app.models.catalogue import Variant, get
 
 HUB_PROBE_TIMEOUT_S = 1.5
+#: seconds a fallback after a failed hub is kept before the hub is asked again (callers that cache results
+#: read ``Loaded.retry_hub``)
+HUB_RETRY_S = 60.0
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # transformers' lazy imports and from_pretrained are not safe in two threads at once (the warm-start
 # thread and a page loading together gave "cannot import name AutoTokenizer" and meta-tensor copies)
 _LOAD_LOCK = threading.RLock()
@@ -49,7 +58,13 @@ class Loaded:
     device: str
     dtype: str
     load_seconds: float
-    notice: str | None = None  # why the result differs from what was asked for
+    notice: str | None = None  # why the result differs from what was asked for (markdown)
+    retry_hub: float | None = None  # time.monotonic() after which the hub, which failed, is worth asking again
+
+    @property
+    def stale(self) -> bool:
+        """A fallback after a failed hub, old enough that the hub should be asked again."""
+        return self.retry_hub is not None and time.monotonic() >= self.retry_hub
 
     @property
     def identity(self) -> tuple:
@@ -80,18 +95,27 @@ def hub_endpoint() -> str:
 
 
 def hub_reachable(hub_id: str, timeout: float = HUB_PROBE_TIMEOUT_S) -> tuple[bool, str]:
-    """Ask the hub for the model's config with a hard timeout. (reachable, reason if not)."""
+    """Ask the hub for the model's config, answered within ``timeout`` seconds in all (a hub that trickles its
+    headers is given up on too). (reachable, reason if not)."""
     if hub_offline():
         return False, "HF_HUB_OFFLINE is set"
     url = f"{hub_endpoint()}/{hub_id}/resolve/main/config.json"
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout) as r:
-            return 200 <= r.status < 400, f"the hub answered {r.status}"
-    except urllib.error.HTTPError as e:
-        return False, f"the hub answered {e.code}"
-    except (urllib.error.URLError, TimeoutError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        return False, f"the hub could not be reached ({type(reason).__name__})"
+    answer: list[tuple[bool, str]] = []
+
+    def ask() -> None:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout) as r:
+                answer.append((200 <= r.status < 400, f"the hub answered {r.status}"))
+        except urllib.error.HTTPError as e:
+            answer.append((False, f"the hub answered {e.code}"))
+        except (urllib.error.URLError, TimeoutError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            answer.append((False, f"the hub could not be reached ({type(reason).__name__})"))
+
+    asking = threading.Thread(target=ask, name="bve-hub-probe", daemon=True)
+    asking.start()
+    asking.join(timeout + 0.25)  # its own socket timeout usually ends it first, with the precise reason
+    return answer[0] if answer else (False, f"the hub did not answer within {timeout:g} s")
 
 
 def _model_class(variant: Variant):
@@ -126,16 +150,28 @@ def cached_snapshot(hub_id: str) -> Path | None:
     registry fetched from ``HF_ENDPOINT`` (up to 3 s on a dead network) and, for a repo with only
     ``pytorch_model.bin`` (microsoft/deberta-base), a background thread that asks the hub to convert it to
     safetensors. A folder is only files.
+
+    Only a snapshot that stays in the cache counts: the commit must be a commit id (40 or 64 hex digits) and
+    every file in the folder must resolve inside the model's own cache folder.
     """
     from huggingface_hub import constants
 
     storage = Path(constants.HF_HUB_CACHE) / f"models--{hub_id.replace('/', '--')}"
     try:
         commit = (storage / "refs" / "main").read_text().strip()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not _COMMIT.fullmatch(commit):
         return None
     snapshot = storage / "snapshots" / commit
-    return snapshot if commit and (snapshot / "config.json").is_file() else None
+    if not (snapshot / "config.json").is_file():
+        return None
+    root = storage.resolve()
+    try:
+        inside = all(p.resolve().is_relative_to(root) for p in (snapshot, *snapshot.rglob("*")))
+    except (OSError, RuntimeError):  # a link loop
+        return None
+    return snapshot if inside else None
 
 
 def _try_cache(variant: Variant):
@@ -149,61 +185,67 @@ def _try_cache(variant: Variant):
         return None
 
 
-def _try_hub(variant: Variant) -> tuple[object, object, str, str | None]:
-    """(model, tokenizer, source, failure reason). The cache first, then the network.
+def _download(variant: Variant, progress: Callable[[int, int | None], None] | None) -> tuple[Path | None, str]:
+    """(the downloaded snapshot, or None and why not, as markdown). Network only: call it without the lock.
 
-    The download goes through ``prefetch.fetch`` (the files the app loads, every request bounded, a broken
-    file kept as a partial to resume and never linked into the cache), without retries: a hub that breaks
-    mid-file means the bundled stand-in at once. The model is then read from the cache like Auto reads it.
+    The download goes through ``prefetch.fetch`` (the files the app loads, every request bounded, the whole
+    within its deadline, a broken file kept as a partial to resume and never linked into the cache), without
+    retries: a hub that breaks mid-file means the bundled stand-in at once. Whatever text the hub chose (a
+    reason phrase) is escaped, since the notice is markdown.
     """
-    cached = _try_cache(variant)
-    if cached is not None:
-        return *cached, "hub cache", None
-    ok, why = hub_reachable(variant.hub_id)
-    if not ok:
-        return None, None, "", why
+    from app.core.text import md
     from app.models import prefetch
 
-    fetched = prefetch.fetch(variant, retries=0, progress=False, wait_for_lock=False)
+    ok, why = hub_reachable(variant.hub_id)
+    if not ok:
+        return None, why
+    fetched = prefetch.fetch(variant, retries=0, progress=False, wait_for_lock=False, on_progress=progress,
+                             quote=md)
     if not fetched.ok:
-        return None, None, "", fetched.error
-    try:
-        model, tok = _from_pretrained(variant, fetched.snapshot, local_only=True)
-        return model, tok, "hub", None
-    except Exception as e:  # a file transformers needs that the hub does not have, ...
-        return None, None, "", f"loading {variant.hub_id} failed ({type(e).__name__})"
+        return None, fetched.error
+    return fetched.snapshot, ""
 
 
-def load(key: str, source: str = "bundled", device: str = "cpu", dtype: str = "float32") -> Loaded:
+def load(key: str, source: str = "bundled", device: str = "cpu", dtype: str = "float32",
+         progress: Callable[[int, int | None], None] | None = None) -> Loaded:
     """Load a catalogue variant on a device, from the hub (falling back to the bundled copy) or bundled.
 
-    Raises ModelUnavailable with a readable message when nothing can be loaded. One load at a time.
+    Loads from disk go one at a time; the hub source's download (the cache first, then the network) runs
+    outside that lock, so others load meanwhile, and calls ``progress(done, total)`` (bytes) as it goes.
+    Raises ModelUnavailable with a readable message when nothing can be loaded.
     """
-    with _LOAD_LOCK:
-        return _load(key, source, device, dtype)
-
-
-def _load(key: str, source: str, device: str, dtype: str) -> Loaded:
-    preload.load()
-    import torch
-
     variant = get(key)
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     started = time.perf_counter()
-    notices: list[str] = []
-    model = tok = None
-    where = ""
-    if source == "auto":
-        cached = _try_cache(variant)
-        if cached is not None:
-            (model, tok), src, where = cached, "hub cache", variant.hub_id
-    if source == "hub":
-        model, tok, src, why = _try_hub(variant)
-        if model is not None:
-            where = variant.hub_id
-        else:
-            notices.append(f"{variant.hub_id} is unavailable: {why}. Using the bundled stand-in.")
+    with _LOAD_LOCK:
+        preload.load()
+        cached = _try_cache(variant) if source in ("auto", "hub") else None
+        if cached is not None or source != "hub":
+            return _finish(variant, cached, "hub cache", [], device, dtype, started)
+    snapshot, why = _download(variant, progress)
+    with _LOAD_LOCK:
+        got = None
+        if snapshot is not None:
+            try:
+                got = _from_pretrained(variant, snapshot, local_only=True)
+            except Exception as e:  # a file transformers needs that the hub does not have, ...
+                why = f"loading {variant.hub_id} failed ({type(e).__name__})"
+        notices = [] if got is not None else [f"{variant.hub_id} is unavailable: {why}. Using the bundled stand-in."]
+        loaded = _finish(variant, got, "hub", notices, device, dtype, started)
+    if got is None:
+        loaded.retry_hub = time.monotonic() + HUB_RETRY_S
+    return loaded
+
+
+def _finish(variant: Variant, got: tuple | None, src: str, notices: list[str], device: str, dtype: str,
+            started: float) -> Loaded:
+    """The Loaded result from ``got`` (model, tokenizer) read from ``src``, or the bundled stand-in when it is
+    None; on the device asked for, or the CPU when that runs out of memory. Call with the lock held."""
+    import torch
+
+    model, tok = got if got is not None else (None, None)
+    where = variant.hub_id
     if model is None:
         if not variant.bundled_available():
             raise ModelUnavailable(

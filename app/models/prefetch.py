@@ -12,15 +12,23 @@ How a download behaves, and why:
 
 - **Bounded.** Every request has a timeout: ``HF_HUB_ETAG_TIMEOUT`` for the hub's answers (repo info, file
   metadata) and ``HF_HUB_DOWNLOAD_TIMEOUT`` for the gap between two pieces of a file. The CLI sets both to
-  ``DEFAULT_TIMEOUTS`` unless you set them yourself. A hub that cannot be reached (refused, or silent past the
-  timeout) stops the run at once: the models after it are not tried.
+  ``DEFAULT_TIMEOUTS`` unless you set them yourself. Those bound only a silence, so one model's whole download
+  also has a deadline (``DOWNLOAD_DEADLINE_S``, or ``BVE_DOWNLOAD_DEADLINE`` seconds): a hub that trickles
+  stops there, and the caller gets its answer on time (the download runs in a worker thread that stops at
+  its next piece). A hub that cannot be reached (refused, silent past the timeout, or too slow for the
+  deadline) stops the run at once: the models after it are not tried.
 - **Resumable.** A file arrives in ``blobs/<etag>.incomplete`` beside where it will live in the cache. A broken
   connection is retried from where it stopped (an HTTP ``Range`` request) a few times (``--retries``), and a
   later run picks up the same partial file. (huggingface_hub 2.4.0 itself cannot resume across runs: its
   temporary file is unique to one process and deleted when a download fails.)
-- **Never half-valid.** A file enters the cache only complete and checked (size, and sha256 or git blob id
-  against the hub's ETag); ``refs/main`` moves to the new snapshot only when all of that model's files are
-  there. Until then the app keeps using what it used before (the bundled stand-in).
+- **Never half-valid.** A file enters the cache only complete and checked (its size when the hub tells it, and
+  always its sha256 or git blob id against the hub's ETag); ``refs/main`` moves to the new snapshot only when
+  all of that model's files are there. Until then the app keeps using what it used before (the bundled
+  stand-in). A file already in the cache is checked the same way before it counts, so a run repairs a
+  damaged one.
+- **Paths from the hub are not trusted.** The commit and every ETag name folders and files in the cache, so
+  they must be what they claim — 40 (git sha1) or 64 (sha256) lowercase hex digits — and every path written
+  is resolved and must stay inside the cache; anything else is refused with a sentence and nothing is saved.
 - It uses the cache layout every Hugging Face tool shares (``<cache>/models--org--name/{blobs,snapshots,refs}``)
   and respects ``HF_ENDPOINT``, ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_HUB_OFFLINE`` and ``HF_TOKEN``.
 
@@ -34,13 +42,16 @@ from app.core import preload  # noqa: F401  (first, as in every app module; noth
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 from urllib.parse import urlsplit
 
 from app.models.catalogue import CATALOGUE, Variant, get
@@ -55,7 +66,14 @@ CONFIG_AND_TOKENIZER_FILES = (
 #: the CLI's request timeouts in seconds, used unless the environment sets them (huggingface_hub's names)
 DEFAULT_TIMEOUTS = {"HF_HUB_ETAG_TIMEOUT": "10", "HF_HUB_DOWNLOAD_TIMEOUT": "15"}
 RETRIES = 3  # attempts in a row that bring no new byte before a file counts as failed (the CLI's default)
+#: seconds one model's whole download may take, start to end (the CLI and the app's Hub source alike)
+DOWNLOAD_DEADLINE_S = 600.0
+DEADLINE_ENV = "BVE_DOWNLOAD_DEADLINE"
+POLL_S = 0.25  # how often the caller hears of the progress
 CHUNK = 1 << 20
+MAX_ANSWER = 32 << 20  # the largest repo info accepted, in bytes
+#: what a commit and an ETag must be before they name anything in the cache: a git sha1 or a sha256
+CHECKSUM = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 _SHARD = {"safetensors": re.compile(r"model-\d+-of-\d+\.safetensors"),
           "bin": re.compile(r"pytorch_model-\d+-of-\d+\.bin")}
@@ -80,6 +98,16 @@ def has_weights(files: list[str]) -> bool:
     return any(f.endswith((".safetensors", ".bin")) for f in files)
 
 
+def download_deadline(environ=os.environ) -> float:
+    """Seconds one model's download may take: ``BVE_DOWNLOAD_DEADLINE`` when it is a positive number, else
+    ``DOWNLOAD_DEADLINE_S``."""
+    try:
+        seconds = float(environ.get(DEADLINE_ENV, ""))
+    except ValueError:
+        return DOWNLOAD_DEADLINE_S
+    return seconds if 0 < seconds < float("inf") else DOWNLOAD_DEADLINE_S
+
+
 class DownloadBroke(OSError):
     """The connection broke in the middle of a file more often than the retries allow; the partial file stays."""
 
@@ -96,6 +124,47 @@ class ChecksumMismatch(OSError):
 
 class NoWeights(RuntimeError):
     pass
+
+
+class Refused(ValueError):
+    """The hub's answer would put something where it does not belong (a commit or ETag that is no checksum, a
+    path outside the cache); nothing of it was saved."""
+
+
+class DeadlineExceeded(RuntimeError):
+    """One model's download took longer than its deadline; what arrived stays as a partial file to resume."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"the download did not finish within {seconds:g} s ({DEADLINE_ENV}); what arrived is "
+                         "kept, so the next try resumes it")
+
+
+class _Budget:
+    """One model's download: its deadline (every request's timeout is capped by what is left, every loop checks
+    it, the caller can cancel it) and its progress in bytes (``done`` of ``total``, which the caller reads)."""
+
+    def __init__(self, seconds: float, bar=None):
+        self.seconds, self.ends = seconds, time.monotonic() + seconds
+        self.cancelled = False
+        self.done, self.total = 0, None
+        self.bar = bar
+
+    def left(self) -> float:
+        return self.ends - time.monotonic()
+
+    def check(self) -> None:
+        if self.cancelled or self.left() <= 0:
+            raise DeadlineExceeded(self.seconds)
+
+    def timeout(self, seconds: float) -> float:
+        """A request's timeout: ``seconds``, or what is left of the deadline when that is less."""
+        self.check()
+        return max(min(float(seconds), self.left()), 0.01)
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
 
 
 @dataclass
@@ -118,16 +187,43 @@ class Fetched:
         return self.error is None
 
 
-def fetch(variant: Variant, *, retries: int = RETRIES, progress: bool = True, wait_for_lock: bool = True) -> Fetched:
-    """Download the files the app loads for ``variant`` into the Hugging Face cache. Never raises for a network,
-    hub or disk problem: the result's ``error`` says what went wrong, in a sentence."""
+def fetch(variant: Variant, *, retries: int = RETRIES, progress: bool = True, wait_for_lock: bool = True,
+          deadline: float | None = None, on_progress: Callable[[int, int | None], None] | None = None,
+          quote: Callable[[str], str] | None = None) -> Fetched:
+    """Download the files the app loads for ``variant`` into the Hugging Face cache, within ``deadline`` seconds
+    (default :func:`download_deadline`). Never raises for a network, hub or disk problem: the result's ``error``
+    says what went wrong, in a sentence, in which any text the hub chose went through ``quote`` (default
+    ``app.core.text.visible``, no control characters for a terminal; the app passes its markdown escaper).
+
+    The download runs in a worker thread; this thread waits for it, calls ``on_progress(done, total)`` (bytes;
+    total None until known) every ``POLL_S`` seconds, and returns at the deadline at the latest."""
     from huggingface_hub import constants
 
+    from app.core.text import visible
+
+    quote = quote or visible
+    budget = _Budget(download_deadline() if deadline is None else deadline)
     result = Fetched(variant)
+
+    def work() -> None:
+        try:
+            _fetch(variant, result, retries, progress, wait_for_lock, budget)
+        except Exception as e:  # noqa: BLE001 — every failure becomes one sentence, never a traceback
+            result.error, result.hub_unreachable = _describe(e, constants.ENDPOINT, quote)
+
+    worker = threading.Thread(target=work, name=f"bve-fetch-{variant.key}", daemon=True)
+    worker.start()
     try:
-        _fetch(variant, result, retries, progress, wait_for_lock)
-    except Exception as e:  # noqa: BLE001 — every failure becomes one sentence, never a traceback
-        result.error, result.hub_unreachable = _describe(e, constants.ENDPOINT)
+        while worker.is_alive() and budget.left() > 0:
+            worker.join(min(POLL_S, max(budget.left(), 0.0)))
+            if on_progress is not None:
+                on_progress(budget.done, budget.total)
+    finally:
+        if worker.is_alive():  # past the deadline (or interrupted): it stops at its next piece, the partial stays
+            budget.cancelled = True
+    if worker.is_alive():
+        result = Fetched(variant, error=str(DeadlineExceeded(budget.seconds)), hub_unreachable=True)
+    if result.error:
         use_earlier_copy(result)
     return result
 
@@ -146,62 +242,121 @@ def use_earlier_copy(result: Fetched) -> None:
     result.files, result.size = files, sum((snapshot / f).stat().st_size for f in files)
 
 
-def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait_for_lock: bool) -> None:
-    from huggingface_hub import HfApi, constants
+def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait_for_lock: bool,
+           budget: _Budget) -> None:
+    from huggingface_hub import constants
     from huggingface_hub.file_download import repo_folder_name
     from huggingface_hub.utils import tqdm as hf_tqdm
 
-    endpoint = constants.ENDPOINT
-    info = HfApi(endpoint=endpoint).model_info(variant.hub_id, revision=REVISION, files_metadata=True,
-                                                 timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    info = _repo_info(variant.hub_id, budget)
     sizes = {s.rfilename: s.size for s in info.siblings or []}
     result.files = files_to_fetch(list(sizes))
     if not has_weights(result.files):
         raise NoWeights(f"{variant.hub_id} has no weights transformers can load (model.safetensors or "
                         "pytorch_model.bin)")
+    if not isinstance(info.sha, str) or not CHECKSUM.fullmatch(info.sha):
+        raise Refused(f"the hub named a commit for {variant.hub_id} that is not a commit id (40 or 64 hex "
+                      "digits), so nothing was saved")
     result.commit = info.sha
-    storage = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=variant.hub_id, repo_type="model")
-    result.snapshot = storage / "snapshots" / info.sha
+    cache = Path(constants.HF_HUB_CACHE)
+    storage = cache / repo_folder_name(repo_id=variant.hub_id, repo_type="model")
+    result.snapshot = _inside(storage / "snapshots" / info.sha, storage)
     result.size = sum(sizes[f] or 0 for f in result.files)
+    budget.total = result.size or None
     with hf_tqdm(total=result.size, unit="B", unit_scale=True, unit_divisor=1024, leave=True,
                  desc=f"{variant.key} ({variant.hub_id})", disable=not progress, file=sys.stderr) as bar:
+        budget.bar = bar
         for name in result.files:
-            result.downloaded += _fetch_file(variant.hub_id, info.sha, name, storage, bar, retries, wait_for_lock)
-    _write_atomically(storage / "refs" / REVISION, info.sha)  # only now: the snapshot is complete
+            budget.check()
+            result.downloaded += _fetch_file(variant.hub_id, info.sha, name, sizes[name], cache, storage, budget,
+                                             retries, wait_for_lock)
+    _write_atomically(_inside(storage / "refs" / REVISION, storage), info.sha)  # only now: the snapshot is complete
 
 
-def _fetch_file(repo_id: str, commit: str, name: str, storage: Path, bar, retries: int, wait_for_lock: bool) -> int:
-    """Put one file in the cache (blob + snapshot link). Returns the bytes received."""
+def _repo_info(repo_id: str, budget: _Budget):
+    """``HfApi.model_info(repo_id, revision=REVISION, files_metadata=True)``, read within the deadline."""
+    from huggingface_hub import constants, get_session, hf_raise_for_status
+    from huggingface_hub.hf_api import ModelInfo
+    from huggingface_hub.utils import build_hf_headers
+
+    url = f"{constants.ENDPOINT}/api/models/{repo_id}/revision/{REVISION}"
+    with get_session().stream("GET", url, params={"blobs": True}, headers=build_hf_headers(),
+                              timeout=budget.timeout(constants.HF_HUB_ETAG_TIMEOUT)) as r:
+        body = _read(r, budget)
+        if r.status_code >= 400:
+            hf_raise_for_status(_answered(r, body))
+    if len(body) > MAX_ANSWER:
+        raise Refused(f"the hub's description of {repo_id} is larger than {_human(MAX_ANSWER)}")
+    data = json.loads(body)
+    if not isinstance(data, dict):
+        raise Refused(f"the hub's description of {repo_id} is not a JSON object")
+    return ModelInfo(**data)
+
+
+def _read(r, budget: _Budget, cap: int = MAX_ANSWER) -> bytes:
+    """The body of a streamed answer, read within the deadline; reading stops a byte past ``cap``."""
+    chunks, n = [], 0
+    for chunk in r.iter_bytes():
+        budget.check()
+        chunks.append(chunk)
+        n += len(chunk)
+        if n > cap:
+            break
+    return b"".join(chunks)[:cap + 1]
+
+
+def _answered(r, body: bytes):
+    """A streamed answer as a read one, for ``hf_raise_for_status`` (its message reads the body)."""
+    import httpx2
+
+    headers = [(k, v) for k, v in r.headers.items() if k.lower() not in ("content-encoding", "content-length")]
+    return httpx2.Response(r.status_code, headers=headers, content=body, request=r.request,
+                           extensions=r.extensions)  # the body is decoded already
+
+
+def _inside(path: Path, root: Path) -> Path:
+    """``path`` itself, when its folder resolves inside ``root`` (the file may be a link: it is replaced, never
+    followed); else :class:`Refused`."""
+    if not path.parent.resolve().is_relative_to(root.resolve()):
+        raise Refused(f"the hub's answer would put {path.name} outside the cache at {root}, so nothing was saved")
+    return path
+
+
+def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache: Path, storage: Path,
+                budget: _Budget, retries: int, wait_for_lock: bool) -> int:
+    """Put one file in the cache (a checked blob + the snapshot's link to it). Returns the bytes received."""
     from filelock import FileLock, Timeout
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
 
-    pointer = storage / "snapshots" / commit / name
-    if pointer.exists():
-        bar.update(pointer.stat().st_size)
-        return 0
     url = hf_hub_url(repo_id, name, revision=commit, endpoint=constants.ENDPOINT)
-    meta = get_hf_file_metadata(url, timeout=constants.HF_HUB_ETAG_TIMEOUT)  # one HEAD, no retries
-    if not meta.etag:
-        raise ChecksumMismatch(f"the hub sent no ETag for {name}, so it cannot be checked")
-    etag = meta.etag
-    blob = storage / "blobs" / etag
+    meta = get_hf_file_metadata(url, timeout=budget.timeout(constants.HF_HUB_ETAG_TIMEOUT))  # one HEAD, no retries
+    etag = meta.etag or ""  # quotes and W/ already stripped, as huggingface_hub names its blobs
+    if not CHECKSUM.fullmatch(etag):
+        raise Refused(f"the hub's ETag for {name} is not a checksum (40 or 64 hex digits), so the file cannot be "
+                      "checked and nothing was saved")
+    size = meta.size if meta.size is not None else listed
+    blob = _inside(storage / "blobs" / etag, storage)
+    pointer = _inside(storage / "snapshots" / commit / name, storage)
+    lock = _inside(cache / ".locks" / storage.name / f"{etag}.lock", cache)  # huggingface_hub's own lock
     blob.parent.mkdir(parents=True, exist_ok=True)
-    lock = Path(constants.HF_HUB_CACHE) / ".locks" / storage.name / f"{etag}.lock"  # huggingface_hub's own lock
     lock.parent.mkdir(parents=True, exist_ok=True)
     received = 0
     try:
         with FileLock(str(lock), timeout=-1 if wait_for_lock else 0):
+            if blob.is_symlink() or (blob.exists() and _problem(blob, etag, size)):
+                blob.unlink()  # not what its name says (damaged, or put there by something else): fetch it again
             if blob.exists():
-                bar.update(blob.stat().st_size)
+                budget.update(blob.stat().st_size)
             else:
-                received = _download(url, meta.location, blob, meta.size, etag, name, bar, retries)
+                received = _download(url, meta.location, blob, size, etag, name, budget, retries)
     except Timeout:
         raise OSError(f"another download of {name} is in progress") from None
-    _link(blob, pointer)
+    if not (pointer.is_symlink() and pointer.resolve() == blob.resolve()):
+        _link(blob, pointer)  # new, or pointing anywhere but at the checked blob: (re)link
     return received
 
 
-def _download(url: str, location: str, blob: Path, size: int | None, etag: str, name: str, bar,
+def _download(url: str, location: str, blob: Path, size: int | None, etag: str, name: str, budget: _Budget,
               retries: int) -> int:
     """GET ``location`` into ``<blob>.incomplete``, resuming what is there with a Range request, then check it
     and move it into place. Returns the bytes received."""
@@ -209,6 +364,8 @@ def _download(url: str, location: str, blob: Path, size: int | None, etag: str, 
     from huggingface_hub.utils import build_hf_headers
 
     part = blob.with_name(blob.name + ".incomplete")
+    if part.is_symlink():
+        part.unlink()  # appended to, so never followed
     headers = build_hf_headers()
     headers["Accept-Encoding"] = "identity"  # the bytes as stored: sizes and Range offsets must mean the file
     if urlsplit(location).netloc != urlsplit(url).netloc:
@@ -217,11 +374,12 @@ def _download(url: str, location: str, blob: Path, size: int | None, etag: str, 
     if size is not None and have > size:
         part.unlink()
         have = 0
-    bar.update(have)
+    budget.update(have)
     received, idle = 0, 0
     while size is None or have < size:
+        budget.check()
         try:
-            received += _get(location, part, have, headers, bar)
+            received += _get(location, part, have, headers, budget)
             have = part.stat().st_size
             if size is None or have >= size:
                 break
@@ -234,47 +392,51 @@ def _download(url: str, location: str, blob: Path, size: int | None, etag: str, 
             have = now
             if idle > retries:
                 raise DownloadBroke(name, have, size, e) from None
-            time.sleep(min(0.5 * 2 ** idle, 4.0) if idle else 0.2)
+            time.sleep(max(min(0.5 * 2 ** idle if idle else 0.2, 4.0, budget.left()), 0.0))
     _check(part, etag, size, name)
     os.replace(part, blob)
     return received
 
 
-def _get(location: str, part: Path, have: int, headers: dict, bar) -> int:
+def _get(location: str, part: Path, have: int, headers: dict, budget: _Budget) -> int:
     from huggingface_hub import constants, get_session, hf_raise_for_status
 
     headers = dict(headers)
     if have:
         headers["Range"] = f"bytes={have}-"
     received = 0
-    with get_session().stream("GET", location, headers=headers, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT) as r:
+    with get_session().stream("GET", location, headers=headers,
+                              timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
         if r.status_code >= 400:
-            r.read()
-            hf_raise_for_status(r)
+            hf_raise_for_status(_answered(r, _read(r, budget, cap=1 << 16)))
         resume = have > 0 and r.status_code == 206
         if have and not resume:  # the server ignored the Range: start over
-            bar.update(-have)
+            budget.update(-have)
         with open(part, "ab" if resume else "wb") as f:
             for chunk in r.iter_bytes():  # as it arrives: a broken connection loses nothing already received
                 f.write(chunk)
                 received += len(chunk)
-                bar.update(len(chunk))
+                budget.update(len(chunk))
+                budget.check()
     return received
 
 
-def _check(part: Path, etag: str, size: int | None, name: str) -> None:
-    """The file is what the hub announced: its size, and its sha256 (LFS) or git blob id (regular files)."""
-    actual = part.stat().st_size
-    problem = None
+def _problem(path: Path, etag: str, size: int | None) -> str | None:
+    """Why the file at ``path`` is not the one the hub announced — its size when known, and always its sha256
+    (a 64-digit ETag: LFS files) or git blob id (40 digits: regular files) — or None when it is."""
+    actual = path.stat().st_size
     if size is not None and actual != size:
-        problem = f"{actual} bytes instead of {size}"
-    elif re.fullmatch(r"[0-9a-f]{64}|[0-9a-f]{40}", etag):
-        digest = hashlib.sha256() if len(etag) == 64 else hashlib.sha1(b"blob %d\0" % actual)
-        with open(part, "rb") as f:
-            while block := f.read(CHUNK):
-                digest.update(block)
-        if digest.hexdigest() != etag:
-            problem = "its checksum does not match the hub's"
+        return f"{actual} bytes instead of {size}"
+    digest = hashlib.sha256() if len(etag) == 64 else hashlib.sha1(b"blob %d\0" % actual)
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK):
+            digest.update(block)
+    return None if digest.hexdigest() == etag else "its checksum does not match the hub's"
+
+
+def _check(part: Path, etag: str, size: int | None, name: str) -> None:
+    """The downloaded file is what the hub announced (:func:`_problem`); else it is deleted and this raises."""
+    problem = _problem(part, etag, size)
     if problem:
         part.unlink(missing_ok=True)
         raise ChecksumMismatch(f"{name} arrived damaged ({problem}); it was discarded, run this again")
@@ -295,9 +457,10 @@ def _link(blob: Path, pointer: Path) -> None:
 
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.read_text() == text:
+    if not path.is_symlink() and path.exists() and path.read_text() == text:
         return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
     tmp.write_text(text)
     os.replace(tmp, path)
 
@@ -312,8 +475,9 @@ def _cause(e: BaseException) -> str:
     return "the server closed the connection" if isinstance(e, httpx2.RemoteProtocolError) else type(e).__name__
 
 
-def _describe(e: Exception, endpoint: str) -> tuple[str, bool]:
-    """(one sentence for a person, whether the hub itself is unreachable)."""
+def _describe(e: Exception, endpoint: str, quote: Callable[[str], str] = str) -> tuple[str, bool]:
+    """(one sentence for a person, whether the hub itself is unreachable). Text the hub or the network chose
+    (a reason phrase, an error's message) goes through ``quote``."""
     import httpx2
     from huggingface_hub import constants
     from huggingface_hub.errors import (HfHubHTTPError, OfflineModeIsEnabled, RemoteEntryNotFoundError,
@@ -324,8 +488,10 @@ def _describe(e: Exception, endpoint: str) -> tuple[str, bool]:
     if isinstance(e, httpx2.TimeoutException):
         return (f"the hub at {endpoint} did not answer within {constants.HF_HUB_ETAG_TIMEOUT} s "
                 "(HF_HUB_ETAG_TIMEOUT)", True)
+    if isinstance(e, DeadlineExceeded):
+        return str(e), True
     if isinstance(e, httpx2.ConnectError):
-        return f"the hub at {endpoint} could not be reached ({_first_line(e) or 'connection failed'})", True
+        return f"the hub at {endpoint} could not be reached ({quote(_first_line(e) or 'connection failed')})", True
     if isinstance(e, httpx2.TransportError):
         return f"the connection to the hub at {endpoint} broke ({_cause(e)})", True
     if isinstance(e, RepositoryNotFoundError):
@@ -336,14 +502,15 @@ def _describe(e: Exception, endpoint: str) -> tuple[str, bool]:
         return "a file the hub listed is missing on the hub (404)", False
     if isinstance(e, HfHubHTTPError):
         r = e.response
-        what = f"{r.status_code} {r.reason_phrase}".strip() if r is not None else "an error"
+        what = (f"{r.status_code} {quote(r.reason_phrase)}" if r.reason_phrase else str(r.status_code)) \
+            if r is not None else "an error"
         hint = " — is HF_ENDPOINT right?" if r is not None and r.status_code == 404 else ""
         return f"the hub at {endpoint} answered {what}{hint}", False
-    if isinstance(e, (DownloadBroke, ChecksumMismatch, NoWeights)):
+    if isinstance(e, (DownloadBroke, ChecksumMismatch, NoWeights, Refused)):
         return str(e), False
     if isinstance(e, OSError) and e.strerror:
         return f"could not write to the cache ({e.strerror}: {e.filename or ''})", False
-    return f"{type(e).__name__}: {_first_line(e)}", False
+    return f"{type(e).__name__}: {quote(_first_line(e))}", False
 
 
 def _first_line(e: BaseException) -> str:
@@ -416,6 +583,8 @@ environment:
   HF_TOKEN                 a token, for gated or private repos
   HF_HUB_ETAG_TIMEOUT      seconds to wait for the hub's answer (this command's default: {etag})
   HF_HUB_DOWNLOAD_TIMEOUT  seconds without data before a download counts as stalled (default: {download})
+  BVE_DOWNLOAD_DEADLINE    seconds one model's whole download may take (default: {deadline:g}); a model
+                           that misses it stops the run, and the next run resumes it
 
 exit status: 0 when every model is in the cache and loads; 1 otherwise (one line per model says why).
 """
@@ -427,7 +596,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Prepare for an offline lecture: download the catalogue's real Hugging Face checkpoints "
                     "(only config, tokenizer and weights files) into the local Hugging Face cache.",
         epilog=EPILOG.format(etag=DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"],
-                             download=DEFAULT_TIMEOUTS["HF_HUB_DOWNLOAD_TIMEOUT"]),
+                             download=DEFAULT_TIMEOUTS["HF_HUB_DOWNLOAD_TIMEOUT"], deadline=DOWNLOAD_DEADLINE_S),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("keys", nargs="*", metavar="KEY",
                    help=f"catalogue keys to download (default: all): {', '.join(CATALOGUE)}")

@@ -1,6 +1,7 @@
 """The loader: one from_pretrained path, a fast fallback when the hub cannot be reached, device choice,
 CUDA out-of-memory fallback, and the cache keys the app uses."""
 
+import re
 import socket
 import threading
 import time
@@ -186,3 +187,92 @@ def test_app_cache_is_keyed_by_variant_source_device_dtype():
     assert ui._load("bert", "bundled", "cpu", "float32") is not a
     assert ui._load("distilbert", "bundled", "cpu", "bfloat16") is not a  # another key, another entry
     assert a.identity == ("distilbert", "bundled", a.location, "cpu", "float32")
+
+
+# -- the Hub source against a slow or hostile loopback hub (tests/hubserver.py) ------------------------------
+
+@pytest.fixture(scope="module")
+def two_repos(tmp_path_factory):
+    from tests.hubserver import build_catalogue_repos
+
+    return build_catalogue_repos(tmp_path_factory.mktemp("hub-repos"), keys=["bert", "roberta"])
+
+
+@pytest.fixture
+def hub(two_repos):
+    from tests.hubserver import HubServer
+
+    with HubServer(two_repos) as server:
+        yield server
+
+
+def test_a_trickling_hub_keeps_no_one_else_waiting_and_gives_up_at_the_deadline(hub, tmp_path, use_cache,
+                                                                                monkeypatch):
+    """The download runs outside the load lock, within its deadline: another visitor's bundled load goes on
+    while one visitor's Hub load trickles, and that one falls back to the bundled stand-in on time."""
+    from app.core import preload
+    from tests.models.conftest import written_outside
+
+    preload.load()
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    hub.trickle, hub.trickle_paths = 0.02, "/resolve/"  # a byte every 20 ms: never silent long enough for a timeout
+    monkeypatch.setenv("BVE_DOWNLOAD_DEADLINE", "4")
+    downloading, heard, results = threading.Event(), [], {}
+
+    def report(done, total):
+        heard.append((done, total))
+        downloading.set()
+
+    def hub_visitor():
+        t = time.perf_counter()
+        results["hub"] = loading.load("roberta", source="hub", progress=report)
+        results["hub seconds"] = time.perf_counter() - t
+
+    first = threading.Thread(target=hub_visitor, daemon=True)
+    first.start()
+    assert downloading.wait(5), "the Hub load reported no progress"
+    t = time.perf_counter()
+    second = threading.Thread(target=lambda: results.setdefault("bundled", loading.load("bert")), daemon=True)
+    second.start()
+    second.join(10)
+    assert "bundled" in results, "a bundled load waited behind the Hub source's download"
+    assert first.is_alive(), "the Hub load ended before the other visitor's load: the test proves nothing"
+    assert time.perf_counter() - t < 3.0
+    first.join(10)
+    loaded = results["hub"]
+    assert loaded.source == "bundled" and "did not finish within 4 s" in loaded.notice, loaded.notice
+    assert 4 <= results["hub seconds"] < 6.0, results["hub seconds"]
+    assert heard and all(total for _, total in heard[1:]) and heard[-1][0] > 0
+    assert loaded.retry_hub is not None and not loaded.stale  # a failure, to be asked again later
+    assert written_outside(tmp_path, home) == []
+
+
+def test_the_hubs_reason_phrase_is_text_in_the_notice(hub, tmp_path, use_cache):
+    """The fallback notice is markdown (st.info): what the hub says about an error stays literal."""
+    from app.core.text import md
+
+    use_cache(tmp_path / "hf", hub)
+    reason = "Busy ![x](http://127.0.0.1:9/pwned.png) [help](http://evil.example) :red[alarm] `$x$`"
+    hub.errors, hub.reason = {r"^/api/models/": 503}, reason
+    loaded = loading.load("roberta", source="hub")
+    assert loaded.source == "bundled"
+    assert md(reason) in loaded.notice and "503" in loaded.notice, loaded.notice
+    prose = re.sub(r"`[^`]*`", "", loaded.notice)  # what is left outside code spans is our own wording
+    assert not re.search(r"\]\(|!\[|:red\[|\$", prose), prose
+
+
+def test_a_failed_hub_is_asked_again_after_a_while(hub, tmp_path, use_cache, monkeypatch):
+    """A fallback after a failed hub says when it goes stale (``HUB_RETRY_S``), so a cache of loaded models
+    can ask again; a model that did load from the hub never goes stale."""
+    use_cache(tmp_path / "hf", hub)
+    monkeypatch.setattr(loading, "HUB_RETRY_S", 0.3)
+    hub.mode = "500"
+    failed = loading.load("bert", source="hub")
+    assert failed.source == "bundled" and failed.retry_hub is not None and not failed.stale
+    time.sleep(0.35)
+    assert failed.stale
+    hub.mode = "ok"
+    again = loading.load("bert", source="hub")
+    assert again.source == "hub" and again.retry_hub is None and not again.stale
+    assert loading.load("bert", source="bundled").retry_hub is None

@@ -3,13 +3,19 @@ reach the cache, Auto then uses them with no network, a broken hub is one line p
 traceback, never a hang), a partial download never counts, and an interrupted download resumes.
 
 The CLI runs in a subprocess with a clean environment (HF_HOME in a tmp dir, HF_ENDPOINT at the loopback hub,
-no HF_HUB_OFFLINE). In this process huggingface_hub read its settings at import (HF_HUB_OFFLINE=1 from
-conftest), so ``use_cache`` points its constants, as well as the environment, at the test's cache and hub.
+no HF_HUB_OFFLINE); in this process ``use_cache`` (tests/models/conftest.py) points huggingface_hub at the
+test's cache and hub.
+
+A hostile hub (traversal ETags and commits, ETags that are no checksum, missing sizes, truncated and
+trickling bodies, markdown in its reason phrase) writes nothing outside the test's HF_HOME, links nothing
+unchecked, and is given up on at the download's deadline.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -21,6 +27,7 @@ import pytest
 from app.models import loading, prefetch
 from app.models.catalogue import CATALOGUE, get
 from tests.hubserver import HubServer, build_catalogue_repos
+from tests.models.conftest import written_outside
 
 ROOT = Path(__file__).resolve().parents[2]
 TWO = ["bert", "roberta"]  # both have a bundled stand-in to fall back to
@@ -45,28 +52,6 @@ def run_prefetch(hub: HubServer, home: Path, *args: str, **env: str) -> tuple[in
     out = subprocess.run([sys.executable, "-m", "app.models.prefetch", *args], cwd=ROOT, env=clean,
                          capture_output=True, text=True, timeout=120)
     return out.returncode, out.stdout, out.stderr, time.perf_counter() - started
-
-
-@pytest.fixture
-def use_cache(monkeypatch):
-    """use_cache(home, hub=None): this process reads the Hugging Face cache under ``home`` and, with a hub,
-    may use the network (HF_HUB_OFFLINE off); without one it is offline, as in a lecture hall."""
-    from huggingface_hub import constants
-
-    def use(home: Path, hub: HubServer | None = None) -> None:
-        monkeypatch.setenv("HF_HOME", str(home))
-        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
-        if hub is None:
-            monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-            monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-        else:
-            monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-            monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-            monkeypatch.setenv("HF_ENDPOINT", hub.url)
-            monkeypatch.setattr(constants, "ENDPOINT", hub.url)
-            monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
-
-    return use
 
 
 def snapshot_files(home: Path, hub_id: str) -> set[str]:
@@ -253,3 +238,211 @@ def test_an_interrupted_download_resumes_where_it_stopped(hub, repos, tmp_path):
     assert blob.stat().st_size == weights.size
     assert (home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4" / "refs" / "main").read_text() == \
         repos[get("bert").hub_id].commit
+
+
+# -- a hostile hub ---------------------------------------------------------------------------------------
+
+BERT = get("bert").hub_id
+
+
+def storage_of(home: Path, hub_id: str = BERT) -> Path:
+    return home / "hub" / f"models--{hub_id.replace('/', '--')}"
+
+
+def fetch_bert(**kwargs) -> prefetch.Fetched:
+    return prefetch.fetch(get("bert"), retries=0, progress=False, **kwargs)
+
+
+def nothing_saved(home: Path) -> None:
+    storage = storage_of(home)
+    assert not (storage / "refs" / "main").exists()
+    assert not [p for p in storage.glob("snapshots/**/*") if not p.is_dir()]
+    assert loading.cached_snapshot(BERT) is None
+
+
+@pytest.mark.parametrize("etag", [
+    '"../../../../outside/etag-pwned"',  # from blobs/ up to tmp_path
+    'W/"../../../../outside/etag-pwned"',  # the weak form, which huggingface_hub strips
+    '"{tmp}/abs/etag-pwned"',  # an absolute path
+    '"not-a-checksum"',  # a checksum the download would skip
+    '"' + "a" * 50 + '"',  # hex, but neither a sha1 nor a sha256
+    '"' + "A" * 64 + '"',  # upper case: huggingface_hub names blobs in lower case
+])
+def test_an_etag_that_is_no_checksum_is_refused_and_nothing_leaves_the_cache(etag, hub, repos, tmp_path, use_cache):
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    hub.etags = {name: etag.format(tmp=tmp_path) for name in repos[BERT].wanted}
+    fetched = fetch_bert()
+    assert not fetched.ok and "is not a checksum" in fetched.error and "nothing was saved" in fetched.error, \
+        fetched.error
+    assert written_outside(tmp_path, home) == []
+    nothing_saved(home)
+    assert not list(storage_of(home).glob("blobs/*"))  # not even a blob by another name
+    assert loading.load("bert", source="auto").source == "bundled"
+
+
+@pytest.mark.parametrize("commit", ["../../../../outside-snap", "{tmp}/abs-snap", "main", "0" * 39 + "g", ""])
+def test_a_commit_that_is_no_commit_id_is_refused_and_nothing_leaves_the_cache(commit, hub, tmp_path, use_cache):
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    hub.commit = commit.format(tmp=tmp_path)
+    fetched = fetch_bert()
+    assert not fetched.ok and "not a commit id" in fetched.error, fetched.error
+    assert written_outside(tmp_path, home) == []
+    nothing_saved(home)
+    assert [r for r in hub.requests if "/resolve/" in r.path] == []  # not one file was asked for
+
+
+def test_the_cli_refuses_a_hostile_hub_in_one_line_and_writes_nothing_outside(hub, repos, tmp_path):
+    home = tmp_path / "hf"
+    hub.commit = "../../../../outside-snap"
+    hub.etags = {name: '"../../../../outside/etag-pwned"' for name in repos[BERT].wanted}
+    rc, out, err, _ = run_prefetch(hub, home, "bert", "--no-check")
+    assert rc == 1 and "Traceback" not in out + err, out + err
+    (line,) = failed_lines(out)
+    assert "not a commit id" in line, line
+    assert written_outside(tmp_path, home) == []
+
+
+def test_auto_refuses_a_cache_whose_paths_lead_outside_it(hub, repos, tmp_path, use_cache):
+    """A cache written by something else (or by an earlier, trusting version): a ref that is no commit id, or a
+    snapshot file that links outside the model's cache folder, is not a complete snapshot."""
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    assert fetch_bert().ok
+    storage = storage_of(home)
+    ref = storage / "refs" / "main"
+    commit = ref.read_text()
+    assert loading.cached_snapshot(BERT) == storage / "snapshots" / commit
+    outside = tmp_path / "outside-snap"  # a complete copy, outside the cache
+    shutil.copytree(storage / "snapshots" / commit, outside, symlinks=False)
+
+    ref.write_text("../../../../outside-snap")
+    assert loading.cached_snapshot(BERT) is None
+    use_cache(home)
+    assert loading.load("bert", source="auto").source == "bundled"
+
+    ref.write_text(commit)
+    weights = storage / "snapshots" / commit / "model.safetensors"
+    weights.unlink()
+    weights.symlink_to(outside / "model.safetensors")
+    assert loading.cached_snapshot(BERT) is None
+    assert loading.load("bert", source="auto").source == "bundled"
+
+
+@pytest.mark.parametrize("etag", ["not-a-checksum", "true"])
+def test_no_size_and_a_truncated_body_never_reach_the_cache(etag, hub, repos, tmp_path, use_cache):
+    """No size anywhere, the weights cut short: with an ETag that is no checksum the file cannot be checked and
+    is refused; with the true one its checksum fails. Either way nothing is linked and refs/main is not written,
+    and a run against an honest hub then completes the snapshot."""
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    weights = repos[BERT].files["model.safetensors"]
+    hub.sizes = False
+    hub.truncate = {"model.safetensors": weights.size // 2}
+    if etag != "true":
+        hub.etags = {"model.safetensors": f'"{etag}"'}
+    fetched = fetch_bert()
+    assert not fetched.ok and ("not a checksum" in fetched.error or "checksum does not match" in fetched.error), \
+        fetched.error
+    assert written_outside(tmp_path, home) == []
+    storage = storage_of(home)  # the small files arrived whole and checked; the weights are nowhere
+    assert not (storage / "refs" / "main").exists() and not list(storage.glob("snapshots/*/model.safetensors"))
+    blobs = {b.name for b in storage.glob("blobs/*") if not b.name.endswith(".incomplete")}
+    assert blobs <= {f.etag for f in repos[BERT].files.values()} and weights.sha256 not in blobs
+    assert loading.cached_snapshot(BERT) is None
+
+    hub.sizes, hub.truncate, hub.etags = True, {}, {}
+    assert fetch_bert().ok
+    blob = (storage_of(home) / "snapshots" / repos[BERT].commit / "model.safetensors").resolve()
+    assert blob.name == weights.sha256 and hashlib.sha256(blob.read_bytes()).hexdigest() == weights.sha256
+    use_cache(home)
+    assert loading.load("bert", source="auto").source == "hub cache"
+
+
+def test_a_rerun_repairs_a_truncated_file_an_earlier_version_linked(hub, repos, tmp_path, use_cache):
+    """The cache an earlier version left after a lying hub (no size, an ETag that is no checksum): the weights
+    truncated, linked, and refs/main written. A run against an honest hub checks what is there, not only that a
+    link exists, and puts the true file in its place."""
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    assert fetch_bert().ok
+    repo, storage = repos[BERT], storage_of(home)
+    weights = repo.files["model.safetensors"]
+    bad = storage / "blobs" / "not-a-checksum"
+    bad.write_bytes(weights.disk.read_bytes()[: weights.size // 2])
+    pointer = storage / "snapshots" / repo.commit / "model.safetensors"
+    pointer.unlink()
+    pointer.symlink_to(os.path.relpath(bad, pointer.parent))
+    (storage / "blobs" / weights.sha256).unlink()
+
+    hub.clear_log()
+    fetched = fetch_bert()
+    assert fetched.ok, fetched.error
+    assert pointer.resolve() == (storage / "blobs" / weights.sha256).resolve()
+    assert hashlib.sha256(pointer.read_bytes()).hexdigest() == weights.sha256
+    assert [r.path.rsplit("/", 1)[-1] for r in hub.gets()] == ["model.safetensors"]  # only what was broken
+    use_cache(home)
+    assert loading.load("bert", source="auto").source == "hub cache"
+
+
+def test_a_damaged_blob_under_its_true_name_is_fetched_again(hub, repos, tmp_path, use_cache):
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    assert fetch_bert().ok
+    weights = repos[BERT].files["model.safetensors"]
+    blob = storage_of(home) / "blobs" / weights.sha256
+    data = bytearray(blob.read_bytes())
+    data[-1] ^= 0xFF  # same size, one byte off
+    blob.write_bytes(bytes(data))
+    hub.clear_log()
+    assert fetch_bert().ok
+    assert hashlib.sha256(blob.read_bytes()).hexdigest() == weights.sha256
+    assert [r.path.rsplit("/", 1)[-1] for r in hub.gets()] == ["model.safetensors"]
+
+
+# -- a slow hub --------------------------------------------------------------------------------------------
+
+def fetch_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("bve-fetch-")]
+
+
+@pytest.mark.parametrize("where", ["/api/models/", "/resolve/"])  # the repo info, or the files
+def test_a_trickling_hub_is_given_up_on_at_the_deadline_with_progress_reported(where, hub, tmp_path, use_cache,
+                                                                               monkeypatch):
+    home = tmp_path / "hf"
+    use_cache(home, hub)
+    hub.trickle, hub.trickle_paths = 0.02, where  # a byte every 20 ms: never silent long enough for a timeout
+    monkeypatch.setenv(prefetch.DEADLINE_ENV, "1.5")
+    heard: list[tuple[int, int | None]] = []
+    started = time.perf_counter()
+    fetched = fetch_bert(on_progress=lambda done, total: heard.append((done, total)))
+    elapsed = time.perf_counter() - started
+    assert 1.5 <= elapsed < 2.5, f"{elapsed:.2f} s"
+    assert not fetched.ok and "did not finish within 1.5 s" in fetched.error, fetched.error
+    assert fetched.hub_unreachable  # the CLI does not try the next model
+    assert len(heard) >= 4 and heard == sorted(heard, key=lambda h: h[0])
+    if where == "/resolve/":
+        assert heard[-1][0] > 0 and heard[-1][1] and heard[-1][1] > heard[-1][0]  # bytes of the total
+    nothing_saved(home)
+    for thread in fetch_threads():  # the worker stops at its next piece, not when the hub finishes
+        thread.join(1.0)
+        assert not thread.is_alive()
+    assert written_outside(tmp_path, home) == []
+
+
+def test_the_deadline_comes_from_the_environment(monkeypatch):
+    for value, seconds in [("30", 30.0), ("0.5", 0.5), ("", prefetch.DOWNLOAD_DEADLINE_S),
+                           ("soon", prefetch.DOWNLOAD_DEADLINE_S), ("-1", prefetch.DOWNLOAD_DEADLINE_S),
+                           ("inf", prefetch.DOWNLOAD_DEADLINE_S), ("nan", prefetch.DOWNLOAD_DEADLINE_S)]:
+        assert prefetch.download_deadline({prefetch.DEADLINE_ENV: value}) == seconds, value
+
+
+def test_the_cli_stops_a_trickling_hub_at_the_deadline(hub, tmp_path):
+    home = tmp_path / "hf"
+    hub.trickle, hub.trickle_paths = 0.02, "/resolve/"
+    rc, out, err, seconds = run_prefetch(hub, home, *TWO, "--no-check", BVE_DOWNLOAD_DEADLINE="1")
+    assert rc == 1 and "Traceback" not in out + err, out + err
+    first, second = failed_lines(out)
+    assert "did not finish within 1 s" in first and "not tried" in second, out
+    assert seconds < 15, f"{seconds:.1f} s"
