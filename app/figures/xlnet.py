@@ -1,6 +1,7 @@
 """Figures for the XLNet lesson: the factorization order, the two streams' masks beside target_mapping,
-and the attention the model actually used. Plain data in (pieces, app.lessons.xlnet.OrderMasks, tensors), plotly
-figures out; every token is escaped with ``app.core.text.html`` before it reaches a label or a hover.
+and the attention the model actually used. ``xlnet.run``'s Result in (its ``view``, an app.lessons.xlnet.MaskView
+computed in ``run``), plotly figures out: nothing is computed here but the drawing; every token is escaped with
+``app.core.text.html`` before it reaches a label or a hover.
 
 Mask cells use perm_mask's convention: 1 = may NOT attend (blocked), 0 = may attend.
 """
@@ -12,9 +13,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core import text as txt
-from app.lessons.xlnet import OrderMasks, context_free_targets, visible
+from app.lessons.xlnet import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
 
-HIDDEN, CONTEXT, EARLIER, OWN = 0, 1, 2, 3
 ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}
 ORDER_COLOURS = {HIDDEN: "#eeeeee", CONTEXT: "#9ecae1", EARLIER: "#2b6cb0", OWN: "#f28e2b"}
 VISIBLE_COLOUR, BLOCKED_COLOUR, MAPPING_COLOUR = "#c7e9c0", "#3b3b3b", "#f28e2b"
@@ -31,13 +31,12 @@ def _quoted(pieces, positions) -> str:
     return ",<br>".join(lines) if lines else "nothing at all"
 
 
-def row_sentence(pieces, masks: OrderMasks, i: int, stream: str = "query") -> str:
+def row_sentence(view: MaskView, i: int, stream: str = "query") -> str:
     """In words, escaped: what row i sees. "When predicting «girl» (step 9), it sees «The», …"."""
-    mask = masks.query_mask if stream == "query" else masks.content_mask
-    sees = visible(mask, i)
+    pieces, sees = view.pieces, view.sees[stream][i]
     name = txt.html(f"«{pieces[i]}»")
-    if i in masks.targets:
-        step = masks.order.index(i)
+    if i in view.targets:
+        step = view.order.index(i)
         if stream == "query":
             return f"When predicting {name} (step {step}), it sees {_quoted(pieces, sees)}"
         return f"{name}'s content (step {step}) sees itself and {_quoted(pieces, [j for j in sees if j != i])}"
@@ -54,35 +53,25 @@ def _discrete(colours: list[str]) -> list:
     return scale
 
 
-def order_figure(pieces, masks: OrderMasks) -> go.Figure:
+def order_figure(view: MaskView) -> go.Figure:
     """Rows: the steps of the order, top to bottom; columns: the positions, in place. A target's row shows
     what its query stream sees when it is predicted; a context row what its content stream sees.
 
-    z: (n, T) with 0 hidden, 1 visible context (or <sep> <cls>), 2 visible earlier target, 3 own position.
+    z: ``view.steps``, (n, T) with 0 hidden, 1 visible context (or <sep> <cls>), 2 visible earlier target, 3 own
+    position.
     """
-    n, length = len(masks.order), masks.perm_mask.shape[-1]
-    labels = piece_labels(pieces, n)
-    targets = set(masks.targets)
-    free = set(context_free_targets(masks))
-    z = np.zeros((n, length))
+    pieces, z = view.pieces, view.steps
+    n, length = z.shape
+    labels = piece_labels(pieces, view.n_content)
+    targets = set(view.targets)
+    free = set(view.free)
     text = []
-    for step, i in enumerate(masks.order):
-        mask = masks.query_mask if i in targets else masks.content_mask
-        summary = row_sentence(pieces, masks, i, "query" if i in targets else "content")
-        row = []
-        for j in range(length):
-            if j == i:
-                kind = OWN
-            elif mask[i, j] == 1:
-                kind = HIDDEN
-            else:
-                kind = EARLIER if j in targets else CONTEXT
-            z[step, j] = kind
-            row.append(f"step {step} · {txt.html(pieces[i])} → {labels[j]}: <b>{ORDER_CELLS[kind]}</b>"
-                       f" (perm_mask = {int(masks.perm_mask[i, j])})<br>{summary}")
-        text.append(row)
+    for step, i in enumerate(view.order):
+        summary = row_sentence(view, i, "query" if i in targets else "content")
+        text.append([f"step {step} · {txt.html(pieces[i])} → {labels[j]}: <b>{ORDER_CELLS[int(z[step, j])]}</b>"
+                     f" (perm_mask = {int(view.perm_mask[i, j])})<br>{summary}" for j in range(length)])
     ylabels = []
-    for step, i in enumerate(masks.order):
+    for step, i in enumerate(view.order):
         role = "no context!" if i in free else ("predict" if i in targets else "context")
         ylabels.append(f"{step}: {role} {labels[i]}")
     fig = go.Figure(go.Heatmap(
@@ -99,20 +88,14 @@ def order_figure(pieces, masks: OrderMasks) -> go.Figure:
     return fig
 
 
-def stream_masks_figure(pieces, masks: OrderMasks) -> go.Figure:
+def stream_masks_figure(view: MaskView) -> go.Figure:
     """Three aligned panels on the same columns (positions j): the content-stream mask (T, T), the
     query-stream mask (T, T; rows of non-targets are empty, nothing is computed there) and
-    target_mapping (P, T). Masks: 1 = i may NOT attend to j. data[0..2].z hold exactly those arrays."""
-    length = masks.perm_mask.shape[-1]
-    n = len(masks.order)
-    labels = piece_labels(pieces, n)
-    targets = set(masks.targets)
-    content = masks.content_mask.numpy()
-    query = masks.query_mask.numpy().copy()
-    for i in range(length):
-        if i not in targets:
-            query[i] = np.nan
-    mapping = masks.target_mapping.numpy()
+    target_mapping (P, T). Masks: 1 = i may NOT attend to j. data[0..2].z hold exactly those arrays
+    (``view.content``, ``view.query``, ``view.target_mapping``)."""
+    length = view.content.shape[-1]
+    labels = piece_labels(view.pieces, view.n_content)
+    content, query, mapping = view.content, view.query, view.target_mapping
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.36, 0.36, 0.28],
                         subplot_titles=("content stream: sees itself", "query stream: never its own content",
                                         "target_mapping: prediction k is position j"))
@@ -120,7 +103,7 @@ def stream_masks_figure(pieces, masks: OrderMasks) -> go.Figure:
     for col, (name, z, stream) in enumerate((("content", content, "content"), ("query", query, "query")), start=1):
         text = [[f"{name} stream · row {labels[i]} → column {labels[j]}: <b>"
                  + ("—" if np.isnan(z[i, j]) else ("blocked (1)" if z[i, j] == 1 else "may attend (0)"))
-                 + f"</b><br>{row_sentence(pieces, masks, i, stream)}" for j in range(length)] for i in range(length)]
+                 + f"</b><br>{row_sentence(view, i, stream)}" for j in range(length)] for i in range(length)]
         fig.add_trace(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), text=text,
                                  hovertemplate="%{text}<extra></extra>", colorscale=mask_scale, zmin=-0.5, zmax=1.5,
                                  xgap=1, ygap=1, showscale=col == 1,
@@ -128,8 +111,8 @@ def stream_masks_figure(pieces, masks: OrderMasks) -> go.Figure:
                                                orientation="h", x=0.3, y=-0.3, len=0.4, thickness=14)),
                       row=1, col=col)
     mapping_text = [[f"prediction {k} = {labels[t]}; column {labels[j]}: target_mapping = {int(mapping[k, j])}"
-                     for j in range(length)] for k, t in enumerate(masks.targets)]
-    fig.add_trace(go.Heatmap(z=mapping, x=list(range(length)), y=list(range(len(masks.targets))), text=mapping_text,
+                     for j in range(length)] for k, t in enumerate(view.targets)]
+    fig.add_trace(go.Heatmap(z=mapping, x=list(range(length)), y=list(range(len(view.targets))), text=mapping_text,
                              hovertemplate="%{text}<extra></extra>", colorscale=[[0, "#f7f7f7"], [1, MAPPING_COLOUR]],
                              zmin=0, zmax=1, xgap=1, ygap=1, showscale=False), row=1, col=3)
     for col in (1, 2, 3):
@@ -138,19 +121,22 @@ def stream_masks_figure(pieces, masks: OrderMasks) -> go.Figure:
     for col in (1, 2):
         fig.update_yaxes(tickvals=list(range(length)), ticktext=labels, autorange="reversed", row=1, col=col,
                          tickfont=dict(size=10), title="i (attending)" if col == 1 else None, showticklabels=col == 1)
-    fig.update_yaxes(tickvals=list(range(len(masks.targets))), autorange="reversed", row=1, col=3,
-                     ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(masks.targets)], tickfont=dict(size=10))
+    fig.update_yaxes(tickvals=list(range(len(view.targets))), autorange="reversed", row=1, col=3,
+                     ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(view.targets)], tickfont=dict(size=10))
     fig.update_layout(height=max(460, 24 * length + 300), margin=dict(l=10, r=10, t=60, b=10))
     return fig
 
 
-def attention_figure(pieces, n_content: int, attention, mask, rows, title: str) -> go.Figure:
-    """The attention probabilities the model used, (T, T) (one layer, mean over heads), for ``rows`` only
-    (other rows empty). Blocked cells (mask == 1) carry an ×: their probability should read 0."""
-    attention = np.asarray(attention, dtype=float)
-    mask = np.asarray(mask)
+def attention_figure(r) -> go.Figure:
+    """The attention probabilities the model used, from ``xlnet.run``'s Result: ``r.attention`` (T, T), one layer
+    (``r.layer``, 0 = the last) of ``r.stream``, mean over heads, for ``r.attention_rows`` only (other rows empty).
+    Blocked cells (``r.attention_mask`` == 1) carry an ×: their probability should read 0."""
+    attention = np.asarray(r.attention, dtype=float)
+    mask = np.asarray(r.attention_mask)
+    rows = list(r.attention_rows)
+    title = f"{r.stream} stream, layer {r.layer or r.n_layers}, mean over {r.n_heads} heads"
     length = attention.shape[-1]
-    labels = piece_labels(pieces, n_content)
+    labels = piece_labels(r.pieces.pieces, r.pieces.n_content)
     z = np.full((length, length), np.nan)
     z[rows] = attention[rows]
     text = [[f"{labels[i]} → {labels[j]}: <b>{attention[i, j]:.6g}</b> ("
@@ -173,4 +159,4 @@ def attention_figure(pieces, n_content: int, attention, mask, rows, title: str) 
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``xlnet.run``'s Result: the factorization order, step by step, and what
     each step may see while every token stays in its place."""
-    return order_figure(r.pieces.pieces, r.masks)
+    return order_figure(r.view)
