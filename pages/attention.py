@@ -95,7 +95,7 @@ else:
         "through the layers says how much of each input token reaches each position at the top. "
         "Every row still sums to 1."
     )
-ui.show_figure(figures.attention_heatmap(r.weights, list(r.tokens), f"{r.label} · {r.what}"), f"attention-{agg}-{r.variant}")
+ui.show_figure(figures.attention_heatmap(r), f"attention-{agg}-{r.variant}")
 st.caption("Hover a cell for both tokens and the exact weight. The camera icon saves the map "
            "(PNG or SVG, chosen in the sidebar).")
 

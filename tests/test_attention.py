@@ -1,6 +1,7 @@
 """app/lessons/attention.py and app/figures/attention.py: attentions from every variant, mean and rollout."""
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -289,7 +290,7 @@ def test_heatmap_carries_the_exact_weights_and_escaped_tokens():
     att = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 2, 4))  # (2, 2, 4, 4)
     weights = attention.rollout(att)
     tokens = ["[CLS]", "Ġball", "</script><b>x</b>", "[SEP]"]
-    fig = attention_heatmap(weights, tokens, "rollout <i>")
+    fig = attention_heatmap(SimpleNamespace(weights=weights, tokens=tokens, label="rollout", what="<i>"))
     np.testing.assert_array_equal(np.array(fig.data[0].z), weights)
     assert list(fig.data[0].customdata[1][2]) == ["ball", "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;", 1, 2]  # from, to
     assert list(fig.layout.yaxis.ticktext) == ["[CLS]", "ball", "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;", "[SEP]"]
@@ -298,4 +299,4 @@ def test_heatmap_carries_the_exact_weights_and_escaped_tokens():
     exported = json.loads(fig.to_json())  # what the browser gets; its camera button saves PNG/SVG from it
     assert exported["data"][0]["type"] == "heatmap"
     with pytest.raises(ValueError):
-        attention_heatmap(weights, tokens[:3], "wrong size")
+        attention_heatmap(SimpleNamespace(weights=weights, tokens=tokens[:3], label="wrong", what="size"))

@@ -1,7 +1,7 @@
 """Figures for app/lessons/attention.py: a token-by-token heatmap of one attention (or rollout) matrix, and the key
 figure: bertviz's view as a standalone document.
 
-Data in, plotly Figure out. Rows are the attending tokens (queries), columns the attended ones (keys);
+The lesson's Result in, plotly Figure out. Rows are the attending tokens (queries), columns the attended ones (keys);
 hover gives both tokens, their positions and the exact weight. Tokens are escaped with ``app.core.text.html``:
 plotly renders a few tags in its text, and a token is data, never markup.
 """
@@ -21,9 +21,10 @@ def _label(token: str) -> str:
     return txt.html(str(token).replace("Ġ", "").replace("▁", "").strip() or str(token))
 
 
-def attention_heatmap(weights: np.ndarray, tokens: list[str], title: str, *, colorbar_title: str = "weight") -> go.Figure:
-    """weights: (T, T), row i = how token i's attention is spread over the tokens (rows sum to 1)."""
-    weights = np.asarray(weights, dtype=float)
+def attention_heatmap(r, *, colorbar_title: str = "weight") -> go.Figure:
+    """The map for ``attention.run``'s Result: ``r.weights`` (T, T), row i = how token ``r.tokens[i]``'s attention is
+    spread over the tokens (rows sum to 1), titled with the model (``r.label``) and what the map is (``r.what``)."""
+    weights, tokens, title = np.asarray(r.weights, dtype=float), list(r.tokens), f"{r.label} · {r.what}"
     length = len(tokens)
     if weights.shape != (length, length):
         raise ValueError(f"weights must be ({length}, {length}) for {length} tokens, got {weights.shape}")

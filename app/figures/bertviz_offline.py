@@ -117,8 +117,10 @@ def _array_json(array: np.ndarray) -> str:
 
 
 def prettify(tokens: list[str]) -> list[str]:
-    """bertviz's ``format_special_chars``: the byte-level BPE and SentencePiece space marks become spaces."""
-    return [str(t).replace("Ġ", " ").replace("▁", " ").replace("</w>", "") for t in tokens]
+    """bertviz's ``format_special_chars``: the byte-level BPE and SentencePiece space marks become spaces; and,
+    as everywhere a token is shown, format characters (bidi overrides, zero-width joiners) show as ``⟨U+XXXX⟩``
+    (``app.core.text.visible``) instead of reordering or hiding the text around them."""
+    return [txt.visible(str(t).replace("Ġ", " ").replace("▁", " ").replace("</w>", "")) for t in tokens]
 
 
 # ----------------------------------------------------------------------------- vendored scripts
