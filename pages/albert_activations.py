@@ -86,8 +86,7 @@ st.caption(
 )
 
 st.subheader("Which depths look alike")
-ui.show_figure(figures.similarity_heatmaps({"ALBERT": a.similarity, "BERT": b.similarity}, r.measure),
-               f"albert-vs-bert-{r.measure}")
+ui.show_figure(figures.similarity_heatmaps(r), f"albert-vs-bert-{r.measure}")
 st.caption(
     "Depth 0 is the input to the first layer; depth k the output of layer k. A bright band along the diagonal "
     "means neighbouring layers compute similar things; a bright block means the representation has stopped "
@@ -102,7 +101,7 @@ if u is None:
     st.info("This ALBERT checkpoint does not share one block across all layers (num_hidden_groups ≠ 1), so "
             "there is no single block to keep applying.")
 else:
-    ui.show_figure(figures.unroll_figure(u.steps, a.layers), "albert-unrolled")
+    ui.show_figure(figures.unroll_figure(r), "albert-unrolled")
     st.caption(
         f"Applying the shared block ourselves, from the embeddings, {u.applications} times (the loaded model is "
         f"only read). Check: after {a.layers} applications the result equals the model's own output "
@@ -125,9 +124,7 @@ word = r.words[r.word]
 if not followed:
     st.info(f"Neither model has a word piece for word {r.word}, {md(word)}: pick another word to follow.")
 else:
-    ui.show_figure(figures.trajectory_figure({n: v.path for n, v in followed.items()},
-                                             {n: v.tokens[v.piece] for n, v in followed.items()}, word),
-                   "albert-vs-bert-trajectory")
+    ui.show_figure(figures.trajectory_figure(r), "albert-vs-bert-trajectory")
     st.caption(
         f"Word {r.word}, {md(word)}, through the layers. Each panel is that model's own 2-D view: a PCA of every "
         "token at every layer output, with the input (depth 0) projected into it; the axes of the two panels are "

@@ -4,6 +4,7 @@ really share one block, unrolling the shared block, PCA trajectories, and the ac
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -243,6 +244,13 @@ def test_pca_is_deterministic_and_explains_a_line_fully():
 # ----------------------------------------------------------------------------- figures
 
 
+def followed(word: str, **paths) -> SimpleNamespace:
+    """What trajectory_figure reads from a Result, by hand: each model's (path, piece followed), or no path."""
+    side = {name: SimpleNamespace(name=name.upper(), path=paths[name][0], tokens=(paths[name][1],), piece=0)
+            if name in paths else SimpleNamespace(name=name.upper(), path=None) for name in ("albert", "bert")}
+    return SimpleNamespace(**side, words=(word,), word=0)
+
+
 def test_activation_figures_carry_the_numbers():
     h = random_states(1)
     att = torch.softmax(torch.randn(3, 2, 6, 6), -1)
@@ -254,17 +262,18 @@ def test_activation_figures_carry_the_numbers():
     assert list(fig.data[2].x) == [0, 1, 2, 3]  # norms start at depth 0
 
     m = A.cka_matrix(h)
-    fig = figs.similarity_heatmaps({"ALBERT": m, "BERT": A.cosine_matrix(h)}, "cka")
+    fig = figs.similarity_heatmaps(SimpleNamespace(albert=SimpleNamespace(similarity=m),
+                                                   bert=SimpleNamespace(similarity=A.cosine_matrix(h)), measure="cka"))
     assert torch.allclose(torch.tensor([list(r) for r in fig.data[0].z]), m)
     assert fig.data[0].zmax == 1.0
 
     s = A.steps(h, 2)
-    fig = figs.unroll_figure(s, 2)
+    fig = figs.unroll_figure(SimpleNamespace(unrolled=SimpleNamespace(steps=s), albert=SimpleNamespace(layers=2)))
     assert list(fig.data[0].y) == pytest.approx(s["l2"].tolist())
     assert list(fig.data[1].y) == pytest.approx(s["cosine_to_reference"].tolist())
 
     t = A.trajectory(h, 1, extra=h[:2])
-    fig = figs.trajectory_figure({"ALBERT": t}, {"ALBERT": "▁girl"}, "girl")
+    fig = figs.trajectory_figure(followed("girl", albert=(t, "▁girl")))
     assert list(fig.data[1].x) == pytest.approx(t["path"][:, 0].tolist())
     assert len(fig.data[2].x) == 3  # the last depth, then two unrolled points
     assert "▁girl" in fig.layout.annotations[0].text
@@ -273,7 +282,7 @@ def test_activation_figures_carry_the_numbers():
 def test_the_trajectory_figure_escapes_the_users_word_and_piece():
     h = random_states(2)
     t = A.trajectory(h, 0)
-    fig = figs.trajectory_figure({"BERT": t}, {"BERT": "<b>x</b>"}, "<img src=x>")
+    fig = figs.trajectory_figure(followed("<img src=x>", bert=(t, "<b>x</b>")))
     assert "<img" not in fig.data[1].hovertemplate and "&lt;img src=x&gt;" in fig.data[1].hovertemplate
     assert "<b>" not in fig.layout.annotations[0].text and "&lt;b&gt;x&lt;/b&gt;" in fig.layout.annotations[0].text
 

@@ -1,6 +1,6 @@
 """Figures for ALBERT: shared layers (app/lessons/albert_activations.py): one block applied L times beside
-BERT's L layers, layer by layer, and unrolled past its depth. Plain data in, plotly Figure out; every coloured
-mark hovers with the exact number behind it."""
+BERT's L layers, layer by layer, and unrolled past its depth. ``albert_activations.run``'s Result in, plotly Figure
+out; every coloured mark hovers with the exact number behind it."""
 
 from __future__ import annotations
 
@@ -47,8 +47,10 @@ def layer_metrics_figure(series: dict[str, dict]) -> go.Figure:
     return fig
 
 
-def similarity_heatmaps(matrices: dict[str, object], measure: str) -> go.Figure:
-    """Side-by-side depth × depth similarity heatmaps, one per model, on one colour scale."""
+def similarity_heatmaps(r) -> go.Figure:
+    """Side-by-side depth × depth similarity heatmaps, one per model (``r.albert.similarity``, ``r.bert.similarity``
+    under ``r.measure``), on one colour scale."""
+    matrices, measure = {"ALBERT": r.albert.similarity, "BERT": r.bert.similarity}, r.measure
     names = list(matrices)
     label = "linear CKA" if measure == "cka" else "mean cosine"
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[f"{n}: {label}" for n in names],
@@ -69,9 +71,11 @@ def similarity_heatmaps(matrices: dict[str, object], measure: str) -> go.Figure:
     return fig
 
 
-def unroll_figure(step_stats: dict, layers: int) -> go.Figure:
-    """Applying the shared block past L. step_stats: app.lessons.albert_activations.steps output (each (N,)). Left: how far
-    each application moves the tokens; right: how similar the state stays to the model's own output."""
+def unroll_figure(r) -> go.Figure:
+    """Applying the shared block past L = ``r.albert.layers``: ``r.unrolled.steps`` (app.lessons.albert_activations.steps,
+    each (N,)). Left: how far each application moves the tokens; right: how similar the state stays to the model's
+    own output."""
+    step_stats, layers = r.unrolled.steps, r.albert.layers
     n = len(as_list(step_stats["l2"]))
     x = list(range(1, n + 1))
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
@@ -94,13 +98,18 @@ def unroll_figure(step_stats: dict, layers: int) -> go.Figure:
     return fig
 
 
-def trajectory_figure(paths: dict[str, dict], pieces: dict[str, str], word: str) -> go.Figure:
-    """A word's path through the depths, one panel per model, in that model's own 2-D PCA.
+def trajectory_figure(r) -> go.Figure:
+    """The followed word's path (``r.words[r.word]``) through the depths, one panel per model that has a piece
+    for it, in that model's own 2-D PCA.
 
-    paths: {model name: {"path": (D, 2), "cloud": (D, T, 2), "extra": (M, 2) or None, "explained": (2,)}};
-    pieces: {model name: the word piece followed}; word: the word (both escaped here: they are the user's).
+    Each model's ``path``: {"path": (D, 2), "cloud": (D, T, 2), "extra": (M, 2) or None, "explained": (2,)}; the
+    piece followed is ``tokens[piece]`` (the word and the piece are escaped here: they are the user's).
     The grey points are the other tokens at every depth; "extra" (ALBERT unrolled past L) is dashed.
     """
+    followed = [v for v in (r.albert, r.bert) if v.path is not None]
+    paths = {v.name: v.path for v in followed}
+    pieces = {v.name: v.tokens[v.piece] for v in followed}
+    word = r.words[r.word]
     names = list(paths)
     token_label = html(word)
     titles = []
