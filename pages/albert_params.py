@@ -90,8 +90,7 @@ else:
                    "only the attention or only the feed-forward parts. Those two modes are counted exactly from the "
                    "real modules instead: the shared part once, the unshared part L times.")
     ui.show_figure(figures.key_figure(r), "albert-parameters-by-part", key=True)
-    ui.show_figure(figures.embedding_sweep_figure(list(y.sweep), arch.E if arch.factorized else None,
-                                                  y.unfactorized_total, arch.hidden_size), "albert-parameters-vs-E")
+    ui.show_figure(figures.embedding_sweep_figure(r), "albert-parameters-vs-E")
     st.caption("The line stays flat once E·(V + H) is small next to the layers: past that point a smaller E "
                "saves almost nothing. Where it crosses the dashed line, factorization stops paying.")
 
@@ -125,8 +124,7 @@ if y is not None:
     k2.metric("…with no sharing at all", f"{y.flops_unshared / 1e9:.3f}",
               help="Identical: sharing changes which weights are read, not how many multiplications are done.")
     k3.metric("Parameters per GFLOP", params.human_count(y.counted / (y.flops / 1e9)) if y.flops else "—")
-user_point = None if y is None else {"model": "your setting", "params": y.counted, "flops": y.flops}
-ui.show_figure(figures.compute_scatter(list(r.presets), user_point), "albert-parameters-vs-flops")
+ui.show_figure(figures.compute_scatter(r), "albert-parameters-vs-flops")
 st.dataframe(
     [{k: row[k] for k in ("model", "computed (M)", "GFLOPs / token", "fp32", "fp16 / bf16")} for row in r.presets],
     hide_index=True, width="stretch",

@@ -4,6 +4,7 @@ against their published sizes, FLOPs against torch's FlopCounterMode, and the pa
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -387,11 +388,13 @@ def test_stacked_bar_data():
 def test_sweep_and_scatter_figures_carry_the_numbers():
     arch = P.Arch()
     points = P.total_vs_embedding_size(arch, P.embedding_sweep_sizes(768))
-    fig = figs.embedding_sweep_figure(points, 128, P.breakdown(replace(arch, factorized=False)).total, 768)
+    fig = figs.embedding_sweep_figure(SimpleNamespace(
+        yours=SimpleNamespace(sweep=points, unfactorized_total=P.breakdown(replace(arch, factorized=False)).total),
+        arch=arch))  # factorized, E = 128, H = 768
     assert list(fig.data[0].y) == [t for _, t in points]
     assert fig.data[2].y[0] == 11_683_584
     rows = P.preset_rows(P.count_presets(), 128)
-    fig = figs.compute_scatter(rows, {"model": "you", "params": 5, "flops": 2e9})
+    fig = figs.compute_scatter(SimpleNamespace(presets=rows, yours=SimpleNamespace(counted=5, flops=2e9)))
     shown = dict(zip(fig.data[0].text + fig.data[1].text, fig.data[0].x + fig.data[1].x))
     assert shown == {r["model"]: r["params"] for r in rows}
     assert "ALBERT-large" in fig.data[1].text and "XLNet-base" in fig.data[0].text

@@ -41,9 +41,11 @@ def params_stacked_bar(bars: list[dict]) -> go.Figure:
     return fig
 
 
-def embedding_sweep_figure(points: list[tuple[int, int]], current_e: int | None, unfactorized_total: int,
-                           hidden_size: int) -> go.Figure:
-    """Total parameters as the embedding size E varies (factorized), against BERT-style V·H embeddings."""
+def embedding_sweep_figure(r) -> go.Figure:
+    """Total parameters as the embedding size E varies (factorized: ``r.yours.sweep``), against BERT-style V·H
+    embeddings (``r.yours.unfactorized_total``), with your E starred when factorized (``r.arch``)."""
+    points, unfactorized_total, arch = list(r.yours.sweep), r.yours.unfactorized_total, r.arch
+    current_e, hidden_size = arch.E if arch.factorized else None, arch.hidden_size
     es, totals = [p[0] for p in points], [p[1] for p in points]
     fig = go.Figure()
     fig.add_scatter(x=es, y=totals, mode="lines+markers", name="factorized: V·E + E·H",
@@ -60,10 +62,12 @@ def embedding_sweep_figure(points: list[tuple[int, int]], current_e: int | None,
     return fig
 
 
-def compute_scatter(rows: list[dict], user: dict | None = None) -> go.Figure:
+def compute_scatter(r) -> go.Figure:
     """Parameters (x, log) against FLOPs per token (y, log): sharing moves a model left, not down.
-    rows: [{"model", "params", "flops"}]; user: the page's own setting, same keys. The other encoders
-    hover only (trace 0); BERT and ALBERT models are labelled (trace 1), drawn on top."""
+    ``r.presets``: [{"model", "params", "flops"}]; your setting (``r.yours``) starred when it can be built. The other
+    encoders hover only (trace 0); BERT and ALBERT models are labelled (trace 1), drawn on top."""
+    rows = list(r.presets)
+    user = None if r.yours is None else {"model": "your setting", "params": r.yours.counted, "flops": r.yours.flops}
     fig = go.Figure()
     hover = "%{text}<br>%{x:,} parameters<br>%{y:.3f} GFLOPs per token<extra></extra>"
     main = [r for r in rows if r["model"].startswith(("BERT", "ALBERT"))]
