@@ -15,7 +15,6 @@ which every lesson shares on purpose.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import time
@@ -30,6 +29,7 @@ from app.lessons import LESSONS, TOOLS
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
 from app.ui import url
+from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
 from app.ui.url import DECK_SPEC, GLOBAL_SPEC, SOURCES, key_of, view_query
 
 PRESENTER_FONT = 22
@@ -155,34 +155,6 @@ def share_link(spec: Spec | None = None) -> None:
 
 
 # ----------------------------------------------------------------------------- running a lesson
-
-
-def _identity(loaded) -> tuple:
-    return loaded.identity
-
-
-def _tensor_bytes(tensor) -> tuple:
-    """A tensor argument (e.g. the state an earlier step reached) by its contents: dtype, shape, bytes (as
-    uint8, which every dtype can be viewed as, bfloat16 included)."""
-    import torch  # only reached when a lesson, which has imported torch, passes a tensor
-
-    t = tensor.detach().cpu().contiguous()
-    return str(t.dtype), tuple(t.shape), t.view(-1).view(torch.uint8).numpy().tobytes()
-
-
-_HASH_FUNCS = {"app.models.loading.Loaded": _identity, "torch.Tensor": _tensor_bytes}
-
-
-@functools.cache
-def _cached(step):
-    return st.cache_data(step, max_entries=128, show_spinner=False, hash_funcs=_HASH_FUNCS)
-
-
-def cache(step, *args):
-    """``step(*args)``, cached by its arguments (a loaded model by its identity: key, source, location,
-    device, dtype; a tensor by its contents). The one cache of every lesson's expensive steps; no page
-    writes its own."""
-    return _cached(step)(*args)
 
 
 def run(fn, models: dict, inputs):
