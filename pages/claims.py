@@ -93,8 +93,7 @@ if r.has_results:
 
     # ------------------------------------------------------------------------- final numbers
     st.subheader("Final numbers and their spread")
-    ui.show_figure(figures.finals_figure(r.finals, comp.metric_label, comp.higher_is_better, comp.better, comp.worse,
-                                         r.params_axis), f"claims-{r.name}-finals")
+    ui.show_figure(figures.finals_figure(r), f"claims-{r.name}-finals")
     st.dataframe([{"arm": f.label, "seeds": len(f.values), "mean": f.mean, "sd": f.sd, "min": f.lo, "max": f.hi,
                    "parameters": f.params} for f in r.finals], hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(format="%.4f") for k in ("mean", "sd", "min", "max")})
@@ -166,10 +165,7 @@ def live_panel(polling: bool) -> None:
         if p.owner == me:
             st.button("Cancel", icon=":material/stop:", on_click=cancel_live, key="claims.live_cancel")
     if p.points or p.training:
-        run_live = claims.live_of(p.experiment)
-        training, points = claims.live_training(p, run_live.x), claims.live_points(p, run_live.metric, run_live.x)
-        ui.show_figure(figures.live_figure(training, points, p.labels, run_live.x, run_live.metric_label,
-                                           *run_live.pair, run_live.higher_is_better), "claims-live")
+        ui.show_figure(figures.live_figure(claims.live_curves(p)), "claims-live")
         st.caption("One seed per arm and a minute of training: a live run shows the recipe at work, not a verdict — "
                    "the verdict above needs the full runs' seeds.")
     if polling and not p.active:

@@ -224,16 +224,16 @@ def test_figures_draw_the_bands_the_means_and_every_seed(results_dir):
     assert list(band.x) == list(dyn.x) + list(dyn.x)[::-1] and list(band.y) == list(dyn.hi) + list(dyn.lo)[::-1]
     assert list(mean.y) == list(dyn.mean) and mean.line.color == figures.BETTER
     assert fig.data[1].line.color == figures.WORSE
-    fin = figures.finals_figure(r.finals, comp.metric_label, False, comp.better, comp.worse)
+    fin = figures.finals_figure(r)
     dots = [t for t in fin.data if t.name.endswith(": seeds")]
     assert sorted(y for t in dots for y in t.y) == sorted(v for f in r.finals for v in f.values)
     diamonds = {t.name: t for t in fin.data if not t.name.endswith(": seeds")}
     assert diamonds[r.finals[2].label].y[0] == pytest.approx(r.finals[2].mean)
-    shared = figures.finals_figure(r.finals, comp.metric_label, False, comp.better, comp.worse, params_axis=True)
+    shared = figures.finals_figure(replace(r, params_axis=True))
     assert shared.layout.xaxis.type == "log" and shared.data[0].x[0] == r.finals[0].params
-    lv = figures.live_figure({"dynamic": ([1, 2, 3], [6.0, 5.9, 5.7]), "static1": ([1, 2], [6.0, 5.8])},
-                             {"dynamic": ([0, 5], [3.0, 2.5]), "static1": ([0, 5], [3.0, 2.7])},
-                             {"dynamic": "dynamic"}, "step", "loss", "dynamic", "static1", False)
+    lv = figures.live_figure(claims.LiveCurves({"dynamic": ([1, 2, 3], [6.0, 5.9, 5.7]), "static1": ([1, 2], [6.0, 5.8])},
+                                               {"dynamic": ([0, 5], [3.0, 2.5]), "static1": ([0, 5], [3.0, 2.7])},
+                                               {"dynamic": "dynamic"}, "step", "loss", ("dynamic", "static1"), False))
     lv.to_dict()
     assert [list(t.y) for t in lv.data] == [[6.0, 5.9, 5.7], [6.0, 5.8], [3.0, 2.5], [3.0, 2.7]]
     assert [t.xaxis for t in lv.data] == ["x", "x", "x2", "x2"] and lv.data[3].name == "static1"

@@ -1,4 +1,4 @@
-"""Figures for "Does it work?": plain data in (app.lessons.claims.Curve / Final lists, a live run's points), plotly
+"""Figures for "Does it work?": ``claims.run``'s Result (or a live run's ``claims.LiveCurves``) in, plotly
 Figure out. Arm and metric labels are the experiments' own words, escaped anyway with app.core.text.html.
 
 Colours: the arm the paper says is better is blue, the other arm of the comparison orange, every other
@@ -88,12 +88,14 @@ def curves_figure(curves, x: str, metric_label: str, higher_is_better: bool | No
     return _layout(fig, f"Mean over seeds, band = ± 1 sd{' (per FLOP)' if x == 'flops' else ''}", 460)
 
 
-def finals_figure(finals, metric_label: str, higher_is_better: bool, better: str, worse: str,
-                  params_axis: bool = False) -> go.Figure:
-    """The final number of every seed (dots) and each arm's mean ± sd (a diamond with error bars).
+def finals_figure(r) -> go.Figure:
+    """The final number of every seed (dots) and each arm's mean ± sd (a diamond with error bars), from
+    ``claims.run``'s Result: ``r.finals`` on the chosen comparison's metric.
 
     Per arm with values, two traces: the seeds, then the mean. x: the arm's label, or its parameter count
-    (log axis) when ``params_axis`` (ALBERT's sharing: what the arms buy is fewer parameters)."""
+    (log axis) when ``r.params_axis`` (ALBERT's sharing: what the arms buy is fewer parameters)."""
+    comp, finals, params_axis = r.comparison, r.finals, r.params_axis
+    metric_label, higher_is_better, better, worse = comp.metric_label, comp.higher_is_better, comp.better, comp.worse
     fig = go.Figure()
     for f in finals:
         if not f.values:
@@ -123,12 +125,12 @@ def finals_figure(finals, metric_label: str, higher_is_better: bool, better: str
     return _layout(fig, "Final numbers: every seed (dots), mean ± sd (diamonds)", 420)
 
 
-def live_figure(training: dict[str, tuple[list[float], list[float]]], points: dict[str, tuple[list[float], list[float]]],
-                labels: dict[str, str], x: str, metric_label: str, better: str, worse: str,
-                higher_is_better: bool) -> go.Figure:
-    """A live run's curves so far, one colour per arm: left, each arm's own training loss at every step
-    (traces 0..n-1); right, the held-out metric at every evaluation (traces n..2n-1).
+def live_figure(c) -> go.Figure:
+    """A live run's curves so far (``claims.LiveCurves``), one colour per arm: left, each arm's own training loss at
+    every step (traces 0..n-1); right, the held-out metric at every evaluation (traces n..2n-1).
     training[arm] / points[arm] = (x values, y values)."""
+    training, points, labels, x, metric_label = c.training, c.points, c.labels, c.x, c.metric_label
+    (better, worse), higher_is_better = c.pair, c.higher_is_better
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("training loss, every step (each arm's own objective)",
                                         f"{esc(short_label(metric_label))}, held out, at every evaluation"))

@@ -335,6 +335,28 @@ def live_training(progress, x: str) -> dict[str, tuple[list[float], list[float]]
     return {arm: _finite_pairs(progress.training.get(arm, {}), x, "train_loss") for arm in progress.arms}
 
 
+@dataclass(frozen=True)
+class LiveCurves:
+    """A live run's curves so far, as its figure draws them: training[arm] / points[arm] = (x values, y values)
+    (``live_training``, ``live_points``), every arm's label, and the live pair's x-axis, metric and arms."""
+
+    training: dict[str, tuple[list[float], list[float]]]
+    points: dict[str, tuple[list[float], list[float]]]
+    labels: dict[str, str]
+    x: str  # "step" | "flops"
+    metric_label: str
+    pair: tuple[str, str]  # (the arm the paper says is better, the other)
+    higher_is_better: bool
+
+
+def live_curves(progress) -> LiveCurves:
+    """What the live figure shows of ``progress`` (app.experiments.live.Progress): its experiment's live pair
+    (``live_of``), each arm's training loss and held-out curve so far."""
+    run_live = live_of(progress.experiment)
+    return LiveCurves(live_training(progress, run_live.x), live_points(progress, run_live.metric, run_live.x),
+                      dict(progress.labels), run_live.x, run_live.metric_label, run_live.pair, run_live.higher_is_better)
+
+
 def _finite_pairs(series: dict, x: str, y: str) -> tuple[list[float], list[float]]:
     kept = [(a, b) for a, b in zip(series.get(x, []), series.get(y, [])) if _finite(a) and _finite(b)]
     return [a for a, _ in kept], [b for _, b in kept]
