@@ -203,37 +203,59 @@ def settings() -> tuple[str, str, str]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _load(key: str, source: str, device: str, dtype: str):
+def _load(key: str, source: str, device: str, dtype: str, _progress=None):
     """The loaded model, shared by every session. A failure raises, so it is never cached: a checkpoint
     that appears later (a training run finishing, a prefetch) loads on the next try."""
     from app.models import loading
 
     if key.startswith("electra-"):
-        gen, disc = _load_electra_pair(source, device, dtype)
+        gen, disc = _load_electra_pair(source, device, dtype, _progress)
         return gen if key == "electra-generator" else disc
-    return loading.load(key, source=source, device=device, dtype=dtype)
+    return loading.load(key, source=source, device=device, dtype=dtype, progress=_progress)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _load_electra_pair(source: str, device: str, dtype: str):
+def _load_electra_pair(source: str, device: str, dtype: str, _progress=None):
     from app.models import loading
 
-    gen = loading.load("electra-generator", source=source, device=device, dtype=dtype)
-    disc = loading.load("electra-discriminator", source=source, device=device, dtype=dtype)
+    gen = loading.load("electra-generator", source=source, device=device, dtype=dtype, progress=_progress)
+    disc = loading.load("electra-discriminator", source=source, device=device, dtype=dtype, progress=_progress)
     loading.tie_electra_pair(gen, disc)
     return gen, disc
 
 
+def shared_model(key: str, source: str, device: str, dtype: str, progress=None):
+    """:func:`_load`, except that a fallback after a failed hub is kept only until it goes stale
+    (``loading.HUB_RETRY_S``): then the hub is asked again, so a hub that recovers is used without a restart."""
+    loaded = _load(key, source, device, dtype, progress)
+    if loaded.stale:
+        _load.clear(key, source, device, dtype)
+        if key.startswith("electra-"):
+            _load_electra_pair.clear(source, device, dtype)
+        loaded = _load(key, source, device, dtype, progress)
+    return loaded
+
+
 def try_model(key: str):
     """The loaded variant (shared by every session), or the reason it could not be loaded (a str): for
-    pages that show many variants and go on without the one that failed."""
+    pages that show many variants and go on without the one that failed. A download shows its progress."""
     source, device, dtype = settings()
     label = catalogue.get(key).label
+    shown = []
+
+    def progress(done: int, total: int | None) -> None:
+        shown[:] = shown or [st.empty()]
+        of = f" of {total / 1e6:.0f} MB" if total else ""
+        shown[0].caption(f"Downloading {label} from the hub: {done / 1e6:.1f} MB{of}")
+
     with st.spinner(f"Loading {label}…"):
         try:
-            loaded = _load(key, source, device, dtype)
+            loaded = shared_model(key, source, device, dtype, progress)
         except Exception as e:  # a missing or half-written checkpoint: a message, never a traceback
             return str(e) or type(e).__name__
+        finally:
+            if shown:
+                shown[0].empty()
     st.session_state.setdefault("_loaded", {})[key] = loaded.badge_line()
     return loaded
 

@@ -276,3 +276,26 @@ def test_a_failed_hub_is_asked_again_after_a_while(hub, tmp_path, use_cache, mon
     again = loading.load("bert", source="hub")
     assert again.source == "hub" and again.retry_hub is None and not again.stale
     assert loading.load("bert", source="bundled").retry_hub is None
+
+
+def test_the_app_keeps_a_failed_hub_load_only_until_it_goes_stale(hub, tmp_path, use_cache, monkeypatch):
+    """The app's shared model cache: a fallback after a failed hub is served from the cache until it goes stale,
+    then the hub is asked again; a hub that recovered is then used without a restart."""
+    from app import ui
+
+    use_cache(tmp_path / "hf", hub)
+    monkeypatch.setattr(loading, "HUB_RETRY_S", 0.5)
+    args = ("bert", "hub", "cpu", "float32")
+    ui._load.clear(*args)
+    try:
+        hub.mode = "500"
+        failed = ui.shared_model(*args)
+        assert failed.source == "bundled" and "the hub answered 500" in failed.notice
+        hub.mode = "ok"
+        assert ui.shared_model(*args) is failed  # cached, for now
+        time.sleep(0.55)
+        recovered = ui.shared_model(*args)
+        assert recovered.source == "hub" and recovered.notice is None
+        assert ui.shared_model(*args) is recovered  # and a success stays cached
+    finally:
+        ui._load.clear(*args)
