@@ -28,11 +28,12 @@ from app.core import lesson, state, text
 from app.lessons import LESSONS, TOOLS
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import url
+from app.ui import stage, url
 from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
 from app.ui.url import DECK_SPEC, GLOBAL_SPEC, SOURCES, key_of, view_query
 
-PRESENTER_FONT = 22
+# What pages call from the modules under the front, as ui.<name>:
+from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway  # noqa: F401
 
 
 # ----------------------------------------------------------------------------- routing
@@ -57,7 +58,7 @@ def start_page(slug: str, is_lesson: bool, badge_slot) -> None:
     st.session_state["_badge_slot"] = badge_slot
     st.session_state["_loaded"] = {}
     st.session_state["_in_router"] = True
-    st.session_state["_stage"] = None
+    stage.clear()
     if is_lesson:
         from app.core import preload
 
@@ -90,7 +91,7 @@ def bind(spec: Spec) -> dict:
     _reroute_if_unrouted()
     values, notes = url.read(spec)
     url.write(spec)
-    _make_stage()
+    stage.make()
     for note in notes:
         st.info(note, icon=":material/link:")
     return values
@@ -347,15 +348,15 @@ def sidebar() -> None:
                            f"(or the {PUBLIC_URL_ENV} environment variable, when the server sets it).",
                       disabled=bool(os.environ.get(PUBLIC_URL_ENV)))
         st.caption(f"Now: {text.md(public_base() or '(unknown until the browser says)', 48)}")
-    if st.session_state.get("presenter"):
-        presenter_css()
+    if stage.presenting():
+        stage.presenter_css()
 
 
 def page_config() -> None:
     """Title, icon, wide layout; a presenter link opens with the sidebar collapsed (more room on a projector)."""
     url.bind_globals()
     st.set_page_config(page_title="BERT Variants Explorer", page_icon=str(catalogue.REPO_ROOT / "assets" / "icon.png"),
-                       layout="wide", initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
+                       layout="wide", initial_sidebar_state="collapsed" if stage.presenting() else "auto")
 
 
 def badge() -> None:
@@ -375,105 +376,6 @@ def badge() -> None:
     if loaded and "_last_forward_ms" in st.session_state:
         lines.append(f"**Last computation** {st.session_state['_last_forward_ms']:.1f} ms")
     slot.markdown("  \n".join(lines))
-
-
-# ----------------------------------------------------------------------------- presenter layout and figures
-#
-# On a projector (presenter mode) a lesson shows its idea first: its key figure with a one-line takeaway sits
-# on the "stage", right under the title, in view at 1280x720 without scrolling; the page's intro prose is
-# folded away under it, and widgets and the rest of the page follow below.
-
-PRESENTER_FIGURE_HEIGHT = 430  # px: the key figure with the title and one takeaway line fit 1280x720
-DECK_FIGURE_HEIGHT = 390  # px: the same with the deck bar above the title
-STAGE_KEY = "bve-stage"  # the stage's container (CSS class st-key-bve-stage: the browser tests find it by it)
-
-
-def presenting() -> bool:
-    return bool(st.session_state.get("presenter"))
-
-
-def _make_stage() -> None:
-    """The key figure's place on a projector, made once per run right under the title (by ``intro`` or, on a
-    page without one, by ``bind``)."""
-    if presenting() and st.session_state.get("_stage") is None:
-        st.session_state["_stage"] = st.container(key=STAGE_KEY)
-
-
-def stage():
-    """Where the key figure goes: the stage on a projector, else the page where it stands."""
-    return (st.session_state.get("_stage") if presenting() else None) or st
-
-
-def stage_height() -> int:
-    return DECK_FIGURE_HEIGHT if st.session_state.get("slide") else PRESENTER_FIGURE_HEIGHT
-
-
-def intro(markdown: str) -> None:
-    """The lesson's idea in two or three sentences: shown, or on a projector folded away under the stage."""
-    if presenting():
-        _make_stage()
-        with st.expander("What this lesson shows", icon=":material/menu_book:"):
-            st.markdown(markdown)
-    else:
-        st.markdown(markdown)
-
-
-def takeaway(markdown: str) -> None:
-    """The lesson's one takeaway (one line): at the end of the page, or under the key figure on a projector."""
-    stage().markdown(f"**Takeaway:** {markdown}")
-
-
-def show_figure(fig, name: str, height: int | None = None, key: bool = False) -> None:
-    """A plotly figure with the page's export format on its camera button, styled for presenter mode.
-    ``key=True`` marks the lesson's key figure: on a projector it goes on the stage, sized to fit."""
-    where = stage() if key else st
-    if presenting():
-        fig.update_layout(font=dict(size=PRESENTER_FONT, color="#000"), template="simple_white")
-        if key:
-            height = min(height or fig.layout.height or stage_height(), stage_height())
-    if height:
-        fig.update_layout(height=height)
-    fmt = st.session_state.get("export", "png")
-    where.plotly_chart(
-        fig, width="stretch", key=f"fig-{name}",
-        config={"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}},
-    )
-
-
-def show_html(document, alt: str, key: bool = False) -> None:
-    """A figure that is a standalone HTML document (``app.figures.Document``: bertviz's views) in an iframe.
-    ``key=True``: the lesson's key figure; on a projector it goes on the stage, zoomed out to fit."""
-    html_text, height = document.html, document.height
-    if key and presenting() and height > stage_height():
-        zoom = stage_height() / height
-        html_text = html_text.replace("<head>", f"<head><style>html {{ zoom: {zoom:.3f}; }}</style>", 1)
-        height = stage_height()
-    (stage() if key else st).iframe(html_text, height=height, alt=alt)
-
-
-def show_chart(chart, name: str) -> None:
-    """An altair chart: its ••• menu saves SVG and PNG (vega-embed, no network)."""
-    if st.session_state.get("presenter"):
-        chart = chart.configure_axis(labelFontSize=PRESENTER_FONT - 4, titleFontSize=PRESENTER_FONT).configure_legend(
-            labelFontSize=PRESENTER_FONT - 4, titleFontSize=PRESENTER_FONT)
-    st.altair_chart(chart, width="stretch", key=f"chart-{name}")
-
-
-def presenter_css() -> None:
-    """Large type and no chrome on a projector; tight margins so the stage fits 1280x720. Written into the
-    sidebar: a style element in the page would take a row of the page's spacing."""
-    st.sidebar.markdown(
-        f"""<style>
-        html, body, [data-testid="stAppViewContainer"] {{ font-size: {PRESENTER_FONT}px; }}
-        [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: {PRESENTER_FONT}px; line-height: 1.45; color: #000; }}
-        h1 {{ font-size: 2.1rem !important; padding: 0.2rem 0 0.4rem 0 !important; }} h2, h3 {{ font-size: 1.6rem !important; }}
-        [data-testid="stHeader"], [data-testid="stToolbar"], footer {{ display: none; }}
-        .block-container {{ padding: 0.6rem 1.5rem 2rem 1.5rem !important; max-width: 100% !important; }}
-        .st-key-{STAGE_KEY} {{ gap: 0.2rem; }}
-        .st-key-{STAGE_KEY} [data-testid="stMarkdownContainer"] p {{ margin-bottom: 0; }}
-        </style>""",
-        unsafe_allow_html=True,
-    )
 
 
 # ----------------------------------------------------------------------------- lecture mode: the deck
