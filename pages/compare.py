@@ -33,8 +33,7 @@ chosen = r.words[r.word]
 # ----------------------------------------------------------------------------- 1. tokens
 st.header("1 · How each tokenizer cuts it")
 start, stop = r.window
-ui.show_figure(figures.token_grid_figure(r.labels, r.words[start:stop], r.cells, r.n_tokens, r.word - start,
-                                         first=start), "compare-tokens")
+ui.show_figure(figures.token_grid_figure(r), "compare-tokens")
 if stop - start < len(r.words):
     st.caption(f"Showing words {start}–{stop - 1} of {len(r.words)} (counted from 0), around the masked word; the "
                "token counts in the row labels are for the whole text.")
@@ -49,9 +48,7 @@ if r.masking_note:
 if r.vanished:
     st.warning(f"{', '.join(r.vanished)} kept no piece of word {r.word}, so there is nothing to mask there.")
 if r.guesses:
-    ui.show_figure(figures.fill_mask_figure([g.label + (" (permutation)" if g.permutation else "") for g in r.guesses],
-                                            [g.prediction.first.read for g in r.guesses],
-                                            [g.prediction.original for g in r.guesses]), "compare-fill-mask")
+    ui.show_figure(figures.fill_mask_figure(r), "compare-fill-mask")
     st.dataframe([{
         "model": g.label, "checkpoint": g.shown_as, "pieces": g.prediction.n_pieces,
         "top guess": g.prediction.first.words[0] if g.prediction.first.words else "", "best fill": g.prediction.best_fill,

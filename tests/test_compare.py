@@ -6,6 +6,7 @@ loaded, and DeBERTa and ModernBERT (built tiny from configs) predicting as maske
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -493,9 +494,15 @@ def test_deberta_and_modernbert_guess_as_masked_lms(bundled):
 # ----------------------------------------------------------------------------- figures
 
 
+def guess(label: str, read: list, original: str) -> SimpleNamespace:
+    """One variant's guess as fill_mask_figure reads it from a Result: its top (token, P) pairs and the original."""
+    return SimpleNamespace(label=label, permutation=False,
+                           prediction=SimpleNamespace(first=SimpleNamespace(read=read), original=original))
+
+
 def test_token_grid_figure_counts_pieces_and_escapes_tokens():
-    fig = figs.token_grid_figure(["BERT", "RoBERTa"], ["<b>", "ball"], [[["<", "b", ">"], ["ball"]], [["<b>"], ["Ġball"]]],
-                                 [5, 4], chosen=1)
+    fig = figs.token_grid_figure(SimpleNamespace(labels=["BERT", "RoBERTa"], words=("<b>", "ball"), window=(0, 2), word=1,
+                                                 cells=[[["<", "b", ">"], ["ball"]], [["<b>"], ["Ġball"]]], n_tokens=[5, 4]))
     assert list(map(list, fig.data[0].z)) == [[3, 1], [1, 1]]
     assert fig.data[0].text[1][0] == "&lt;b&gt;" and fig.data[0].text[0][0] == "&lt; · b · &gt;"
     assert fig.layout.xaxis.ticktext[0] == "&lt;b&gt;"
@@ -504,7 +511,8 @@ def test_token_grid_figure_counts_pieces_and_escapes_tokens():
 
 
 def test_fill_mask_and_cost_figures_carry_the_numbers():
-    fig = figs.fill_mask_figure(["BERT", "XLNet"], [[("toy", 0.5), ("ball", 0.2)], [("ball", 0.4)]], ["ball", "ball"])
+    fig = figs.fill_mask_figure(SimpleNamespace(guesses=[guess("BERT", [("toy", 0.5), ("ball", 0.2)], "ball"),
+                                                         guess("XLNet", [("ball", 0.4)], "ball")]))
     assert list(fig.data[0].z[0]) == [0.5, 0.2] and list(fig.data[0].z[1]) == [0.4, None]
     assert "original word" in fig.data[0].hovertext[0][1]
     cost = figs.cost_figure(["A", "B"], [2_000_000, 1_000_000], [8 * 2**20, 4 * 2**20], [3.0, 1.5], "CPU")

@@ -1,4 +1,4 @@
-"""Figures for the side-by-side lesson: plain lists and dicts in (from app.lessons.compare), plotly Figure out.
+"""Figures for the side-by-side lesson: ``compare.run``'s Result (or its ``electra`` rows) in, plotly Figure out.
 
 Every token that enters cell or hover text is HTML-escaped with app.core.text.html: plotly renders a subset of
 HTML there.
@@ -16,17 +16,16 @@ PROB = "Blues"
 SCORE = "RdBu_r"  # P(replaced): blue = looks original, red = looks replaced
 
 
-def token_grid_figure(labels: list[str], words: list[str], cells: list[list[list[str]]],
-                      n_tokens: list[int], chosen: int | None = None, first: int = 0) -> go.Figure:
-    """One row per variant, one column per word; a cell lists the pieces that word became.
+def token_grid_figure(r) -> go.Figure:
+    """One row per variant (``r.labels``), one column per word of ``r.window`` (a window of the text around the
+    masked word ``r.word``, marked); a cell lists the pieces that word became.
 
-    ``words`` may be a window of the text: ``first`` is the index of its first word (for the hover),
-    ``chosen`` the masked word's index within the window.
-
-    cells[v][w]: the raw pieces of word w in variant v's tokenizer. z = the number of pieces
-    (capped at 4 for the colour; the hover says the exact number). n_tokens[v]: the variant's total
+    r.cells[v][w]: the raw pieces of word window[0] + w in variant v's tokenizer. z = the number of pieces
+    (capped at 4 for the colour; the hover says the exact number). r.n_tokens[v]: the variant's total
     token count, special tokens included (shown in the row label).
     """
+    first, stop = r.window
+    labels, words, cells, n_tokens, chosen = r.labels, r.words[first:stop], r.cells, r.n_tokens, r.word - first
     z, text, hover = [], [], []
     for label, row in zip(labels, cells):
         z.append([min(len(p), 4) if p else None for p in row])
@@ -49,11 +48,13 @@ def token_grid_figure(labels: list[str], words: list[str], cells: list[list[list
     return _room(fig)
 
 
-def fill_mask_figure(labels: list[str], tops: list[list[tuple[str, float]]], originals: list[str]) -> go.Figure:
-    """Rows = models, columns = rank 1..k: the token each model ranks there, coloured by probability.
-
-    tops[m]: [(token, probability), ...] best first; originals[m]: the masked word as that model saw it.
+def fill_mask_figure(r) -> go.Figure:
+    """Rows = models (``r.guesses``), columns = rank 1..k: the token each model ranks there for the hidden word's
+    first piece, coloured by probability; the masked word as that model saw it is marked in the hover.
     """
+    labels = [g.label + (" (permutation)" if g.permutation else "") for g in r.guesses]
+    tops = [g.prediction.first.read for g in r.guesses]  # [(token, probability), ...] best first
+    originals = [g.prediction.original for g in r.guesses]
     k = max((len(t) for t in tops), default=0)
     z, text, hover = [], [], []
     for label, top, orig in zip(labels, tops, originals):
@@ -75,7 +76,7 @@ def fill_mask_figure(labels: list[str], tops: list[list[tuple[str, float]]], ori
 
 
 def discriminator_figure(rows: list[tuple[str, list[str], list[float]]]) -> go.Figure:
-    """ELECTRA's discriminator, one row per input: (name, tokens, P(replaced) per token).
+    """ELECTRA's discriminator (``Result.electra``), one row per input: (name, tokens, P(replaced) per token).
 
     Rows may differ in length (a swapped word may have fewer pieces); missing cells are empty.
     """
