@@ -81,9 +81,9 @@ st.header("Relative positions: the only positions in the encoder")
 p = r.positions
 left, right = st.columns(2)
 with left:
-    ui.show_figure(figures.positions_figure(r.tokens, p), "deberta-distances")
+    ui.show_figure(figures.positions_figure(r), "deberta-distances")
 with right:
-    ui.show_figure(figures.buckets_figure(p, len(r.tokens)), "deberta-buckets")
+    ui.show_figure(figures.buckets_figure(r), "deberta-buckets")
 st.caption(
     f"Left: the distance i − j of every pair of your sentence; hover for the row of the relative-position table "
     f"(`rel_embeddings`, {2 * p.max_relative_positions} rows) that the model in use reads for it, and the bucket "

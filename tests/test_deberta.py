@@ -457,9 +457,9 @@ def test_terms_figure_holds_the_three_terms_and_their_sum(result):
 
 
 def test_position_bucket_shift_and_prediction_figures_carry_their_numbers(result):
-    pos = figures.positions_figure(result.tokens, result.positions)
+    pos = figures.positions_figure(result)
     np.testing.assert_array_equal(np.asarray(pos.data[0].z), result.positions.distance)
-    buckets = figures.buckets_figure(result.positions, len(result.tokens))
+    buckets = figures.buckets_figure(result)
     assert list(buckets.data[0].y) == list(result.positions.curve_v1)
     assert list(buckets.data[1].y) == list(result.positions.curve_v3)
     shift = figures.shift_figure(result.shifts)
@@ -487,7 +487,7 @@ def _strings(node, key=""):
 def test_every_piece_in_a_figure_is_escaped(standin):
     r = deberta.run(standin, deberta.Inputs(text="<b>bold</b> & <script>x</script> cat", query=0, key=1, word=2))
     assert any("<" in t or ">" in t for t in r.tokens)  # the pieces do carry markup characters
-    for fig in (figures.terms_figure(r.tokens, r.terms), figures.positions_figure(r.tokens, r.positions),
+    for fig in (figures.terms_figure(r.tokens, r.terms), figures.positions_figure(r),
                 figures.shift_figure(r.shifts), figures.prediction_figure(r.prediction)):
         found = [(k, s) for k, s in _strings(fig.to_dict()) if "<" in s or ">" in s]
         assert found == []
@@ -495,7 +495,7 @@ def test_every_piece_in_a_figure_is_escaped(standin):
 
 def test_every_figure_is_valid_plotly(result):
     for fig in (figures.terms_figure(result.tokens, result.terms, result.query_pos, result.key_pos),
-                figures.positions_figure(result.tokens, result.positions),
-                figures.buckets_figure(result.positions, len(result.tokens)),
+                figures.positions_figure(result),
+                figures.buckets_figure(result),
                 figures.shift_figure(result.shifts), figures.prediction_figure(result.prediction)):
         go.Figure(fig.to_dict())  # validates every property

@@ -1,4 +1,5 @@
-"""Figures for the DeBERTa lesson (app/lessons/deberta.py): plain data in, plotly Figure out.
+"""Figures for the DeBERTa lesson (app/lessons/deberta.py): ``deberta.run``'s Result (or its ``shifts``,
+``prediction``) in, plotly Figure out.
 
 Heatmaps put the query token i in rows and the key token j in columns, on numeric axes labelled with the
 pieces (a sentence may hold the same piece twice); hovering any cell of the four panels gives all three terms,
@@ -66,10 +67,11 @@ def terms_figure(tokens, terms, query_pos: int | None = None, key_pos: int | Non
     return fig
 
 
-def positions_figure(tokens, pos) -> go.Figure:
-    """The distance i − j of every pair of the sentence, coloured; hover adds the row of the relative-position
-    table the model in use reads and the bucket DeBERTa-v3 would use."""
-    labels = _labels(tokens)
+def positions_figure(r) -> go.Figure:
+    """The distance i − j of every pair of the sentence (``r.tokens``), coloured; hover adds the row of the
+    relative-position table the model in use reads and the bucket DeBERTa-v3 would use (``r.positions``)."""
+    pos = r.positions
+    labels = _labels(r.tokens)
     n = len(labels)
     grid = (n, n)
     col = np.array(labels, dtype=object)
@@ -88,9 +90,10 @@ def positions_figure(tokens, pos) -> go.Figure:
     return fig
 
 
-def buckets_figure(pos, sentence_length: int) -> go.Figure:
+def buckets_figure(r) -> go.Figure:
     """Distance -> bucket for DeBERTa v1 (the model in use: clipped at ±k) and v3 (256 log buckets), over every
-    distance either can see; the band marks the distances inside this sentence."""
+    distance either can see (``r.positions``); the band marks the distances inside this sentence (``r.tokens``)."""
+    pos, sentence_length = r.positions, len(r.tokens)
     d = np.asarray(pos.curve_distance)
     fig = go.Figure()
     fig.add_vrect(x0=-(sentence_length - 1), x1=sentence_length - 1, fillcolor="#ccc", opacity=0.35, line_width=0,
