@@ -54,7 +54,7 @@ st.caption(f"Pale bars: T = 1; solid bars: T = {T:g}. The tokens are the teacher
 
 # ----------------------------------------------------------------------------- 2. temperature
 st.header("2 · What the temperature does")
-ui.show_figure(figures.temperature_figure(r.sweep, T, R.temperature), "distillation-temperature")
+ui.show_figure(figures.temperature_figure(r), "distillation-temperature")
 st.caption("As T grows, both distributions flatten (their entropy rises towards log V) and the gap between them "
            "shrinks; the T² factor in the recipe keeps the soft-target term from vanishing with it.")
 
@@ -76,7 +76,7 @@ st.caption("Computed with `app.triple_loss.distillation_losses`, the very functi
            "in float64, so that small values are exact), on the same positions as in training: soft targets and cosine "
            "on every token of the sentence, the MLM cross-entropy only at the masked word. Only the soft-target term "
            "depends on T (the last column uses your T for it, and in the total).")
-ui.show_figure(figures.position_kl_figure(r.tokens, r.kl_per_token, r.masked, T), "distillation-kl-per-token")
+ui.show_figure(figures.position_kl_figure(r), "distillation-kl-per-token")
 
 # ----------------------------------------------------------------------------- 4. size and speed
 st.header("4 · Smaller and faster? Measured here")

@@ -6,6 +6,7 @@ are read from the checkpoints, never pinned: the bundled pair is retrained wider
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -326,9 +327,10 @@ def test_soft_target_figure_data():
 
 def test_temperature_and_kl_figures_data():
     sw = {"temperature": [1.0, 2.0], "teacher_entropy": [1.0, 1.5], "student_entropy": [1.2, 1.6], "kl_term": [0.3, 0.2]}
-    fig = figs.temperature_figure(sw, 3.0, 2.0)
+    fig = figs.temperature_figure(SimpleNamespace(sweep=sw, temperature=3.0), 2.0)
     assert list(fig.data[0].y) == [1.0, 1.5] and list(fig.data[2].y) == [0.3, 0.2]
-    bars = figs.position_kl_figure(["[CLS]", "[MASK]", "<b>"], [0.1, 0.5, 0.2], [1], 2.0)
+    bars = figs.position_kl_figure(SimpleNamespace(tokens=["[CLS]", "[MASK]", "<b>"], kl_per_token=[0.1, 0.5, 0.2], masked=[1],
+                                                   temperature=2.0))
     assert list(bars.data[0].y) == [0.1, 0.5, 0.2] and bars.data[0].marker.color[1] != bars.data[0].marker.color[0]
     assert bars.data[0].x[2] == "2·&lt;b&gt;"
     claims = figs.claims_figure({"paper": {"smaller": 0.4, "faster": 0.6, "retained": 0.97},

@@ -1,4 +1,4 @@
-"""Figures for the distillation lesson: plain lists in (from app.lessons.distillation), plotly Figure out.
+"""Figures for the distillation lesson: ``distillation.run``'s Result (or its ``claims``) in, plotly Figure out.
 
 Tokens are HTML-escaped with app.core.text.html before they enter cell, tick or hover text (plotly renders a
 subset of HTML).
@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core.text import html as esc
+from app.lessons.distillation import RECIPE
 
 TEACHER, STUDENT = "#4c78a8", "#f58518"
 LIGHT_TEACHER, LIGHT_STUDENT = "#b7cde3", "#fbcf9f"
@@ -38,9 +39,10 @@ def soft_targets_figure(tokens: list[str], teacher_1: list[float], teacher_t: li
     return _room(fig)
 
 
-def temperature_figure(sweep: dict[str, list[float]], temperature: float, recipe_temperature: float) -> go.Figure:
-    """Left: entropy of teacher and student vs T (flatter = higher). Right: the recipe's T²·KL vs T.
-    Dotted lines mark the chosen T and the recipe's T."""
+def temperature_figure(r, recipe_temperature: float = RECIPE.temperature) -> go.Figure:
+    """From ``distillation.run``'s Result: left, entropy of teacher and student vs T (flatter = higher); right, the
+    recipe's T²·KL vs T (``r.sweep``). Dotted lines mark the chosen T (``r.temperature``) and the recipe's T."""
+    sweep, temperature = r.sweep, r.temperature
     temps = sweep["temperature"]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("entropy of the softened distribution (nats)",
                                                         "soft-target term T² · KL(teacher ‖ student)"))
@@ -62,8 +64,10 @@ def temperature_figure(sweep: dict[str, list[float]], temperature: float, recipe
     return _room(fig)
 
 
-def position_kl_figure(tokens: list[str], kl: list[float], masked: list[int], temperature: float) -> go.Figure:
-    """T² · KL at every position of the sentence: where the student disagrees with its teacher."""
+def position_kl_figure(r) -> go.Figure:
+    """T² · KL at every position of the sentence (``r.kl_per_token`` at ``r.temperature``): where the student
+    disagrees with its teacher; the masked word's positions (``r.masked``) in red."""
+    tokens, kl, masked, temperature = r.tokens, r.kl_per_token, r.masked, r.temperature
     colours = ["#e45756" if i in masked else "#4c78a8" for i in range(len(tokens))]
     labels = [f"{i}·{esc(t)}" for i, t in enumerate(tokens)]
     hover = [f"position {i}: <b>{esc(t)}</b>{' (masked)' if i in masked else ''}<br>T² · KL = {v:.5f}"
@@ -76,7 +80,7 @@ def position_kl_figure(tokens: list[str], kl: list[float], masked: list[int], te
 
 
 def claims_figure(rows: dict[str, dict[str, float | None]]) -> go.Figure:
-    """Grouped bars: for each claim ("smaller", "faster", "retained"), one bar per source
+    """``Result.claims`` as grouped bars: for each claim ("smaller", "faster", "retained"), one bar per source
     ("paper", "measured here", "model card"); None = not available from that source."""
     claims = ["smaller", "faster", "retained"]
     nice = {"smaller": "smaller (1 − params ratio)", "faster": "faster (speed-up − 1)", "retained": "accuracy retained"}
