@@ -74,9 +74,7 @@ st.subheader("3 · Coverage: how much of the sentence has been practised")
 cov = r.coverage
 cv1, cv2 = st.columns([3, 2])
 with cv1:
-    ui.show_figure(figs.coverage_figure({k: list(v) for k, v in cov.simulated.items()},
-                                        {k: list(v) for k, v in cov.analytic.items()}, cov.n_draws,
-                                        mark_epoch=r.epochs), "masking-coverage")
+    ui.show_figure(figs.coverage_figure(r), "masking-coverage")
 with cv2:
     st.markdown(
         f"After **{r.epochs}** epoch(s), the share of positions that have been a target at least once "
@@ -87,8 +85,7 @@ with cv2:
                "×10 duplication stops at 1 − (1 − p)^10, dynamic masking keeps climbing.")
 dm1, dm2 = st.columns([3, 2])
 with dm1:
-    ui.show_figure(figs.distinct_masks_figure(list(s.pieces), list(s.special), {k: list(v) for k, v in r.distinct.items()},
-                                              {k: list(v) for k, v in r.times.items()}, r.epochs), "masking-distinct")
+    ui.show_figure(figs.distinct_masks_figure(r), "masking-distinct")
 with dm2:
     st.markdown(f"How many **distinct masks** each position was a target in, over {r.epochs} epoch(s), this seed. "
                 "Positions never chosen: " + ", ".join(f"{lab.STRATEGY_SHORT[k]} **{n}**" for k, n in r.never.items())
@@ -116,8 +113,7 @@ with w2:
 with w1:
     if r.spans:
         sp = r.spans
-        ui.show_figure(figs.span_length_figure(list(sp.pmf), list(sp.drawn), list(sp.placed), sp.means),
-                       "masking-span-lengths")
+        ui.show_figure(figs.span_length_figure(sp), "masking-span-lengths")
         st.markdown(
             f"Mean span length: expected **{sp.means['expected']:.2f}** words (Geometric(p = {r.cfg.span_p:g}) "
             f"truncated at {r.cfg.max_span}; the SpanBERT paper reports ≈ 3.8 for p = 0.2, max 10), drawn "
@@ -137,10 +133,7 @@ elif r.predictions:
     ui.widget(SPEC.topk)
     p1, p2 = st.columns([3, 2])
     with p1:
-        ui.show_figure(figs.predictions_figure([p.position for p in r.predictions], [p.original for p in r.predictions],
-                                               [p.fed for p in r.predictions], [list(p.guesses.pieces) for p in r.predictions],
-                                               [list(p.guesses.probabilities) for p in r.predictions],
-                                               [list(p.hits) for p in r.predictions], r.label), "masking-predictions")
+        ui.show_figure(figs.predictions_figure(r), "masking-predictions")
     with p2:
         st.metric("Original token ranked first", f"{sum(p.rank_original == 1 for p in r.predictions)} of "
                                                  f"{len(r.predictions)}")

@@ -5,6 +5,7 @@ is cached), and the figures' data."""
 from __future__ import annotations
 
 import pickle
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -251,19 +252,22 @@ def test_grid_figure_data():
 def test_coverage_and_distinct_figures_data():
     sim = {"static": [0.15, 0.15], "static10": [0.15, 0.28], "dynamic": [0.15, 0.28]}
     ana = {s: [0.15, 0.2775] for s in sim}
-    fig = figs.coverage_figure(sim, ana, 200, mark_epoch=2)
+    fig = figs.coverage_figure(SimpleNamespace(coverage=SimpleNamespace(simulated=sim, analytic=ana, n_draws=200), epochs=2))
     assert len(fig.data) == 6 and list(fig.data[2].y) == [0.15, 0.28] and list(fig.data[3].y) == [0.15, 0.2775]
-    fig = figs.distinct_masks_figure(["[CLS]", "a", "b", "[SEP]"], [True, False, False, True],
-                                     {"static": [0, 1, 0, 0], "dynamic": [0, 2, 3, 0]},
-                                     {"static": [0, 5, 0, 0], "dynamic": [0, 2, 3, 0]}, 5)
+    fig = figs.distinct_masks_figure(SimpleNamespace(
+        sentence=SimpleNamespace(pieces=["[CLS]", "a", "b", "[SEP]"], special=[True, False, False, True]),
+        distinct={"static": [0, 1, 0, 0], "dynamic": [0, 2, 3, 0]}, times={"static": [0, 5, 0, 0], "dynamic": [0, 2, 3, 0]},
+        epochs=5))
     assert list(fig.data[1].y) == [2, 3] and list(fig.data[0].customdata) == [5, 0] and list(fig.data[0].x) == ["1·a", "2·b"]
 
 
 def test_span_and_prediction_figures_data():
     pmf = m.span_length_pmf(0.2, 3)
-    fig = figs.span_length_figure(pmf, [50, 30, 20], [8, 2, 0], {"expected": 1.7})
+    fig = figs.span_length_figure(SimpleNamespace(pmf=pmf, drawn=[50, 30, 20], placed=[8, 2, 0], means={"expected": 1.7}))
     assert list(fig.data[0].y) == [0.5, 0.3, 0.2] and list(fig.data[1].y) == [0.8, 0.2, 0.0] and list(fig.data[2].y) == pmf
     assert fig.layout.shapes[0].x0 == 1.7
-    fig = figs.predictions_figure([1], ["ball"], ["<mask>"], [["ball", "<b>"]], [[0.5, 0.2]], [[True, False]], "BERT")
+    fig = figs.predictions_figure(SimpleNamespace(label="BERT", predictions=[SimpleNamespace(
+        position=1, original="ball", fed="<mask>", guesses=SimpleNamespace(pieces=["ball", "<b>"], probabilities=[0.5, 0.2]),
+        hits=[True, False])]))
     assert [list(r) for r in fig.data[0].z] == [[0.5, 0.2]] and fig.data[0].text[0][0] == "ball ✓"
     assert fig.data[0].text[0][1] == "&lt;b&gt;" and list(fig.data[0].y) == ["1·ball (fed &lt;mask&gt;)"]

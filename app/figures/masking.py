@@ -1,4 +1,4 @@
-"""Figures of the masking lab (app/lessons/masking.py): plain data in (lists, nested lists), a plotly Figure out.
+"""Figures of the masking lab (app/lessons/masking.py): ``masking.run``'s Result (or its ``spans``) in, a plotly Figure out.
 
 Every token that enters a figure goes through ``app.core.text.html`` first: plotly reads a small set of tags
 in text and hover labels, so a RoBERTa ``<s>`` would otherwise vanish (and a ``<b>`` would turn bold).
@@ -75,13 +75,17 @@ def epoch_grid_figure(tokens: list[str], special: list[bool], kinds: list[list[i
         yaxis=dict(autorange="reversed")))
 
 
-def coverage_figure(simulated: dict[str, list[float]], analytic: dict[str, list[float]], n_draws: int,
-                    mark_epoch: int | None = None) -> go.Figure:
-    """Fraction of positions that have been a target at least once, by epoch, per strategy.
+def coverage_figure(r) -> go.Figure:
+    """Fraction of positions that have been a target at least once, by epoch, per strategy (``r.coverage``), with the
+    epochs chosen (``r.epochs``) marked.
 
     simulated[s], analytic[s]: (E,) for each strategy s. Solid: the mean over ``n_draws`` seeded
     draws; dashed: 1 - (1 - p)^k with k the distinct masks seen so far.
     """
+    cov, mark_epoch = r.coverage, r.epochs
+    simulated = {k: list(v) for k, v in cov.simulated.items()}
+    analytic = {k: list(v) for k, v in cov.analytic.items()}
+    n_draws = cov.n_draws
     traces = []
     for s, ys in simulated.items():
         xs = list(range(1, len(ys) + 1))
@@ -104,12 +108,15 @@ def coverage_figure(simulated: dict[str, list[float]], analytic: dict[str, list[
         height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.2), shapes=shapes, annotations=notes))
 
 
-def distinct_masks_figure(tokens: list[str], special: list[bool], distinct: dict[str, list[int]],
-                          times: dict[str, list[int]], epochs: int) -> go.Figure:
-    """Per position (special tokens left out): in how many distinct masks it was a target, per strategy.
+def distinct_masks_figure(r) -> go.Figure:
+    """Per position of ``r.sentence`` (special tokens left out): in how many distinct masks it was a target, per
+    strategy, over ``r.epochs`` epochs.
 
-    distinct[s], times[s]: (T,) counts for strategy s; hover also gives the epochs it was a target.
+    r.distinct[s], r.times[s]: (T,) counts for strategy s; hover also gives the epochs it was a target.
     """
+    tokens, special, epochs = list(r.sentence.pieces), list(r.sentence.special), r.epochs
+    distinct = {k: list(v) for k, v in r.distinct.items()}
+    times = {k: list(v) for k, v in r.times.items()}
     keep = [i for i, s in enumerate(special) if not s]
     x = [position_labels(tokens)[i] for i in keep]
     traces = [dict(
@@ -123,12 +130,14 @@ def distinct_masks_figure(tokens: list[str], special: list[bool], distinct: dict
                                   legend=dict(orientation="h", y=1.12)))
 
 
-def span_length_figure(pmf: list[float], drawn: list[int], placed: list[int], means: dict[str, float]) -> go.Figure:
-    """Span lengths in words: the truncated geometric pmf, the drawn lengths and those actually placed.
+def span_length_figure(spans) -> go.Figure:
+    """Span lengths in words (``Result.spans``): the truncated geometric pmf, the drawn lengths and those actually
+    placed.
 
     pmf: (L,) P(length = k) for k = 1..L; drawn, placed: (L,) counts per length; means: label -> value,
     drawn as vertical lines.
     """
+    pmf, drawn, placed, means = list(spans.pmf), list(spans.drawn), list(spans.placed), spans.means
     ks = list(range(1, len(pmf) + 1))
     n_drawn, n_placed = max(1, sum(drawn)), max(1, sum(placed))
     fig = go.Figure([
@@ -151,13 +160,17 @@ def span_length_figure(pmf: list[float], drawn: list[int], placed: list[int], me
     return fig
 
 
-def predictions_figure(positions: list[int], originals: list[str], fed: list[str], tokens: list[list[str]],
-                       probs: list[list[float]], is_original: list[list[bool]], model: str = "") -> go.Figure:
-    """Targets × rank: the model's top-k at each target, coloured by probability.
+def predictions_figure(r) -> go.Figure:
+    """Targets × rank: the model's (``r.label``) top-k at each target of the chosen epoch (``r.predictions``),
+    coloured by probability.
 
-    positions, originals, fed: (n,) each target's position, original piece and the piece the model was
-    shown; tokens, probs, is_original: (n, k). z is probs; a ✓ marks the original piece.
+    Per target: its position, original piece and the piece the model was shown; its guesses' pieces and
+    probabilities and which are the original (``hits``), (k,) each. z is the probabilities; a ✓ marks the original piece.
     """
+    positions, originals = [p.position for p in r.predictions], [p.original for p in r.predictions]
+    fed, tokens = [p.fed for p in r.predictions], [list(p.guesses.pieces) for p in r.predictions]
+    probs, is_original = [list(p.guesses.probabilities) for p in r.predictions], [list(p.hits) for p in r.predictions]
+    model = r.label
     k = len(probs[0]) if probs else 0
     rows = [f"{i}·{esc(o)} (fed {esc(f)})" for i, o, f in zip(positions, originals, fed)]
     text = [[f"{esc(t)}{' ✓' if o else ''}" for t, o in zip(tt, oo)] for tt, oo in zip(tokens, is_original)]
