@@ -36,7 +36,7 @@ ui.widget(SPEC.layer, c2, options=range(len(r.layers)), format_func=lambda i: f"
 
 # ----------------------------------------------------------------------------- fill the blank
 word = fill.words[fill.word]
-ui.show_figure(figures.fill_figure(list(fill.top), word, "ModernBERT"), "modernbert-fill", height=280)
+ui.show_figure(figures.fill_figure(r), "modernbert-fill", height=280)
 st.caption(
     f"Word {fill.word}, {md(word)}, is {len(fill.pieces)} piece{'s' if len(fill.pieces) > 1 else ''} "
     f"({' · '.join(md(p) for p in fill.pieces)}), all replaced by `[MASK]`; the bars are the guesses for the "
@@ -60,16 +60,13 @@ with tabs[0]:
     )
     st.latex(r"\begin{pmatrix} x_i \\ x_{i+d/2} \end{pmatrix} \mapsto \begin{pmatrix} \cos p\theta_i & -\sin p\theta_i "
              r"\\ \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix} x_i \\ x_{i+d/2} \end{pmatrix}")
-    ui.show_figure(figures.spectrum_figure(rope.head_dim, list(rope.types), list(rope.theta), list(rope.inv_freq),
-                                           r.half, r.cost.max_positions), "modernbert-rope-spectrum")
+    ui.show_figure(figures.spectrum_figure(r), "modernbert-rope-spectrum")
     st.caption(
         "Each point is one pair's θᵢ (`inv_freq` of the model's rotary module), drawn as the positions it takes to turn "
         "once. Global layers use base " + " and local layers base ".join(f"{t:,.0f}" for t in rope.theta)
         + ": the larger base slows the slow pairs further, so positions thousands of tokens apart still differ."
     )
-    ui.show_figure(figures.relative_figure(list(rope.types), list(rope.theta), rope.distances, list(rope.near),
-                                           list(rope.far), rope.base, rope.shift, rope.unrotated, rope.grid),
-                   "modernbert-rope-relative")
+    ui.show_figure(figures.relative_figure(rope), "modernbert-rope-relative")
     st.caption(
         f"One query and one key (random, from seed {values['seed']}), rotated by the model's own "
         "`ModernBertRotaryEmbedding` and `apply_rotary_pos_emb`. Lines: the query at position "
@@ -89,7 +86,7 @@ with tabs[1]:
         f"local**, whose tokens see at most **{r.half}** tokens on each side (`local_attention` = {2 * r.half}). Below, "
         f"{r.length} tokens of a story go through {mb.variant.label} with `output_attentions=True`."
     )
-    ui.show_figure(figures.layers_figure(checks, r.layer), "modernbert-layers", height=190)
+    ui.show_figure(figures.layers_figure(r), "modernbert-layers", height=190)
     ui.show_figure(figures.key_figure(r), "modernbert-attention", key=True)
     m1, m2, m3 = st.columns(3)
     m1.metric("Blocked cells", f"{check.blocked:,}", help="Cells the layer's rule blocks, per head.")
@@ -104,8 +101,7 @@ with tabs[1]:
 
     st.subheader("What the window saves")
     cost = r.cost
-    ui.show_figure(figures.cost_figure(cost.lengths, cost.flops, cost.flops_global, cost.shares, cost.base_shares,
-                                       cost.max_positions, mb.variant.label), "modernbert-cost")
+    ui.show_figure(figures.cost_figure(r), "modernbert-cost")
     st.caption(
         f"Attended (query, key) pairs counted exactly: T² in a global layer, T + 2·Σ(T − d) for d up to {r.half} in "
         f"a local one; FLOPs = 4 · hidden · pairs. At {cost.lengths[-1]:,} tokens this model computes "
@@ -115,8 +111,7 @@ with tabs[1]:
         f"{cost.base_global_layers[0]} of {cost.base_global_layers[1]} in ModernBERT-base): those still grow "
         "quadratically."
     )
-    ui.show_figure(figures.timing_figure(cost.timed_lengths, cost.ms_model, cost.ms_global, mb.variant.label,
-                                         mb.device), "modernbert-timing")
+    ui.show_figure(figures.timing_figure(r), "modernbert-timing")
     st.caption(
         f"Median of {D.repeats} forwards each, measured on this machine (other sessions share it). The two bars are "
         "about equal, and that is the lesson: transformers' eager attention computes **every** score and then "
@@ -140,7 +135,7 @@ with tabs[2]:
         + " against ".join(f"{f.name.split(':')[0]} {f.parameters:,}" for f in base_rows) + "."
     )
     gate = r.gate
-    ui.show_figure(figures.gate_figure(gate.pre, gate.gate, gate.act, gate.piece, gate.layer), "modernbert-gate")
+    ui.show_figure(figures.gate_figure(gate), "modernbert-gate")
     g1, g2, g3 = st.columns(3)
     g1.metric("Channels", f"{len(gate.act):,}")
     g2.metric("Sign flipped by the gate", f"{gate.flipped:,}")
@@ -160,7 +155,7 @@ with tabs[3]:
         "ModernBERT **unpads**: it drops the padding, packs the sentences into one sequence, and keeps them apart "
         "with a block-diagonal attention mask and positions that restart at 0 for each sentence."
     )
-    ui.show_figure(figures.batch_figure([list(p) for p in u.pieces], list(u.lengths)), "modernbert-batch")
+    ui.show_figure(figures.batch_figure(u), "modernbert-batch")
     u1, u2, u3, u4 = st.columns(4)
     u1.metric("Token slots, padded", f"{u.padded:,}")
     u2.metric("Tokens, unpadded", f"{u.unpadded:,}", help=f"{1 - u.unpadded / u.padded:.0%} of the padded slots "

@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -435,35 +436,31 @@ def test_the_layer_select_does_not_redo_the_long_forward(models):
 def test_the_figures_carry_the_results_numbers(models):
     r = mbl.run(models, mbl.Inputs())
     rope, check = r.rope, r.attention.checks[r.layer]
-    fig = figures.relative_figure(list(rope.types), list(rope.theta), rope.distances, list(rope.near),
-                                  list(rope.far), rope.base, rope.shift, rope.unrotated, rope.grid)
+    fig = figures.relative_figure(rope)
     assert np.allclose(fig.data[0].y, rope.near[0]) and np.allclose(fig.data[1].y, rope.far[0])
     assert np.allclose(fig.data[-1].z, rope.grid)
-    spectrum = figures.spectrum_figure(rope.head_dim, list(rope.types), list(rope.theta), list(rope.inv_freq), r.half,
-                                       r.cost.max_positions)
+    spectrum = figures.spectrum_figure(r)
     assert np.allclose(spectrum.data[0].y, 2 * math.pi / rope.inv_freq[0])
     att = figures.attention_figure(r.rule, r.attention.maps[r.layer], r.layer, check.kind, check.half)
     assert np.array_equal(att.data[0].z, r.rule.astype(np.int8)) and np.allclose(att.data[1].z, r.attention.maps[r.layer])
-    cost = figures.cost_figure(r.cost.lengths, r.cost.flops, r.cost.flops_global, r.cost.shares, r.cost.base_shares,
-                               r.cost.max_positions, "ModernBERT")
+    cost = figures.cost_figure(r)
     assert list(cost.data[1].y) == list(r.cost.flops) and list(cost.data[0].y) == list(r.cost.flops_global)
     u = r.unpadding
-    batch = figures.batch_figure([list(p) for p in u.pieces], list(u.lengths))
+    batch = figures.batch_figure(u)
     assert np.asarray(batch.data[0].z).shape == (len(u.lengths), max(u.lengths))
     assert int((np.asarray(batch.data[0].z) >= 0).sum()) == u.unpadded == np.asarray(batch.data[1].z).shape[1]
-    gate = figures.gate_figure(r.gate.pre, r.gate.gate, r.gate.act, r.gate.piece, r.gate.layer)
+    gate = figures.gate_figure(r.gate)
     assert np.allclose(gate.data[1].y, r.gate.act * r.gate.gate)
-    for f in (figures.fill_figure(list(r.fill.top), "park", "ModernBERT"), figures.ffn_figure(r.feed_forwards),
-              figures.layers_figure(r.attention.checks, r.layer),
-              figures.timing_figure(r.cost.timed_lengths, r.cost.ms_model, r.cost.ms_global, "ModernBERT", "cpu")):
+    for f in (figures.fill_figure(r), figures.ffn_figure(r.feed_forwards), figures.layers_figure(r),
+              figures.timing_figure(r)):
         assert isinstance(f, go.Figure) and f.data
 
 
 def test_tokens_in_figures_are_escaped():
-    fig = figures.batch_figure([["[CLS]", "<b>x</b>", "[SEP]"], ["[CLS]", "[SEP]"]], [3, 2])
+    fig = figures.batch_figure(SimpleNamespace(pieces=[["[CLS]", "<b>x</b>", "[SEP]"], ["[CLS]", "[SEP]"]], lengths=[3, 2]))
     assert "&lt;b&gt;x&lt;/b&gt;" in str(fig.data[0].customdata.tolist())
     assert "<b>x</b>" not in str(fig.data[0].customdata.tolist())
-    fill = figures.fill_figure([("<i>", 0.5)], "<script>", "ModernBERT")
+    fill = figures.fill_figure(SimpleNamespace(fill=SimpleNamespace(top=[("<i>", 0.5)], words=("<script>",), word=0)))
     assert "<script>" not in fill.layout.title.text and "<i>" not in str(fill.data[0].y)
 
 

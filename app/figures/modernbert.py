@@ -1,4 +1,5 @@
-"""Figures for the ModernBERT lesson (app/lessons/modernbert.py): its result's plain data in, plotly Figure out.
+"""Figures for the ModernBERT lesson (app/lessons/modernbert.py): ``modernbert.run``'s Result (or its ``rope``,
+``feed_forwards``, ``gate``, ``unpadding``) in, plotly Figure out.
 
 Every hover gives the exact numbers behind a mark; every token that enters a hover or a label is escaped
 with ``app.core.text.html`` (plotly renders a few tags in its text, and a token is data, never markup).
@@ -35,8 +36,9 @@ def _piece(piece: str) -> str:
 # ----------------------------------------------------------------------------- fill-mask
 
 
-def fill_figure(top: list[tuple[str, float]], original: str, model: str) -> go.Figure:
-    """ModernBERT's top guesses for the masked word: bars of probability, the original's guess marked."""
+def fill_figure(r, model: str = "ModernBERT") -> go.Figure:
+    """ModernBERT's top guesses for the masked word (``r.fill``): bars of probability, the original's guess marked."""
+    top, original = list(r.fill.top), r.fill.words[r.fill.word]
     words = [w for w, _ in top][::-1]
     probs = [p for _, p in top][::-1]
     colours = ["#2e8b57" if w.strip() == original.strip() else "#7f9fbf" for w in words]
@@ -50,10 +52,12 @@ def fill_figure(top: list[tuple[str, float]], original: str, model: str) -> go.F
 # ----------------------------------------------------------------------------- 1. RoPE
 
 
-def spectrum_figure(head_dim: int, types: list[str], theta: list[float], inv_freq: list[np.ndarray], half: int,
-                    max_positions: int) -> go.Figure:
-    """Tokens per full turn (2π / θ_i) of every rotated pair, for each layer type, on a log scale, with the
-    local window's reach and the context length for scale."""
+def spectrum_figure(r) -> go.Figure:
+    """Tokens per full turn (2π / θ_i) of every rotated pair (``r.rope``), for each layer type, on a log scale, with
+    the local window's reach (``r.half``) and the context length (``r.cost.max_positions``) for scale."""
+    rope = r.rope
+    head_dim, types, theta, inv_freq = rope.head_dim, list(rope.types), list(rope.theta), list(rope.inv_freq)
+    half, max_positions = r.half, r.cost.max_positions
     fig = go.Figure()
     pairs = np.arange(head_dim // 2)
     for kind, base, freq in zip(types, theta, inv_freq):
@@ -77,11 +81,12 @@ def spectrum_figure(head_dim: int, types: list[str], theta: list[float], inv_fre
                         "whole passages", 420)
 
 
-def relative_figure(types: list[str], theta: list[float], distances: np.ndarray, near: list[np.ndarray],
-                    far: list[np.ndarray], base: int, shift: int, unrotated: float, grid: np.ndarray) -> go.Figure:
-    """Left: the score of one query and one key against their distance, with the pair at positions near
-    ``base`` and again ``shift`` further along (the curves coincide). Right: the score for every (query
+def relative_figure(rope) -> go.Figure:
+    """``Result.rope``. Left: the score of one query and one key against their distance, with the pair at positions
+    near ``base`` and again ``shift`` further along (the curves coincide). Right: the score for every (query
     position, key position): constant along each diagonal."""
+    types, theta, distances, near, far = list(rope.types), list(rope.theta), rope.distances, list(rope.near), list(rope.far)
+    base, shift, unrotated, grid = rope.base, rope.shift, rope.unrotated, rope.grid
     fig = make_subplots(rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.1,
                         subplot_titles=("score against distance, at two places in the sequence",
                                         f"score for every pair of positions ({KIND_NAME[types[0]]} θ)"))
@@ -111,8 +116,10 @@ def relative_figure(types: list[str], theta: list[float], distances: np.ndarray,
 # ----------------------------------------------------------------------------- 2. alternating attention
 
 
-def layers_figure(checks, chosen: int) -> go.Figure:
-    """One cell per layer, coloured by its type; hover gives the rule and what the model's weights showed."""
+def layers_figure(r) -> go.Figure:
+    """One cell per layer (``r.attention.checks``), coloured by its type, the shown layer (``r.layer``) framed;
+    hover gives the rule and what the model's weights showed."""
+    checks, chosen = r.attention.checks, r.layer
     kinds = [c.kind for c in checks]
     z = [[1.0 if k == "full_attention" else 0.0 for k in kinds]]
     text = [["G" if k == "full_attention" else f"±{c.half}" for k, c in zip(kinds, checks)]]
@@ -149,9 +156,13 @@ def attention_figure(rule: np.ndarray, weights: np.ndarray, layer: int, kind: st
     return _layout(fig, f"Layer {layer} on {len(rule)} tokens", 520)
 
 
-def cost_figure(lengths, flops, flops_global, share, base_share, max_positions: int, this: str) -> go.Figure:
-    """Left: attention FLOPs of a forward (all layers) against the length, alternating vs all-global, log-log.
-    Right: the alternating model's share of the all-global cost, for this model and for ModernBERT-base."""
+def cost_figure(r) -> go.Figure:
+    """From ``r.cost``. Left: attention FLOPs of a forward (all layers) against the length, alternating vs
+    all-global, log-log. Right: the alternating model's share of the all-global cost, for this model (``r.label``)
+    and for ModernBERT-base."""
+    c, this = r.cost, r.label
+    lengths, flops, flops_global, share, base_share = c.lengths, c.flops, c.flops_global, c.shares, c.base_shares
+    max_positions = c.max_positions
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=(f"{txt.html(this)}: attention FLOPs of one forward",
                                         "share of the all-global cost"))
@@ -170,8 +181,11 @@ def cost_figure(lengths, flops, flops_global, share, base_share, max_positions: 
     return _layout(fig, "Attention cost as the input grows, counted exactly", 440)
 
 
-def timing_figure(lengths, ms_model, ms_global, who: str, device: str) -> go.Figure:
-    """Measured forward times at growing lengths: as loaded (window masks) and with every layer global."""
+def timing_figure(r) -> go.Figure:
+    """Measured forward times at growing lengths (``r.cost``, on ``r.device``): as loaded (window masks) and with
+    every layer global."""
+    lengths, ms_model, ms_global = r.cost.timed_lengths, r.cost.ms_model, r.cost.ms_global
+    who, device = r.label, r.device
     fig = go.Figure()
     for y, name, colour in ((ms_model, "as built (local layers masked to their window)", GLOBAL),
                             (ms_global, "every layer given the global mask", "#888")):
@@ -185,7 +199,7 @@ def timing_figure(lengths, ms_model, ms_global, who: str, device: str) -> go.Fig
 
 
 def ffn_figure(rows) -> go.Figure:
-    """Parameters of one feed-forward block, counted from the modules."""
+    """Parameters of one feed-forward block, counted from the modules (``Result.feed_forwards``)."""
     names = [txt.html(r.name) for r in rows][::-1]
     counts = [r.parameters for r in rows][::-1]
     custom = [[r.hidden, r.intermediate, txt.html(r.formula)] for r in rows][::-1]
@@ -198,9 +212,10 @@ def ffn_figure(rows) -> go.Figure:
     return _layout(fig, "Feed-forward parameters per layer, counted from the modules", 330)
 
 
-def gate_figure(pre: np.ndarray, gate: np.ndarray, act: np.ndarray, piece: str, layer: int) -> go.Figure:
-    """Every channel of the feed-forward at one token: x = GELU(x·W) (what an ungated GELU layer passes on),
-    y = GELU(x·W) · (x·V) (what GeGLU passes on), coloured by the gate."""
+def gate_figure(g) -> go.Figure:
+    """Every channel of the feed-forward at one token (``Result.gate``): x = GELU(x·W) (what an ungated GELU layer
+    passes on), y = GELU(x·W) · (x·V) (what GeGLU passes on), coloured by the gate."""
+    pre, gate, act, piece, layer = g.pre, g.gate, g.act, g.piece, g.layer
     out = act * gate
     channels = np.arange(len(act))
     lim = float(np.abs(np.concatenate([act, out])).max()) if len(act) else 1.0
@@ -223,9 +238,10 @@ def gate_figure(pre: np.ndarray, gate: np.ndarray, act: np.ndarray, piece: str, 
 # ----------------------------------------------------------------------------- 4. unpadding
 
 
-def batch_figure(pieces: list[list[str]], lengths: list[int]) -> go.Figure:
-    """Top: the padded batch, one row per sentence, padding in grey. Bottom: the same tokens unpadded, one
-    sequence, each sentence in its colour. Hover: sentence, position inside it, token."""
+def batch_figure(u) -> go.Figure:
+    """``Result.unpadding``. Top: the padded batch, one row per sentence, padding in grey. Bottom: the same tokens
+    unpadded, one sequence, each sentence in its colour. Hover: sentence, position inside it, token."""
+    pieces, lengths = [list(p) for p in u.pieces], list(u.lengths)
     width, total = max(lengths), sum(lengths)
     rows = len(lengths)
     z = np.zeros((rows, width))  # -1: padding; b: sentence b's colour

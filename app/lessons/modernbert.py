@@ -832,6 +832,8 @@ class Result:
     changes: tuple[Change, ...]
     published: tuple[Published, ...]
     notes: tuple[Note, ...]
+    label: str = "ModernBERT"  # the loaded ModernBERT's name (its variant's label)
+    device: str = "cpu"  # where its forwards ran (and were timed)
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
@@ -885,4 +887,4 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     rule = allowed(config.layer_types[layer], length, half_window(config)).numpy()
     return Result(mb.shown_as, bert.shown_as, tuple(config.layer_types), half_window(config), layer, length, rule, fill,
                   rope, attention, cost, cache(feed_forwards, mb, bert), gate, unpad, cache(changes, mb, bert),
-                  published(mb, cache(base_parameters, mb)), tuple(notes))
+                  published(mb, cache(base_parameters, mb)), tuple(notes), label=mb.variant.label, device=str(mb.device))
