@@ -26,7 +26,6 @@ ui.widget(SPEC.text_b, c2, height=80)
 models = {key: ui.try_model(key) for key in lesson.MODELS}  # a head that cannot be loaded is left out, with a note
 r = ui.run(lesson.run, models, lesson.Inputs.from_values(values))
 ui.show_notes(r.notes)
-heads = [(h.key, h.objective, h.name) for h in r.heads]
 
 # ----------------------------------------------------------------------------- your two sentences
 st.header("Your two sentences, in order and swapped")
@@ -72,10 +71,9 @@ st.caption(
 )
 k1, k2 = st.columns(2)
 with k1:
-    ui.show_figure(figures.kinds_figure(heads, r.mean_not, list(lesson.KINDS), lesson.KIND_LABELS, r.n_pairs),
-                   "sentence-order-kinds")
+    ui.show_figure(figures.kinds_figure(r), "sentence-order-kinds")
 with k2:
-    ui.show_figure(figures.accuracy_figure(heads, r.accuracy, r.n_pairs), "sentence-order-accuracy")
+    ui.show_figure(figures.accuracy_figure(r), "sentence-order-accuracy")
 st.caption(
     "Left: the mean probability each head gives to *does not follow* on each kind of pair. Right: each head's "
     f"accuracy (probability above 0.5 = *does not follow*) on each task over {2 * r.n_pairs} pairs, half of them "

@@ -267,7 +267,7 @@ def test_figures_show_each_heads_probabilities(models):
     fig = figures.order_figure(heads, r.user)
     fig.to_dict()
     assert [list(t.y) for t in fig.data] == [[r.user[k][0][1], r.user[k][1][1]] for k, _, _ in heads]
-    kinds = figures.kinds_figure(heads, r.mean_not, list(so.KINDS), so.KIND_LABELS, r.n_pairs)
+    kinds = figures.kinds_figure(r)
     assert list(kinds.data[1].y) == [r.mean_not["bert-nsp"][k] for k in so.KINDS]
-    acc = figures.accuracy_figure(heads, r.accuracy, r.n_pairs)
+    acc = figures.accuracy_figure(r)
     assert [list(row) for row in acc.data[0].z] == [[r.accuracy[k]["nsp"], r.accuracy[k]["sop"]] for k, _, _ in heads]

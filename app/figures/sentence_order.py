@@ -1,5 +1,4 @@
-"""Figures for the sentence-objective lesson: plain data in (app.lessons.sentence_order.Result's fields), plotly
-Figure out. No user text enters these figures (the pairs are called (A, B) and (B, A)); head names and
+"""Figures for the sentence-objective lesson: ``sentence_order.run``'s Result in, plotly Figure out. No user text enters these figures (the pairs are called (A, B) and (B, A)); head names and
 kinds are the lesson's own words, escaped anyway with app.core.text.html.
 """
 
@@ -10,6 +9,7 @@ from app.core import preload  # noqa: F401  (first: the heavy imports, once, in 
 import plotly.graph_objects as go
 
 from app.core.text import html as esc
+from app.lessons.sentence_order import KIND_LABELS, KINDS
 
 COLOURS = {"sop": "#4c78a8", "nsp": "#f58518"}  # ALBERT's SOP head, BERT's NSP head
 ORDERS = ("(A, B): as typed", "(B, A): swapped")
@@ -49,10 +49,15 @@ def order_figure(heads: list[tuple[str, str, str]], user: dict[str, tuple[Probs,
     return _layout(fig, "Each head on your two sentences, in order and swapped", 420)
 
 
-def kinds_figure(heads: list[tuple[str, str, str]], mean_not: dict[str, dict[str, float]], kinds: list[str],
-                 kind_labels: dict[str, str], n_pairs: int) -> go.Figure:
-    """Mean P(B does not follow A) per kind of generated pair (in order, B from another story, swapped),
-    one bar trace per head."""
+def _heads(r) -> list[tuple[str, str, str]]:
+    """(key, objective, name) of every head the lesson ran, in order."""
+    return [(h.key, h.objective, h.name) for h in r.heads]
+
+
+def kinds_figure(r) -> go.Figure:
+    """Mean P(B does not follow A) per kind of generated pair (in order, B from another story, swapped:
+    ``r.mean_not``), one bar trace per head."""
+    heads, mean_not, kinds, kind_labels, n_pairs = _heads(r), r.mean_not, list(KINDS), KIND_LABELS, r.n_pairs
     fig = go.Figure()
     x = [esc(kind_labels[k]) for k in kinds]
     for key, objective, name in heads:
@@ -67,9 +72,10 @@ def kinds_figure(heads: list[tuple[str, str, str]], mean_not: dict[str, dict[str
     return _layout(fig, f"On {n_pairs} held-out pairs of each kind", 400)
 
 
-def accuracy_figure(heads: list[tuple[str, str, str]], accuracy: dict[str, dict[str, float]], n_pairs: int) -> go.Figure:
-    """Each head (rows) on each task (columns): accuracy over the task's 2 · n_pairs pairs (half negatives:
-    0.5 is chance). z[i][j] = accuracy of head i on task j (NSP, SOP)."""
+def accuracy_figure(r) -> go.Figure:
+    """Each head (rows) on each task (columns): accuracy (``r.accuracy``) over the task's 2 · n_pairs pairs (half
+    negatives: 0.5 is chance). z[i][j] = accuracy of head i on task j (NSP, SOP)."""
+    heads, accuracy, n_pairs = _heads(r), r.accuracy, r.n_pairs
     tasks = (("nsp", "NSP task: in order vs another story"), ("sop", "SOP task: in order vs swapped"))
     z = [[accuracy[key][t] for t, _ in tasks] for key, _, _ in heads]
     fig = go.Figure(go.Heatmap(
@@ -84,4 +90,4 @@ def accuracy_figure(heads: list[tuple[str, str, str]], accuracy: dict[str, dict[
 
 def key_figure(r) -> go.Figure:
     """The lesson's key figure (stage and handout): every head on the user's pair, in order and swapped."""
-    return order_figure([(h.key, h.objective, h.name) for h in r.heads], r.user)
+    return order_figure(_heads(r), r.user)
