@@ -128,13 +128,13 @@ def page_models(slug: str) -> tuple[str, ...]:
 
 def warm_models(keys, source: str = "bundled") -> float:
     """Load ``keys`` into the app's model cache (st.cache_resource: what the warm start does); seconds taken."""
-    from app import ui
+    from app.ui import loading as ui_loading
     from app.models import device as devices
 
     device, dtype, _ = devices.resolve("auto", "float32")
     t = time.perf_counter()
     for key in keys:
-        ui._load(key, source, device, dtype)
+        ui_loading._load(key, source, device, dtype)
     return time.perf_counter() - t
 
 
@@ -175,7 +175,7 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
     bundled stand-ins, and pages with a model select also run on a large variant."""
     from streamlit.testing.v1 import AppTest
 
-    from app import ui
+    from app.ui import loading as ui_loading
     from app.core import preload
 
     os.environ["BVE_WARM_START"] = "0"
@@ -195,8 +195,8 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
         runs += [(path, slug, title, v) for v in (VARIANTS_AT_BASE_SIZE.get(slug, ()) if base_size else ())]
     rows = []
     try:
-        ui._load.clear()
-        ui._load_electra_pair.clear()
+        ui_loading._load.clear()
+        ui_loading._load_electra_pair.clear()
         for path, slug, title, variant in runs:
             keys = (variant,) if variant else page_models(slug)
             label = f"{which}, {catalogue_label(variant)}" if variant else which
@@ -234,8 +234,8 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
                          f"{fmt_ms(pct(cpu, .5))}; {loads}; {load_note}"))
             print(f"[benchmark]   {rows[-1][0]} {rows[-1][1]} ({rows[-1][2][:80]})", flush=True)
     finally:
-        ui._load.clear()
-        ui._load_electra_pair.clear()
+        ui_loading._load.clear()
+        ui_loading._load_electra_pair.clear()
         if before is None:
             os.environ.pop("BVE_BUNDLED_DIR", None)
         else:

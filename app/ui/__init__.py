@@ -16,9 +16,6 @@ which every lesson shares on purpose.
 from __future__ import annotations
 
 import os
-import threading
-import time
-from contextlib import contextmanager
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -28,11 +25,12 @@ from app.core import lesson, state, text
 from app.lessons import LESSONS, TOOLS
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import stage, url
+from app.ui import loading, stage, url
 from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
 from app.ui.url import DECK_SPEC, GLOBAL_SPEC, SOURCES, key_of, view_query
 
 # What pages call from the modules under the front, as ui.<name>:
+from app.ui.loading import settings, try_model, warm_progress, warm_start  # noqa: F401
 from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway  # noqa: F401
 
 
@@ -56,7 +54,7 @@ def start_page(slug: str, is_lesson: bool, badge_slot) -> None:
     previous run used (the badge lists this page's), and for a lesson do the heavy imports once."""
     url.set_page(slug)
     st.session_state["_badge_slot"] = badge_slot
-    st.session_state["_loaded"] = {}
+    loading.forget_loaded()
     st.session_state["_in_router"] = True
     stage.clear()
     if is_lesson:
@@ -162,7 +160,7 @@ def run(fn, models: dict, inputs):
     """A lesson's ``run(models, inputs, cache)``, timed for the badge. When the lesson raises
     ``lesson.Stop``, its note is shown with the link to this view and the page stops there."""
     try:
-        with timed_forward():
+        with loading.timed_forward():
             return fn(models, inputs, cache)
     except lesson.Stop as early:
         stop(early.note.text, early.note.level)
@@ -196,71 +194,6 @@ def stop(message: str, level: str = "warning") -> None:
 # ----------------------------------------------------------------------------- models
 
 
-def settings() -> tuple[str, str, str]:
-    """(source, device, dtype) chosen in the sidebar, resolved: "auto" is CUDA only when torch says it is
-    available, and CPU runs in float32."""
-    dev, dtype, _ = devices.resolve(st.session_state.get("device", "auto"), st.session_state.get("dtype", "float32"))
-    return st.session_state.get("source", "auto"), dev, dtype
-
-
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _load(key: str, source: str, device: str, dtype: str, _progress=None):
-    """The loaded model, shared by every session. A failure raises, so it is never cached: a checkpoint
-    that appears later (a training run finishing, a prefetch) loads on the next try."""
-    from app.models import loading
-
-    if key.startswith("electra-"):
-        gen, disc = _load_electra_pair(source, device, dtype, _progress)
-        return gen if key == "electra-generator" else disc
-    return loading.load(key, source=source, device=device, dtype=dtype, progress=_progress)
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _load_electra_pair(source: str, device: str, dtype: str, _progress=None):
-    from app.models import loading
-
-    gen = loading.load("electra-generator", source=source, device=device, dtype=dtype, progress=_progress)
-    disc = loading.load("electra-discriminator", source=source, device=device, dtype=dtype, progress=_progress)
-    loading.tie_electra_pair(gen, disc)
-    return gen, disc
-
-
-def shared_model(key: str, source: str, device: str, dtype: str, progress=None):
-    """:func:`_load`, except that a fallback after a failed hub is kept only until it goes stale
-    (``loading.HUB_RETRY_S``): then the hub is asked again, so a hub that recovers is used without a restart."""
-    loaded = _load(key, source, device, dtype, progress)
-    if loaded.stale:
-        _load.clear(key, source, device, dtype)
-        if key.startswith("electra-"):
-            _load_electra_pair.clear(source, device, dtype)
-        loaded = _load(key, source, device, dtype, progress)
-    return loaded
-
-
-def try_model(key: str):
-    """The loaded variant (shared by every session), or the reason it could not be loaded (a str): for
-    pages that show many variants and go on without the one that failed. A download shows its progress."""
-    source, device, dtype = settings()
-    label = catalogue.get(key).label
-    shown = []
-
-    def progress(done: int, total: int | None) -> None:
-        shown[:] = shown or [st.empty()]
-        of = f" of {total / 1e6:.0f} MB" if total else ""
-        shown[0].caption(f"Downloading {label} from the hub: {done / 1e6:.1f} MB{of}")
-
-    with st.spinner(f"Loading {label}…"):
-        try:
-            loaded = shared_model(key, source, device, dtype, progress)
-        except Exception as e:  # a missing or half-written checkpoint: a message, never a traceback
-            return str(e) or type(e).__name__
-        finally:
-            if shown:
-                shown[0].empty()
-    st.session_state.setdefault("_loaded", {})[key] = loaded.badge_line()
-    return loaded
-
-
 def model(key: str):
     """The loaded variant, or stop the page with a clear message. Says when it is not what was asked for."""
     loaded = try_model(key)
@@ -274,53 +207,6 @@ def model(key: str):
 def models(*keys: str) -> dict:
     """{key: loaded variant} for a lesson's run; stops the page if one cannot be loaded."""
     return {k: model(k) for k in keys}
-
-
-@contextmanager
-def timed_forward():
-    """Time a lesson's computation for the sidebar badge."""
-    t = time.perf_counter()
-    yield
-    st.session_state["_last_forward_ms"] = (time.perf_counter() - t) * 1000
-
-
-def warm_progress() -> dict | None:
-    """{"done": [...], "total": n, "seconds": float | None} of the server's warm start, if it runs."""
-    return st.session_state.get("_warm")
-
-
-def warm_start() -> None:
-    """Load every catalogue model once per server in a background thread, so no lesson waits on stage,
-    from the default source (Auto: a cached real checkpoint, else the bundled stand-in).
-
-    ``BVE_WARM_START=0`` turns it off (the unit tests do, to load only what they use). Cheap on every
-    rerun after the first: the thread and its progress are one cached resource."""
-    if os.environ.get("BVE_WARM_START", "1") != "0":
-        st.session_state["_warm"] = _start_warm_thread()
-
-
-@st.cache_resource(show_spinner=False)
-def _start_warm_thread() -> dict:
-    keys = list(catalogue.CATALOGUE)
-    progress = {"done": [], "total": len(keys), "seconds": None}
-
-    def work():
-        from app.core import preload
-
-        t = time.perf_counter()
-        preload.load()
-        device, dtype, _ = devices.resolve("auto", "float32")
-        for key in keys:
-            try:
-                _load(key, "auto", device, dtype)
-            except Exception:  # a broken checkpoint shows its message on the page that needs it
-                pass
-            progress["done"].append(key)
-        preload.freeze_long_lived()  # the models live as long as the server: keep them out of every rerun's GC
-        progress["seconds"] = time.perf_counter() - t
-
-    threading.Thread(target=work, name="bve-warm-start", daemon=True).start()
-    return progress
 
 
 # ----------------------------------------------------------------------------- sidebar and badge
@@ -366,15 +252,15 @@ def badge() -> None:
     if slot is None:
         return
     _, device, dtype = settings()
-    loaded = st.session_state.get("_loaded", {})
+    loaded = loading.loaded_this_run()
     lines = []
     if loaded:
         for key, (where, dev, dt, load_s) in loaded.items():
             lines.append(f"**{catalogue.get(key).label}** {text.md(where, 48)} · {dev.upper()} · {dt} · loaded in {load_s:.2f} s")
     else:
         lines.append(f"**Device** {device.upper()} · {dtype} (no model on this page)")
-    if loaded and "_last_forward_ms" in st.session_state:
-        lines.append(f"**Last computation** {st.session_state['_last_forward_ms']:.1f} ms")
+    if loaded and loading.last_forward_ms() is not None:
+        lines.append(f"**Last computation** {loading.last_forward_ms():.1f} ms")
     slot.markdown("  \n".join(lines))
 
 

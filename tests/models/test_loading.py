@@ -180,12 +180,12 @@ def test_missing_bundled_checkpoint_is_a_readable_error(monkeypatch, tmp_path):
 
 
 def test_app_cache_is_keyed_by_variant_source_device_dtype():
-    from app import ui
+    from app.ui import loading as ui_loading
 
-    a = ui._load("distilbert", "bundled", "cpu", "float32")
-    assert ui._load("distilbert", "bundled", "cpu", "float32") is a  # shared, loaded once
-    assert ui._load("bert", "bundled", "cpu", "float32") is not a
-    assert ui._load("distilbert", "bundled", "cpu", "bfloat16") is not a  # another key, another entry
+    a = ui_loading._load("distilbert", "bundled", "cpu", "float32")
+    assert ui_loading._load("distilbert", "bundled", "cpu", "float32") is a  # shared, loaded once
+    assert ui_loading._load("bert", "bundled", "cpu", "float32") is not a
+    assert ui_loading._load("distilbert", "bundled", "cpu", "bfloat16") is not a  # another key, another entry
     assert a.identity == ("distilbert", "bundled", a.location, "cpu", "float32")
 
 
@@ -281,21 +281,21 @@ def test_a_failed_hub_is_asked_again_after_a_while(hub, tmp_path, use_cache, mon
 def test_the_app_keeps_a_failed_hub_load_only_until_it_goes_stale(hub, tmp_path, use_cache, monkeypatch):
     """The app's shared model cache: a fallback after a failed hub is served from the cache until it goes stale,
     then the hub is asked again; a hub that recovered is then used without a restart."""
-    from app import ui
+    from app.ui import loading as ui_loading
 
     use_cache(tmp_path / "hf", hub)
     monkeypatch.setattr(loading, "HUB_RETRY_S", 0.5)
     args = ("bert", "hub", "cpu", "float32")
-    ui._load.clear(*args)
+    ui_loading._load.clear(*args)
     try:
         hub.mode = "500"
-        failed = ui.shared_model(*args)
+        failed = ui_loading.shared_model(*args)
         assert failed.source == "bundled" and "the hub answered 500" in failed.notice
         hub.mode = "ok"
-        assert ui.shared_model(*args) is failed  # cached, for now
+        assert ui_loading.shared_model(*args) is failed  # cached, for now
         time.sleep(0.55)
-        recovered = ui.shared_model(*args)
+        recovered = ui_loading.shared_model(*args)
         assert recovered.source == "hub" and recovered.notice is None
-        assert ui.shared_model(*args) is recovered  # and a success stays cached
+        assert ui_loading.shared_model(*args) is recovered  # and a success stays cached
     finally:
-        ui._load.clear(*args)
+        ui_loading._load.clear(*args)

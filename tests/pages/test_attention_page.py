@@ -209,10 +209,10 @@ def test_sentence_b_round_trips_through_the_url_and_a_too_long_link_value_gets_a
 def test_a_variant_that_cannot_be_loaded_says_so_without_a_traceback(app_page, monkeypatch, tmp_path, key):
     """Every catalogue variant is offered; one whose checkpoint is missing (DeBERTa and ModernBERT while they
     train) gets a clear error and no figure."""
-    from app import ui
+    from app.ui import loading as ui_loading
 
     monkeypatch.setenv("BVE_BUNDLED_DIR", str(tmp_path))  # no bundled checkpoint at all
-    ui._load.clear()
+    ui_loading._load.clear()
     try:
         at = app_page(PAGE, variant=key)
         assert not at.exception
@@ -220,4 +220,4 @@ def test_a_variant_that_cannot_be_loaded_says_so_without_a_traceback(app_page, m
         assert any(catalogue.get(key).label in e.value for e in at.error) and not at.get("iframe")
     finally:
         monkeypatch.undo()
-        ui._load.clear()  # later tests load the real bundled models again
+        ui_loading._load.clear()  # later tests load the real bundled models again

@@ -47,7 +47,7 @@ def base_size(basesize_dir, monkeypatch):
     loaded}. The loaded models are cached by (key, source, device, dtype), not by folder: forget them before (a
     bundled model an earlier test loaded) and after (the next test's, and the memory: ~2.5 GB once the comparison
     page has loaded every variant)."""
-    from app import ui
+    from app.ui import loading as ui_loading
     from app.models import loading
 
     monkeypatch.setenv("BVE_BUNDLED_DIR", str(basesize_dir))
@@ -58,11 +58,11 @@ def base_size(basesize_dir, monkeypatch):
         return seen[key]
 
     monkeypatch.setattr(loading, "load", recording)
-    ui._load.clear()
-    ui._load_electra_pair.clear()
+    ui_loading._load.clear()
+    ui_loading._load_electra_pair.clear()
     yield seen
-    ui._load.clear()
-    ui._load_electra_pair.clear()
+    ui_loading._load.clear()
+    ui_loading._load_electra_pair.clear()
     seen.clear()
 
 

@@ -38,15 +38,15 @@ def deberta_available(standin_dir, monkeypatch):
     """Point the app at the stand-in when the bundled checkpoint is missing, and forget any model (or failure
     to load one) an earlier test cached under the same key."""
     if standin_dir is not None:
-        from app import ui
+        from app.ui import loading as ui_loading
 
         monkeypatch.setenv("BVE_BUNDLED_DIR", str(standin_dir))
-        ui._load.clear()
+        ui_loading._load.clear()
     yield
     if standin_dir is not None:
-        from app import ui
+        from app.ui import loading as ui_loading
 
-        ui._load.clear()
+        ui_loading._load.clear()
 
 
 @pytest.fixture

@@ -19,12 +19,12 @@ K = "sentence_order."  # the page's widget keys are scoped to it; sentence A is 
 @pytest.fixture(autouse=True)
 def standins(standin_root, monkeypatch):  # noqa: F811
     """The page loads the stand-ins; no model (or failure to load one) cached by an earlier test is reused."""
-    from app import ui
+    from app.ui import loading as ui_loading
 
     monkeypatch.setenv("BVE_BUNDLED_DIR", str(standin_root))
-    ui._load.clear()
+    ui_loading._load.clear()
     yield
-    ui._load.clear()
+    ui_loading._load.clear()
 
 
 def chart(at, name: str) -> dict:
@@ -95,13 +95,13 @@ def test_emoji_cjk_and_a_long_pair_get_notes_not_errors(app_page):
 
 
 def test_a_missing_nsp_checkpoint_leaves_the_sop_head(app_page, standin_root, tmp_path, monkeypatch):  # noqa: F811
-    from app import ui
+    from app.ui import loading as ui_loading
 
     partial = tmp_path / "models"
     partial.mkdir()
     (partial / "albert").symlink_to(standin_root / "albert", target_is_directory=True)
     monkeypatch.setenv("BVE_BUNDLED_DIR", str(partial))
-    ui._load.clear()
+    ui_loading._load.clear()
     at = app_page(PAGE)
     assert not at.exception
     assert any("NSP head" in w.value for w in at.warning)

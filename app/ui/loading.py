@@ -1,0 +1,148 @@
+"""Models for the pages: the sidebar's settings resolved, the catalogue's variants loaded through
+``app.models.loading`` and shared by every session (a fallback after a failed hub only until it goes stale), the
+server's warm start, and the time a lesson's computation took (for the badge)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+
+import streamlit as st
+
+from app.models import catalogue, device as devices
+from app.ui import url
+
+LOADED = "_loaded"  # session state: {key: badge line} of the models this run's page loaded
+LAST_FORWARD = "_last_forward_ms"  # session state: how long the last lesson computation took, in ms
+
+
+def settings() -> tuple[str, str, str]:
+    """(source, device, dtype) chosen in the sidebar, resolved: "auto" is CUDA only when torch says it is
+    available, and CPU runs in float32."""
+    device, dtype, _ = devices.resolve(url.setting("device"), url.setting("dtype"))
+    return url.setting("source"), device, dtype
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _load(key: str, source: str, device: str, dtype: str, _progress=None):
+    """The loaded model, shared by every session. A failure raises, so it is never cached: a checkpoint
+    that appears later (a training run finishing, a prefetch) loads on the next try."""
+    from app.models import loading
+
+    if key.startswith("electra-"):
+        gen, disc = _load_electra_pair(source, device, dtype, _progress)
+        return gen if key == "electra-generator" else disc
+    return loading.load(key, source=source, device=device, dtype=dtype, progress=_progress)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _load_electra_pair(source: str, device: str, dtype: str, _progress=None):
+    from app.models import loading
+
+    gen = loading.load("electra-generator", source=source, device=device, dtype=dtype, progress=_progress)
+    disc = loading.load("electra-discriminator", source=source, device=device, dtype=dtype, progress=_progress)
+    loading.tie_electra_pair(gen, disc)
+    return gen, disc
+
+
+def shared_model(key: str, source: str, device: str, dtype: str, progress=None):
+    """:func:`_load`, except that a fallback after a failed hub is kept only until it goes stale
+    (``loading.HUB_RETRY_S``): then the hub is asked again, so a hub that recovers is used without a restart."""
+    loaded = _load(key, source, device, dtype, progress)
+    if loaded.stale:
+        _load.clear(key, source, device, dtype)
+        if key.startswith("electra-"):
+            _load_electra_pair.clear(source, device, dtype)
+        loaded = _load(key, source, device, dtype, progress)
+    return loaded
+
+
+def try_model(key: str):
+    """The loaded variant (shared by every session), or the reason it could not be loaded (a str): for
+    pages that show many variants and go on without the one that failed. A download shows its progress."""
+    source, device, dtype = settings()
+    label = catalogue.get(key).label
+    shown = []
+
+    def progress(done: int, total: int | None) -> None:
+        shown[:] = shown or [st.empty()]
+        of = f" of {total / 1e6:.0f} MB" if total else ""
+        shown[0].caption(f"Downloading {label} from the hub: {done / 1e6:.1f} MB{of}")
+
+    with st.spinner(f"Loading {label}…"):
+        try:
+            loaded = shared_model(key, source, device, dtype, progress)
+        except Exception as e:  # a missing or half-written checkpoint: a message, never a traceback
+            return str(e) or type(e).__name__
+        finally:
+            if shown:
+                shown[0].empty()
+    st.session_state.setdefault(LOADED, {})[key] = loaded.badge_line()
+    return loaded
+
+
+def forget_loaded() -> None:
+    """A new run: the badge lists the models its page loads."""
+    st.session_state[LOADED] = {}
+
+
+def loaded_this_run() -> dict:
+    """{key: (which model, device, dtype, load seconds)} of the models this run's page loaded."""
+    return st.session_state.get(LOADED, {})
+
+
+@contextmanager
+def timed_forward():
+    """Time a lesson's computation for the sidebar badge."""
+    t = time.perf_counter()
+    yield
+    st.session_state[LAST_FORWARD] = (time.perf_counter() - t) * 1000
+
+
+def last_forward_ms() -> float | None:
+    return st.session_state.get(LAST_FORWARD)
+
+
+def _warm_start_on() -> bool:
+    """``BVE_WARM_START=0`` turns the warm start off (the unit tests do, to load only what they use)."""
+    return os.environ.get("BVE_WARM_START", "1") != "0"
+
+
+def warm_start() -> None:
+    """Load every catalogue model once per server in a background thread, so no lesson waits on stage,
+    from the default source (Auto: a cached real checkpoint, else the bundled stand-in). Cheap on every rerun
+    after the first: the thread and its progress are one cached resource."""
+    if _warm_start_on():
+        _warm()
+
+
+def warm_progress() -> dict | None:
+    """{"done": [...], "total": n, "seconds": float | None} of the server's warm start, if it runs."""
+    return _warm() if _warm_start_on() else None
+
+
+@st.cache_resource(show_spinner=False)
+def _warm() -> dict:
+    """The server's warm start: its thread, started on the first call, and its progress (shared by every session)."""
+    keys = list(catalogue.CATALOGUE)
+    progress = {"done": [], "total": len(keys), "seconds": None}
+
+    def work():
+        from app.core import preload
+
+        t = time.perf_counter()
+        preload.load()
+        device, dtype, _ = devices.resolve("auto", "float32")
+        for key in keys:
+            try:
+                _load(key, "auto", device, dtype)
+            except Exception:  # a broken checkpoint shows its message on the page that needs it
+                pass
+            progress["done"].append(key)
+        preload.freeze_long_lived()  # the models live as long as the server: keep them out of every rerun's GC
+        progress["seconds"] = time.perf_counter() - t
+
+    threading.Thread(target=work, name="bve-warm-start", daemon=True).start()
+    return progress
