@@ -14,7 +14,9 @@ page = st.navigation(pages, expanded=True)  # every lesson and Lecture mode in v
 ui.sidebar()
 badge = st.sidebar.empty()
 ui.warm_start()
-ui.start_page(page.url_path or "home", is_lesson=page is not home, badge_slot=badge)
+slug = page.url_path or "home"
+ui.start_page(slug, is_lesson=page is not home, badge_slot=badge)
+ui.follow_deck(slug)  # lecture mode: the deck and slide a link brought
 ui.deck_bar()
 page.run()
 ui.finish_page()
