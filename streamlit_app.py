@@ -1,5 +1,5 @@
 """Entry point: routing (st.navigation over the files in pages/), the shared sidebar, and in lecture mode the
-deck bar above the page. Nothing else."""
+deck bar above the page; the page runs between ui.start_page and ui.finish_page. Nothing else."""
 
 import streamlit as st
 
@@ -15,8 +15,12 @@ ui.sidebar()
 badge = st.sidebar.empty()
 ui.warm_start()
 slug = page.url_path or "home"
-ui.start_page(slug, is_lesson=page is not home, badge_slot=badge)
+ui.start_page(slug, is_lesson=page is not home)
 ui.follow_deck(slug)  # lecture mode: the deck and slide a link brought
 ui.deck_bar()
-page.run()
-ui.finish_page()
+try:
+    page.run()
+except ui.Stopped:  # the page ended early through ui.stop, saying why
+    ui.finish_page(badge, stopped=True)
+else:
+    ui.finish_page(badge)

@@ -1,6 +1,13 @@
-"""The one module in app/ that imports streamlit: URL binding and widgets from a page's spec, the generic
-result cache, cached model loaders, the shared sidebar and badge, and how figures and notes are shown.
-Pages call these; the rest of app/ is pure.
+"""The one package in app/ that imports streamlit. Pages call ``ui.<name>``; the rest of app/ is pure.
+
+This front module holds the router's steps, a page's widgets bound to its spec, running a lesson (``run``,
+``stop``, ``models``), the link to this view and the shared sidebar with its badge. Under it, by job:
+
+    url       the URL state: a page's parameters read from the link and written back, key_of, view_query
+    cache     the one cache of every lesson's expensive steps
+    loading   the sidebar's settings resolved, models loaded and shared, the warm start, forward timing
+    stage     presenter mode: the stage, figures, intro and takeaway
+    lecture   lecture mode: the deck bar, following a deck link, QR codes, the handout
 
 A lesson page is
 
@@ -9,8 +16,8 @@ A lesson page is
     result = ui.run(lesson.run, ui.models(...), lesson.Inputs.from_values(values))
     ...figures and text from result...
 
-Widget keys are scoped to their page (``electra.seed``), except the text a student types (``text``),
-which every lesson shares on purpose.
+and the router (streamlit_app.py) runs it between ``start_page`` and ``finish_page``. Widget keys are scoped to
+their page (``electra.seed``), except the text a student types (``text``), which every lesson shares on purpose.
 """
 
 from __future__ import annotations
@@ -32,6 +39,13 @@ from app.ui.lecture import (build_handout, deck_bar, deck_views, follow_deck, go
 from app.ui.loading import settings, try_model, warm_progress, warm_start  # noqa: F401
 from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway  # noqa: F401
 
+IN_ROUTER = "_in_router"  # session state: this run goes through the router (start_page, not yet finish_page)
+
+
+class Stopped(BaseException):
+    """Raised by :func:`stop` to end the page; the router catches it and finishes the page (its link, the badge).
+    A BaseException, like ``st.stop``'s: a page's ``except Exception`` does not swallow it."""
+
 
 # ----------------------------------------------------------------------------- routing
 
@@ -48,31 +62,32 @@ def routed_by_navigation() -> None:
     PagesManager.uses_pages_directory = False
 
 
-def start_page(slug: str, is_lesson: bool, badge_slot) -> None:
-    """The router's last step before running a page: scope its widget keys, forget the models the
-    previous run used (the badge lists this page's), and for a lesson do the heavy imports once."""
+def start_page(slug: str, is_lesson: bool) -> None:
+    """The router's step before the page: scope its widget keys, forget the models and the stage the previous
+    run used (the badge lists this page's), and for a lesson do the heavy imports once."""
     url.set_page(slug)
-    st.session_state["_badge_slot"] = badge_slot
     loading.forget_loaded()
-    st.session_state["_in_router"] = True
     stage.clear()
+    st.session_state[IN_ROUTER] = True
     if is_lesson:
         from app.core import preload
 
         preload.load()
 
 
-def finish_page() -> None:
-    """The router's step after the page: the badge, and the end of a routed run. (A page that stops early
-    goes through :func:`stop`, which draws the badge first: after ``st.stop`` nothing more is drawn.)"""
-    st.session_state["_in_router"] = False
-    badge()
+def finish_page(badge_slot, stopped: bool = False) -> None:
+    """The router's step after the page: a page that stopped early (:func:`stop`) gets the link to its view
+    under the reason, every page the badge in ``badge_slot``; the routed run ends."""
+    if stopped:
+        share_link()
+    st.session_state[IN_ROUTER] = False
+    badge(badge_slot)
 
 
 def _reroute_if_unrouted() -> None:
     """A page run without the router in this very run (the first deep link a fresh server sees, a page
     Streamlit's pages-folder mode ran directly) reruns through it."""
-    if not st.session_state.get("_in_router"):
+    if not st.session_state.get(IN_ROUTER):
         routed_by_navigation()
         st.rerun()
 
@@ -173,13 +188,13 @@ def show_notes(notes) -> None:
 
 
 def stop(message: str, level: str = "warning") -> None:
-    """Show why there is nothing to show, the link to this view and the badge, and stop the page. Pages
-    stop only through here (tests/test_layering.py checks it), never with a bare ``st.stop()``."""
+    """Show why there is nothing (more) to show and end the page; the router then adds the link to this view
+    and the badge (:func:`finish_page`). Pages stop only through here (tests/test_layering.py checks it), never
+    with a bare ``st.stop()``."""
     show_notes([lesson.Note(message, level)])
-    share_link()
-    st.session_state["_in_router"] = False
-    badge()
-    st.stop()
+    if not st.session_state.get(IN_ROUTER):  # no router around this run (a fragment's rerun): nothing to finish
+        st.stop()
+    raise Stopped
 
 
 # ----------------------------------------------------------------------------- models
@@ -231,12 +246,9 @@ def page_config() -> None:
                        layout="wide", initial_sidebar_state="collapsed" if stage.presenting() else "auto")
 
 
-def badge() -> None:
+def badge(slot) -> None:
     """What this page ran on — each model's source, device and dtype as loaded, load and compute times —
-    written into the sidebar placeholder the router made. Drawn after the page, or before it stops."""
-    slot = st.session_state.get("_badge_slot")
-    if slot is None:
-        return
+    written into the sidebar placeholder the router made (``slot``), after the page."""
     _, device, dtype = settings()
     loaded = loading.loaded_this_run()
     lines = []
