@@ -36,8 +36,8 @@ def _pure(repeats: int) -> dict[str, float]:
     from app.figures import electra as figures
     from app.models import loading
 
-    gen, disc = loading.load("electra-generator"), loading.load("electra-discriminator")
-    loading.tie_electra_pair(gen, disc)
+    pair = loading.load_set(("electra-generator", "electra-discriminator"))
+    gen, disc = pair["electra-generator"], pair["electra-discriminator"]
     tok = gen.tokenizer
     enc = electra.encode(tok, TEXT)
     ids = torch.tensor(enc.input_ids)

@@ -196,7 +196,7 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
     rows = []
     try:
         ui_loading._load.clear()
-        ui_loading._load_electra_pair.clear()
+        ui_loading._load_pair.clear()
         for path, slug, title, variant in runs:
             keys = (variant,) if variant else page_models(slug)
             label = f"{which}, {catalogue_label(variant)}" if variant else which
@@ -235,7 +235,7 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
             print(f"[benchmark]   {rows[-1][0]} {rows[-1][1]} ({rows[-1][2][:80]})", flush=True)
     finally:
         ui_loading._load.clear()
-        ui_loading._load_electra_pair.clear()
+        ui_loading._load_pair.clear()
         if before is None:
             os.environ.pop("BVE_BUNDLED_DIR", None)
         else:

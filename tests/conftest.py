@@ -47,13 +47,7 @@ def bundled():
 
     def get(key: str):
         if key not in cache:
-            if key.startswith("electra-"):
-                gen = loading.load("electra-generator")
-                disc = loading.load("electra-discriminator")
-                loading.tie_electra_pair(gen, disc)
-                cache["electra-generator"], cache["electra-discriminator"] = gen, disc
-            else:
-                cache[key] = loading.load(key)
+            cache.update(loading.load_set(loading.paired(key)))  # ELECTRA's pair together, tied
         return cache[key]
 
     return get

@@ -83,18 +83,8 @@ def load_models(view: deck.View, source: str = "auto") -> dict:
     checkpoint is complete in the local cache (``source="auto"`` never uses the network)."""
     from app.models import loading
 
-    keys, models = models_for(view), {}
-    for key in keys:
-        try:
-            if key.startswith("electra-") and key not in models:
-                gen, disc = loading.load("electra-generator", source=source), loading.load("electra-discriminator", source=source)
-                loading.tie_electra_pair(gen, disc)
-                models.update({"electra-generator": gen, "electra-discriminator": disc})
-            elif key not in models:
-                models[key] = loading.load(key, source=source)
-        except Exception:  # left out: the lesson says what is missing, or the section does
-            pass
-    return {k: models[k] for k in keys if k in models}
+    # one that cannot be loaded is left out: the lesson says what is missing, or the section does
+    return loading.load_set(models_for(view), source=source, partial=True)
 
 
 def _figure_html(figure, name: str) -> str:

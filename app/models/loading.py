@@ -286,3 +286,36 @@ def tie_electra_pair(generator: Loaded, discriminator: Loaded) -> bool:
     generator.model.electra.embeddings = d_emb
     generator.model.generator_lm_head.weight = d_emb.word_embeddings.weight
     return True
+
+
+#: Variants whose checkpoints share weights once loaded: ELECTRA's generator and discriminator share their token
+#: embeddings (the checkpoints store two copies; :func:`tie_electra_pair` makes them one tensor again).
+PAIRS = (("electra-generator", "electra-discriminator"),)
+
+
+def paired(key: str) -> tuple[str, ...]:
+    """The keys that load together with ``key``, itself included: its pair, else ``(key,)``. A cache keeps them as
+    one entry, so that a shared tensor is never held twice and never untied."""
+    return next((pair for pair in PAIRS if key in pair), (key,))
+
+
+def load_set(keys, source: str = "bundled", device: str = "cpu", dtype: str = "float32", *,
+             partial: bool = False, progress: Callable[[int, int | None], None] | None = None) -> dict[str, Loaded]:
+    """{key: Loaded} for the catalogue variants ``keys``, in that order: each as :func:`load` gives it (the
+    fallbacks and their notices), and every pair among them (``PAIRS``) tied again, so the generator and the
+    discriminator share one embedding. The one way to load more than one variant.
+
+    Raises what :func:`load` raises for a variant that cannot be loaded; ``partial=True`` leaves it out instead
+    (its partner then loads alone, untied). ``progress`` goes to every :func:`load` (a hub download's bytes).
+    """
+    loaded = {}
+    for key in dict.fromkeys(keys):
+        try:
+            loaded[key] = load(key, source=source, device=device, dtype=dtype, progress=progress)
+        except Exception:
+            if not partial:
+                raise
+    for generator, discriminator in PAIRS:
+        if generator in loaded and discriminator in loaded:
+            tie_electra_pair(loaded[generator], loaded[discriminator])
+    return loaded

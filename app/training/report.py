@@ -45,13 +45,7 @@ def measure() -> dict[str, dict]:
 
     items = cloze.load_items()
     out: dict[str, dict] = {}
-    loaded = {}
-    for key, v in CATALOGUE.items():
-        if not v.bundled_available():
-            continue
-        loaded[key] = loading.load(key, source="bundled")
-    if "electra-generator" in loaded and "electra-discriminator" in loaded:
-        loading.tie_electra_pair(loaded["electra-generator"], loaded["electra-discriminator"])
+    loaded = loading.load_set([key for key, v in CATALOGUE.items() if v.bundled_available()], source="bundled")
     for key, m in loaded.items():
         c = _curves(key)
         f = c.get("final", {})

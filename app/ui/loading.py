@@ -1,6 +1,6 @@
 """Models for the pages: the sidebar's settings resolved, the catalogue's variants loaded through
-``app.models.loading`` and shared by every session (a fallback after a failed hub only until it goes stale), the
-server's warm start, and the time a lesson's computation took (for the badge)."""
+``app.models.loading.load_set`` and shared by every session (a fallback after a failed hub only until it goes
+stale), the server's warm start, and the time a lesson's computation took (for the badge)."""
 
 from __future__ import annotations
 
@@ -28,33 +28,35 @@ def settings() -> tuple[str, str, str]:
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _load(key: str, source: str, device: str, dtype: str, _progress=None):
     """The loaded model, shared by every session. A failure raises, so it is never cached: a checkpoint
-    that appears later (a training run finishing, a prefetch) loads on the next try."""
+    that appears later (a training run finishing, a prefetch) loads on the next try. A variant that loads with a
+    partner (``loading.paired``: ELECTRA's generator and discriminator) comes from their one entry, tied."""
     from app.models import loading
 
-    if key.startswith("electra-"):
-        gen, disc = _load_electra_pair(source, device, dtype, _progress)
-        return gen if key == "electra-generator" else disc
-    return loading.load(key, source=source, device=device, dtype=dtype, progress=_progress)
+    keys = loading.paired(key)
+    if len(keys) > 1:
+        return _load_pair(keys, source, device, dtype, _progress)[key]
+    return loading.load_set(keys, source, device, dtype, progress=_progress)[key]
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _load_electra_pair(source: str, device: str, dtype: str, _progress=None):
+def _load_pair(keys: tuple[str, ...], source: str, device: str, dtype: str, _progress=None) -> dict:
     from app.models import loading
 
-    gen = loading.load("electra-generator", source=source, device=device, dtype=dtype, progress=_progress)
-    disc = loading.load("electra-discriminator", source=source, device=device, dtype=dtype, progress=_progress)
-    loading.tie_electra_pair(gen, disc)
-    return gen, disc
+    return loading.load_set(keys, source, device, dtype, progress=_progress)
 
 
 def shared_model(key: str, source: str, device: str, dtype: str, progress=None):
     """:func:`_load`, except that a fallback after a failed hub is kept only until it goes stale
     (``loading.HUB_RETRY_S``): then the hub is asked again, so a hub that recovers is used without a restart."""
+    from app.models import loading
+
     loaded = _load(key, source, device, dtype, progress)
     if loaded.stale:
-        _load.clear(key, source, device, dtype)
-        if key.startswith("electra-"):
-            _load_electra_pair.clear(source, device, dtype)
+        keys = loading.paired(key)
+        for each in keys:  # its partner came from the same load: both are asked again, and tied again
+            _load.clear(each, source, device, dtype)
+        if len(keys) > 1:
+            _load_pair.clear(keys, source, device, dtype)
         loaded = _load(key, source, device, dtype, progress)
     return loaded
 

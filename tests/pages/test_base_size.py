@@ -59,10 +59,10 @@ def base_size(basesize_dir, monkeypatch):
 
     monkeypatch.setattr(loading, "load", recording)
     ui_loading._load.clear()
-    ui_loading._load_electra_pair.clear()
+    ui_loading._load_pair.clear()
     yield seen
     ui_loading._load.clear()
-    ui_loading._load_electra_pair.clear()
+    ui_loading._load_pair.clear()
     seen.clear()
 
 
@@ -125,8 +125,9 @@ def test_the_set_loads_at_the_published_size_with_the_family_conventions(base_si
         else:
             assert ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id
         del m
-    gen, disc = loading.load("electra-generator", source="bundled"), loading.load("electra-discriminator", source="bundled")
-    assert loading.tie_electra_pair(gen, disc)
+    pair = loading.load_set(("electra-generator", "electra-discriminator"), source="bundled")
+    gen, disc = pair["electra-generator"], pair["electra-discriminator"]
+    assert gen.model.electra.embeddings is disc.model.electra.embeddings  # tied by load_set
 
 
 # ----------------------------------------------------------------------------- every page
