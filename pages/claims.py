@@ -43,9 +43,11 @@ ui.intro(
     "Each lesson teaches a recipe a paper said works better: dynamic masking, spans, sentence order, replaced-token "
     "detection, shared layers, soft targets. Here each claim is **replayed**: tiny models trained on TinyStories, "
     "the same data, size and compute for every **arm**, changing only the setting the claim is about, several "
-    "**seeds** per arm. The verdict is computed from those seeds by a fixed rule: *reproduces* when the difference "
-    "is larger than the seeds' spread allows by chance, *reverses* when it is that large the other way, and *too "
-    "small to tell at this scale* otherwise."
+    "**seeds** per arm. The verdict is computed from those seeds by a fixed rule: the per-seed differences between "
+    "the two arms (paired: a seed gives both arms the same batches and masks), their 95% interval against what the "
+    "claim needs (above 0 for *A beats B*, above −margin for *not worse by more than*, inside ±margin for *about "
+    "as good as*), adjusted by Holm for every comparison on this page. *reproduces* when it is clearly on the "
+    "claim's side, *reverses* when clearly on the other, *too small to tell at this scale* otherwise."
 )
 values = ui.bind(SPEC)
 st.session_state.setdefault(OWNER, live.new_owner())
@@ -63,7 +65,7 @@ st.markdown(f"**The claim** ({'; '.join(r.papers)}): {r.claim}")
 # ----------------------------------------------------------------------------- the verdict on this comparison
 st.header(comp.claim)
 st.markdown(f"**A** = {comp.better_label} · **B** = {comp.worse_label} · measured by the {comp.metric_label} "
-            f"({'higher' if comp.higher_is_better else 'lower'} is better).")
+            f"({'higher' if comp.higher_is_better else 'lower'} is better). {claims.claim_line(comp)}")
 v = comp.verdict
 if not r.has_results:
     st.info("This experiment has not been run yet: there are no results to judge. The paper's side is below; the "
@@ -74,8 +76,7 @@ elif v is None:
     st.warning("No verdict: the results hold no run of one of the two arms.")
 else:
     box = {"success": st.success, "info": st.info, "error": st.error}[claims.VERDICT_LEVEL[v["verdict"]]]
-    box(f"**Verdict: {v['verdict']}** ({v['n_a']} and {v['n_b']} seeds; A − B is positive in the claimed "
-        f"direction): {v['reason']}.")
+    box(claims.verdict_text(comp, r.m))
 
 # ----------------------------------------------------------------------------- curves
 if r.has_results:
@@ -112,7 +113,8 @@ rows = [{"": "paper", "measured": row.measure, "A": fmt(row.better), "B": fmt(ro
 if v is not None:
     rows.append({"": "here", "measured": comp.metric_label, "A": f"{v['mean_a']:.4g} ± {v['sd_a']:.2g}",
                  "B": f"{v['mean_b']:.4g} ± {v['sd_b']:.2g}",
-                 "A − B": f"{v['difference']:+.4g} (threshold ± {fmt(v['threshold'])})"})
+                 "A − B": f"{v['difference']:+.4g}" + (f" (95% interval {v['ci_low']:+.3g} to {v['ci_high']:+.3g})"
+                                                       if v["enough_seeds"] else "")})
 if rows:
     st.dataframe(rows, hide_index=True, width="stretch")
 if not comp.paper:
@@ -123,11 +125,17 @@ st.caption(f"Source: {comp.source}. The paper's numbers are at full scale (BERT-
            "direction (for a loss: A lower)." + (f" {comp.note}" if comp.note else ""))
 
 st.subheader("Every comparison of this claim")
-st.dataframe([{"#": i, "claim": c.claim,
-               "verdict": "not run yet" if not r.has_results else (c.verdict or {}).get("verdict", "—"),
-               "here (A − B)": "—" if c.verdict is None else f"{c.verdict['difference']:+.4g}", "metric": c.metric,
+st.dataframe([{"#": i, "claim": c.claim, "kind": c.kind + (f" ±{c.margin:g}" if c.margin else ""),
+               "verdict": "not run yet" if not r.has_results else (c.verdict or {}).get("label", "—"),
+               "here (A − B)": "—" if c.verdict is None else f"{c.verdict['difference']:+.4g}",
+               "95% interval": claims.interval_text(c.verdict), "p": claims.p_text(c.verdict), "metric": c.metric,
                "paper (A − B)": "; ".join(f"{row.measure}: {fmt(row.difference)}" for row in c.paper) or "—"}
               for i, c in enumerate(r.comparisons)], hide_index=True, width="stretch")
+
+if r.m:
+    st.subheader(f"All {r.m} comparisons of this page")
+    ui.show_figure(figures.family_figure(r), "claims-all-comparisons")
+    st.caption(claims.family_caption(r))
 
 # ----------------------------------------------------------------------------- a small one, live
 st.header("Run a small one live")

@@ -1,4 +1,6 @@
-"""``python -m app.experiments run NAME|all [--seeds 3] [--device cpu] [--quick] [--jobs 2]`` and ``list``.
+"""``python -m app.experiments run NAME|all [--seeds 3] [--device cpu] [--quick] [--jobs 2]``, ``list`` and
+``verdicts [--readme README.md]`` (every comparison's verdict, recomputed from the bundled results; with
+``--readme`` also written into README's "Measured" table, which a full ``run`` rewrites too).
 
 Runs resume: a finished arm × seed is skipped and an interrupted one continues from its last saved
 state (work folder ``--work``, default ``.train/experiments``). The results go to
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the experiments and their claims")
+    v = sub.add_parser("verdicts", help="every comparison's verdict from the bundled results (Holm over all of them)")
+    v.add_argument("--readme", type=Path, default=None, help="also write the table into this README's markers")
     r = sub.add_parser("run", help="run one experiment (or all) and write its JSON")
     r.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
     r.add_argument("--seeds", type=int, default=None, help="seeds per arm (default 3; --quick: 1)")
@@ -63,6 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "list":
         for name, e in EXPERIMENTS.items():
             print(f"{name:13s} {e.claim.title}\n{'':13s} {e.claim.claim}\n")
+        return 0
+    if a.cmd == "verdicts":
+        from app.experiments import results
+
+        print(results.measured_table())
+        if a.readme:
+            results.write_measured(a.readme)
         return 0
 
     import torch
@@ -105,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         store = work / "timing.json"
         if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and store.exists():  # its cost, in BENCHMARKS.md
             _write_benchmarks(store, [])
+        readme = runner.REPO_ROOT / "README.md"
+        if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and readme.exists():  # the README's verdicts follow
+            from app.experiments import results
+
+            results.write_measured(readme, Path(out))
         if name == "sentence" and a.checkpoints:
             from app.experiments import sentence
 

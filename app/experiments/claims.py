@@ -1,8 +1,12 @@
 """What each paper reported, as data: the claims the experiments replay, the comparisons a verdict is
 computed for, and the paper's own numbers beside them.
 
-A :class:`Comparison` says "arm ``better`` beats arm ``worse`` on ``metric``" — the paper's direction —
-and carries the paper's numbers (:class:`PaperRow`: what was measured, the value for each side, or only
+A :class:`Comparison` says what the paper claims of arm ``better`` (A) against arm ``worse`` (B) on
+``metric``, in one of three kinds: "A beats B" (superiority), "A is not worse than B by more than
+``margin``" (noninferiority: "comparable or better", "costs almost nothing") or "A and B are within
+±``margin``" (equivalence: "about as good as"); the margin is in the metric's units, the same for a metric
+in every claim (:data:`MARGINS`), with the reason for it (``margin_why``) stated beside the claim. It
+carries the paper's numbers (:class:`PaperRow`: what was measured, the value for each side, or only
 the change the paper reports). The verdict itself is never written here: it is computed from the
 experiment's seeds by app/experiments/verdict.py.
 
@@ -41,6 +45,9 @@ class Comparison:
     source: str  # paper, table or figure
     paper: tuple[PaperRow, ...] = ()
     note: str = ""
+    kind: str = "superiority"  # "superiority" | "noninferiority" | "equivalence" (app/experiments/verdict.py)
+    margin: float = 0.0  # in the metric's units; > 0 for noninferiority and equivalence
+    margin_why: str = ""  # why this margin, one line shown beside the claim
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,23 @@ MLM_METRICS = {
     "valid_loss": Metric("held-out masked-LM loss (15% token masking)", False, "nats"),
     "valid_top1": Metric("held-out masked top-1 (15% token masking)", True),
 }
+# The margins of "about as good as" claims, one per metric (the same in every claim), and why.
+LOSS_MARGIN = 0.05
+LOSS_WHY = ("0.05 nats of held-out masked-LM loss is a 5% change in perplexity (e^0.05 = 1.05); in these runs "
+            "that is roughly half a point of masked top-1")
+PROBE_MARGIN = 0.02
+PROBE_WHY = ("2 points of probe accuracy: about one binomial standard error of the probe's ~1,000 test "
+             "sentences (√(0.25/1000) = 0.016), the finest difference the probe itself resolves")
+TOP1_MARGIN = 0.01
+TOP1_WHY = ("1 point of masked top-1: 2.5× the 0.4-point gap ALBERT reports as a match (54.9 vs 54.5); in these "
+            "runs roughly 0.07 to 0.1 nats of loss")
+MARGINS = {"valid_loss": (LOSS_MARGIN, LOSS_WHY), "word_loss": (LOSS_MARGIN, LOSS_WHY),
+           "span_loss": (LOSS_MARGIN, LOSS_WHY), "valid_top1": (TOP1_MARGIN, TOP1_WHY),
+           "probe_acc": (PROBE_MARGIN, PROBE_WHY), "nsp_probe": (PROBE_MARGIN, PROBE_WHY),
+           "sop_probe": (PROBE_MARGIN, PROBE_WHY)}
+"""metric -> (margin in its units, why): what a noninferiority or equivalence claim on it allows, and the
+unit the page's overview of every comparison draws differences in."""
+
 PROBE = Metric("acceptability probe: original vs two adjacent words swapped (frozen features, logistic regression)", True)
 
 ROBERTA = "RoBERTa (Liu et al., 2019)"
@@ -99,7 +123,8 @@ MASKING = Claim(
         Comparison("dynamic_vs_static10", "Dynamic masking is comparable to or slightly better than static ×10.",
                    "dynamic", "static10", "valid_loss", f"{ROBERTA}, Table 1 (BERT-base, reimplemented)",
                    (PaperRow("SQuAD 2.0 F1", 78.7, 78.3), PaperRow("MNLI-m accuracy", 84.0, 84.3),
-                    PaperRow("SST-2 accuracy", 92.9, 92.5))),
+                    PaperRow("SST-2 accuracy", 92.9, 92.5)),
+                   kind="noninferiority", margin=LOSS_MARGIN, margin_why=LOSS_WHY),
         Comparison("span_vs_token", "Masking random spans beats masking single (sub-word) tokens.", "span", "dynamic",
                    "probe_acc", f"{SPANBERT}, Table 6", (PaperRow("SQuAD 2.0 F1", 85.4, 83.8),),
                    note="Random spans beat the other masking schemes on every task of that table except coreference."),
@@ -128,7 +153,8 @@ SENTENCE = Claim(
         Comparison("nsp_does_not_help_mlm", "Removing NSP matches or improves masked-LM quality.", "none", "nsp",
                    "valid_top1", f"{ALBERT}, Table 5; {ROBERTA}, Table 2",
                    (PaperRow("masked-LM accuracy (ALBERT)", 54.9, 54.5),
-                    PaperRow("MNLI-m accuracy, FULL-SENTENCES vs SEGMENT-PAIR+NSP (RoBERTa)", 84.7, 84.0))),
+                    PaperRow("MNLI-m accuracy, FULL-SENTENCES vs SEGMENT-PAIR+NSP (RoBERTa)", 84.7, 84.0)),
+                   kind="noninferiority", margin=TOP1_MARGIN, margin_why=TOP1_WHY),
     ),
 )
 
@@ -147,7 +173,8 @@ ELECTRA_CLAIM = Claim(
                    "positions only.", "electra", "electra15", "probe_acc", f"{ELECTRA}, Table 5",
                    (PaperRow("GLUE dev score", 85.0, 82.4),)),
         Comparison("electra15_vs_mlm", "ELECTRA 15% is about as good as BERT.", "electra15", "mlm", "probe_acc",
-                   f"{ELECTRA}, Table 5", (PaperRow("GLUE dev score", 82.4, 82.2),)),
+                   f"{ELECTRA}, Table 5", (PaperRow("GLUE dev score", 82.4, 82.2),),
+                   kind="equivalence", margin=PROBE_MARGIN, margin_why=PROBE_WHY),
     ),
     x_axis="flops",
 )
@@ -169,16 +196,19 @@ SHARING = Claim(
                    "attention", "ffn", "valid_loss", f"{ALBERT}, Table 4 (E = 768)",
                    (PaperRow("average of SQuAD, MNLI, SST-2, RACE", 81.6, 79.5),),
                    note="Parameters: 83M attention-shared vs 57M FFN-shared."),
-        Comparison("attention_sharing_is_cheap", "Sharing attention costs (almost) nothing.", "none", "attention",
-                   "valid_loss", f"{ALBERT}, Table 4", (PaperRow("average, E = 768", 82.3, 81.6),
-                                                        PaperRow("the same at E = 128", change=-0.1)),
-                   note="At E = 128 sharing attention was +0.1 better than not sharing: expect 'too small to tell'."),
+        Comparison("attention_sharing_is_cheap", "Sharing attention costs (almost) nothing: attention-shared is not "
+                   "worse than not shared by more than the margin.", "attention", "none",
+                   "valid_loss", f"{ALBERT}, Table 4", (PaperRow("average, E = 768", 81.6, 82.3),
+                                                        PaperRow("the same at E = 128", change=0.1)),
+                   note="ALBERT: sharing attention cost 0.7 points at E = 768 and gained 0.1 at E = 128.",
+                   kind="noninferiority", margin=LOSS_MARGIN, margin_why=LOSS_WHY),
         Comparison("factorized_not_shared", "Without sharing, E = H is (a little) better than a small E.", "none",
                    "none_small_e", "valid_loss", f"{ALBERT}, Table 3 (not shared)",
                    (PaperRow("average, E = 768 vs E = 128", 82.3, 81.7),), note="108M vs 89M parameters."),
         Comparison("factorized_all_shared", "With all layers shared, a small E is as good as or better than E = H.",
                    "all_small_e", "all", "valid_loss", f"{ALBERT}, Table 3 (all shared)",
-                   (PaperRow("average, E = 128 vs E = 768", 80.1, 79.8),), note="12M vs 31M parameters."),
+                   (PaperRow("average, E = 128 vs E = 768", 80.1, 79.8),), note="12M vs 31M parameters.",
+                   kind="noninferiority", margin=LOSS_MARGIN, margin_why=LOSS_WHY),
     ),
     x_axis="params",
 )

@@ -24,12 +24,12 @@ Schema (``schema`` = 1), one file per experiment, ``assets/experiments/<name>.js
           ]
         }
       },
-      "verdicts": [{"key", "better", "worse", "metric", "verdict", "difference", "mean_a", "mean_b",
-                    "sd_a", "sd_b", "n_a", "n_b", "pooled_sd", "se", "threshold", "enough_seeds", "reason"}]
+      "verdicts": [{"key", "better", "worse", "metric", **verdict.Verdict}]  # as app/experiments/verdict.py
     }
 
-``verdicts`` is a convenience copy: :func:`verdicts` recomputes them from the seeds (what the page should
-trust). The pages read from :func:`folder` (``BVE_EXPERIMENTS_DIR``, else ``assets/experiments``);
+``verdicts`` is a convenience copy from when the file was written: :func:`verdicts` recomputes them from the
+seeds with today's claims (app/experiments/claims.py: each comparison's kind, margin and arms) and today's
+family (Holm over every experiment's comparisons in the same folder) — what the page trusts. The pages read from :func:`folder` (``BVE_EXPERIMENTS_DIR``, else ``assets/experiments``);
 :func:`one_line` is what a recipe lesson shows of its experiment. Pure Python: no torch.
 """
 
@@ -43,6 +43,7 @@ import statistics
 from pathlib import Path
 
 from app.experiments import verdict as verdict_rule
+from app.experiments.claims import CLAIMS
 
 SCHEMA = 1
 BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "experiments"  # where `run` writes by default
@@ -209,20 +210,141 @@ def summary(doc: dict, metric: str) -> dict[str, dict]:
     return {arm: spread(finals(doc, arm, metric)) for arm in doc["arms"]}
 
 
-def verdicts(doc: dict) -> dict[str, dict]:
-    """Per comparison of the claim: the verdict computed from the arms' final numbers (verdict.py's rule).
-    Comparisons whose arms are not in the document are left out."""
+def plan(doc: dict) -> tuple[list[dict], dict]:
+    """(comparisons, metrics) as judged today: a known experiment's from app/experiments/claims.py (the kind,
+    margin and arms of each claim are the analysis plan, not part of the data), else as the document recorded
+    them (superiority when it says no kind)."""
+    claim = CLAIMS[doc["experiment"]].as_dict() if doc.get("experiment") in CLAIMS else doc["claim"]
+    return claim["comparisons"], claim["metrics"]
+
+
+def per_seed(doc: dict, arm: str, metric: str) -> dict:
+    """{seed: final value} of ``metric`` for every seed of ``arm`` with a finite value: what pairs the arms."""
     out = {}
-    metrics = doc["claim"]["metrics"]
-    for comp in doc["claim"]["comparisons"]:
+    for i, r in enumerate(doc["arms"][arm]["seeds"]):
+        v = r["final"].get(metric)
+        if v is not None and math.isfinite(v):
+            out[r.get("seed", i)] = float(v)
+    return out
+
+
+def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
+    """The scale a comparison was measured at, from the document's budget and the arms' changes:
+    "hidden 128, 3 layers, E = 32 vs 128, 1000 steps, 3 seeds" (what it knows of it)."""
+    budget, parts = doc.get("budget") or {}, []
+    shape = budget.get("shape") or {}
+    if shape.get("hidden_size"):
+        parts.append(f"hidden {shape['hidden_size']}")
+    if shape.get("num_hidden_layers"):
+        parts.append(f"{shape['num_hidden_layers']} layers")
+    arms = doc.get("arms", {})
+    e = [(arms.get(a) or {}).get("change", {}).get("embedding_size") for a in (comp["better"], comp["worse"])]
+    if all(e) and e[0] != e[1]:
+        parts.append(f"E = {e[0]} vs {e[1]}")
+    if budget.get("steps"):
+        parts.append(f"{budget['steps']} steps")
+    if seeds:
+        parts.append(f"{seeds} seed{'s' if seeds != 1 else ''}")
+    return ", ".join(parts)
+
+
+def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
+    """Per comparison whose arms are in ``doc``: its test judged alone (verdict.compare, paired by seed), before
+    the family's adjustment."""
+    out = {}
+    comparisons, metrics = plan(doc)
+    for comp in comparisons:
         if comp["better"] not in doc["arms"] or comp["worse"] not in doc["arms"]:
             continue
-        a, b = finals(doc, comp["better"], comp["metric"]), finals(doc, comp["worse"], comp["metric"])
+        a, b = per_seed(doc, comp["better"], comp["metric"]), per_seed(doc, comp["worse"], comp["metric"])
         if not a or not b:
             continue
-        v = verdict_rule.decide(a, b, metrics[comp["metric"]]["higher_is_better"])
-        out[comp["key"]] = {"better": comp["better"], "worse": comp["worse"], "metric": comp["metric"], **v.as_dict()}
+        seeds = len(set(a) & set(b)) or min(len(a), len(b))
+        out[comp["key"]] = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
+                                                comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
+                                                scale(doc, comp, seeds))
     return out
+
+
+def family(where: Path | None = None) -> dict[str, dict]:
+    """The page's family: every experiment's results document in ``where`` (default :func:`folder`), by name."""
+    docs = {name: read_current(name, where) for name in CLAIMS}
+    return {name: d for name, d in docs.items() if d is not None}
+
+
+def judged(docs: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """Every comparison of every document in ``docs`` ({name: doc}), adjusted together by Holm: name -> key ->
+    {better, worse, metric, **Verdict}."""
+    found, rows = {}, {}
+    for name, doc in docs.items():
+        comparisons, _ = plan(doc)
+        by_key = {c["key"]: c for c in comparisons}
+        for key, v in tests(doc).items():
+            found[(name, key)] = v
+            rows[(name, key)] = by_key[key]
+    decided = verdict_rule.judge(found)
+    out: dict[str, dict[str, dict]] = {name: {} for name in docs}
+    for (name, key), v in decided.items():
+        c = rows[(name, key)]
+        out[name][key] = {"better": c["better"], "worse": c["worse"], "metric": c["metric"], **v.as_dict()}
+    return out
+
+
+def verdicts(doc: dict, others: dict[str, dict] | None = None) -> dict[str, dict]:
+    """Per comparison of the claim: the verdict computed from the arms' per-seed final numbers (verdict.py's
+    rule), adjusted by Holm over the page's family — this document's comparisons and those of the other
+    experiments' results (``others``, {name: doc}; default: the documents in :func:`folder`). Comparisons whose
+    arms are not in the document are left out."""
+    name = doc.get("experiment", "")
+    docs = {k: d for k, d in (family() if others is None else others).items() if k != name}
+    docs[name] = doc
+    return judged(docs)[name]
+
+
+MEASURED_START, MEASURED_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
+
+
+def measured_table(where: Path | None = None) -> str:
+    """README's "Measured" table: every comparison of every claim with results in ``where`` (default
+    :func:`folder`), judged together (Holm over the m with results), as markdown."""
+    docs = family(where)
+    found = judged(docs)
+    m = max((v["m"] for d in found.values() for v in d.values()), default=0)
+    lines = [f"{m} comparisons with results, recomputed from `assets/experiments/*.json` by "
+             "`python -m app.experiments verdicts --readme README.md` (a full `run` rewrites it): paired t-tests on the "
+             "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
+             "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
+             "5% over all of them (rank k needs p ≤ 0.05/(m − k + 1)).",
+             "",
+             "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | seeds | p (Holm needs) | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, claim in CLAIMS.items():
+        for c in claim.comparisons:
+            v = found.get(name, {}).get(c.key)
+            metric = claim.metrics[c.metric]
+            unit = f" {metric.unit}" if metric.unit else ""
+            kind = c.kind + (f", margin {c.margin:g}{unit}" if c.margin else "")
+            head = f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {kind} | {short_label(metric.label)} |"
+            if v is None:
+                lines.append(f"{head} — | — | — | not run yet |")
+            elif not v["enough_seeds"]:
+                lines.append(f"{head} {signed(v['difference'])} | {v['n_a']}/{v['n_b']} | — | {v['label']} |")
+            else:
+                n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
+                lines.append(f"{head} {signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}] | {n} | "
+                             f"{v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank {v['rank']}) | {v['label']} |")
+    return "\n".join(lines)
+
+
+def write_measured(path: Path, where: Path | None = None) -> None:
+    """Put :func:`measured_table` between the verdicts markers of ``path`` (a README)."""
+    path = Path(path)
+    body = path.read_text(encoding="utf-8")
+    if MEASURED_START not in body or MEASURED_END not in body:
+        raise ValueError(f"{path} has no {MEASURED_START} … {MEASURED_END} markers")
+    block = f"{MEASURED_START}\n{measured_table(where)}\n{MEASURED_END}"
+    path.write_text(body[: body.index(MEASURED_START)] + block + body[body.index(MEASURED_END) + len(MEASURED_END):],
+                    encoding="utf-8")
 
 
 def short_label(label: str) -> str:
@@ -236,6 +358,13 @@ def fmt(value: float | None, digits: int = 3) -> str:
     if value is None or not math.isfinite(value):
         return "—"
     return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def signed(value: float | None, digits: int = 3) -> str:
+    """A difference as the pages print it: "+0.0123", "−0.45" (a real minus sign), "—" when missing."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return ("+" if value >= 0 else "−") + f"{abs(value):.{digits}g}"
 
 
 @functools.lru_cache(maxsize=32)
@@ -280,7 +409,10 @@ def one_line(name: str, where: Path | None = None) -> str:
         return f"Does it work? No comparison of this claim was run: `{command(name)}`"
     arms, metric = doc["arms"], doc["claim"]["metrics"][h["metric"]]
     better, worse = short_label(arms[h["better"]]["label"]), short_label(arms[h["worse"]]["label"])
-    seeds = min(h["n_a"], h["n_b"])
+    seeds = h["n"] if h["design"] == "paired" else min(h["n_a"], h["n_b"])
     smoke = ", a --quick smoke run" if doc.get("quick") else ""
+    interval = (f"; {signed(h['difference'])} in the claimed direction, 95% interval {signed(h['ci_low'])} to "
+                f"{signed(h['ci_high'])}, p {h['p']:.2g} where Holm over {h['m']} comparisons needs ≤ "
+                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] else "")
     return (f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
-            f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}) — {h['verdict']}")
+            f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}{interval}) — {h['label']}")

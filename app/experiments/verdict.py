@@ -1,94 +1,439 @@
 """Does a paper's claim reproduce here? A verdict computed from the per-seed numbers, never written by hand.
 
-The rule (a two-sample t-test at the 5% level, stated in plain numbers):
+A claim compares two arms, A and B, on one metric. ``difference`` = A − B, signed so that a positive
+difference is the direction the paper claims (for a loss: A lower). Three kinds of claim:
 
-1. A claim compares two arms on one metric in one direction: "arm A beats arm B" (higher is better,
-   or lower is better for a loss). ``difference`` = mean(A) − mean(B), signed so that a positive
-   difference is the direction the paper claims.
-2. The spread is the pooled standard deviation of the seeds,
-   ``sd = sqrt(((nA − 1)·sdA² + (nB − 1)·sdB²) / (nA + nB − 2))``, and the uncertainty of the
-   difference of two means is ``se = sd · sqrt(1/nA + 1/nB)``.
-3. The difference is *clear* when ``|difference| > t · se``, with ``t`` the two-sided 95% quantile of
-   Student's t with nA + nB − 2 degrees of freedom (2.78 for 3 seeds a side, 2.31 for 5).
-4. Verdict: **reproduces** when the difference is clear and positive; **reverses** when it is clear and
-   negative; **too small to tell at this scale** when it is within ``t · se`` — the arms differ by less
-   than the seeds differ among themselves. With fewer than 2 seeds in an arm there is no spread to
-   compare against, and the verdict is "too small to tell" with ``enough_seeds`` False.
+- **superiority** ("A beats B"): the boundary is 0; the claim holds when A − B is clearly above 0, and
+  fails clearly (reverses) when it is clearly below 0.
+- **noninferiority** ("A is not worse than B by more than ``margin``", e.g. "comparable to or better",
+  "costs almost nothing"): the boundary is −margin; it holds when A − B is clearly above −margin and fails
+  when it is clearly below (A worse by more than the margin).
+- **equivalence** ("A and B are within ±``margin``", e.g. "about as good as"): two one-sided tests (TOST),
+  A − B > −margin and A − B < +margin, the claim's p being the larger of the two; the binding one is always
+  the margin on the side of the measured difference, so the boundary is that margin. It holds when
+  A − B is clearly inside ±margin, fails when clearly outside.
 
-When every seed gives the same number (sd = 0), any nonzero difference is clear.
-Pure Python: the page imports it without torch.
+The test, in plain numbers:
+
+1. **Paired** when the arms share seeds (the same ``seed`` in both: the same batch order, masking draws
+   and, where shapes match, initialisation — the arms rise and fall together across seeds): the
+   per-seed differences ``d_i`` = A_i − B_i over the n shared seeds, their mean ``d̄`` and sd ``s``;
+   ``se = s / √n``, ``df = n − 1``. **Welch** (unpaired) only when the arms share fewer than 2 seeds:
+   ``se = √(sA²/nA + sB²/nB)`` with Welch–Satterthwaite's df.
+2. ``t = (d̄ − boundary) / se`` and ``p = 2 · P(T_df ≥ |t|)`` (Student's t, computed here in pure Python
+   from the regularized incomplete beta function). Every conclusion is thus a one-sided test at α/2 = 2.5%,
+   the same standard in both directions and for every kind, and can be read off one interval: the 95%
+   interval of the difference, ``d̄ ± t₀.₉₇₅(df) · se``, lies entirely on one side of the boundary exactly
+   when p < 0.05 (for equivalence that is stricter than the 90% interval of the usual 5% TOST).
+3. **Multiplicity**: the page makes m comparisons (18 when every experiment has results). Holm's step-down
+   at α = 0.05 over those m: sort the p values, p₍₁₎ ≤ … ≤ p₍ₘ₎; the comparison of rank k needs
+   ``p ≤ α / (m − k + 1)``, and Holm stops at the first rank that misses — no later rank passes.
+   Equivalently the Holm-adjusted p, ``max over j ≤ k of (m − j + 1) · p₍ⱼ₎``, is at most α.
+4. Verdict: **reproduces** when Holm passes it and the difference lies on the claim's side of the boundary;
+   **reverses** when Holm passes it on the other side (superiority: a clear difference in the wrong
+   direction; noninferiority: A clearly worse by more than the margin; equivalence: clearly outside the
+   margin); **too small to tell at this scale** otherwise. With fewer than 2 seeds in an arm there is no
+   spread to compare against: too small to tell, ``enough_seeds`` False, and outside the family m.
+
+When every seed difference is the same (se = 0), any difference from the boundary is clear (p = 0).
+Pure Python: the page imports it without torch or scipy.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 REPRODUCES = "reproduces"
 TOO_SMALL = "too small to tell at this scale"
 REVERSES = "reverses"
 VERDICTS = (REPRODUCES, TOO_SMALL, REVERSES)
 MIN_SEEDS = 2
+ALPHA = 0.05  # the family-wise error rate Holm keeps
 
-# two-sided 95% quantiles of Student's t by degrees of freedom (1..30); beyond 30, 1.96 + 2.4/df
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+SUPERIORITY, NONINFERIORITY, EQUIVALENCE = "superiority", "noninferiority", "equivalence"
+KINDS = (SUPERIORITY, NONINFERIORITY, EQUIVALENCE)
+KIND_TEXT = {SUPERIORITY: "A beats B", NONINFERIORITY: "A is not worse than B by more than the margin",
+             EQUIVALENCE: "A and B are within ± the margin"}
 
 
-def t_critical(df: int) -> float:
-    """Two-sided 95% quantile of Student's t with df degrees of freedom (df ≥ 1)."""
-    if df < 1:
-        raise ValueError("needs at least one degree of freedom")
-    return _T95[df - 1] if df <= len(_T95) else 1.96 + 2.4 / df
+# ----------------------------------------------------------------------------- Student's t, pure Python
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz), as in Numerical Recipes §6.4."""
+    tiny, eps = 1e-300, 3e-16
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), for a, b > 0 and 0 ≤ x ≤ 1."""
+    if not 0.0 <= x <= 1.0:
+        raise ValueError("x must lie in [0, 1]")
+    if x in (0.0, 1.0):
+        return x
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T ≥ t) for Student's t with df > 0 degrees of freedom (df need not be a whole number)."""
+    if df <= 0:
+        raise ValueError("needs positive degrees of freedom")
+    if math.isnan(t):
+        return float("nan")
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    tail = 0.5 * betainc(df / 2.0, 0.5, df / (df + t * t))  # P(T ≥ |t|)
+    return tail if t >= 0 else 1.0 - tail
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T ≤ t) for Student's t with df degrees of freedom."""
+    return 1.0 - t_sf(t, df)
+
+
+def t_quantile(q: float, df: float) -> float:
+    """The q-quantile of Student's t (0 < q < 1), by bisection on :func:`t_cdf`."""
+    if not 0.0 < q < 1.0:
+        raise ValueError("q must lie in (0, 1)")
+    if q == 0.5:
+        return 0.0
+    if q < 0.5:
+        return -t_quantile(1.0 - q, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < q:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_cdf(mid, df) < q:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2.0
+
+
+def t_critical(df: float) -> float:
+    """Two-sided 95% quantile of Student's t with df degrees of freedom (4.30 for df 2, 2.78 for df 4)."""
+    if df <= 0:
+        raise ValueError("needs positive degrees of freedom")
+    return t_quantile(0.975, df)
+
+
+# ----------------------------------------------------------------------------- one comparison
 
 
 @dataclass(frozen=True)
 class Verdict:
+    """Everything a student needs to check a verdict by hand."""
+
     verdict: str  # one of VERDICTS
-    difference: float  # mean(A) − mean(B), positive in the claimed direction
+    label: str  # the verdict as shown: "reverses" carries the scale it was measured at
+    kind: str  # one of KINDS
+    margin: float  # in the metric's units (0 for superiority)
+    boundary: float  # what the difference is tested against: 0, −margin, or the margin on the difference's side
+    design: str  # "paired" (per-seed differences) or "Welch" (unpaired); "" without enough seeds
+    n_a: int
+    n_b: int
+    n: int  # pairs (paired) or nA + nB (Welch)
+    seeds: tuple  # the shared seeds, in order (paired); () for Welch
+    a: tuple  # A's values at those seeds (paired), or all of A's (Welch), as measured (not signed)
+    b: tuple  # B's, likewise
+    diffs: tuple  # the per-seed differences A − B, signed (paired); () for Welch
+    difference: float  # mean of A − B, positive in the claimed direction
     mean_a: float
     mean_b: float
     sd_a: float
     sd_b: float
-    n_a: int
-    n_b: int
-    pooled_sd: float
-    se: float  # of the difference of the two means
-    threshold: float  # t · se: what |difference| must exceed to be clear
+    sd: float | None  # of the per-seed differences (paired); None for Welch
+    se: float  # of the mean difference
+    df: float
+    t: float  # (difference − boundary) / se
+    p_one_sided: float  # P(T ≥ |t|): for equivalence, TOST's p (the larger of its two one-sided p's) when inside
+    p: float  # 2 · p_one_sided, capped at 1: what Holm ranks
+    t95: float  # the two-sided 95% quantile of t at df
+    ci_low: float  # 95% interval of the difference, difference ∓ t95 · se
+    ci_high: float
+    m: int  # comparisons in the family Holm adjusts over (1 for a comparison judged alone)
+    rank: int  # this p's rank among the family's (1 = smallest); 0 when not in the family
+    holm_threshold: float  # ALPHA / (m − rank + 1): what p must not exceed
+    p_holm: float  # Holm-adjusted p: it passes when p_holm ≤ ALPHA
+    holm_pass: bool  # Holm rejects the boundary (also False when Holm stopped at an earlier rank)
+    holm_stopped_at: int  # the first rank Holm did not pass (0 when it passed all)
     enough_seeds: bool
+    scale: str  # the scale it was measured at ("hidden 128, 2 layers, 1600 steps, 3 seeds"), "" when unknown
     reason: str  # the rule applied to these numbers, in one sentence
+    why: str = ""  # the reason's last part: Holm's decision and what it means for the claim
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def side(self) -> str:
+        """Which side of the boundary the difference lies: "holds" (the claim's) or "fails"."""
+        return _side(self.kind, self.difference, self.margin)
 
 
 def _sd(xs: list[float]) -> float:
     return statistics.stdev(xs) if len(xs) >= 2 else 0.0
 
 
-def decide(a: list[float], b: list[float], higher_is_better: bool = True) -> Verdict:
-    """The verdict on "A beats B", from the final numbers of each seed of arm A (claimed better) and B."""
-    a, b = [float(x) for x in a if x is not None and math.isfinite(x)], [float(x) for x in b if x is not None and math.isfinite(x)]
-    if not a or not b:
+def _clean(values) -> dict:
+    """{seed: value} from a dict (seeds known: pairable) or a list (positions, never paired), finite only."""
+    items = values.items() if isinstance(values, dict) else ((None, v) for v in values)
+    out = {}
+    for i, (k, v) in enumerate(items):
+        if v is not None and math.isfinite(float(v)):
+            out[("#", i) if k is None else k] = float(v)
+    return out
+
+
+def _side(kind: str, diff: float, margin: float) -> str:
+    if kind == EQUIVALENCE:
+        return "holds" if abs(diff) < margin else "fails"
+    boundary = -margin if kind == NONINFERIORITY else 0.0
+    return "holds" if diff > boundary else "fails"
+
+
+def boundary_of(kind: str, margin: float, diff: float) -> float:
+    """What the difference is tested against: 0 (superiority), −margin (noninferiority), and for equivalence
+    the margin on the difference's side (TOST's binding one-sided test)."""
+    if kind == SUPERIORITY:
+        return 0.0
+    if kind == NONINFERIORITY:
+        return -margin
+    return margin if diff >= 0 else -margin
+
+
+def compare(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin: float = 0.0,
+            scale: str = "") -> Verdict:
+    """The test of one comparison, judged alone (m = 1); :func:`judge` adjusts a family of them.
+
+    a, b: each arm's final numbers, as {seed: value} (arms that share seeds are paired by seed) or as a list
+    (never paired). margin: in the metric's units, > 0 for noninferiority and equivalence."""
+    if kind not in KINDS:
+        raise ValueError(f"kind is one of {', '.join(KINDS)}")
+    if kind != SUPERIORITY and not margin > 0:
+        raise ValueError(f"a {kind} claim needs a positive margin")
+    margin = float(margin) if kind != SUPERIORITY else 0.0
+    ca, cb = _clean(a), _clean(b)
+    if not ca or not cb:
         raise ValueError("each arm needs at least one finite number")
     sign = 1.0 if higher_is_better else -1.0
-    mean_a, mean_b = statistics.fmean(a), statistics.fmean(b)
-    diff = sign * (mean_a - mean_b)
-    sd_a, sd_b = _sd(a), _sd(b)
-    n_a, n_b = len(a), len(b)
-    if n_a < MIN_SEEDS or n_b < MIN_SEEDS:
-        return Verdict(TOO_SMALL, diff, mean_a, mean_b, sd_a, sd_b, n_a, n_b, float("nan"), float("nan"), float("nan"),
-                       False, f"{n_a} and {n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread")
-    df = n_a + n_b - 2
-    pooled = math.sqrt(((n_a - 1) * sd_a**2 + (n_b - 1) * sd_b**2) / df)
-    se = pooled * math.sqrt(1 / n_a + 1 / n_b)
-    threshold = t_critical(df) * se
-    if abs(diff) > threshold and diff != 0:
-        verdict = REPRODUCES if diff > 0 else REVERSES
-        reason = (f"the difference {diff:+.4g} is {'beyond' if se else 'not zero, with no'} seed spread"
-                  + (f" (|difference| > t·se = {threshold:.3g})" if se else ""))
+    mean_a, mean_b = statistics.fmean(ca.values()), statistics.fmean(cb.values())
+    sd_a, sd_b = _sd(list(ca.values())), _sd(list(cb.values()))
+    n_a, n_b = len(ca), len(cb)
+    shared = [s for s in ca if s in cb and not (isinstance(s, tuple) and s[:1] == ("#",))]
+    try:
+        shared.sort()
+    except TypeError:
+        pass
+    nan = float("nan")
+    if len(shared) >= MIN_SEEDS:
+        design = "paired"
+        diffs = tuple(sign * (ca[s] - cb[s]) for s in shared)
+        diff = statistics.fmean(diffs)
+        sd = _sd(list(diffs))
+        n = len(diffs)
+        se, df = sd / math.sqrt(n), float(n - 1)
+        seeds = tuple(shared)
+        va_, vb_ = tuple(ca[s] for s in shared), tuple(cb[s] for s in shared)
+    elif n_a >= MIN_SEEDS and n_b >= MIN_SEEDS:
+        design, diffs, seeds, sd = "Welch", (), (), None
+        va_, vb_ = tuple(ca.values()), tuple(cb.values())
+        diff = sign * (mean_a - mean_b)
+        va, vb = sd_a**2 / n_a, sd_b**2 / n_b
+        se = math.sqrt(va + vb)
+        n = n_a + n_b
+        df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1)) if va + vb > 0 else float(n_a + n_b - 2)
     else:
-        verdict = TOO_SMALL
-        reason = f"the difference {diff:+.4g} is within the seed spread (|difference| ≤ t·se = {threshold:.3g})"
-    return Verdict(verdict, diff, mean_a, mean_b, sd_a, sd_b, n_a, n_b, pooled, se, threshold, True, reason)
+        diff = sign * (mean_a - mean_b)
+        reason = (f"{n_a} and {n_b} seeds, {len(shared)} shared: at least {MIN_SEEDS} per arm are needed to know "
+                  "the spread")
+        return Verdict(TOO_SMALL, TOO_SMALL, kind, margin, boundary_of(kind, margin, diff), "", n_a, n_b, 0, (),
+                       tuple(ca.values()), tuple(cb.values()), (), diff, mean_a, mean_b, sd_a, sd_b, None, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0, nan, nan,
+                       False, 0, False, scale, reason)
+    boundary = boundary_of(kind, margin, diff)
+    gap = diff - boundary
+    if se > 0:
+        t = gap / se
+    else:
+        t = 0.0 if gap == 0 else math.copysign(math.inf, gap)
+    p_one = t_sf(abs(t), df)
+    p = min(1.0, 2.0 * p_one)
+    t95 = t_critical(df)
+    v = Verdict(TOO_SMALL, TOO_SMALL, kind, margin, boundary, design, n_a, n_b, n, seeds, va_, vb_, diffs, diff, mean_a,
+                mean_b,
+                sd_a, sd_b, sd, se, df, t, p_one, p, t95, diff - t95 * se, diff + t95 * se, 1, 0, nan, nan, False, 0,
+                True, scale, "")
+    return _apply_holm(v, 1, 1, ALPHA, p, 0)
+
+
+def decide(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin: float = 0.0, scale: str = "") -> Verdict:
+    """One comparison judged alone (a family of one: Holm's threshold is α itself)."""
+    return compare(a, b, higher_is_better, kind, margin, scale)
+
+
+# ----------------------------------------------------------------------------- the family: Holm
+
+
+@dataclass(frozen=True)
+class HolmStep:
+    key: object
+    p: float
+    rank: int  # 1 = smallest p
+    threshold: float  # alpha / (m − rank + 1)
+    adjusted: float  # Holm-adjusted p
+    rejected: bool
+
+
+def holm(pvalues: dict, alpha: float = ALPHA) -> dict:
+    """Holm's step-down over ``pvalues`` ({key: p}; NaN p's are left out of the family): key -> HolmStep.
+    Ties keep the keys' order."""
+    family = [(k, p) for k, p in pvalues.items() if p is not None and not math.isnan(p)]
+    m = len(family)
+    order = sorted(range(m), key=lambda i: family[i][1])
+    out, running, going = {}, 0.0, True
+    for rank, i in enumerate(order, start=1):
+        key, p = family[i]
+        threshold = alpha / (m - rank + 1)
+        running = max(running, min(1.0, (m - rank + 1) * p))
+        going = going and p <= threshold
+        out[key] = HolmStep(key, p, rank, threshold, running, going)
+    return out
+
+
+def _apply_holm(v: Verdict, m: int, rank: int, threshold: float, adjusted: float, stopped_at: int) -> Verdict:
+    passed = bool(v.enough_seeds and adjusted <= ALPHA)  # the running max carries Holm's stop to later ranks
+    side = _side(v.kind, v.difference, v.margin)
+    verdict = (REPRODUCES if side == "holds" else REVERSES) if passed else TOO_SMALL
+    label = verdict + (f" at {v.scale}" if verdict == REVERSES and v.scale else "")
+    v = replace(v, verdict=verdict, label=label, m=m, rank=rank, holm_threshold=threshold, p_holm=adjusted,
+                holm_pass=passed, holm_stopped_at=stopped_at)
+    return replace(v, reason=reason(v), why=why(v))
+
+
+def judge(tests: dict, alpha: float = ALPHA) -> dict:
+    """The family's verdicts: ``tests`` ({key: Verdict from :func:`compare`}) adjusted by Holm over the
+    comparisons that have a test (enough seeds). key -> Verdict with m, rank, threshold and the decision."""
+    steps = holm({k: v.p for k, v in tests.items() if v.enough_seeds}, alpha)
+    m = len(steps)
+    stopped = min((s.rank for s in steps.values() if not s.rejected), default=0)
+    out = {}
+    for k, v in tests.items():
+        s = steps.get(k)
+        if s is None:
+            v = replace(v, m=m)
+            out[k] = replace(v, reason=reason(v), why=why(v))
+            continue
+        out[k] = _apply_holm(v, m, s.rank, s.threshold, s.adjusted, stopped)
+    return out
+
+
+# ----------------------------------------------------------------------------- the reason, in numbers
+
+
+def _g(x: float, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.{digits}g}"
+
+
+def _s(x: float, digits: int = 3) -> str:
+    """Signed: +0.0123, −0.45."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return ("+" if x >= 0 else "−") + _g(abs(x), digits)
+
+
+def _pv(p: float) -> str:
+    return "0" if p == 0 else f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def claim_text(kind: str, margin: float) -> str:
+    """The hypothesis in words and numbers: "A − B > 0", "A − B > −0.05", "−0.02 < A − B < +0.02"."""
+    if kind == SUPERIORITY:
+        return "A − B > 0"
+    if kind == NONINFERIORITY:
+        return f"A − B > −{_g(margin)}"
+    return f"−{_g(margin)} < A − B < +{_g(margin)}"
+
+
+def _where(v: Verdict) -> str:
+    return {SUPERIORITY: "0", NONINFERIORITY: f"−{_g(v.margin)} (the margin)",
+            EQUIVALENCE: f"{_s(v.boundary)} (the nearer margin)"}[v.kind]
+
+
+def holm_text(v: Verdict) -> str:
+    """Holm's threshold for this comparison, in numbers."""
+    if v.m > 1:
+        return f"Holm: rank {v.rank} of {v.m}, needs p ≤ {_g(ALPHA)}/{v.m - v.rank + 1} = {_g(v.holm_threshold, 2)}"
+    return f"needs p ≤ {_g(ALPHA)}"
+
+
+def why(v: Verdict) -> str:
+    """Holm's decision on this comparison and what it means for the claim, in numbers."""
+    if not v.enough_seeds:
+        return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread, so "
+                f"{v.label}")
+    p, thr = _pv(v.p), _g(v.holm_threshold, 2)
+    if v.holm_pass:
+        if v.verdict == REPRODUCES:
+            because = {SUPERIORITY: "A is clearly better",
+                       NONINFERIORITY: f"A is clearly not worse than B by more than {_g(v.margin)}",
+                       EQUIVALENCE: f"A and B are clearly within ±{_g(v.margin)}"}[v.kind]
+        else:
+            because = {SUPERIORITY: "B is clearly better: the difference goes the wrong way",
+                       NONINFERIORITY: f"A is clearly worse than B by more than the margin {_g(v.margin)}",
+                       EQUIVALENCE: f"A and B clearly differ by more than the margin {_g(v.margin)}"}[v.kind]
+        return f"p {p} ≤ {thr}, so {v.label}: {because}"
+    if v.holm_stopped_at and v.holm_stopped_at < v.rank and v.p <= v.holm_threshold:
+        return (f"p {p} ≤ {thr}, but Holm stopped at rank {v.holm_stopped_at} (a smaller p missed its threshold), "
+                f"so {v.label}")
+    if v.p <= ALPHA:
+        return (f"p {p} > {thr}: the 95% interval clears {_where(v)} on its own, not with {v.m} comparisons, "
+                f"so {v.label}")
+    return f"p {p} > {thr}: the 95% interval contains {_where(v)}, so {v.label}"
+
+
+def reason(v: Verdict) -> str:
+    """One sentence: the test on these numbers and why it gives this verdict."""
+    if not v.enough_seeds:
+        return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread"
+                + (f" (it is not among the {v.m} comparisons Holm adjusts)" if v.m else ""))
+    how = (f"paired over {v.n} seeds, A − B = {_s(v.difference)} (sd {_g(v.sd)}, se {_g(v.se)}, df {_g(v.df)})"
+           if v.design == "paired" else
+           f"Welch (unpaired), A − B = {_s(v.difference)} (se {_g(v.se)}, df {_g(v.df)})")
+    interval = f"95% interval {_s(v.ci_low)} to {_s(v.ci_high)}"
+    tval = _s(v.t) if v.t < 0 else _g(v.t)
+    test = (f"t = {'(A − B − (' + _s(v.boundary) + '))' if v.boundary else '(A − B)'} / se = {tval}, "
+            f"p = 2·P(T ≥ |t|) = {_pv(v.p)}")
+    return f"{how}; {interval} against {_where(v)}; {test}; {holm_text(v)} — {why(v)}"

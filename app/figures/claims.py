@@ -125,6 +125,81 @@ def finals_figure(r) -> go.Figure:
     return _layout(fig, "Final numbers: every seed (dots), mean ± sd (diamonds)", 420)
 
 
+VERDICT_COLOURS = {"reproduces": "#2e7d32", "too small to tell at this scale": "#8a8a8a", "reverses": "#c62828"}
+FAMILY_EDGE = 8.0  # the overview's x-axis runs over ± this many margins; longer intervals are cut at the edge
+KIND_MARK = {"superiority": ">", "noninferiority": "≥", "equivalence": "≈"}
+
+
+def family_figure(r) -> go.Figure:
+    """Every comparison of the page (``r.family``: app.lessons.claims.FamilyRow), one row each, top to bottom in
+    the page's order: A − B over its metric's margin (a dot) with its 95% interval (a bar), coloured by the
+    Holm-adjusted verdict, and the claim's boundary (a black tick: 0, −1, or ±1 margins). The band [−1, +1]
+    is shaded. Traces: one per verdict present (the dots and bars), then the boundaries. A row without results
+    has no dot. x is cut at ±FAMILY_EDGE margins (an interval's bar ends there); a difference beyond it is drawn at
+    the edge with its value written beside it."""
+    rows = list(r.family)
+    labels = [f"{'<b>' if row.chosen else ''}{esc(row.experiment)} · {esc(row.key)} {KIND_MARK.get(row.kind, '')}"
+              f"{'</b>' if row.chosen else ''}" for row in rows]
+    edge = FAMILY_EDGE
+
+    def cut(x: float) -> float:
+        return max(-edge, min(edge, x))
+
+    fig = go.Figure()
+    fig.add_shape(type="rect", xref="x", yref="paper", x0=-1, x1=1, y0=0, y1=1, fillcolor="rgba(76,120,168,0.08)",
+                  line=dict(width=0), layer="below")
+    fig.add_vline(x=0, line=dict(color="#bbb", width=1))
+    notes = []
+    for verdict, col in VERDICT_COLOURS.items():
+        xs, ys, lo, hi, hover, sizes = [], [], [], [], [], []
+        for row, label in zip(rows, labels):
+            v = row.verdict
+            if not v or v["verdict"] != verdict or not v.get("enough_seeds"):
+                continue
+            u = row.scale_unit or 1.0
+            x, a, b = v["difference"] / u, v["ci_low"] / u, v["ci_high"] / u
+            xs.append(cut(x))
+            ys.append(label)
+            lo.append(cut(x) - cut(a))
+            hi.append(cut(b) - cut(x))
+            sizes.append(13 if row.chosen else 9)
+            unit = f" {row.unit}" if row.unit else ""
+            hover.append(f"{esc(row.claim)}<br>{esc(row.kind)}{f' (margin {row.margin:g}{unit})' if row.margin else ''}"
+                         f"<br>A − B = {v['difference']:+.4g}{unit}, 95% interval {v['ci_low']:+.4g} to "
+                         f"{v['ci_high']:+.4g}<br>{esc(v['design'])}, n = {v['n']}, t = {v['t']:.3g}, df = "
+                         f"{v['df']:.3g}, p = {v['p']:.2g}<br>Holm: rank {v['rank']} of {v['m']}, needs p ≤ "
+                         f"{v['holm_threshold']:.2g}<br><b>{esc(v['label'])}</b>")
+            if abs(x) > edge:
+                notes.append((label, x))
+        if not xs:
+            continue
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="markers", name=esc(verdict), marker=dict(color=col, size=sizes),
+            error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, color=col, thickness=2.5, width=0),
+            hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
+    bx, by = [], []
+    for row, label in zip(rows, labels):
+        if row.kind == "superiority":
+            bx.append(0.0), by.append(label)
+        elif row.kind == "noninferiority":
+            bx.append(-1.0), by.append(label)
+        else:
+            bx += [-1.0, 1.0]
+            by += [label, label]
+    fig.add_trace(go.Scatter(x=bx, y=by, mode="markers", name="what the claim needs (boundary)",
+                             marker=dict(symbol="line-ns-open", size=16, color="#222", line=dict(width=2)),
+                             hoverinfo="skip"))
+    for label, x in notes:
+        fig.add_annotation(x=edge if x > 0 else -edge, y=label, text=f"{x:+.3g}", showarrow=False,
+                           xanchor="right" if x > 0 else "left", yshift=11, font=dict(size=12))
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels, autorange="reversed",
+                     showgrid=False)
+    fig.update_xaxes(range=[-edge * 1.05, edge * 1.05], zeroline=False,
+                     title_text="A − B in margins of its metric (positive = the claimed direction)")
+    return _layout(fig, f"All {r.m} comparisons: 95% intervals against what each claim needs, Holm-adjusted verdicts",
+                   130 + 30 * len(rows))
+
+
 def live_figure(c) -> go.Figure:
     """A live run's curves so far (``claims.LiveCurves``), one colour per arm: left, each arm's own training loss at
     every step (traces 0..n-1); right, the held-out metric at every evaluation (traces n..2n-1).

@@ -9,12 +9,15 @@ run NAME`` writes ``assets/experiments/NAME.json``). This lesson only reads them
   experiment trains the same model on the same data for the same compute, and differs in that one setting;
 - a **seed** is one independent training run of an arm (its own initialisation and batch order); the
   spread over seeds is how much an arm's result moves by chance alone;
-- a **comparison** is the paper's claim "arm A beats arm B on metric m", with the paper's own numbers
-  (app/experiments/claims.py);
-- the **verdict** is app/experiments/verdict.py's rule applied to the per-seed final numbers: *reproduces*
-  when A beats B by more than the seeds' spread allows by chance (a two-sample t-test at 5%), *reverses*
-  when B beats A that clearly, and *too small to tell at this scale* otherwise. No conclusion on this page
-  is written by hand.
+- a **comparison** is the paper's claim about arm A against arm B on metric m, with the paper's own numbers
+  (app/experiments/claims.py), in one of three kinds: A beats B (*superiority*), A is not worse than B by
+  more than a stated margin (*noninferiority*), A and B are within ± the margin (*equivalence*);
+- the **verdict** is app/experiments/verdict.py's rule applied to the per-seed final numbers: a paired t-test
+  on the per-seed differences A − B (Welch's where the arms share no seeds), its 95% interval against the
+  claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page (m = 18
+  with every experiment's results). *reproduces* when the difference is clearly on the claim's side,
+  *reverses* when it is clearly on the other (with the scale it was measured at), *too small to tell at
+  this scale* otherwise. No conclusion on this page is written by hand.
 
 When no results are there yet (before the full runs), the lesson shows the paper's side, the command that
 produces ours, and the live run (app/experiments/live.py: the smallest pair of arms, trained for a minute).
@@ -31,8 +34,9 @@ from pathlib import Path
 
 from app.core import text as txt
 from app.experiments import EXPERIMENTS, results
+from app.experiments.results import short_label
 from app.experiments import verdict as rule
-from app.experiments.claims import CLAIMS
+from app.experiments.claims import CLAIMS, MARGINS
 from app.core.lesson import Note, direct, from_values
 from app.core.state import Param, Spec, seed_param
 
@@ -44,7 +48,8 @@ LINE = "Each paper's claim replayed as a controlled experiment: curves over seed
 NAMES = tuple(EXPERIMENTS)
 CURVE_METRICS = ("train_loss",) + tuple(dict.fromkeys(m for c in CLAIMS.values() for m in c.metrics if m != "params"))
 TRAIN_LOSS_LABEL = "training loss (every 20 steps; the arms' losses differ in what they add to the masked LM)"
-TAKEAWAY = "A claim holds here only when arms differ by more than seeds of one arm do — computed, not written."
+TAKEAWAY = ("A claim holds here only when the interval of A − B over paired seeds clears its boundary after Holm's "
+            "adjustment for every comparison on the page — computed, not written.")
 SPEC = Spec(
     Param("claim", "choice", "masking", choices=NAMES, widget="select", label="Claim",
           labels=tuple((n, CLAIMS[n].title) for n in NAMES), help="Which paper's claim to look at."),
@@ -100,8 +105,10 @@ class PaperRow:
 class Comparison:
     """One of the claim's comparisons, with the paper's numbers and (when results exist) the verdict.
 
-    verdict: app/experiments/verdict.py's numbers as a dict (verdict, difference — positive in the claimed
-    direction —, mean_a, mean_b, sd_a, sd_b, n_a, n_b, threshold, enough_seeds, reason), None before a run."""
+    verdict: app/experiments/verdict.py's Verdict as a dict (verdict, label, kind, margin, boundary, design,
+    seeds, diffs, difference — positive in the claimed direction —, sd, se, df, t, p, ci_low, ci_high, m, rank,
+    holm_threshold, p_holm, enough_seeds, scale, reason; mean_a, mean_b, sd_a, sd_b, n_a, n_b), None before a
+    run. kind, margin, margin_why: the claim's kind and margin (app/experiments/claims.py)."""
 
     key: str
     claim: str
@@ -117,6 +124,28 @@ class Comparison:
     note: str
     paper: tuple[PaperRow, ...]
     verdict: dict | None
+    kind: str = rule.SUPERIORITY
+    margin: float = 0.0
+    margin_why: str = ""
+
+
+@dataclass(frozen=True)
+class FamilyRow:
+    """One comparison of the page's family (every claim's), for the overview of all of them: its verdict (None
+    before its experiment ran), and the unit its difference is drawn in (its metric's margin)."""
+
+    experiment: str
+    key: str
+    claim: str
+    kind: str
+    metric: str
+    metric_label: str
+    unit: str
+    higher_is_better: bool
+    margin: float
+    scale_unit: float  # the metric's margin (claims.MARGINS): differences are drawn in units of it
+    verdict: dict | None
+    chosen: bool  # the comparison the page is on
 
 
 @dataclass(frozen=True)
@@ -184,6 +213,8 @@ class Result:
     params_axis: bool  # the claim is about parameters (sharing): the finals go against each arm's count
     live: Live
     notes: tuple[Note, ...]
+    family: tuple[FamilyRow, ...] = ()  # every comparison of the page, every claim's, with its Holm-adjusted verdict
+    m: int = 0  # comparisons Holm adjusts over (those with results and enough seeds)
 
     @property
     def comparison(self) -> Comparison:
@@ -219,10 +250,12 @@ def arm_labels(name: str, doc: dict | None = None) -> dict[str, str]:
     return labels
 
 
-def comparisons(name: str, doc: dict | None) -> tuple[Comparison, ...]:
-    """The claim's comparisons with the paper's numbers, and the verdicts recomputed from ``doc``'s seeds."""
+def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple[Comparison, ...]:
+    """The claim's comparisons with the paper's numbers, and the verdicts recomputed from ``doc``'s seeds
+    (``found``: {key: verdict} already computed, e.g. by :func:`family`)."""
     claim = CLAIMS[name]
-    found = results.verdicts(doc) if doc else {}
+    if found is None:
+        found = results.verdicts(doc) if doc else {}
     labels = arm_labels(name, doc)
     out = []
     for c in claim.comparisons:
@@ -231,8 +264,107 @@ def comparisons(name: str, doc: dict | None) -> tuple[Comparison, ...]:
             c.key, c.claim, c.better, c.worse, labels[c.better], labels[c.worse],
             c.metric, m.label, m.higher_is_better, m.unit, c.source, c.note,
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
+            c.kind, c.margin, c.margin_why,
         ))
     return tuple(out)
+
+
+def _n(x: float, digits: int = 3) -> str:
+    """A number as the verdict box prints it: signed, 3 significant digits, a real minus sign."""
+    if x is None or not math.isfinite(x):
+        return "—" if x is None or math.isnan(x) else ("+∞" if x > 0 else "−∞")
+    return ("+" if x >= 0 else "−") + f"{abs(x):.{digits}g}"
+
+
+def claim_line(c: Comparison) -> str:
+    """The claim's kind in words and numbers, and why its margin (markdown)."""
+    unit = f" {c.unit}" if c.unit else ""
+    if c.kind == rule.NONINFERIORITY:
+        what = (f"**noninferiority**: A is not worse than B by more than {c.margin:g}{unit} "
+                f"(A − B > −{c.margin:g}, with A − B positive in the claimed direction)")
+    elif c.kind == rule.EQUIVALENCE:
+        what = f"**equivalence**: A and B are within ±{c.margin:g}{unit} (−{c.margin:g} < A − B < +{c.margin:g})"
+    else:
+        what = "**superiority**: A beats B (A − B > 0, with A − B positive in the claimed direction)"
+    return f"The claim is of the kind {what}." + (f" Why this margin: {c.margin_why}." if c.margin_why else "")
+
+
+def verdict_text(c: Comparison, m: int) -> str:
+    """The verdict box (markdown): what was measured, the interval, the test with Holm's threshold, the
+    verdict and why — every number a student needs to check it by hand."""
+    v = c.verdict
+    if not v["enough_seeds"]:
+        return f"**Verdict: {v['label']}** — {v['why']}."
+    sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
+    if v["design"] == "paired":
+        per_seed = ", ".join(f"seed {s}: {a:.4g} vs {b:.4g} → {_n(d)}" for s, a, b, d in
+                             zip(v["seeds"], v["a"], v["b"], v["diffs"]))
+        measured = (f"**Measured**, paired by seed (the same seed gives both arms the same batches and masks), A vs B "
+                    f"and the difference {sign}: {per_seed}. Mean {_n(v['difference'])}, sd {v['sd']:.3g}, "
+                    f"se = sd/√{v['n']} = {v['se']:.3g}, df = {v['n']} − 1 = {v['df']:g}.")
+    else:
+        measured = (f"**Measured**, unpaired (the arms share no seeds): A {v['mean_a']:.4g} (sd {v['sd_a']:.3g}, "
+                    f"{v['n_a']} seeds) vs B {v['mean_b']:.4g} (sd {v['sd_b']:.3g}, {v['n_b']} seeds): {sign} = "
+                    f"{_n(v['difference'])}, se = √(sA²/nA + sB²/nB) = {v['se']:.3g}, Welch's df = {v['df']:.3g}.")
+    where = {rule.SUPERIORITY: "above 0", rule.NONINFERIORITY: f"above −{v['margin']:g}",
+             rule.EQUIVALENCE: f"inside ±{v['margin']:g}"}[v["kind"]]
+    interval = (f"**95% interval** of the difference: {_n(v['ci_low'])} to {_n(v['ci_high'])} (mean ± "
+                f"{v['t95']:.3g} × se); the claim holds when it lies {where}.")
+    boundary = "mean" if not v["boundary"] else f"(mean − ({_n(v['boundary'])}))"
+    test = (f"**Test**: t = {boundary} / se = {_n(v['t'])}, p = 2·P(T ≥ |t|) = {v['p']:.2g} for Student's T on "
+            f"{v['df']:.3g} df. This page makes {m} "
+            f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
+            f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}.")
+    return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, f"**Why**: {v['why']}."))
+
+
+def interval_text(v: dict | None) -> str:
+    """A verdict's 95% interval of A − B for a table ("—" without one)."""
+    if not v or not v.get("enough_seeds"):
+        return "—"
+    return f"{_n(v['ci_low'])} to {_n(v['ci_high'])}"
+
+
+def p_text(v: dict | None) -> str:
+    """A verdict's p and what Holm needs of it for a table: "0.0052 (Holm: ≤ 0.0038, rank 6 of 18)"."""
+    if not v or not v.get("enough_seeds"):
+        return "—"
+    return f"{v['p']:.2g} (Holm: ≤ {v['holm_threshold']:.2g}, rank {v['rank']} of {v['m']})"
+
+
+def family_caption(r) -> str:
+    """What the overview of every comparison shows, with the units it draws them in."""
+    units = "; ".join(f"{short_label(CLAIMS[row.experiment].metrics[row.metric].label)} {row.scale_unit:g}"
+                      + (f" {row.unit}" if row.unit else "")
+                      for row in {row.metric: row for row in r.family}.values())
+    return (f"Every comparison of every claim on this page: A − B (positive = the claimed direction) in units of its "
+            f"metric's margin ({units}), its 95% interval as a bar, and the boundary its claim needs (a black tick): "
+            f"above 0 for *A beats B*, above −1 margin for *not worse by more than*, inside ±1 margin (shaded) for "
+            f"*about as good as*. The colour is the verdict after Holm's adjustment over the {r.m} comparisons with "
+            f"results, so an interval that clears its boundary can still be grey. Intervals past the edge are cut "
+            f"there (the number is written at the edge); hover for every number.")
+
+
+def family(name: str, doc: dict | None) -> dict[str, dict[str, dict]]:
+    """Every claim's verdicts, adjusted together by Holm: this claim's from ``doc``, the others' from their
+    results in the same folder (name -> key -> verdict)."""
+    docs = {k: d for k, d in results.family().items() if k != name}
+    if doc is not None:
+        docs[name] = doc
+    return results.judged(docs)
+
+
+def family_rows(found: dict[str, dict[str, dict]], name: str, chosen_key: str) -> tuple[FamilyRow, ...]:
+    """The overview's rows: every comparison of every claim in the page's order, with its verdict from
+    ``found`` (:func:`family`) or None, and the unit it is drawn in (its metric's margin)."""
+    rows = []
+    for exp, claim in CLAIMS.items():
+        for c in claim.comparisons:
+            m = claim.metrics[c.metric]
+            rows.append(FamilyRow(exp, c.key, c.claim, c.kind, c.metric, m.label, m.unit, m.higher_is_better,
+                                  c.margin, MARGINS.get(c.metric, (1.0, ""))[0], found.get(exp, {}).get(c.key),
+                                  exp == name and c.key == chosen_key))
+    return tuple(rows)
 
 
 def live_of(name: str) -> Live:
@@ -280,7 +412,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         if doc.get("quick"):
             notes.append(Note("These results come from a `--quick` smoke run (a handful of steps on a sample of the "
                               "corpus): they show that the experiment runs, not whether the claim holds.", "warning"))
-    comps = comparisons(name, doc)
+    found = family(name, doc)
+    comps = comparisons(name, doc, found.get(name, {}))
     chosen = inputs.compare
     if not 0 <= chosen < len(comps):
         notes.append(Note(f"This claim has {len(comps)} comparisons (counted from 0): comparison {chosen} does not "
@@ -321,6 +454,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         metric=metric, metric_label=_metric_label(name, metric), metric_options=options,
         metric_choice=inputs.metric if inputs.metric in options else "auto", x=x, curves=tuple(curves),
         finals=tuple(finals), params_axis=claim.x_axis == "params", live=live_of(name), notes=tuple(notes),
+        family=family_rows(found, name, comp.key), m=max((v["m"] for d in found.values() for v in d.values()), default=0),
     )
 
 

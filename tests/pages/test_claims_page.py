@@ -89,15 +89,25 @@ def test_with_results_the_verdict_curves_and_numbers_are_the_librarys(app_page, 
     here = at.dataframe[1].value.iloc[-1]
     assert here[""] == "here" and f"{v['difference']:+.4g}" in here["A − B"]
     overview = at.dataframe[2].value
-    assert list(overview["verdict"]) == [c.verdict["verdict"] for c in r.comparisons]
+    assert list(overview["verdict"]) == [c.verdict["label"] for c in r.comparisons]
+    assert list(overview["95% interval"]) == [claims.interval_text(c.verdict) for c in r.comparisons]
     assert "3 seeds per arm" in shown_text(at)
+    # the box: what was measured (every seed's difference), the interval, Holm's m and threshold, and why
+    box = next(s.value for s in at.success if f"Verdict: {verdict.REPRODUCES}" in s.value)
+    assert all(f"seed {s}" in box for s in v["seeds"]) and "95% interval" in box
+    assert f"This page makes {r.m} comparison" in box and "Holm" in box and f"{v['holm_threshold']:.2g}" in box
+    assert v["why"] in box and r.m == 4  # only masking has results here: its 4 comparisons are the family
+    # the overview of every comparison: one dot and bar per comparison with results, coloured by verdict
+    fam = figs["claims-all-comparisons"]["data"]
+    dots = [t for t in fam if t["name"] in verdict.VERDICTS]
+    assert sum(len(t["y"]) for t in dots) == 4 and sum(len(t["y"]) for t in fam if "boundary" in t["name"]) == 19
 
 
 def test_a_reversal_and_a_tie_are_shown_as_computed(app_page, results_dir):
     write(results_dir, make_doc("masking", {"dynamic": [2.50, 2.51, 2.49], "static1": [2.00, 2.01, 1.99]}))
     at = app_page(PAGE)
     assert any(f"Verdict: {verdict.REVERSES}" in e.value for e in at.error)
-    write(results_dir, make_doc("masking", {"dynamic": [2.0, 2.3, 1.7], "static1": [2.05, 2.35, 1.75]}))
+    write(results_dir, make_doc("masking", {"dynamic": [2.0, 2.3, 1.7], "static1": [2.35, 1.75, 2.05]}))
     at = app_page(PAGE)
     assert any(f"Verdict: {verdict.TOO_SMALL}" in i.value for i in at.info)
 
@@ -170,4 +180,4 @@ def test_the_recipe_lessons_line_names_the_measured_result(results_dir):
     assert "not run yet" in results.one_line("electra").lower()
     write(results_dir, make_doc("electra"))
     line = results.one_line("electra")
-    assert "replaced-token detection vs masked LM" in line and line.endswith(tuple(verdict.VERDICTS))
+    assert "replaced-token detection vs masked LM" in line and line.split(" — ")[-1].startswith(tuple(verdict.VERDICTS))
