@@ -127,11 +127,11 @@ def page_models(slug: str) -> tuple[str, ...]:
 
 
 def warm_models(keys, source: str = "bundled") -> float:
-    """Load ``keys`` into the app's model cache (st.cache_resource: what the warm start does); seconds taken."""
+    """Load ``keys`` into the app's model cache (st.cache_resource: what the warm start does, on its device and
+    dtype); seconds taken."""
     from app.ui import loading as ui_loading
-    from app.models import device as devices
 
-    device, dtype, _ = devices.resolve("auto", "float32")
+    _, device, dtype = ui_loading.default_settings()
     t = time.perf_counter()
     for key in keys:
         ui_loading._load(key, source, device, dtype)
@@ -257,7 +257,9 @@ def cuda_rows() -> list[tuple]:
     row (and says so on stderr): CUDA rows measured on a GPU host are kept, never replaced by "not measured"."""
     import torch
 
-    if not torch.cuda.is_available():
+    from app.models import device as devices
+
+    if not devices.cuda_available():
         print("cuda: no usable GPU on this machine; the CUDA rows are left as they are", file=sys.stderr)
         return []
     from app.models import catalogue, loading

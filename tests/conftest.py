@@ -56,9 +56,9 @@ def bundled():
 def app_device_label() -> str:
     """The device the app resolves by default, as the sidebar badge writes it ("CPU" here, "CUDA" on a GPU
     host): badge tests read it instead of assuming a CPU machine."""
-    from app.models import device
+    from app.ui.loading import default_settings
 
-    return device.resolve("auto", "float32")[0].upper()
+    return default_settings()[1].upper()
 
 
 def require_bundled(*keys: str) -> None:

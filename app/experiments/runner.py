@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from app.experiments import get, results
+from app.models import device as devices
 from app.training import common, data, probes, units
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -334,7 +335,7 @@ def git_revision() -> dict:
 
 
 def device_description(device: str, threads: int | None = None) -> str:
-    if device.startswith("cuda") and torch.cuda.is_available():
+    if device.startswith("cuda") and devices.cuda_available():
         return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
     cpu = platform.processor() or platform.machine()
     return f"cpu ({os.cpu_count()} cores, {threads or torch.get_num_threads()} threads per run, {cpu})"

@@ -1,6 +1,7 @@
-"""Models for the pages: the sidebar's settings resolved, the catalogue's variants loaded through
-``app.models.loading.load_set`` and shared by every session (a fallback after a failed hub only until it goes
-stale), the server's warm start, and the time a lesson's computation took (for the badge)."""
+"""Models for the pages: the sidebar's settings resolved (the one place the app turns a device choice into a
+device), the catalogue's variants loaded through ``app.models.loading.load_set`` and shared by every session (a
+fallback after a failed hub only until it goes stale), the server's warm start, and the time a lesson's
+computation took (for the badge)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,21 @@ LOADED = "_loaded"  # session state: {key: badge line} of the models this run's 
 LAST_FORWARD = "_last_forward_ms"  # session state: how long the last lesson computation took, in ms
 
 
+def _resolved(source: str, device: str, dtype: str) -> tuple[str, str, str]:
+    device, dtype, _ = devices.resolve(device, dtype)
+    return source, device, dtype
+
+
 def settings() -> tuple[str, str, str]:
     """(source, device, dtype) chosen in the sidebar, resolved: "auto" is CUDA only when torch says it is
     available, and CPU runs in float32."""
-    device, dtype, _ = devices.resolve(url.setting("device"), url.setting("dtype"))
-    return url.setting("source"), device, dtype
+    return _resolved(url.setting("source"), url.setting("device"), url.setting("dtype"))
+
+
+def default_settings() -> tuple[str, str, str]:
+    """What :func:`settings` gives a visitor who changed nothing (``url.GLOBAL_SPEC``'s defaults, resolved)."""
+    g = url.GLOBAL_SPEC
+    return _resolved(g.source.default, g.device.default, g.dtype.default)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -113,9 +124,10 @@ def _warm_start_on() -> bool:
 
 
 def warm_start() -> None:
-    """Load every catalogue model once per server in a background thread, so no lesson waits on stage,
-    from the default source (Auto: a cached real checkpoint, else the bundled stand-in). Cheap on every rerun
-    after the first: the thread and its progress are one cached resource."""
+    """Load every catalogue model once per server in a background thread, so no lesson waits on stage, as a
+    visitor who changed nothing gets them (:func:`default_settings`: Auto is a cached real checkpoint, else the
+    bundled stand-in; on the GPU when there is one). Cheap on every rerun after the first: the thread and its
+    progress are one cached resource."""
     if _warm_start_on():
         _warm()
 
@@ -136,10 +148,10 @@ def _warm() -> dict:
 
         t = time.perf_counter()
         preload.load()
-        device, dtype, _ = devices.resolve("auto", "float32")
+        source, device, dtype = default_settings()
         for key in keys:
             try:
-                _load(key, "auto", device, dtype)
+                _load(key, source, device, dtype)
             except Exception:  # a broken checkpoint shows its message on the page that needs it
                 pass
             progress["done"].append(key)
