@@ -363,3 +363,22 @@ def test_the_live_budget_counts_preparation_and_the_closing_evaluation(tmp_path,
     wall = time.time() - t0
     assert wall <= 6.5 and r.seconds <= 6.5, (wall, r.seconds)  # one training step of slack, no more
     assert all(r.steps[arm] > 0 for arm in r.arms) and not r.finished
+
+
+def test_the_overview_draws_every_comparison_against_its_boundary(results_dir):
+    write(results_dir, make_doc("masking", CLEAR))
+    r = claims.run({}, claims.Inputs(claim="masking"))
+    assert r.m == 4 and len(r.family) == sum(len(c.comparisons) for c in CLAIMS.values())
+    assert [row.chosen for row in r.family].count(True) == 1 and r.family[0].chosen
+    fig = figures.family_figure(r)
+    dots = {y: (x, t.name) for t in fig.data if t.name in verdict.VERDICTS for x, y in zip(t.x, t.y)}
+    assert len(dots) == 4  # only masking has results
+    first = next(y for y in dots if "dynamic_vs_static1 " in y)
+    v = r.family[0].verdict
+    assert v["difference"] / 0.05 == pytest.approx(10) and dots[first] == (figures.FAMILY_EDGE, v["verdict"])
+    assert any(a.text == "+10" for a in fig.layout.annotations)  # past the edge: written there
+    ticks = next(t for t in fig.data if "boundary" in t.name)
+    eq = [x for x, y in zip(ticks.x, ticks.y) if "electra15_vs_mlm" in y]
+    ni = [x for x, y in zip(ticks.x, ticks.y) if "dynamic_vs_static10" in y]
+    assert eq == [-1.0, 1.0] and ni == [-1.0]
+    assert "4 comparisons" in claims.family_caption(r) and "0.05 nats" in claims.family_caption(r)

@@ -229,6 +229,6 @@ def key_figure(r) -> go.Figure:
     higher = None if r.metric == "train_loss" else next(
         (c.higher_is_better for c in r.comparisons if c.metric == r.metric), None)
     fig = curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
-    verdict = (comp.verdict or {}).get("verdict")  # on a projector the verdict stands with its curves
+    verdict = (comp.verdict or {}).get("label")  # on a projector the verdict stands with its curves (and its scale)
     fig.update_layout(title_text=esc(comp.claim) + (f" — verdict: <b>{esc(verdict)}</b>" if verdict else ""))
     return fig

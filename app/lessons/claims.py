@@ -312,7 +312,7 @@ def verdict_text(c: Comparison, m: int) -> str:
                 f"{v['t95']:.3g} × se); the claim holds when it lies {where}.")
     boundary = "mean" if not v["boundary"] else f"(mean − ({_n(v['boundary'])}))"
     test = (f"**Test**: t = {boundary} / se = {_n(v['t'])}, p = 2·P(T ≥ |t|) = {v['p']:.2g} for Student's T on "
-            f"{v['df']:.3g} df. This page makes {m} "
+            f"{v['df']:.3g} df{' (on 2 df, P(T ≥ t) = ½(1 − t/√(t² + 2)))' if v['df'] == 2 else ''}. This page makes {m} "
             f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
             f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}.")
     return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, f"**Why**: {v['why']}."))
