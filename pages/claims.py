@@ -125,7 +125,7 @@ st.caption(f"Source: {comp.source}. The paper's numbers are at full scale (BERT-
            "direction (for a loss: A lower)." + (f" {comp.note}" if comp.note else ""))
 
 st.subheader("Every comparison of this claim")
-st.dataframe([{"#": i, "claim": c.claim, "kind": c.kind + (f" ±{c.margin:g}" if c.margin else ""),
+st.dataframe([{"#": i, "claim": c.claim, "kind": c.kind + (f", margin {c.margin:g}" if c.margin else ""),
                "verdict": "not run yet" if not r.has_results else (c.verdict or {}).get("label", "—"),
                "here (A − B)": "—" if c.verdict is None else f"{c.verdict['difference']:+.4g}",
                "95% interval": claims.interval_text(c.verdict), "p": claims.p_text(c.verdict), "metric": c.metric,
