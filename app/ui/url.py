@@ -44,6 +44,7 @@ SPEC = "_page_spec"  # the spec the page last bound: what the link to this view 
 NOTES = "_link_notes"  # notes on what a link brought, shown by the page's next bind (settings, deck, a cut paste)
 RELOAD = "_reload_view"  # a deck slide's page: its next bind reads exactly the view's state from the URL
 WRITTEN = "_deck_url"  # the (deck, slide) this app last wrote to the URL: a link that still says them is not news
+DEFAULTED = "_shared_defaults"  # a shared parameter (the text) whose value is still a page's default: name -> value
 
 
 def page() -> str:
@@ -104,6 +105,10 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
         opened = True
         for p in spec:
             st.session_state.pop(key_of(p), None)
+    defaulted = st.session_state.setdefault(DEFAULTED, {})
+    for p in spec:  # a shared value no one chose (another page's default) becomes this page's default
+        if p.shared and p.name in defaulted and st.session_state.get(p.name) == defaulted[p.name]:
+            st.session_state[p.name] = defaulted[p.name] = p.default
     unset = [p for p in spec if key_of(p) not in st.session_state]
     misfit = [p for p in spec if key_of(p) in st.session_state and not state.fits(p, st.session_state[key_of(p)])]
     if unset:
@@ -111,6 +116,8 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
         notes += parse_notes
         for p in unset:
             st.session_state[key_of(p)] = values[p.name]
+            if p.shared and p.name not in raw:  # the page's default, not the user's or the link's
+                defaulted[p.name] = values[p.name]
     for p in misfit:
         notes.append(f"{text.md(p.name)} held a value this page cannot use ({text.md(st.session_state[key_of(p)], 30)}); "
                      f"using {text.md(state.encode_one(p, p.default), 30)}.")
