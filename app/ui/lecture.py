@@ -233,11 +233,14 @@ def _context_root() -> str:
 def public_base() -> str:
     """The address students reach this app at: BVE_PUBLIC_URL when the server sets it, else the one typed in
     the sidebar, else the one this browser uses (st.context.url)."""
-    given = os.environ.get(PUBLIC_URL_ENV) or st.session_state.get(PUBLIC_URL) or ""
-    given = given.strip().rstrip("/")
-    if given and "://" not in given:
-        given = "http://" + given
-    return given or _context_root()
+    return _public_address()[0] or _context_root()
+
+
+def _public_address() -> tuple[str, str | None]:
+    """The address given (BVE_PUBLIC_URL, else the sidebar's box) if it is an http(s) address, and why not."""
+    from app.lecture import qr
+
+    return qr.public_address(os.environ.get(PUBLIC_URL_ENV) or st.session_state.get(PUBLIC_URL) or "")
 
 
 def address_box(where) -> None:
@@ -247,6 +250,9 @@ def address_box(where) -> None:
                       help="What the QR codes and handout links point at. Empty: the address this browser uses "
                            f"(or the {PUBLIC_URL_ENV} environment variable, when the server sets it).",
                       disabled=bool(os.environ.get(PUBLIC_URL_ENV)))
+        problem = _public_address()[1]
+        if problem:
+            st.warning(problem, icon=":material/link_off:")
         st.caption(f"Now: {text.md(public_base() or '(unknown until the browser says)', 48)}")
 
 
@@ -264,7 +270,10 @@ def _qr_dialog(link: str) -> None:
 
     left, right = st.columns([3, 2])
     with left.container(key="bve-qr"):
-        st.image(qr.png(link, 560), width=460, alt=f"QR code of {link}")
+        try:
+            st.image(qr.png(link, 560), width=460, alt=f"QR code of {link}")
+        except qr.TooLong as too_long:  # a long text typed in the box: no code, the link still works
+            st.warning(str(too_long), icon=":material/qr_code_2:")
     right.markdown("Point a phone's camera at the code, or type:")
     right.code(link, language=None, wrap_lines=True)
     if not public_base():
@@ -295,7 +304,7 @@ def build_handout(views, title: str = "BERT Variants Explorer — lecture handou
     sections, notes = [], []
     base = public_base()
     for i, view in enumerate(views):
-        bar.progress(i / (len(views) + 1), text=f"Slide {i + 1} of {len(views)}: {view.title}")
+        bar.progress(i / (len(views) + 1), text=f"Slide {i + 1} of {len(views)}: {text.plain(view.title, 80)}")
         models = {}
         for key in handout.models_for(view):
             loaded = try_model(key)

@@ -60,3 +60,43 @@ def test_plain_leaves_nothing_that_markdown_would_read_as_markup():
     assert "\\!\\[x\\]\\(http\\:" in s and "\\:red\\[" in s and "\\$" in s and "\\<img" in s
     assert "\u202e" not in s and "⟨U\\+202E⟩" in s and "⟨U\\+200B⟩" in s
     assert plain("ALBERT: parameters") == "ALBERT\\: parameters"
+
+
+LONG = "好" * 400  # 400 CJK characters: 3,600 bytes once percent-encoded in a link, past any QR code's 2,331
+
+
+def all_text(at) -> str:
+    return " ".join([w.value for w in at.warning] + [c.value for c in at.code] + [m.value for m in at.markdown])
+
+
+def test_a_link_too_long_for_a_qr_code_is_a_sentence_in_the_dialog(app_page):
+    at = app_page("pages/xlnet.py")
+    at.text_area(key="text").set_value(LONG).run()
+    at.button(key="bve-share-qr").click().run()
+    assert not at.exception
+    assert "too long for a QR code" in all_text(at)
+    assert any("%E5%A5%BD" in c.value for c in at.code)  # the link itself is still there to copy
+
+
+def test_a_link_too_long_for_a_qr_code_leaves_the_handout_whole(app_page):
+    at = app_page("pages/xlnet.py")
+    at.text_area(key="text").set_value(LONG).run()
+    at.button(key="bve-add-view").click().run()
+    at.switch_page("pages/lecture.py").run()
+    at.button(key="lecture.handout").click().run()
+    assert not at.exception
+    made = at.session_state["_handout"]
+    assert made["html"].count("<section") == 1 and "too long for a QR code" in made["html"]
+
+
+def test_a_javascript_address_is_refused_with_a_sentence(app_page, monkeypatch):
+    monkeypatch.setenv("BVE_PUBLIC_URL", "javascript:alert(document.domain)//")
+    at = app_page("pages/lecture.py")
+    assert not at.exception
+    assert "must be an http:// or https:// address" in all_text(at)
+    assert not any("javascript:" in c.value for c in at.code)
+    monkeypatch.delenv("BVE_PUBLIC_URL")
+    typed = app_page("pages/lecture.py")
+    typed.text_input(key="public_url").set_value("javascript:alert(1)").run()
+    assert not typed.exception and "must be an http:// or https:// address" in all_text(typed)
+    assert not any("javascript:" in c.value for c in typed.code)
