@@ -71,7 +71,7 @@ for i, v in enumerate(views):
             st.page_link(lesson.path, label=plain(v.title or lesson.title), icon=lesson.icon, query_params=v.params or None,
                          help=f"{lesson.title} in this view's state")
             if v.note:
-                st.caption(plain(v.note))  # a deck's titles and notes are user text: shown as prose, never markdown
+                ui.user_caption(v.note)  # a deck's notes are user text: shown as typed, never as markdown
         row[2].button("", icon=":material/arrow_upward:", key=f"lecture.up.{i}", on_click=move, args=(i, -1),
                       disabled=i == 0, help="Earlier")
         row[3].button("", icon=":material/arrow_downward:", key=f"lecture.down.{i}", on_click=move, args=(i, 1),

@@ -37,7 +37,7 @@ from app.ui.url import DECK_SPEC, GLOBAL_SPEC, SOURCES, key_of, view_query
 from app.ui.lecture import (build_handout, deck_bar, deck_views, follow_deck, go_to_slide, own_deck,  # noqa: F401
                             present_link, public_base, set_deck)
 from app.ui.loading import settings, try_model, warm_progress, warm_start  # noqa: F401
-from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway  # noqa: F401
+from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway, user_caption  # noqa: F401
 
 IN_ROUTER = "_in_router"  # session state: this run goes through the router (start_page, not yet finish_page)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.core import text
 from app.ui import url
 
 PRESENTER_FONT = 22
@@ -57,6 +58,15 @@ def intro(markdown: str) -> None:
 def takeaway(markdown: str) -> None:
     """The lesson's one takeaway (one line): at the end of the page, or under the key figure on a projector."""
     stage().markdown(f"**Takeaway:** {markdown}")
+
+
+
+def user_caption(value, where=None) -> None:
+    """A user's text (a deck's speaker note) shown as a caption, exactly as typed: HTML-escaped inside an
+    HTML block, so no markdown forms from it — not even the links GitHub-flavoured markdown makes of bare
+    addresses, which backslash escapes do not stop. The deck bar shows the same strings the same way."""
+    (where or st).markdown(f'<div class="bve-user-caption" style="font-size:0.875rem;opacity:0.7">'
+                           f"{text.html(value)}</div>", unsafe_allow_html=True)
 
 
 def show_figure(fig, name: str, height: int | None = None, key: bool = False) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from app.core.text import plain
+from app.core.text import html, plain
 from app.lecture import deck
 
 TITLE = "![x](http://evil.example/t.png) `x` [go](http://evil.example) :red[loud] $\\href{http://e}{x}$ a\u202eb"
@@ -16,10 +16,21 @@ RAW = ("](http://", "<img", "\u202e", "\u200b", ":red[", "$\\href")
 
 
 def shown_markdown(at) -> list[str]:
-    """Every markdown string the page handed to streamlit: page links' labels, captions, notes, text."""
+    """Every markdown string the page handed to streamlit (page links' labels, captions, notes, text), but the
+    HTML blocks (:func:`shown_html_blocks`), where markdown is not parsed."""
     out = [link.proto.label for link in at.get("page_link")]
-    out += [c.value for c in at.caption] + [m.value for m in at.markdown] + [i.value for i in at.info]
-    return out
+    out += [c.value for c in at.caption] + [i.value for i in at.info]
+    return out + [m.value for m in at.markdown if not m.value.startswith("<div")]
+
+
+def shown_html_blocks(at) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("<div")]
+
+
+def assert_no_raw_html(blocks: list[str]) -> None:
+    """An HTML block shows its text exactly (no markdown is parsed in it): none of the user's markup is raw."""
+    for block in blocks:
+        assert not any(raw in block for raw in ("<img", "<a ", "\u202e", "\u200b")), block
 
 
 def assert_inert(strings: list[str]) -> None:
@@ -41,8 +52,9 @@ def test_a_deck_links_titles_and_notes_are_prose(open_page):
     labels = [link.proto.label for link in at.get("page_link")]
     kept = deck.decode(hostile)[0][0]
     assert plain(kept.title) in labels  # the title is there, escaped, not dropped
-    assert plain(kept.note) in [c.value for c in at.caption]
+    assert any(html(kept.note) in block for block in shown_html_blocks(at))  # the note, as typed
     assert_inert(shown_markdown(at))
+    assert_no_raw_html(shown_html_blocks(at))
 
 
 def test_an_uploaded_decks_titles_and_notes_are_prose(app_page):
@@ -53,6 +65,7 @@ def test_an_uploaded_decks_titles_and_notes_are_prose(app_page):
     at.file_uploader(key="lecture.upload").upload("deck.json", text.encode(), "application/json").run()
     assert not at.exception and len(at.get("page_link")) >= 1
     assert_inert(shown_markdown(at))
+    assert_no_raw_html(shown_html_blocks(at))
 
 
 def test_plain_leaves_nothing_that_markdown_would_read_as_markup():
