@@ -6,7 +6,9 @@ What it measures on each bundled checkpoint (so the table is true of the files, 
 - the held-out numbers each recipe saved in curves.json (masked top-1/top-5 on tinystories_valid);
 - ELECTRA: the discriminator's held-out ROC-AUC (curves.json) and, live, the share of the generator's
   samples at masked content words on the ELECTRA page's default sentence that are words (100 seeds);
-- DistilBERT: its top-1 as a share of its teacher's (curves.json) and, live, its forward speed-up on this CPU.
+- DistilBERT: its top-1 as a share of its teacher's (curves.json) and, live, its forward speed-up on this CPU;
+- the NSP stand-in (bert-nsp): its head's NSP and SOP accuracy on held-out story pairs (curves.json) and, live,
+  on the NSP vs SOP page's own pool (60 base pairs of assets/sentence_order/stories.txt, scored as the page does).
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from app.models.catalogue import CATALOGUE, bundled_parameter_count, bundled_roo
 CLOZE_FLOORS = {"bert": 0.50, "roberta": 0.50, "distilbert": 0.50, "albert": 0.40, "xlnet": 0.40,
                 "electra-generator": 0.35, "deberta": 0.50, "modernbert": 0.50}
 AUC_FLOOR, RETAINED_FLOOR, SPEEDUP_FLOOR, PLAUSIBLE_FLOOR = 0.90, 0.95, 1.6, 0.80
+NSP_FLOOR = 0.85  # held-out NSP accuracy of the NSP head: NSP is the easy task (ALBERT's Table 5: 90.5)
 
 # Floors the bundled checkpoints do not reach yet, and what was seen: the report says so beside the number and
 # the floor tests expect the miss (strictly: a retrained checkpoint that reaches its floor makes the test fail
-# until its entry here is removed). Empty: every floor holds (the last, the ELECTRA discriminator's AUC, since its
-# generator is stopped early — app/training/electra.py).
-SHORT_OF_FLOOR: dict[str, str] = {}
+# until its entry here is removed). The ELECTRA discriminator's AUC holds since its generator is stopped early
+# (app/training/electra.py); the NSP head's floor is new (issue 26) and not reached yet.
+SHORT_OF_FLOOR: dict[str, str] = {
+    "bert-nsp": "the bundled head is still the sentence experiment's 2-layer nsp arm (52% on the page's NSP pool); "
+                "the bert-nsp recipe reached 0.80 held-out (SOP 0.61) in 9000 steps, 34 min on 1 thread: not bundled",
+}
 
 
 def _curves(key: str) -> dict:
@@ -40,6 +46,7 @@ def measure() -> dict[str, dict]:
 
     from app import cloze
     from app.lessons import electra
+    from app.lessons import sentence_order
     from app.models import loading
     from app.training.distilbert import forward_speedup
 
@@ -72,6 +79,11 @@ def measure() -> dict[str, dict]:
             torch.set_num_threads(1)  # one core, as a class server gives each session
             speed = forward_speedup(loaded["bert"].model, m.model, m.tokenizer)["speedup"]
             row["checks"].append(("forward speed-up on this CPU", speed, SPEEDUP_FLOOR, speed >= SPEEDUP_FLOOR))
+        if key == "bert-nsp":
+            nsp = f.get("nsp_accuracy")
+            row["checks"].append(("held-out NSP accuracy", nsp, NSP_FLOOR, nsp is not None and nsp >= NSP_FLOOR))
+            heads = {"albert": loaded.get("albert", "not loaded for the report"), key: m}
+            row["pool"] = sentence_order.run(heads, sentence_order.Inputs()).accuracy[key]  # the page's own grid
         out[key] = row
     return out
 
@@ -98,7 +110,8 @@ def _training(key: str, c: dict) -> str:
         return f"{gen['steps_done']} steps · {minutes(gen):.0f} min CPU, alone (stage 1)"
     if key == "electra-discriminator" and joint.get("steps_done"):
         return f"{joint['steps_done']} joint + {steps} steps · {minutes(joint):.0f} + {minutes(c):.0f} min CPU"
-    return f"{steps} steps · {minutes(c):.0f} min CPU"
+    start = ", from the BERT stand-in" if key == "bert-nsp" else ""
+    return f"{steps} steps · {minutes(c):.0f} min CPU{start}"
 
 
 def rows(measured: dict[str, dict]) -> list[str]:
@@ -117,6 +130,12 @@ def rows(measured: dict[str, dict]) -> list[str]:
             held = f"P {d.get('precision', float('nan')):.2f} / R {d.get('recall', float('nan')):.2f} at 0.5"
             if "live_auc" in m:
                 held += f"; live, {m['live_sentences']} cloze sentences filled, 3 rounds each: ROC-AUC {m['live_auc']:.3f}"
+        elif key == "bert-nsp":
+            held = (f"NSP accuracy {f['nsp_accuracy']:.2f} · SOP accuracy {f['sop_accuracy']:.2f} (the head, "
+                    f"{f['held_out_pairs']} held-out pairs a task)" if "nsp_accuracy" in f else "—")
+            if "pool" in m:
+                held += (f"; the NSP vs SOP page's pool (120 pairs a task), measured now: NSP {m['pool']['nsp']:.2f} · "
+                         f"SOP {m['pool']['sop']:.2f}")
         else:
             g = f.get("generator", f)
             kind = "permutation-target" if key == "xlnet" else "masked"
