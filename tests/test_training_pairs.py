@@ -76,3 +76,17 @@ def test_the_bert_nsp_recipe_is_found_by_its_name_and_starts_from_the_bert_stand
     assert "bert-nsp" in cli.RECIPES and cli.RECIPES.index("bert-nsp") > cli.RECIPES.index("bert")
     module = importlib.import_module("app.training.bert_nsp")
     assert module.LOOP.seq_len == 64  # the page reads at most 64 tokens of a pair
+
+
+def test_the_reports_nsp_row_shows_held_out_and_pool_accuracy_and_the_floor():
+    from app.training import report
+
+    curves = {"steps_done": 9000, "train_seconds": 2040.0, "starts_from": "the BERT stand-in",
+              "final": {"nsp_accuracy": 0.91, "sop_accuracy": 0.53, "held_out_pairs": 4000}}
+    row = report.rows({"bert-nsp": {"params": 2.67e6, "curves": curves, "pool": {"nsp": 0.88, "sop": 0.5},
+                                    "checks": [("held-out NSP accuracy", 0.91, report.NSP_FLOOR, True)]}})
+    (nsp,) = [r for r in row if r.startswith("| BERT (NSP head)")]
+    assert "9000 steps · 34 min CPU, from the BERT stand-in" in nsp
+    assert "NSP accuracy 0.91 · SOP accuracy 0.53 (the head, 4000 held-out pairs a task)" in nsp
+    assert "pool (120 pairs a task), measured now: NSP 0.88 · SOP 0.50" in nsp
+    assert nsp.endswith("| held-out NSP accuracy 0.910 (≥ 0.85) | yes |")

@@ -30,7 +30,7 @@ NSP_FLOOR = 0.85  # held-out NSP accuracy of the NSP head: NSP is the easy task 
 # until its entry here is removed). The ELECTRA discriminator's AUC holds since its generator is stopped early
 # (app/training/electra.py); the NSP head's floor is new (issue 26) and not reached yet.
 SHORT_OF_FLOOR: dict[str, str] = {
-    "bert-nsp": "the bundled head is still the sentence experiment's 2-layer nsp arm (52% on the page's NSP pool); "
+    "bert-nsp": "the bundled head is still the sentence experiment's 2-layer nsp arm (at chance on the page's NSP pool); "
                 "the bert-nsp recipe reached 0.80 held-out (SOP 0.61) in 9000 steps, 34 min on 1 thread: not bundled",
 }
 
@@ -110,7 +110,7 @@ def _training(key: str, c: dict) -> str:
         return f"{gen['steps_done']} steps · {minutes(gen):.0f} min CPU, alone (stage 1)"
     if key == "electra-discriminator" and joint.get("steps_done"):
         return f"{joint['steps_done']} joint + {steps} steps · {minutes(joint):.0f} + {minutes(c):.0f} min CPU"
-    start = ", from the BERT stand-in" if key == "bert-nsp" else ""
+    start = f", from {c['starts_from']}" if c.get("starts_from") else ""  # a recipe that fine-tunes another stand-in
     return f"{steps} steps · {minutes(c):.0f} min CPU{start}"
 
 
