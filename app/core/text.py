@@ -58,17 +58,21 @@ def md(value: object, max_chars: int | None = 60) -> str:
 
 
 _MD_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+_AUTOLINK = re.compile(r"(\\:\\/\\/|(?i:www)\\\.|\\@)")  # "://", "www." and "@", once escaped
 
 
 def plain(value: object, max_chars: int | None = None) -> str:
-    """A user value as plain markdown text, for a place that shows markdown and must show it as prose (a
-    link's label, a caption): every ASCII punctuation character is backslash-escaped (CommonMark reads ``\\c``
-    as the character itself), so no link, image, emphasis, ``:red[...]``, ``$...$``, emoji code or HTML can
-    form, and format characters show as ``⟨U+XXXX⟩`` (:func:`visible`). Cut to ``max_chars`` with an ellipsis."""
+    """A user value as plain markdown text, for a place that shows markdown as a line of prose (a link's
+    label, a progress bar's text): every ASCII punctuation character is backslash-escaped (CommonMark reads
+    ``\\c`` as the character itself), so no link, image, emphasis, ``:red[...]``, ``$...$``, emoji code or
+    HTML can form, and format characters show as ``⟨U+XXXX⟩`` (:func:`visible`). GitHub-flavoured markdown
+    still links a bare address through those escapes, so a word joiner (U+2060, invisible) follows every
+    ``://``, ``www.`` and ``@``. Where a whole caption of user text is shown, prefer an escaped HTML block
+    (``ui.user_caption``), which shows the text exactly. Cut to ``max_chars`` with an ellipsis."""
     s = visible(value)
     if max_chars is not None and len(s) > max_chars:
         s = s[: max_chars - 1] + "…"
-    return _MD_PUNCTUATION.sub(r"\\\1", s)
+    return _AUTOLINK.sub("\\1\u2060", _MD_PUNCTUATION.sub(r"\\\1", s))
 
 
 def html(value: object) -> str:
