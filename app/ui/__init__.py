@@ -31,7 +31,7 @@ from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
 from app.ui import lecture, loading, stage, url
 from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
-from app.ui.url import DECK_SPEC, GLOBAL_SPEC, SOURCES, key_of, view_query
+from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
 # What pages call from the modules under the front, as ui.<name>:
 from app.ui.lecture import (build_handout, deck_bar, deck_views, follow_deck, go_to_slide, own_deck,  # noqa: F401
