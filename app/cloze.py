@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from app.models import device as devices
 from app.models.catalogue import REPO_ROOT
 from app.permutation import last_targets_masks
 
@@ -74,7 +75,7 @@ def blank_logits(model, tokenizer, text: str, permutation: bool) -> torch.Tensor
         raise ValueError(f"expected one mask piece in {masked!r}, got {len(where)}: {tokenizer.convert_ids_to_tokens(ids[0])}")
     t = int(where[0])
     inputs = {k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-    with torch.inference_mode():
+    with devices.forward(model):
         if permutation:
             dtype = next(model.parameters()).dtype
             perm_mask, target_mapping = last_targets_masks(ids.shape[1], [t])  # (1, T, T), (1, 1, T): the one target

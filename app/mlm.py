@@ -27,6 +27,7 @@ from typing import Sequence
 import torch
 
 from app.core import text as txt
+from app.models import device as devices
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def probabilities_at(model, inputs: dict, positions: Sequence[int] | None = None
     ``target_mapping`` included). positions: rows of the (T, V) logits to keep; None keeps every row the
     model returns (XLNet with ``target_mapping`` returns one row per target).
     """
-    with torch.inference_mode():
+    with devices.forward(model):
         logits = model(**inputs).logits[0]  # (T, V), or (n, V) with target_mapping
         if positions is not None:
             logits = logits[list(positions)]  # (n, V)

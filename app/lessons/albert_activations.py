@@ -37,6 +37,7 @@ import torch
 from app.core import text as txt
 from app.core.lesson import Note, direct, from_values
 from app.core.state import Param, Spec, text_param
+from app.models import device as devices
 
 ORDER = 30  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'ALBERT: shared layers'
@@ -102,7 +103,7 @@ def layer_trace(model, inputs: dict) -> Trace:
     """One forward pass with every hidden state and attention map (the model must use eager attention)."""
     base = base_model(model)
     device = next(base.parameters()).device
-    with torch.no_grad():
+    with devices.forward(base):
         out = base(**{k: v.to(device) for k, v in inputs.items()}, output_hidden_states=True, output_attentions=True)
     hidden = torch.stack([h[0] for h in out.hidden_states]).float().cpu()  # (L + 1, T, H)
     if not out.attentions:
@@ -244,7 +245,7 @@ def count_layer_calls(model, inputs: dict) -> CallLog:
                 calls.append({"call": len(calls) + 1, "module": name, "module_id": id(module),
                               "query_weight_ptr": _query_weight(module).data_ptr()})
             handles.append(layer.register_forward_hook(hook))
-        with torch.no_grad():
+        with devices.forward(base):
             base(**{k: v.to(device) for k, v in inputs.items()})
     finally:
         for h in handles:
@@ -287,7 +288,7 @@ def unroll(model, inputs: dict, applications: int, start: torch.Tensor | None = 
     device = next(base.parameters()).device
     inputs = {k: v.to(device) for k, v in inputs.items()}
     block = base.encoder.albert_layer_groups[0]
-    with torch.no_grad():
+    with devices.forward(base):
         emb = base.embeddings(inputs["input_ids"], token_type_ids=inputs.get("token_type_ids"))  # (1, T, E)
         mask = create_bidirectional_mask(config=base.config, inputs_embeds=emb,
                                          attention_mask=inputs.get("attention_mask"))

@@ -35,7 +35,7 @@ import numpy as np
 from app.figures import bertviz_offline
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
-from app.models import catalogue
+from app.models import catalogue, device as devices
 from app.core.state import Param, Spec, text_param
 
 ORDER = 110  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -197,8 +197,8 @@ def attentions_of(loaded, input_ids: tuple, token_type_ids: tuple | None) -> np.
     inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     if token_type_ids is not None:
         inputs["token_type_ids"] = torch.tensor([token_type_ids], device=model.device)  # (1, T)
-    # XLNet builds its relative positions in float32 whatever the weights are (see xlnet.permutation_forward)
-    with torch.no_grad(), torch.autocast(model.device.type, dtype=model.dtype, enabled=model.dtype != torch.float32):
+    # XLNet builds its relative positions in float32 whatever the weights are: the forward context autocasts
+    with devices.forward(model):
         out = model(**inputs, output_attentions=True)
     return stack_attentions(out.attentions)
 

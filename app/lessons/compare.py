@@ -40,7 +40,7 @@ from app import mlm
 from app.permutation import last_targets_masks
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
-from app.models import catalogue
+from app.models import catalogue, device as devices
 from app.core.state import Param, Spec, text_param
 
 ORDER = 120  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -194,7 +194,7 @@ def replaced_probability(discriminator, ids: tuple[int, ...]) -> tuple[float, ..
     (T,) -> (T,)"""
     model = discriminator.model
     x = torch.tensor([list(ids)], device=model.device)  # (1, T)
-    with torch.inference_mode():
+    with devices.forward(model):
         logits = model(input_ids=x, attention_mask=torch.ones_like(x)).logits[0]  # (T,)
     return tuple(torch.sigmoid(logits.float()).cpu().tolist())
 
@@ -284,7 +284,7 @@ def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int 
 
 def forward_latencies(models: dict[str, tuple[object, object]], text: str, repeats: int = DEFAULTS.repeats,
                       clock: Callable[[], float] = time.perf_counter, budget_ms: float | None = None) -> dict[str, dict]:
-    """Time each model's plain forward pass on ``text`` under torch.inference_mode, in turns.
+    """Time each model's plain forward pass on ``text`` in the forward context (app.models.device.forward), in turns.
 
     models: name -> (model, tokenizer). Returns name -> {"median_ms", "samples_ms", "n_tokens"}.
     """
@@ -292,14 +292,19 @@ def forward_latencies(models: dict[str, tuple[object, object]], text: str, repea
     for name, (model, tokenizer) in models.items():
         enc = tokenizer(text, return_tensors="pt")
         inputs = {k: v.to(model.device) for k, v in model_inputs(enc).items()}
-        forwards[name] = (lambda m=model, x=inputs: m(**x))
+        forwards[name] = (lambda m=model, x=inputs: _timed_forward(m, x))
         n_tokens[name] = int(inputs["input_ids"].shape[1])
         cuda = cuda or model.device.type == "cuda"
-    with torch.inference_mode():
-        samples = measure_interleaved(forwards, repeats=repeats, clock=clock,
-                                      sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms)
+    samples = measure_interleaved(forwards, repeats=repeats, clock=clock,
+                                  sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms)
     return {name: {"median_ms": statistics.median(s), "samples_ms": s, "n_tokens": n_tokens[name]}
             for name, s in samples.items()}
+
+
+def _timed_forward(model, inputs: dict):
+    """One plain forward pass, in the forward context (what every lesson's model call runs in)."""
+    with devices.forward(model):
+        return model(**inputs)
 
 
 def latencies(models: tuple, text: str, settled: bool) -> dict[str, dict]:

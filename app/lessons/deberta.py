@@ -45,6 +45,7 @@ from app import mlm
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, text_param
+from app.models import device as devices
 
 ORDER = 70  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'DeBERTa: disentangled attention'
@@ -159,7 +160,7 @@ def encoder_states(loaded, input_ids: tuple) -> tuple[torch.Tensor, torch.Tensor
     attentions (L, heads, T, T): the model's own ``output_attentions``), on the CPU in float32."""
     model = loaded.model
     ids = torch.tensor([input_ids], device=model.device)  # (1, T)
-    with torch.inference_mode():
+    with devices.forward(model):
         out = model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True,
                     output_attentions=True)
     return torch.stack(out.hidden_states)[:, 0].float().cpu(), torch.stack(out.attentions)[:, 0].float().cpu()
@@ -181,7 +182,7 @@ def disentangled_terms(model, hidden: torch.Tensor, layer: int) -> torch.Tensor:
     attn = model.deberta.encoder.layer[layer].attention.self
     p = attn.in_proj.weight
     n = hidden.shape[0]
-    with torch.inference_mode():
+    with devices.forward(attn):
         h = hidden.to(p.device, p.dtype)[None]  # (1, T, H)
         q, k, _ = attn.transpose_for_scores(attn.in_proj(h)).chunk(3, dim=-1)  # each (1, heads, T, d)
         q = q + attn.transpose_for_scores(attn.q_bias[None, None, :])  # content queries carry a bias, keys none
@@ -211,7 +212,7 @@ def bert_scores(model, hidden: torch.Tensor, layer: int) -> torch.Tensor:
     attn = model.bert.encoder.layer[layer].attention.self
     p = attn.query.weight
     n = hidden.shape[0]
-    with torch.inference_mode():
+    with devices.forward(attn):
         h = hidden.to(p.device, p.dtype)[None]  # (1, T, H)
         q = attn.query(h).view(1, n, -1, attn.attention_head_size).transpose(1, 2)  # (1, heads, T, d)
         k = attn.key(h).view(1, n, -1, attn.attention_head_size).transpose(1, 2)

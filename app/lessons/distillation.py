@@ -32,7 +32,7 @@ from app.triple_loss import Recipe, distillation_losses  # the rule the bundled 
 from app.lessons import compare
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
-from app.models import catalogue
+from app.models import catalogue, device as devices
 from app.core.state import Param, Spec, text_param
 
 ORDER = 40  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -171,9 +171,9 @@ def pair_forward(teacher, student, text: str, word: int) -> PairOutput:
     labels = torch.full(ids.shape[1:], -100, dtype=torch.long)  # (T,)
     labels[where] = torch.tensor(gold)
     outs = []
-    with torch.inference_mode():
-        for loaded in (teacher, student):
-            device = loaded.model.device
+    for loaded in (teacher, student):
+        device = loaded.model.device
+        with devices.forward(loaded.model):
             outs.append(loaded.model(input_ids=ids.to(device), attention_mask=att.to(device), output_hidden_states=True))
     t_out, s_out = outs
     return PairOutput(

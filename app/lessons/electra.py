@@ -35,6 +35,7 @@ from app.replaced_tokens import (  # noqa: F401  (the rules, shared with trainin
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, seed_param, text_param
+from app.models import device as devices
 
 ORDER = 50  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'ELECTRA: spot the fake'
@@ -122,7 +123,7 @@ def generator_logits(model, masked_ids: torch.Tensor, masked: torch.Tensor) -> t
 
     masked_ids: (T,) with the mask token at masked positions; masked: (T,) bool. Returns (n, V).
     """
-    with torch.no_grad():
+    with devices.forward(model):
         ids = masked_ids[None].to(model.device)  # (1, T)
         logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]  # (T, V)
     return logits[masked.to(logits.device)].float().cpu()
@@ -130,7 +131,7 @@ def generator_logits(model, masked_ids: torch.Tensor, masked: torch.Tensor) -> t
 
 def discriminator_scores(model, input_ids: torch.Tensor) -> torch.Tensor:
     """P(replaced) for every token, special tokens included. (T,) -> (T,) float32 on the CPU."""
-    with torch.no_grad():
+    with devices.forward(model):
         ids = input_ids[None].to(model.device)  # (1, T)
         logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]  # (T,)
     return torch.sigmoid(logits.float()).cpu()

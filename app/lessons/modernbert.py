@@ -45,6 +45,7 @@ from app.core import lesson
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
 from app.core.state import Param, Spec, seed_param, text_param
+from app.models import device as devices
 
 ORDER = 80  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'ModernBERT: a 2024 encoder'
@@ -329,7 +330,7 @@ def long_attention(loaded, length: int) -> LongInput:
     """The model's attention on ``length`` tokens of the story, every layer, checked against its rule."""
     model, config = loaded.model, loaded.model.config
     ids = long_ids(loaded.tokenizer, length)
-    with torch.inference_mode():
+    with devices.forward(model):
         out = model(input_ids=torch.tensor([ids], device=model.device), output_attentions=True)
     checks, maps = [], []
     for layer, (kind, weights) in enumerate(zip(config.layer_types, out.attentions)):
@@ -391,7 +392,7 @@ def timed_forwards(loaded, length: int) -> tuple[tuple[int, ...], tuple[float, .
         ids = torch.tensor([long_ids(loaded.tokenizer, n)], device=model.device)  # (1, n)
         zero = torch.zeros(1, 1, n, n, device=model.device, dtype=model.dtype)  # additive: nothing blocked
         masks = {"full_attention": zero, "sliding_attention": zero}
-        with torch.inference_mode():
+        with devices.forward(model):
             _, first = first_call(lambda: model.model(input_ids=ids), model.device)  # allocations for this length
             as_loaded.append(median_ms(lambda: model.model(input_ids=ids), model.device, first_ms=first))
             all_global.append(median_ms(lambda: model.model(input_ids=ids, attention_mask=masks), model.device))
@@ -521,7 +522,7 @@ def gate_demo(loaded, ids: tuple[int, ...], position: int, layer: int) -> Gate:
     model = loaded.model
     config, m = model.config, model.model
     x_ids = torch.tensor([ids], device=model.device)  # (1, T)
-    with torch.inference_mode():
+    with devices.forward(model):
         hs = m(input_ids=x_ids, output_hidden_states=True).hidden_states  # L + 1 of (1, T, H)
         block = m.layers[layer]
         kind = config.layer_types[layer]
@@ -623,7 +624,7 @@ def unpadding(loaded, sentences: tuple[str, ...]) -> Unpadding:
     def run_packed():
         return model.model(input_ids=packed_ids, attention_mask=masks, position_ids=positions).last_hidden_state
 
-    with torch.inference_mode():
+    with devices.forward(model):
         (padded, ms_padded), (packed, ms_packed) = first_call(run_padded, device), first_call(run_packed, device)
         packed = packed[0]  # padded: (B, width, H), packed: (N, H)
         starts = np.cumsum([0] + lengths[:-1])

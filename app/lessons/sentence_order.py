@@ -40,6 +40,7 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.models.catalogue import REPO_ROOT
 from app.core.state import Param, Spec, seed_param, text_param
+from app.models import device as devices
 
 ORDER = 90  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'NSP vs SOP: sentence objectives'
@@ -194,7 +195,7 @@ def sentence_logits(loaded, pairs: tuple[tuple[str, str], ...], max_tokens: int 
     ``sop_classifier``, as ``AlbertForPreTraining`` computes ``sop_logits``."""
     model = loaded.model
     inputs = encode_pairs(loaded.tokenizer, pairs, max_tokens, model.device)
-    with torch.inference_mode():
+    with devices.forward(model):
         if hasattr(model, "cls") and hasattr(model.cls, "seq_relationship"):
             return model(**inputs).seq_relationship_logits.float().cpu()  # (N, 2)
         weights = sop_head_weights(_checkpoint_folder(loaded))

@@ -36,6 +36,7 @@ from app.permutation import partial_prediction_masks  # noqa: F401  (the trainin
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import INT, Param, Spec, seed_param, text_param
+from app.models import device as devices
 
 ORDER = 60  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'XLNet: permutation LM'
@@ -367,14 +368,13 @@ class PermutationOutput:
     query_attentions: torch.Tensor
 
 
-@torch.no_grad()
 def permutation_forward(model, input_ids, masks: OrderMasks) -> PermutationOutput:
     """Run XLNetLMHeadModel (eager attention) on one sequence with the order's masks. input_ids: (T,)."""
     device, dtype = model.device, model.dtype
     ids = torch.as_tensor(input_ids, dtype=torch.long, device=device)[None]  # (1, T)
-    # transformers 5.23 builds XLNet's relative position embedding in float32 whatever the weights are,
-    # so a float16/bfloat16 model fails in its first einsum; autocast casts it to the weights' dtype.
-    with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
+    # transformers 5.23 builds XLNet's relative position embedding in float32 whatever the weights are, so a
+    # float16/bfloat16 model fails in its first einsum: the forward context autocasts it to the weights' dtype.
+    with devices.forward(model):
         out = model(input_ids=ids, perm_mask=masks.perm_mask[None].to(device, dtype),
                     target_mapping=masks.target_mapping[None].to(device, dtype), output_attentions=True, use_mems=False)
     probs = mlm.probabilities(out.logits[0])  # (P, V)
@@ -439,7 +439,6 @@ class MaskedLMOutput:
     actual: list[float]
 
 
-@torch.no_grad()
 def masked_lm_all_at_once(model, tokenizer, text: str, target_spans: list[tuple[int, int]]) -> MaskedLMOutput:
     """Mask, in the masked LM's own tokenization, every piece sharing a character with a target span, all
     at once, and predict each from the unmasked rest: BERT's independence assumption, on the same words."""

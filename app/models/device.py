@@ -9,6 +9,7 @@ CPU wheel this project pins). A host with a driver but a CPU-only torch therefor
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import re
@@ -66,3 +67,20 @@ def torch_dtype(name: str):
     import torch
 
     return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+
+
+@contextlib.contextmanager
+def forward(model):
+    """The one context every model call runs in, like nanoGPT's ``ctx``: no autograd (``torch.inference_mode``)
+    and, for a model in half precision (float16 or bfloat16), autocast to its dtype on its device. Ops that
+    cannot take half inputs — XLNet's relative-position einsum meeting a float32 buffer, a float32 mask
+    added to float16 scores — then run in the precision autocast picks instead of failing; a float32 model
+    runs exactly as it is. ``model``: a module (a whole model, or one block of it) or a loaded model."""
+    import torch
+
+    module = getattr(model, "model", model)  # app.models.loading.Loaded, or a torch module
+    param = next(module.parameters(), None)
+    kind, dtype = (param.device.type, param.dtype) if param is not None else ("cpu", torch.float32)
+    half = dtype in (torch.float16, torch.bfloat16)
+    with torch.inference_mode(), torch.autocast(kind, dtype=dtype, enabled=half):
+        yield
