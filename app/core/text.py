@@ -58,7 +58,8 @@ def md(value: object, max_chars: int | None = 60) -> str:
 
 
 _MD_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
-_AUTOLINK = re.compile(r"(\\:\\/\\/|(?i:www)\\\.|\\@)")  # "://", "www." and "@", once escaped
+_AUTOLINK = re.compile(r"(\\:\\/\\/|\\@)")  # "://" and "@", once escaped: a word joiner goes after them
+_WWW = re.compile(r"(?i)\b(w)(ww\\\.)")  # "www.", once escaped: a word joiner goes inside it
 
 
 def plain(value: object, max_chars: int | None = None) -> str:
@@ -67,12 +68,13 @@ def plain(value: object, max_chars: int | None = None) -> str:
     ``\\c`` as the character itself), so no link, image, emphasis, ``:red[...]``, ``$...$``, emoji code or
     HTML can form, and format characters show as ``⟨U+XXXX⟩`` (:func:`visible`). GitHub-flavoured markdown
     still links a bare address through those escapes, so a word joiner (U+2060, invisible) follows every
-    ``://``, ``www.`` and ``@``. Where a whole caption of user text is shown, prefer an escaped HTML block
+    ``://`` and ``@`` and splits every ``www.`` (checked in Chromium: no link forms). Where a whole caption of user text is shown, prefer an escaped HTML block
     (``ui.user_caption``), which shows the text exactly. Cut to ``max_chars`` with an ellipsis."""
     s = visible(value)
     if max_chars is not None and len(s) > max_chars:
         s = s[: max_chars - 1] + "…"
-    return _AUTOLINK.sub("\\1\u2060", _MD_PUNCTUATION.sub(r"\\\1", s))
+    escaped = _MD_PUNCTUATION.sub(r"\\\1", s)
+    return _WWW.sub("\\1\u2060\\2", _AUTOLINK.sub("\\1\u2060", escaped))
 
 
 def html(value: object) -> str:
