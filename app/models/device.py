@@ -84,3 +84,36 @@ def forward(model):
     half = dtype in (torch.float16, torch.bfloat16)
     with torch.inference_mode(), torch.autocast(kind, dtype=dtype, enabled=half):
         yield
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is the GPU running out of memory: ``torch.cuda.OutOfMemoryError`` (an allocation
+    refused), or a CUDA ``AcceleratorError``/``RuntimeError`` whose message says "out of memory" (one inside
+    a kernel or a library call)."""
+    return type(error).__name__ == "OutOfMemoryError" or (
+        isinstance(error, RuntimeError) and "out of memory" in str(error).lower())
+
+
+def fallback_to_cpu(step, models: dict, reload_on_cpu):
+    """``step(models)``; when the GPU runs out of memory in it, the same step again on the models reloaded on
+    the CPU in float32 (``reload_on_cpu(keys) -> {key: loaded}``), so a lesson never ends in a traceback
+    because a browser or a video call holds the card. Returns (result, the keys moved to the CPU, the error's
+    first line); ``()`` and None when nothing moved. Any other error, or one on a CPU, is raised as it was."""
+    try:
+        return step(models), (), None
+    except Exception as error:
+        on_gpu = tuple(k for k, m in models.items() if getattr(m, "device", "cpu") != "cpu")
+        if not on_gpu or not is_out_of_memory(error):
+            raise
+        why = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+    _release_gpu_memory()
+    return step({**models, **reload_on_cpu(tuple(models))}), on_gpu, why
+
+
+def _release_gpu_memory() -> None:
+    """Hand the memory of the failed step back to the card (what the caching allocator kept)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and cuda_available():
+        torch.cuda.empty_cache()

@@ -164,12 +164,17 @@ def share_link(spec: Spec | None = None) -> None:
 
 def run(fn, models: dict, inputs):
     """A lesson's ``run(models, inputs, cache)``, timed for the badge. When the lesson raises
-    ``lesson.Stop``, its note is shown with the link to this view and the page stops there."""
+    ``lesson.Stop``, its note is shown with the link to this view and the page stops there. When the GPU
+    runs out of memory in it, it runs again on the page's models reloaded on the CPU, with one notice."""
     try:
         with loading.timed_forward():
-            return fn(models, inputs, cache)
+            result, moved, why = devices.fallback_to_cpu(lambda ms: fn(ms, inputs, cache), models,
+                                                         loading.reload_on_cpu)
     except lesson.Stop as early:
         stop(early.note.text, early.note.level)
+    if moved:  # the GPU ran out of memory: the page ran on the CPU, said once
+        st.warning(loading.out_of_memory_notice(moved, why), icon=":material/memory:")
+    return result
 
 
 def claim_line(experiment: str) -> None:

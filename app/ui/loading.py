@@ -12,11 +12,13 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from app.core import text
 from app.models import catalogue, device as devices
 from app.ui import url
 
 LOADED = "_loaded"  # session state: {key: badge line} of the models this run's page loaded
 LAST_FORWARD = "_last_forward_ms"  # session state: how long the last lesson computation took, in ms
+CPU_PAGES = "_cpu_after_oom"  # session state: {page: (device, dtype) under which it ran out of GPU memory}
 
 
 def _resolved(source: str, device: str, dtype: str) -> tuple[str, str, str]:
@@ -26,8 +28,12 @@ def _resolved(source: str, device: str, dtype: str) -> tuple[str, str, str]:
 
 def settings() -> tuple[str, str, str]:
     """(source, device, dtype) chosen in the sidebar, resolved: "auto" is CUDA only when torch says it is
-    available, and CPU runs in float32."""
-    return _resolved(url.setting("source"), url.setting("device"), url.setting("dtype"))
+    available, and CPU runs in float32. A page that ran out of GPU memory under these settings runs on the
+    CPU in float32 for the rest of the session (:func:`reload_on_cpu`); other settings try the GPU again."""
+    source, device, dtype = _resolved(url.setting("source"), url.setting("device"), url.setting("dtype"))
+    if st.session_state.get(CPU_PAGES, {}).get(url.page()) == (device, dtype):
+        return source, "cpu", "float32"
+    return source, device, dtype
 
 
 def default_settings() -> tuple[str, str, str]:
@@ -94,6 +100,26 @@ def try_model(key: str):
                 shown[0].empty()
     st.session_state.setdefault(LOADED, {})[key] = loaded.badge_line()
     return loaded
+
+
+def reload_on_cpu(keys) -> dict:
+    """The page's models again, on the CPU in float32, after the GPU ran out of memory in its lesson: the page
+    stays there for this session under the settings it failed with (:func:`settings`), and its badge says so."""
+    source, device, dtype = settings()
+    st.session_state.setdefault(CPU_PAGES, {})[url.page()] = (device, dtype)
+    models = {key: shared_model(key, source, "cpu", "float32") for key in keys}
+    for key, loaded in models.items():
+        st.session_state.setdefault(LOADED, {})[key] = loaded.badge_line()
+    return models
+
+
+def out_of_memory_notice(moved, why: str) -> str:
+    """The one notice of a fallback: which models, why, and how to get the GPU back."""
+    names = ", ".join(catalogue.get(k).label for k in moved)
+    return (f"The GPU ran out of memory while running {names} on this page ({text.md(why, 100)}), so the page "
+            "ran on the CPU in float32 instead and stays there for this session. To use the GPU again, free its "
+            "memory (close other programs that use it), then pick another device or precision in the sidebar and "
+            "back.")
 
 
 def forget_loaded() -> None:
