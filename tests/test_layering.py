@@ -189,3 +189,15 @@ def test_lessons_are_found_by_their_files_in_teaching_order(tmp_path):
     (lessons / "third.py").write_text("ORDER = 30\nTITLE = 'C'\n")
     with pytest.raises(ValueError, match="third.py.*ICON, LINE"):
         find_lessons.__wrapped__(tmp_path)
+
+
+def test_a_gpu_hosts_home_page_asks_for_cuda_without_importing_torch():
+    """With a driver and a CUDA build of torch, "is CUDA usable" is asked in a child process: the page
+    process stays torch-free (simulated here: the driver and the build are said to be present)."""
+    code = ("import sys; from app.models import device as d; "
+            "d.nvidia_driver_present = lambda: True; d.torch_built_with_cuda = lambda: True; "
+            "print(d.cuda_available(), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    import torch
+
+    assert out.stdout.split() == [str(torch.cuda.is_available()), "False"], out.stdout + out.stderr

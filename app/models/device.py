@@ -4,7 +4,12 @@ CUDA is offered only when ``torch.cuda.is_available()`` says so. Asking that imp
 home page must not pay for, so two cheap facts answer "no" first without it: no NVIDIA driver on this
 machine, or an installed torch built without CUDA (its ``torch/version.py`` says ``cuda = None``; the
 CPU wheel this project pins). A host with a driver but a CPU-only torch therefore gets CPU everywhere
-(it used to be offered CUDA, cache models under "cuda" and run them on the CPU).
+(it used to be offered CUDA, cache models under "cuda" and run them on the CPU). Where both are there, a
+child process asks torch, so even a GPU host's home page does not import it.
+
+Running on it: :func:`forward` is the one context every model call runs in (inference mode, autocast for
+half precision), and :func:`fallback_to_cpu` turns the GPU running out of memory in a step into the same
+step on the CPU.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ import contextlib
 import functools
 import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 DTYPES = ("float32", "float16", "bfloat16")
 CHOICES = ("auto", "cpu", "cuda")
+CUDA_PROBE_S = 90  # seconds a child process may take to import torch and ask for CUDA
 
 
 def nvidia_driver_present() -> bool:
@@ -38,12 +46,19 @@ def torch_built_with_cuda() -> bool:
 
 @functools.cache
 def cuda_available() -> bool:
-    """``torch.cuda.is_available()``, answered without importing torch whenever it must be False."""
+    """``torch.cuda.is_available()``, answered without importing torch into this process unless it already
+    has: no driver or a CPU-only torch answers "no" from files; otherwise a child process asks torch (once per
+    server, a few seconds on a GPU host only), so the home page of a GPU host stays torch-free too."""
     if not (nvidia_driver_present() and torch_built_with_cuda()):
         return False
-    import torch
-
-    return bool(torch.cuda.is_available())
+    if "torch" in sys.modules:  # a lesson already paid for torch: ask it here
+        return bool(sys.modules["torch"].cuda.is_available())
+    try:
+        asked = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
+                               capture_output=True, text=True, timeout=CUDA_PROBE_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return asked.returncode == 0 and asked.stdout.strip().endswith("True")
 
 
 def resolve(device: str, dtype: str) -> tuple[str, str, str | None]:
