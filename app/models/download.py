@@ -1,7 +1,8 @@
-"""Prepare for an offline lecture: put the catalogue's real checkpoints into the standard Hugging Face cache.
-
-    python -m app.models.prefetch                  # every catalogue model
-    python -m app.models.prefetch bert roberta     # only these (catalogue keys)
+"""The one downloader: put a catalogue variant's real checkpoint into the standard Hugging Face cache, and read it
+back from there (:func:`cached_snapshot`). Two callers use it: the command line ``python -m app.models.prefetch``
+(before an offline lecture) and the app's *Hub* source (``loading.load(key, source="hub")``), which downloads
+through :func:`fetch` too, without retries, so a hub that breaks mid-file makes it fall back to the bundled
+stand-in at once. It imports neither of them.
 
 It downloads only the files the app loads — ``config.json``, the tokenizer files, and the weights transformers
 reads (``model.safetensors``, or its shards and index; ``pytorch_model.bin`` only when a repo has no safetensors
@@ -11,14 +12,15 @@ them in the cache (``app.models.loading``) without any network.
 How a download behaves, and why:
 
 - **Bounded.** Every request has a timeout: ``HF_HUB_ETAG_TIMEOUT`` for the hub's answers (repo info, file
-  metadata) and ``HF_HUB_DOWNLOAD_TIMEOUT`` for the gap between two pieces of a file. The CLI sets both to
-  ``DEFAULT_TIMEOUTS`` unless you set them yourself. Those bound only a silence, so one model's whole download
-  also has a deadline (``DOWNLOAD_DEADLINE_S``, or ``BVE_DOWNLOAD_DEADLINE`` seconds): a hub that trickles
-  stops there, and the caller gets its answer on time (the download runs in a worker thread that stops at
-  its next piece). A hub that cannot be reached (refused, silent past the timeout, or too slow for the
-  deadline) stops the run at once: the models after it are not tried.
+  metadata) and ``HF_HUB_DOWNLOAD_TIMEOUT`` for the gap between two pieces of a file. The command line sets
+  both to its defaults (``prefetch.DEFAULT_TIMEOUTS``) unless you set them yourself. Those bound only a
+  silence, so one model's whole download also has a deadline (``DOWNLOAD_DEADLINE_S``, or
+  ``BVE_DOWNLOAD_DEADLINE`` seconds): a hub that trickles stops there, and the caller gets its answer on time
+  (the download runs in a worker thread that stops at its next piece). A hub that cannot be reached (refused,
+  silent past the timeout, or too slow for the deadline) says so (``Fetched.hub_unreachable``): the command
+  line then does not try the models after it.
 - **Resumable.** A file arrives in ``blobs/<etag>.incomplete`` beside where it will live in the cache. A broken
-  connection is retried from where it stopped (an HTTP ``Range`` request) a few times (``--retries``), and a
+  connection is retried from where it stopped (an HTTP ``Range`` request) a few times (``retries``), and a
   later run picks up the same partial file. (huggingface_hub 2.4.0 itself cannot resume across runs: its
   temporary file is unique to one process and deleted when a download fails.)
 - **Never half-valid.** A file enters the cache only complete and checked (its size when the hub tells it, and
@@ -29,18 +31,15 @@ How a download behaves, and why:
 - **Paths from the hub are not trusted.** The commit and every ETag name folders and files in the cache, so
   they must be what they claim — 40 (git sha1) or 64 (sha256) lowercase hex digits — and every path written
   is resolved and must stay inside the cache; anything else is refused with a sentence and nothing is saved.
+  Reading the cache back (:func:`cached_snapshot`) applies the same rules.
 - It uses the cache layout every Hugging Face tool shares (``<cache>/models--org--name/{blobs,snapshots,refs}``)
   and respects ``HF_ENDPOINT``, ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_HUB_OFFLINE`` and ``HF_TOKEN``.
-
-The app's *Hub* source (``loading.load(key, source="hub")``) downloads through :func:`fetch` too, without
-retries, so a hub that breaks mid-file makes it fall back to the bundled stand-in at once.
 """
 
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first, as in every app module; nothing heavy is imported here)
 
-import argparse
 import hashlib
 import json
 import os
@@ -54,7 +53,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
 
-from app.models.catalogue import CATALOGUE, Variant, get
+from app.models.catalogue import Variant
 
 REVISION = "main"
 #: configuration and tokenizer files, at the top of a repo, that transformers reads when they exist
@@ -63,8 +62,6 @@ CONFIG_AND_TOKENIZER_FILES = (
     "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
     "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model",
 )
-#: the CLI's request timeouts in seconds, used unless the environment sets them (huggingface_hub's names)
-DEFAULT_TIMEOUTS = {"HF_HUB_ETAG_TIMEOUT": "10", "HF_HUB_DOWNLOAD_TIMEOUT": "15"}
 RETRIES = 3  # attempts in a row that bring no new byte before a file counts as failed (the CLI's default)
 #: seconds one model's whole download may take, start to end (the CLI and the app's Hub source alike)
 DOWNLOAD_DEADLINE_S = 600.0
@@ -231,8 +228,6 @@ def fetch(variant: Variant, *, retries: int = RETRIES, progress: bool = True, wa
 def use_earlier_copy(result: Fetched) -> None:
     """After a failure: if the cache already holds a complete snapshot (``refs/main`` only ever names a complete
     one), that is what the app will use — the result says so instead of failing."""
-    from app.models.loading import cached_snapshot
-
     snapshot = cached_snapshot(result.variant.hub_id)
     if snapshot is None:
         return
@@ -240,6 +235,39 @@ def use_earlier_copy(result: Fetched) -> None:
     result.note = f"the hub could not be asked for a newer copy ({result.error}); the copy cached earlier is used"
     result.error, result.commit, result.snapshot = None, snapshot.name, snapshot
     result.files, result.size = files, sum((snapshot / f).stat().st_size for f in files)
+
+
+def cached_snapshot(hub_id: str) -> Path | None:
+    """The folder of ``hub_id``'s main revision in the local Hugging Face cache, found as huggingface_hub
+    finds it (``refs/main`` -> ``snapshots/<commit>``), or None.
+
+    The cache is read from that folder, not through the hub id: given a hub id, even with
+    ``local_files_only=True``, transformers and huggingface_hub still reach for the network — a user-agent
+    registry fetched from ``HF_ENDPOINT`` (up to 3 s on a dead network) and, for a repo with only
+    ``pytorch_model.bin`` (microsoft/deberta-base), a background thread that asks the hub to convert it to
+    safetensors. A folder is only files.
+
+    Only a snapshot that stays in the cache counts: the commit must be a commit id (40 or 64 hex digits) and
+    every file in the folder must resolve inside the model's own cache folder.
+    """
+    from huggingface_hub import constants
+
+    storage = Path(constants.HF_HUB_CACHE) / f"models--{hub_id.replace('/', '--')}"
+    try:
+        commit = (storage / "refs" / REVISION).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not CHECKSUM.fullmatch(commit):
+        return None
+    snapshot = storage / "snapshots" / commit
+    if not (snapshot / "config.json").is_file():
+        return None
+    root = storage.resolve()
+    try:
+        inside = all(p.resolve().is_relative_to(root) for p in (snapshot, *snapshot.rglob("*")))
+    except (OSError, RuntimeError):  # a link loop
+        return None
+    return snapshot if inside else None
 
 
 def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait_for_lock: bool,
@@ -525,135 +553,3 @@ def _human(n: int | None) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"
-
-
-# -- the command line ---------------------------------------------------------------------------------
-
-def bound_timeouts(environ=os.environ) -> None:
-    """Give huggingface_hub's request timeouts the CLI's defaults unless the user set them (it reads them at
-    import: call before importing it). If it is imported already, its constants follow too."""
-    unset = [k for k in DEFAULT_TIMEOUTS if not environ.get(k)]
-    for k in unset:
-        environ[k] = DEFAULT_TIMEOUTS[k]
-    if "huggingface_hub.constants" in sys.modules:
-        constants = sys.modules["huggingface_hub.constants"]
-        for k in unset:
-            setattr(constants, k, int(DEFAULT_TIMEOUTS[k]))
-
-
-def check_loads(fetched: Fetched) -> str:
-    """Load the variant as the app's Auto source does, after the download: "yes" when it came from the hub cache,
-    else why not (one line)."""
-    from app.models import loading
-
-    try:
-        loaded = loading.load(fetched.variant.key, source="auto")
-        if loaded.source == "hub cache":
-            return "yes"
-    except Exception:  # noqa: BLE001 — a failure to load is a row of the table
-        pass
-    snapshot = loading.cached_snapshot(fetched.variant.hub_id)
-    if snapshot is None:
-        return "no: Auto finds no complete snapshot in the cache"
-    try:  # the reason, as the cache load sees it (Auto swallows it and falls back)
-        loading._from_pretrained(fetched.variant, snapshot, local_only=True)
-        return "no: Auto did not take it from the cache"
-    except Exception as e:  # noqa: BLE001
-        return f"no: {type(e).__name__}: {_first_line(e)}"[:160]
-
-
-def table(rows: list[Fetched]) -> str:
-    head = ("model", "files", "size", "loads", "where")
-    body = [(f"{f.variant.label} ({f.variant.hub_id})", str(len(f.files)), _human(f.size), f.loads or "?",
-             str(f.snapshot)) for f in rows]
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(4)]
-    line = lambda r: "  ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip()  # noqa: E731
-    return "\n".join([line(head), *map(line, body)])
-
-
-EPILOG = """\
-Before a lecture without internet, run this at home (or wherever the hub can be reached): it puts the real
-checkpoints in the Hugging Face cache, and the app's Auto source then uses them offline — no network in the hall.
-Anything not downloaded falls back to the bundled stand-in, as before. Run it again to finish an interrupted
-download: it resumes where it stopped, and files already complete are not fetched again.
-
-environment:
-  HF_ENDPOINT              the hub to download from (default https://huggingface.co)
-  HF_HOME / HF_HUB_CACHE   where the cache lives (default ~/.cache/huggingface/hub)
-  HF_TOKEN                 a token, for gated or private repos
-  HF_HUB_ETAG_TIMEOUT      seconds to wait for the hub's answer (this command's default: {etag})
-  HF_HUB_DOWNLOAD_TIMEOUT  seconds without data before a download counts as stalled (default: {download})
-  BVE_DOWNLOAD_DEADLINE    seconds one model's whole download may take (default: {deadline:g}); a model
-                           that misses it stops the run, and the next run resumes it
-
-exit status: 0 when every model is in the cache and loads; 1 otherwise (one line per model says why).
-"""
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m app.models.prefetch",
-        description="Prepare for an offline lecture: download the catalogue's real Hugging Face checkpoints "
-                    "(only config, tokenizer and weights files) into the local Hugging Face cache.",
-        epilog=EPILOG.format(etag=DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"],
-                             download=DEFAULT_TIMEOUTS["HF_HUB_DOWNLOAD_TIMEOUT"], deadline=DOWNLOAD_DEADLINE_S),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("keys", nargs="*", metavar="KEY",
-                   help=f"catalogue keys to download (default: all): {', '.join(CATALOGUE)}")
-    p.add_argument("--retries", type=int, default=RETRIES,
-                   help=f"times to resume a broken download that brings no new data (default {RETRIES})")
-    p.add_argument("--no-check", dest="check", action="store_false",
-                   help="skip loading each model afterwards (faster; the table then says '-')")
-    args = p.parse_args(argv)
-    unknown = [k for k in args.keys if k not in CATALOGUE]
-    if unknown:
-        p.error(f"unknown key(s) {', '.join(unknown)}; the catalogue has {', '.join(CATALOGUE)}")
-    return args
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    bound_timeouts()
-    from huggingface_hub import constants
-
-    variants = [get(k) for k in dict.fromkeys(args.keys or CATALOGUE)]
-    print(f"Downloading {len(variants)} model(s) from {constants.ENDPOINT} into {constants.HF_HUB_CACHE}",
-          file=sys.stderr)
-    results: list[Fetched] = []
-    unreachable: str | None = None
-    try:
-        for variant in variants:
-            if unreachable:
-                skipped = Fetched(variant, error=f"not tried: {unreachable}")
-                use_earlier_copy(skipped)
-                results.append(skipped)
-                continue
-            fetched = fetch(variant, retries=args.retries)
-            if fetched.hub_unreachable:
-                unreachable = fetched.error
-            results.append(fetched)
-        done = [f for f in results if f.ok]
-        for f in done:
-            f.loads = check_loads(f) if args.check else "-"
-    except KeyboardInterrupt:
-        print("\nInterrupted. Run the same command again to resume; what is complete stays in the cache.")
-        return 130
-    if done:
-        print(table(done))
-    for f in results:
-        if f.note:
-            print(f"NOTE    {f.variant.key}: {f.variant.label} ({f.variant.hub_id}): {f.note}")
-        if not f.ok:
-            print(f"FAILED  {f.variant.key}: {f.variant.label} ({f.variant.hub_id}): {f.error}")
-    ready = [f for f in done if f.loads in ("yes", "-")]
-    if len(ready) == len(results):
-        print(f"Ready: {len(ready)} model(s) in the cache at {constants.HF_HUB_CACHE}; the app's Auto source "
-              + ("uses them offline." if args.check else "will use them offline (loading not checked: --no-check)."))
-        return 0
-    print(f"{len(results) - len(ready)} of {len(results)} model(s) are not ready; the app uses their bundled "
-          "stand-ins. Run this again when the hub can be reached.")
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,7 +5,7 @@ folder — the same code path for all three. Three sources:
   Space's ``preload_from_hub``, or ``python -m app.models.prefetch`` before class), else the bundled
   stand-in. It never touches the network, so it costs nothing offline.
 - ``hub``: the cache, then the hub itself if it answers within ``HUB_PROBE_TIMEOUT_S`` and the download
-  finishes within its deadline (``prefetch.download_deadline``), and otherwise the bundled checkpoint with
+  finishes within its deadline (``download.download_deadline``), and otherwise the bundled checkpoint with
   a notice saying why (such a result says when to ask the hub again: ``Loaded.retry_hub``).
 - ``bundled``: always the stand-in in ``assets/models``.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 from app.core import preload
 
 import os
-import re
 import threading
 import time
 import urllib.error
@@ -32,12 +31,12 @@ from typing import Callable
 
 from app.models import device as devices
 from app.models.catalogue import Variant, get
+from app.models.download import cached_snapshot, fetch  # also loading.cached_snapshot, as lessons read it
 
 HUB_PROBE_TIMEOUT_S = 1.5
 #: seconds a fallback after a failed hub is kept before the hub is asked again (callers that cache results
 #: read ``Loaded.retry_hub``)
 HUB_RETRY_S = 60.0
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # transformers' lazy imports and from_pretrained are not safe in two threads at once (the warm-start
 # thread and a page loading together gave "cannot import name AutoTokenizer" and meta-tensor copies)
 _LOAD_LOCK = threading.RLock()
@@ -141,39 +140,6 @@ def _from_pretrained(variant: Variant, location: str | Path, local_only: bool):
     return model, tokenizer
 
 
-def cached_snapshot(hub_id: str) -> Path | None:
-    """The folder of ``hub_id``'s main revision in the local Hugging Face cache, found as huggingface_hub
-    finds it (``refs/main`` -> ``snapshots/<commit>``), or None.
-
-    The cache is read from that folder, not through the hub id: given a hub id, even with
-    ``local_files_only=True``, transformers and huggingface_hub still reach for the network — a user-agent
-    registry fetched from ``HF_ENDPOINT`` (up to 3 s on a dead network) and, for a repo with only
-    ``pytorch_model.bin`` (microsoft/deberta-base), a background thread that asks the hub to convert it to
-    safetensors. A folder is only files.
-
-    Only a snapshot that stays in the cache counts: the commit must be a commit id (40 or 64 hex digits) and
-    every file in the folder must resolve inside the model's own cache folder.
-    """
-    from huggingface_hub import constants
-
-    storage = Path(constants.HF_HUB_CACHE) / f"models--{hub_id.replace('/', '--')}"
-    try:
-        commit = (storage / "refs" / "main").read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not _COMMIT.fullmatch(commit):
-        return None
-    snapshot = storage / "snapshots" / commit
-    if not (snapshot / "config.json").is_file():
-        return None
-    root = storage.resolve()
-    try:
-        inside = all(p.resolve().is_relative_to(root) for p in (snapshot, *snapshot.rglob("*")))
-    except (OSError, RuntimeError):  # a link loop
-        return None
-    return snapshot if inside else None
-
-
 def _try_cache(variant: Variant):
     """(model, tokenizer) from the local Hugging Face cache, or None when it is not complete there."""
     snapshot = cached_snapshot(variant.hub_id)
@@ -188,19 +154,17 @@ def _try_cache(variant: Variant):
 def _download(variant: Variant, progress: Callable[[int, int | None], None] | None) -> tuple[Path | None, str]:
     """(the downloaded snapshot, or None and why not, as markdown). Network only: call it without the lock.
 
-    The download goes through ``prefetch.fetch`` (the files the app loads, every request bounded, the whole
+    The download goes through ``download.fetch`` (the files the app loads, every request bounded, the whole
     within its deadline, a broken file kept as a partial to resume and never linked into the cache), without
     retries: a hub that breaks mid-file means the bundled stand-in at once. Whatever text the hub chose (a
     reason phrase) is escaped, since the notice is markdown.
     """
     from app.core.text import md
-    from app.models import prefetch
 
     ok, why = hub_reachable(variant.hub_id)
     if not ok:
         return None, why
-    fetched = prefetch.fetch(variant, retries=0, progress=False, wait_for_lock=False, on_progress=progress,
-                             quote=md)
+    fetched = fetch(variant, retries=0, progress=False, wait_for_lock=False, on_progress=progress, quote=md)
     if not fetched.ok:
         return None, fetched.error
     return fetched.snapshot, ""

@@ -1,6 +1,7 @@
-"""``python -m app.models.prefetch`` against a loopback hub (tests/hubserver.py): only the files the app loads
-reach the cache, Auto then uses them with no network, a broken hub is one line per model and exit 1 (never a
-traceback, never a hang), a partial download never counts, and an interrupted download resumes.
+"""``python -m app.models.prefetch``, and ``app.models.download`` under it (the one downloader, the app's Hub
+source's too), against a loopback hub (tests/hubserver.py): only the files the app loads reach the cache, Auto
+then uses them with no network, a broken hub is one line per model and exit 1 (never a traceback, never a hang),
+a partial download never counts, and an interrupted download resumes.
 
 The CLI runs in a subprocess with a clean environment (HF_HOME in a tmp dir, HF_ENDPOINT at the loopback hub,
 no HF_HUB_OFFLINE); in this process ``use_cache`` (tests/models/conftest.py) points huggingface_hub at the
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from app.models import loading, prefetch
+from app.models import download, loading, prefetch
 from app.models.catalogue import CATALOGUE, get
 from tests.hubserver import HubServer, build_catalogue_repos
 from tests.models.conftest import written_outside
@@ -75,15 +76,15 @@ def test_only_the_files_the_app_loads_are_chosen():
     extras = ["tf_model.h5", "flax_model.msgpack", "rust_model.ot", "onnx/model.onnx", "README.md", ".gitattributes",
               "bpe_encoder.bin", "model.fp16.safetensors.bak", "dict.txt", "coreml/model.mlpackage"]
     tok = ["config.json", "vocab.json", "merges.txt", "tokenizer.json", "spiece.model", "special_tokens_map.json"]
-    assert prefetch.files_to_fetch(tok + extras + ["model.safetensors", "pytorch_model.bin"]) == [
+    assert download.files_to_fetch(tok + extras + ["model.safetensors", "pytorch_model.bin"]) == [
         "config.json", "tokenizer.json", "special_tokens_map.json", "vocab.json", "merges.txt", "spiece.model",
         "model.safetensors"]
     shards = ["model.safetensors.index.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
               "pytorch_model.bin", "onnx/model-00001-of-00002.safetensors"]
-    assert prefetch.files_to_fetch(["config.json", *shards]) == ["config.json", *shards[:3]]
+    assert download.files_to_fetch(["config.json", *shards]) == ["config.json", *shards[:3]]
     # only when there are no safetensors at all
-    assert prefetch.files_to_fetch(["config.json", "pytorch_model.bin", *extras]) == ["config.json", "pytorch_model.bin"]
-    assert not prefetch.has_weights(prefetch.files_to_fetch(["config.json", *extras]))
+    assert download.files_to_fetch(["config.json", "pytorch_model.bin", *extras]) == ["config.json", "pytorch_model.bin"]
+    assert not download.has_weights(download.files_to_fetch(["config.json", *extras]))
 
 
 def test_help_says_to_run_it_at_home_before_a_lecture(capsys):
@@ -249,8 +250,8 @@ def storage_of(home: Path, hub_id: str = BERT) -> Path:
     return home / "hub" / f"models--{hub_id.replace('/', '--')}"
 
 
-def fetch_bert(**kwargs) -> prefetch.Fetched:
-    return prefetch.fetch(get("bert"), retries=0, progress=False, **kwargs)
+def fetch_bert(**kwargs) -> download.Fetched:
+    return download.fetch(get("bert"), retries=0, progress=False, **kwargs)
 
 
 def nothing_saved(home: Path) -> None:
@@ -413,7 +414,7 @@ def test_a_trickling_hub_is_given_up_on_at_the_deadline_with_progress_reported(w
     home = tmp_path / "hf"
     use_cache(home, hub)
     hub.trickle, hub.trickle_paths = 0.02, where  # a byte every 20 ms: never silent long enough for a timeout
-    monkeypatch.setenv(prefetch.DEADLINE_ENV, "1.5")
+    monkeypatch.setenv(download.DEADLINE_ENV, "1.5")
     heard: list[tuple[int, int | None]] = []
     started = time.perf_counter()
     fetched = fetch_bert(on_progress=lambda done, total: heard.append((done, total)))
@@ -432,10 +433,10 @@ def test_a_trickling_hub_is_given_up_on_at_the_deadline_with_progress_reported(w
 
 
 def test_the_deadline_comes_from_the_environment(monkeypatch):
-    for value, seconds in [("30", 30.0), ("0.5", 0.5), ("", prefetch.DOWNLOAD_DEADLINE_S),
-                           ("soon", prefetch.DOWNLOAD_DEADLINE_S), ("-1", prefetch.DOWNLOAD_DEADLINE_S),
-                           ("inf", prefetch.DOWNLOAD_DEADLINE_S), ("nan", prefetch.DOWNLOAD_DEADLINE_S)]:
-        assert prefetch.download_deadline({prefetch.DEADLINE_ENV: value}) == seconds, value
+    for value, seconds in [("30", 30.0), ("0.5", 0.5), ("", download.DOWNLOAD_DEADLINE_S),
+                           ("soon", download.DOWNLOAD_DEADLINE_S), ("-1", download.DOWNLOAD_DEADLINE_S),
+                           ("inf", download.DOWNLOAD_DEADLINE_S), ("nan", download.DOWNLOAD_DEADLINE_S)]:
+        assert download.download_deadline({download.DEADLINE_ENV: value}) == seconds, value
 
 
 def test_the_cli_stops_a_trickling_hub_at_the_deadline(hub, tmp_path):
