@@ -3,12 +3,12 @@ All computation is app/lessons/compare.py (``run``); the figures are app/figures
 
 import streamlit as st
 
-from app import ui
+from app import measure, ui
 from app.lessons import compare
 from app.figures import compare as figures
 from app.core.text import md, visible
 
-SPEC, D = compare.SPEC, compare.DEFAULTS
+SPEC = compare.SPEC
 
 st.title("Variants side by side")
 ui.intro(
@@ -86,9 +86,9 @@ st.dataframe([{
     "forward, median (ms)": st.column_config.NumberColumn(format="%.2f"),
     "spread (ms)": st.column_config.NumberColumn(format="%.2f"),
 })
-st.caption(f"Latency: the median of {r.costs[0]['timed']} forward passes (after {D.warmup} warm-up passes) on "
-           f"{r.device.upper()} under `torch.inference_mode`, for this sentence only, the models taking turns so that "
-           "background load falls on all of them alike; spread = slowest − fastest. "
+st.caption(f"Latency: the median of {r.costs[0]['timed']} forward passes (after {measure.DEFAULTS.warmup} warm-up "
+           f"passes) on {r.device.upper()} under `torch.inference_mode`, for this sentence only, the models taking "
+           "turns so that background load falls on all of them alike; spread = slowest − fastest. "
            "Memory counts parameter and buffer bytes (tied weights once; the ELECTRA pair's shared embeddings appear in "
            "both). Load time is once per server, and the first model loaded also pays for importing the libraries. "
            "Timings are taken once per sentence, so moving a slider shows the same numbers.")

@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import permutation
+from app import measure, permutation
 from app.lessons import compare
 from app.core import text as txt
 from app.figures import compare as figs
@@ -47,7 +47,7 @@ def available(bundled) -> dict:
 
 def quick_cache(step, *args):
     """Plain calls, except that the latencies are made up (the real timing is tested on its own below)."""
-    if step is compare.latencies:
+    if step is measure.latencies:
         models, text, _ = args
         return {m.variant.key: {"median_ms": 1.0 + i, "samples_ms": [1.0 + i, 2.0 + i],
                                 "n_tokens": len(m.tokenizer(text)["input_ids"])} for i, m in enumerate(models)}
@@ -141,10 +141,10 @@ def test_words_to_mask_stops_on_blank_text_and_notes_a_cut(bundled):
     tok = bundled("bert").tokenizer
     for blank in ("", "  \n\t "):
         with pytest.raises(Stop):
-            compare.words_to_mask(blank, {"BERT": tok})
-    fitted, words, notes = compare.words_to_mask(TEXT, {"BERT": tok})
+            txt.words_to_mask(blank, {"BERT": tok})
+    fitted, words, notes = txt.words_to_mask(TEXT, {"BERT": tok})
     assert fitted == TEXT and len(words) == 11 and notes == []
-    fitted, words, notes = compare.words_to_mask(" ".join([TEXT] * 40), {"BERT": tok})
+    fitted, words, notes = txt.words_to_mask(" ".join([TEXT] * 40), {"BERT": tok})
     assert len(notes) == 1 and notes[0].level == "warning" and len(tok(fitted)["input_ids"]) <= txt.token_limit(tok)
 
 
@@ -152,16 +152,16 @@ def test_the_masked_word_is_clamped_and_moved_off_a_typed_special_token(bundled)
     tok = bundled("bert").tokenizer
     words = txt.split_words(TEXT)
     tk = txt.tokenize(tok, TEXT)
-    assert compare.choose_masked_word(words, [tk], 6) == (6, [])
-    index, notes = compare.choose_masked_word(words, [tk], 40)
+    assert txt.choose_masked_word(words, [tk], 6) == (6, [])
+    index, notes = txt.choose_masked_word(words, [tk], 40)
     assert index == 10 and len(notes) == 1  # beyond the text: the last word, with a note
     typed = f"the {tok.mask_token} ate"
     words, tk = txt.split_words(typed), txt.tokenize(tok, typed)
-    index, notes = compare.choose_masked_word(words, [tk], 2)  # "MASK" inside "[MASK]": no piece of its own
+    index, notes = txt.choose_masked_word(words, [tk], 2)  # "MASK" inside "[MASK]": no piece of its own
     assert index in (0, 4) and tk.pieces_of(index) and f"`{tok.mask_token}`" in notes[-1].text
     only = f"{tok.mask_token} {tok.sep_token}"
     with pytest.raises(Stop):
-        compare.choose_masked_word(txt.split_words(only), [txt.tokenize(tok, only)], 0)
+        txt.choose_masked_word(txt.split_words(only), [txt.tokenize(tok, only)], 0)
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -175,7 +175,7 @@ def test_fill_mask_is_a_forward_with_the_word_masked(bundled, key):
     assert pred.n_pieces == 1  # "ball" is one piece everywhere: one mask token, as in pre-training
     enc = tok(TEXT, return_tensors="pt")
     where = txt.tokenize(tok, TEXT).pieces_of(BALL)
-    x = compare.model_inputs(enc)
+    x = txt.model_inputs(enc)
     gold = int(x["input_ids"][0, where[0]])
     x["input_ids"][0, where] = tok.mask_token_id
     with torch.no_grad():
@@ -249,26 +249,26 @@ def test_discriminator_scores_every_token_and_swap_puts_in_a_real_word(bundled):
 def test_parameters_and_memory_are_counted_once_per_tensor(bundled, key):
     loaded = need(bundled, key)
     model = loaded.model
-    n = compare.count_parameters(model)
+    n = measure.count_parameters(model)
     assert n == sum(p.numel() for p in {p.data_ptr(): p for p in model.parameters()}.values())
-    mem = compare.memory_bytes(model)
+    mem = measure.memory_bytes(model)
     assert mem["parameter_bytes"] == 4 * n  # float32 on CPU
     assert mem["total_bytes"] == mem["parameter_bytes"] + mem["buffer_bytes"]
-    size = compare.size_of(loaded)
+    size = measure.size_of(loaded)
     assert (size["params"], size["memory_bytes"]) == (n, mem["total_bytes"])
-    assert size["layers"] == compare.layer_count(model) and 0 < size["embedding_params"] < n
+    assert size["layers"] == measure.layer_count(model) and 0 < size["embedding_params"] < n
 
 
 def test_parameter_count_matches_the_checkpoint_file(bundled):
     # the discriminator's embeddings are shared with the generator in memory, stored in its own file
     for key in ("bert", "distilbert", "albert", "electra-discriminator"):
-        assert compare.count_parameters(bundled(key).model) == catalogue.bundled_parameter_count(catalogue.get(key))
+        assert measure.count_parameters(bundled(key).model) == catalogue.bundled_parameter_count(catalogue.get(key))
 
 
 def test_layer_count_reads_every_family(bundled):
-    assert compare.layer_count(bundled("bert").model) == len(bundled("bert").model.bert.encoder.layer)
-    assert compare.layer_count(bundled("distilbert").model) == len(bundled("distilbert").model.distilbert.transformer.layer)
-    assert compare.layer_count(bundled("xlnet").model) == len(bundled("xlnet").model.transformer.layer)
+    assert measure.layer_count(bundled("bert").model) == len(bundled("bert").model.bert.encoder.layer)
+    assert measure.layer_count(bundled("distilbert").model) == len(bundled("distilbert").model.distilbert.transformer.layer)
+    assert measure.layer_count(bundled("xlnet").model) == len(bundled("xlnet").model.transformer.layer)
 
 
 class FakeClock:
@@ -288,7 +288,7 @@ def test_latency_is_the_clock_difference_around_each_forward():
         calls.append(1)
         clock.now += next(durations)
 
-    samples = compare.measure_interleaved({"f": forward}, repeats=5, warmup=2, clock=clock)["f"]
+    samples = measure.measure_interleaved({"f": forward}, repeats=5, warmup=2, clock=clock)["f"]
     assert len(calls) == 7  # the two warm-up calls are not timed
     assert samples == pytest.approx([3.0, 1.0, 2.0, 10.0, 4.0])
 
@@ -302,10 +302,10 @@ def test_timing_stops_at_its_budget_after_the_least_rounds_and_small_models_get_
     def fast():
         clock.now += 0.002
 
-    assert len(compare.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock, budget_ms=1500,
+    assert len(measure.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock, budget_ms=1500,
                                            least=3)["f"]) == 3  # 1.8 s after 3 rounds: stop
-    assert len(compare.measure_interleaved({"f": fast}, repeats=9, warmup=0, clock=clock, budget_ms=1500)["f"]) == 9
-    assert len(compare.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock)["f"]) == 9  # no budget
+    assert len(measure.measure_interleaved({"f": fast}, repeats=9, warmup=0, clock=clock, budget_ms=1500)["f"]) == 9
+    assert len(measure.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock)["f"]) == 9  # no budget
 
 
 def test_a_slow_warm_up_round_is_enough_and_a_fast_one_is_repeated():
@@ -319,19 +319,19 @@ def test_a_slow_warm_up_round_is_enough_and_a_fast_one_is_repeated():
         calls.append("fast")
         clock.now += 0.002
 
-    compare.measure_interleaved({"f": slow}, repeats=9, warmup=2, clock=clock, budget_ms=1500, least=2)
+    measure.measure_interleaved({"f": slow}, repeats=9, warmup=2, clock=clock, budget_ms=1500, least=2)
     assert len(calls) == 1 + 3  # one warm-up, then rounds until 1.5 s were timed (0.6, 1.2, 1.8)
     calls.clear()
-    compare.measure_interleaved({"f": fast}, repeats=9, warmup=2, clock=clock, budget_ms=1500)
+    measure.measure_interleaved({"f": fast}, repeats=9, warmup=2, clock=clock, budget_ms=1500)
     assert len(calls) == 2 + 9
     calls.clear()
-    compare.measure_interleaved({"f": slow}, repeats=3, warmup=2, clock=clock)  # no budget: every warm-up round
+    measure.measure_interleaved({"f": slow}, repeats=3, warmup=2, clock=clock)  # no budget: every warm-up round
     assert len(calls) == 2 + 3
 
 
 def test_interleaved_timing_takes_turns():
     order = []
-    samples = compare.measure_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
+    samples = measure.measure_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
                                           repeats=3, warmup=1)
     assert order == ["a", "b"] * 4
     assert {k: len(v) for k, v in samples.items()} == {"a": 3, "b": 3}
@@ -340,7 +340,7 @@ def test_interleaved_timing_takes_turns():
 def test_forward_latency_uses_the_clock_and_reports_the_median(bundled):
     ticks = iter(range(1000))
     loaded = bundled("bert")
-    out = compare.forward_latencies({"bert": (loaded.model, loaded.tokenizer)}, TEXT, repeats=5,
+    out = measure.forward_latencies({"bert": (loaded.model, loaded.tokenizer)}, TEXT, repeats=5,
                                     clock=lambda: next(ticks) / 1000)["bert"]
     assert out["samples_ms"] == pytest.approx([1.0] * 5) and out["median_ms"] == pytest.approx(1.0)
     assert out["n_tokens"] == len(loaded.tokenizer(TEXT)["input_ids"])
@@ -350,8 +350,8 @@ def test_real_latency_samples_are_taken_for_the_sentence_as_tokenized(bundled):
     """Timings themselves are benchmarks (scripts/benchmark.py), not test assertions: here only what is timed."""
     loaded = bundled("bert")
     models = {"bert": (loaded.model, loaded.tokenizer)}
-    short = compare.forward_latencies(models, "A ball.", repeats=5)["bert"]
-    long = compare.forward_latencies(models, txt.fit_text(" ".join([TEXT] * 20), {"b": loaded.tokenizer})[0],
+    short = measure.forward_latencies(models, "A ball.", repeats=5)["bert"]
+    long = measure.forward_latencies(models, txt.fit_text(" ".join([TEXT] * 20), {"b": loaded.tokenizer})[0],
                                      repeats=5)["bert"]
     assert all(s > 0 for s in short["samples_ms"] + long["samples_ms"])
     assert len(short["samples_ms"]) == len(long["samples_ms"]) == 5
@@ -360,10 +360,10 @@ def test_real_latency_samples_are_taken_for_the_sentence_as_tokenized(bundled):
 
 def test_latencies_are_keyed_by_variant_and_the_warm_start_flag_only_keys_the_cache(bundled):
     pair = (bundled("bert"), bundled("distilbert"))
-    out = compare.latencies(pair, "A ball.", False)
+    out = measure.latencies(pair, "A ball.", False)
     assert set(out) == {"bert", "distilbert"} and all(v["median_ms"] > 0 for v in out.values())
-    assert compare.warm_done(None) and not compare.warm_done({"done": [], "total": 9, "seconds": None})
-    assert compare.warm_done({"done": ALL, "total": 9, "seconds": 4.2})
+    assert measure.warm_done(None) and not measure.warm_done({"done": [], "total": 9, "seconds": None})
+    assert measure.warm_done({"done": ALL, "total": 9, "seconds": 4.2})
     assert compare.Inputs.from_values({"text": "x", "word": 1, "top_k": 2}, {"seconds": None}).settled is False
 
 
@@ -488,7 +488,7 @@ def test_deberta_and_modernbert_guess_as_masked_lms(bundled):
     assert all(len(g.prediction.first.read) == 3 and 0 < g.prediction.p_word < 1 for g in r.guesses)
     for key, loaded in tiny.items():
         assert compare.predicts(loaded) and not compare.is_permutation_lm(loaded)
-        assert compare.size_of(loaded)["layers"] == 2
+        assert measure.size_of(loaded)["layers"] == 2
 
 
 # ----------------------------------------------------------------------------- figures

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import app.training.distilbert as recipe
-from app.lessons import compare, distillation
+from app import measure
+from app.lessons import distillation
 from app.core import text as txt
 from app.figures import distillation as figs
 from app.core.lesson import Stop
@@ -137,7 +138,7 @@ def test_top_tokens_lists_the_teachers_then_the_students():
 def test_distilbert_really_has_half_the_teachers_layers(bundled):
     teacher, student = bundled("bert").model, bundled("distilbert").model
     assert len(student.distilbert.transformer.layer) * 2 == len(teacher.bert.encoder.layer)
-    assert compare.layer_count(student) * 2 == compare.layer_count(teacher)
+    assert measure.layer_count(student) * 2 == measure.layer_count(teacher)
     assert teacher.config.hidden_size == student.config.dim  # so the cosine term is defined
 
 
@@ -203,10 +204,10 @@ def test_cosine_term_is_left_out_when_hidden_sizes_differ(pair):
 
 
 def test_size_and_speed_from_the_models(bundled):
-    teacher, student = compare.size_of(bundled("bert")), compare.size_of(bundled("distilbert"))
+    teacher, student = measure.size_of(bundled("bert")), measure.size_of(bundled("distilbert"))
     sz = distillation.size_and_speed(teacher, student, 10.0, 4.0)
     assert sz["teacher_layers"] == 2 * sz["student_layers"]
-    assert sz["teacher_params"] == compare.count_parameters(bundled("bert").model)
+    assert sz["teacher_params"] == measure.count_parameters(bundled("bert").model)
     assert sz["smaller"] == pytest.approx(1 - sz["student_params"] / sz["teacher_params"])
     assert 0 < sz["smaller"] < 1 and sz["speedup"] == pytest.approx(2.5) and sz["faster"] == pytest.approx(1.5)
     emb = bundled("bert").model.get_input_embeddings().weight.numel()
@@ -254,7 +255,7 @@ def pair_models(bundled) -> dict:
 
 def quick_cache(step, *args):
     """Plain calls, except that the latencies are made up (compare's tests time real forwards)."""
-    if step is compare.latencies:
+    if step is measure.latencies:
         return {m.variant.key: {"median_ms": 4.0 / (i + 1), "samples_ms": [1.0], "n_tokens": 13} for i, m in enumerate(args[0])}
     return step(*args)
 

@@ -89,6 +89,41 @@ def test_no_lesson_library_imports_the_training_package():
     assert offenders == []
 
 
+def lessons_imported(path: Path) -> set[str]:
+    """The lesson modules (app/lessons/<slug>.py) a file imports, by slug: ``from app.lessons import x``,
+    ``from app.lessons.x import y``, ``import app.lessons.x`` and the relative forms inside app/lessons."""
+    slugs = {p.stem for p in (ROOT / "app" / "lessons").glob("*.py")} - {"__init__"}
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "app.lessons" + ("." + node.module if node.module else "") if node.level == 1 else node.module or ""
+            modules = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        found |= {m.split(".")[2] for m in modules if m.startswith("app.lessons.") and m.split(".")[2] in slugs}
+    return found
+
+
+def test_no_lesson_imports_another_lesson():
+    """A lesson does one thing: what two lessons share (measuring a model, choosing the word to mask) lives in
+    a concept module beside app/mlm.py or in app/core, so changing one lesson never breaks another."""
+    offenders = {p.stem: sorted(lessons_imported(p) - {p.stem}) for p in sorted((ROOT / "app" / "lessons").glob("*.py"))
+                 if p.name != "__init__.py"}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_lesson_import_check_sees_every_form(tmp_path):
+    for line in ("from app.lessons import compare", "from app.lessons.compare import latencies",
+                 "import app.lessons.compare", "import app.lessons.compare as c", "from . import compare",
+                 "from .compare import latencies"):
+        (tmp_path / "lesson.py").write_text(line + "\n")
+        assert lessons_imported(tmp_path / "lesson.py") == {"compare"}, line
+    (tmp_path / "lesson.py").write_text("from app import measure, mlm\nfrom app.core import text\nfrom app.lessons import LESSONS\n")
+    assert lessons_imported(tmp_path / "lesson.py") == set()
+
+
 def test_every_lesson_library_has_the_one_shape():
     """SPEC (URL parameters stated once), Inputs.from_values, and run(models, inputs, cache) -> Result."""
     import importlib

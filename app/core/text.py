@@ -15,6 +15,8 @@ Escaping (any value a user controls: typed text, URL values, pieces of it):
 - :func:`html` escapes it for HTML and plotly hover text.
 
 The guard every lesson opens with, :func:`require_text`, stops a run on an empty box in one wording.
+The word a lesson hides from several tokenizers at once: :func:`words_to_mask` cuts the text so that every
+one of them fits, :func:`choose_masked_word` picks a word that at least one of them kept a piece of.
 
 Pure: no streamlit.
 """
@@ -28,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from app.core.lesson import Stop
+from app.core.lesson import Note, Stop
 
 WORD = re.compile(r"\w+|[^\w\s]")
 _INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f]")  # control characters (newlines, tabs, ...)
@@ -209,6 +211,11 @@ def _trimmed(text: str, s: int, e: int) -> tuple[int, int]:
     return (start, e) if s == e else (s, e)  # a piece that is only a space stays the space: no word's
 
 
+def model_inputs(enc) -> dict:
+    """The tensors a model's forward takes, from a tokenizer's output (drops offsets, masks of specials)."""
+    return {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+
+
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])|(?<=[.!?][\"'])\s+")
 
 
@@ -261,6 +268,45 @@ def fit_text(text: str, tokenizers: dict[str, object], cap: int = 512) -> tuple[
     return text, (f"Your text is {n} tokens long for {name}, which reads at most {limit}: every model gets the same "
                   f"first {len(text)} of its {len(original)} characters ({len(split_words(text))} of "
                   f"{len(split_words(original))} words).")
+
+
+# ----------------------------------------------------------------------------- the word to mask
+
+
+def words_to_mask(text: str, tokenizers: dict[str, object],
+                  example: str | None = None) -> tuple[str, list[tuple[str, int, int]], list[Note]]:
+    """(the text cut so that every tokenizer's encoding fits its model, its words, a note when it was cut).
+    ``tokenizers``: the model's name as the note says it -> its tokenizer. Stops when there is no word
+    (an empty box: :func:`require_text`, naming ``example``)."""
+    require_text(text, example)
+    fitted, cut = fit_text(text, tokenizers)
+    words = split_words(fitted)
+    if not words:
+        raise Stop("There is no word in this text to mask: type a sentence with some letters in it.")
+    return fitted, words, [Note(cut, "warning")] if cut else []
+
+
+def choose_masked_word(words: list[tuple[str, int, int]], tks: list[Tokenized],
+                       asked: int) -> tuple[int, list[Note]]:
+    """The word to mask: ``asked`` when the text has it and at least one tokenizer kept a piece of it; else
+    the last word, or the nearest word with a piece, each with a note saying why. Stops when no word has a
+    piece (the text is nothing but special tokens typed in it)."""
+    index, why = choose_word(len(words), int(asked))
+    notes = [Note(why)] if why else []
+    maskable = [j for j in range(len(words)) if any(tk.pieces_of(j) for tk in tks)]
+    typed = list(dict.fromkeys(t for tk in tks for t in tk.typed_special))
+    typed_md = ", ".join(md(t) for t in typed)
+    if not maskable:
+        raise Stop(f"No word of this text is a word piece: it holds only special tokens typed in it ({typed_md}), "
+                   "which are never masked. Type a sentence.")
+    if index not in maskable:
+        near = min(maskable, key=lambda j: (abs(j - index), j))
+        cause = (f"it is part of a special token typed in the text ({typed_md})" if typed
+                 else "no tokenizer kept a piece of it")
+        notes.append(Note(f"Word {index}, {md(words[index][0])}, has no word piece of its own: {cause}. "
+                          f"Masking word {near}, {md(words[near][0])}, instead."))
+        index = near
+    return index, notes
 
 
 # ----------------------------------------------------------------------------- what to tell the user

@@ -20,7 +20,7 @@ The lesson (pages/compare.py) calls :func:`run` with every variant that could be
 checkpoint is missing is left out with a note). Each model's forward pass goes through the page's cache
 (``predict``, ``replaced_probability``), computed once for the most guesses the page shows, so the
 "guesses shown" slider only cuts lists; the latencies are timed once per sentence and set of models
-(``latencies``), not on every rerun.
+(``measure.latencies``), not on every rerun.
 
 Pure (no streamlit); runs on any device the models are on.
 """
@@ -29,14 +29,11 @@ from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
-import statistics
-import time
 from dataclasses import dataclass, fields
-from typing import Callable
 
 import torch
 
-from app import mlm
+from app import measure, mlm
 from app.permutation import last_targets_masks
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
@@ -54,10 +51,6 @@ class Defaults:
     word: int = 9  # "park", counted from 0: the trained models get it right, "ball" (6) they find harder
     top_k: int = 5
     most_top_k: int = 10  # every prediction is computed for this many guesses; the slider cuts the list
-    repeats: int = 9  # timed forwards per (sentence, variant); the median is reported
-    budget_ms: float = 1500.0  # ... but rounds stop once this much was timed (base-size models: a round takes ~1 s)
-    least: int = 2  # ... after at least this many rounds
-    warmup: int = 2  # untimed rounds first (allocations, lazy init); one when it already took a third of the budget
     noise: float = 0.10  # relative latency differences below this are called ties
 
 
@@ -78,43 +71,8 @@ SPEC = Spec(
 # ----------------------------------------------------------------------------- the word to mask
 
 
-def words_to_mask(text: str, tokenizers: dict[str, object]) -> tuple[str, list[tuple[str, int, int]], list[Note]]:
-    """(the text cut so that every tokenizer's encoding fits its model, its words, a note when it was cut).
-    ``tokenizers``: the model's name as the note says it -> its tokenizer. Stops when there is no word."""
-    txt.require_text(text, DEFAULT_TEXT)
-    fitted, cut = txt.fit_text(text, tokenizers)
-    words = txt.split_words(fitted)
-    if not words:
-        raise Stop("There is no word in this text to mask: type a sentence with some letters in it.")
-    return fitted, words, [Note(cut, "warning")] if cut else []
-
-
-def choose_masked_word(words: list[tuple[str, int, int]], tks: list[txt.Tokenized],
-                       asked: int) -> tuple[int, list[Note]]:
-    """The word to mask: ``asked`` when the text has it and at least one tokenizer kept a piece of it; else
-    the last word, or the nearest word with a piece, each with a note saying why. Stops when no word has a
-    piece (the text is nothing but special tokens typed in it)."""
-    index, why = txt.choose_word(len(words), int(asked))
-    notes = [Note(why)] if why else []
-    maskable = [j for j in range(len(words)) if any(tk.pieces_of(j) for tk in tks)]
-    typed = list(dict.fromkeys(t for tk in tks for t in tk.typed_special))
-    typed_md = ", ".join(txt.md(t) for t in typed)
-    if not maskable:
-        raise Stop(f"No word of this text is a word piece: it holds only special tokens typed in it ({typed_md}), "
-                   "which are never masked. Type a sentence.")
-    if index not in maskable:
-        near = min(maskable, key=lambda j: (abs(j - index), j))
-        cause = (f"it is part of a special token typed in the text ({typed_md})" if typed
-                 else "no tokenizer kept a piece of it")
-        notes.append(Note(f"Word {index}, {txt.md(words[index][0])}, has no word piece of its own: {cause}. "
-                          f"Masking word {near}, {txt.md(words[near][0])}, instead."))
-        index = near
-    return index, notes
-
-
-def model_inputs(enc) -> dict:
-    """The tensors a model's forward takes, from a tokenizer's output (drops offsets, masks of specials)."""
-    return {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+# The text cut to fit every tokenizer, and the word to mask (one that some tokenizer kept a piece of), are
+# app/core/text.py's ``words_to_mask`` and ``choose_masked_word``: DistilBERT's lesson chooses its word the same way.
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -132,7 +90,7 @@ def _word_inputs(model, tokenizer, text: str, word: int):
     if not where:
         return tk, where, None
     enc = tokenizer(text, return_tensors="pt")
-    return tk, where, {k: v.to(model.device) for k, v in model_inputs(enc).items()}
+    return tk, where, {k: v.to(model.device) for k, v in txt.model_inputs(enc).items()}
 
 
 def fill_mask(model, tokenizer, text: str, word: int, k: int = DEFAULTS.top_k) -> mlm.WordFill:
@@ -215,108 +173,8 @@ def swap_in(tokenizer, ids: tuple[int, ...], where: list[int], candidates) -> tu
 # ----------------------------------------------------------------------------- cost, measured
 
 
-def count_parameters(model) -> int:
-    """Distinct parameters: a tied weight (ELECTRA's shared embeddings, an LM head) counts once."""
-    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
-
-
-def memory_bytes(model) -> dict[str, int]:
-    """Bytes held by the model's parameters and buffers (distinct tensors), on its device."""
-    params = {id(p): p for p in model.parameters()}.values()
-    buffers = {id(b): b for b in model.buffers()}.values()
-    p = sum(t.numel() * t.element_size() for t in params)
-    b = sum(t.numel() * t.element_size() for t in buffers)
-    return {"parameter_bytes": p, "buffer_bytes": b, "total_bytes": p + b}
-
-
-def layer_count(model) -> int:
-    """Transformer layers, whatever the family calls them (num_hidden_layers, n_layers, n_layer)."""
-    c = model.config
-    for name in ("num_hidden_layers", "n_layers", "n_layer"):
-        if getattr(c, name, None) is not None:
-            return int(getattr(c, name))
-    raise AttributeError("the config names no layer count")
-
-
-def size_of(loaded) -> dict[str, int]:
-    """A loaded variant's size: parameters, bytes in memory, layers, and the word-embedding parameters."""
-    model = loaded.model
-    return {"params": count_parameters(model), "memory_bytes": memory_bytes(model)["total_bytes"],
-            "layers": layer_count(model), "embedding_params": model.get_input_embeddings().weight.numel()}
-
-
-def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int = DEFAULTS.repeats,
-                        warmup: int = DEFAULTS.warmup, clock: Callable[[], float] = time.perf_counter,
-                        sync: Callable[[], None] | None = None, budget_ms: float | None = None,
-                        least: int = DEFAULTS.least) -> dict[str, list[float]]:
-    """Milliseconds of ``repeats`` calls of each forward, taken in turns (a, b, c, a, b, c, ...) after
-    ``warmup`` untimed rounds, so a burst of background load falls on every model alike rather than on
-    whichever happened to be timed then. ``sync`` waits for the device (torch.cuda.synchronize on GPU)
-    so queued kernels are counted. ``budget_ms``: stop after the round that brings the time measured to it,
-    once ``least`` rounds are taken (models of the real checkpoints' size on a CPU take ~1 s a round: nine
-    rounds would keep a page waiting for ten seconds; small models still get every round). With a budget, the
-    warm-up also stops after the round that took a third of it: one untimed forward of a base-size model
-    already pays for the allocations and the lazy initialisation."""
-    warmed = 0.0
-    for done in range(warmup):
-        if budget_ms is not None and done >= 1 and warmed >= budget_ms / 3:
-            break
-        t = clock()
-        for forward in forwards.values():
-            forward()
-        warmed += (clock() - t) * 1000.0
-    if sync:
-        sync()
-    samples: dict[str, list[float]] = {name: [] for name in forwards}
-    spent = 0.0
-    for done in range(repeats):
-        if budget_ms is not None and done >= least and spent >= budget_ms:
-            break
-        for name, forward in forwards.items():
-            t = clock()
-            forward()
-            if sync:
-                sync()
-            samples[name].append((clock() - t) * 1000.0)
-            spent += samples[name][-1]
-    return samples
-
-
-def forward_latencies(models: dict[str, tuple[object, object]], text: str, repeats: int = DEFAULTS.repeats,
-                      clock: Callable[[], float] = time.perf_counter, budget_ms: float | None = None) -> dict[str, dict]:
-    """Time each model's plain forward pass on ``text`` in the forward context (app.models.device.forward), in turns.
-
-    models: name -> (model, tokenizer). Returns name -> {"median_ms", "samples_ms", "n_tokens"}.
-    """
-    forwards, n_tokens, cuda = {}, {}, False
-    for name, (model, tokenizer) in models.items():
-        enc = tokenizer(text, return_tensors="pt")
-        inputs = {k: v.to(model.device) for k, v in model_inputs(enc).items()}
-        forwards[name] = (lambda m=model, x=inputs: _timed_forward(m, x))
-        n_tokens[name] = int(inputs["input_ids"].shape[1])
-        cuda = cuda or model.device.type == "cuda"
-    samples = measure_interleaved(forwards, repeats=repeats, clock=clock,
-                                  sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms)
-    return {name: {"median_ms": statistics.median(s), "samples_ms": s, "n_tokens": n_tokens[name]}
-            for name, s in samples.items()}
-
-
-def _timed_forward(model, inputs: dict):
-    """One plain forward pass, in the forward context (what every lesson's model call runs in)."""
-    with devices.forward(model):
-        return model(**inputs)
-
-
-def latencies(models: tuple, text: str, settled: bool) -> dict[str, dict]:
-    """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled`` (whether
-    the server's warm start had finished loading models) only keys the cache: timings taken while it still
-    loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes."""
-    return forward_latencies({m.variant.key: (m.model, m.tokenizer) for m in models}, text, budget_ms=DEFAULTS.budget_ms)
-
-
-def warm_done(progress: dict | None) -> bool:
-    """Whether the server's warm start (``ui.warm_progress()``) has finished, or was never started."""
-    return progress is None or progress.get("seconds") is not None
+# A loaded variant's size (parameters, memory, layers) and its forward latency, timed in turns, are
+# app/measure.py's: the same measurements DistilBERT's lesson reports for its teacher and student.
 
 
 # ----------------------------------------------------------------------------- the guide
@@ -405,7 +263,7 @@ class Inputs:
     @classmethod
     def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
         """From the page's values and ``ui.warm_progress()``."""
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=warm_done(warm))
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=measure.warm_done(warm))
 
 
 @dataclass(frozen=True)
@@ -481,11 +339,12 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         raise Stop("No variant could be loaded, so there is nothing to compare.", "error")
     notes += [Note(m.notice) for m in models.values() if m.notice]
 
-    fitted, words, cut = words_to_mask(inputs.text, {m.variant.label: m.tokenizer for m in models.values()})
+    fitted, words, cut = txt.words_to_mask(inputs.text, {m.variant.label: m.tokenizer for m in models.values()},
+                                           DEFAULT_TEXT)
     notes += cut
     tks = {k: txt.tokenize(m.tokenizer, fitted) for k, m in models.items()}  # (T,) each, nothing cut: the text fits
     notes += tokenizer_notes(tks, models, fitted)
-    word, chosen = choose_masked_word(words, list(tks.values()), inputs.word)
+    word, chosen = txt.choose_masked_word(words, list(tks.values()), inputs.word)
     notes += chosen
 
     preds = {k: cache(predict, m, fitted, word) for k, m in models.items() if predicts(m)}
@@ -508,10 +367,10 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                             cache(replaced_probability, disc, ids)))
         electra = tuple(electra)
 
-    timed = cache(latencies, tuple(models.values()), fitted, bool(inputs.settled))
+    timed = cache(measure.latencies, tuple(models.values()), fitted, bool(inputs.settled))
     costs = []
     for k, m in models.items():
-        size, lat, p = cache(size_of, m), timed[k], preds.get(k)
+        size, lat, p = cache(measure.size_of, m), timed[k], preds.get(k)
         costs.append({"key": k, "label": m.variant.label, "tokenizer": m.variant.tokenizer_kind, "shown_as": m.shown_as,
                       "source": m.source, "device": f"{m.device} · {m.dtype}", "n_tokens": lat["n_tokens"],
                       "params": size["params"], "memory_bytes": size["memory_bytes"], "load_s": m.load_seconds,

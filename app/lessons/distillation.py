@@ -14,7 +14,7 @@ recipe (app/training/distilbert.py) imports, so the lesson shows exactly what th
 
 The lesson (pages/distillation.py) calls :func:`run`: both forward passes go through the page's cache
 (``pair_forward``), so the temperature and "tokens shown" sliders only re-soften logits already
-computed; the pair's latencies are timed once per sentence (``compare.latencies``).
+computed; the pair's latencies are timed once per sentence (``measure.latencies``).
 
 Shapes: T tokens, V vocabulary, H hidden size; n rows of logits in the loss terms.
 """
@@ -27,9 +27,8 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from app import mlm
+from app import measure, mlm
 from app.triple_loss import Recipe, distillation_losses  # the rule the bundled student was trained on
-from app.lessons import compare
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
 from app.models import catalogue, device as devices
@@ -203,7 +202,7 @@ def recipe_terms(pair: PairOutput, temperature: float = RECIPE.temperature, reci
 
 
 def size_and_speed(teacher: dict, student: dict, teacher_ms: float, student_ms: float) -> dict:
-    """Parameters, layers and measured latency of the pair (sizes from ``compare.size_of``), as the paper
+    """Parameters, layers and measured latency of the pair (sizes from ``measure.size_of``), as the paper
     reports them: how much smaller (1 − student/teacher parameters) and how much faster (teacher time /
     student time − 1)."""
     pt, ps = teacher["params"], student["params"]
@@ -292,7 +291,7 @@ class Inputs:
     def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
         """From the page's values and ``ui.warm_progress()``."""
         return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values},
-                   settled=compare.warm_done(warm))
+                   settled=measure.warm_done(warm))
 
 
 @dataclass(frozen=True)
@@ -354,12 +353,12 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         raise Stop("Teacher and student use different vocabularies here, so their distributions cannot be compared "
                    f"token by token. {fix}", "error")
     tok = student.tokenizer
-    fitted, words, cut = compare.words_to_mask(inputs.text, {teacher.variant.label: teacher.tokenizer,
-                                                             student.variant.label: tok})
+    fitted, words, cut = txt.words_to_mask(inputs.text, {teacher.variant.label: teacher.tokenizer,
+                                                         student.variant.label: tok}, DEFAULT_TEXT)
     notes += cut
     tk = txt.tokenize(tok, fitted)
     notes += [Note(n) for n in txt.input_notes(tk, tok, fitted, f"{teacher.variant.label} and {student.variant.label}")]
-    word, chosen = compare.choose_masked_word(words, [tk], inputs.word)
+    word, chosen = txt.choose_masked_word(words, [tk], inputs.word)
     notes += chosen
 
     pair = cache(pair_forward, teacher, student, fitted, word)
@@ -375,8 +374,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         kl=kl_term(pair.s_logits[m : m + 1], pair.t_logits[m : m + 1], temp), vocab=t_1.numel(),
     )
 
-    timed = cache(compare.latencies, (teacher, student), fitted, bool(inputs.settled))
-    sz = size_and_speed(cache(compare.size_of, teacher), cache(compare.size_of, student),
+    timed = cache(measure.latencies, (teacher, student), fitted, bool(inputs.settled))
+    sz = size_and_speed(cache(measure.size_of, teacher), cache(measure.size_of, student),
                         timed["bert"]["median_ms"], timed["distilbert"]["median_ms"])
     card = cache(card_of, student)
     claims = {"paper": {"smaller": PAPER.smaller, "faster": PAPER.faster, "retained": PAPER.retained},
@@ -390,6 +389,6 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         terms_recipe=recipe_terms(pair, RECIPE.temperature), terms_yours=recipe_terms(pair, temp),
         tokens=pair.tokens, kl_per_token=tuple(kl_per_position(pair.s_logits, pair.t_logits, temp)),
         masked=pair.masked, size=sz, card=card, claims=claims,
-        summary=tuple(summary_lines(sz, card, student.is_bundled, compare.DEFAULTS.repeats)),
+        summary=tuple(summary_lines(sz, card, student.is_bundled, measure.DEFAULTS.repeats)),
         device=teacher.device, provisional=not inputs.settled, notes=tuple(notes),
     )

@@ -1,0 +1,148 @@
+"""What a loaded model costs on this machine, measured here rather than quoted from papers: its size
+(distinct parameters, bytes held, layers, word-embedding parameters) and the latency of its forward pass.
+
+Timing takes the models in turns (a, b, c, a, b, c, ...) after untimed warm-up rounds, so a burst of
+background load falls on every model alike rather than on whichever happened to be timed then; each
+timed forward runs in the forward context (app.models.device.forward), the one every lesson's model call
+runs in, and on a GPU the device is synchronised so queued kernels are counted. A lesson times a sentence
+once through its cache (:func:`latencies`); timings taken while the server's warm start was still loading
+models are provisional (:func:`warm_done` keys the cache) and are taken again once, after it. The
+side-by-side lesson measures every variant here, DistilBERT's lesson its teacher and student.
+
+Pure (no streamlit); runs on any device the models are on.
+"""
+
+from __future__ import annotations
+
+from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from app.core import text as txt
+from app.models import device as devices
+
+
+@dataclass(frozen=True)
+class Defaults:
+    repeats: int = 9  # timed forwards per (sentence, variant); the median is reported
+    budget_ms: float = 1500.0  # ... but rounds stop once this much was timed (base-size models: a round takes ~1 s)
+    least: int = 2  # ... after at least this many rounds
+    warmup: int = 2  # untimed rounds first (allocations, lazy init); one when it already took a third of the budget
+
+
+DEFAULTS = Defaults()
+
+
+# ----------------------------------------------------------------------------- size
+
+
+def count_parameters(model) -> int:
+    """Distinct parameters: a tied weight (ELECTRA's shared embeddings, an LM head) counts once."""
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+def memory_bytes(model) -> dict[str, int]:
+    """Bytes held by the model's parameters and buffers (distinct tensors), on its device."""
+    params = {id(p): p for p in model.parameters()}.values()
+    buffers = {id(b): b for b in model.buffers()}.values()
+    p = sum(t.numel() * t.element_size() for t in params)
+    b = sum(t.numel() * t.element_size() for t in buffers)
+    return {"parameter_bytes": p, "buffer_bytes": b, "total_bytes": p + b}
+
+
+def layer_count(model) -> int:
+    """Transformer layers, whatever the family calls them (num_hidden_layers, n_layers, n_layer)."""
+    c = model.config
+    for name in ("num_hidden_layers", "n_layers", "n_layer"):
+        if getattr(c, name, None) is not None:
+            return int(getattr(c, name))
+    raise AttributeError("the config names no layer count")
+
+
+def size_of(loaded) -> dict[str, int]:
+    """A loaded variant's size: parameters, bytes in memory, layers, and the word-embedding parameters."""
+    model = loaded.model
+    return {"params": count_parameters(model), "memory_bytes": memory_bytes(model)["total_bytes"],
+            "layers": layer_count(model), "embedding_params": model.get_input_embeddings().weight.numel()}
+
+
+# ----------------------------------------------------------------------------- latency, timed in turns
+
+
+def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int = DEFAULTS.repeats,
+                        warmup: int = DEFAULTS.warmup, clock: Callable[[], float] = time.perf_counter,
+                        sync: Callable[[], None] | None = None, budget_ms: float | None = None,
+                        least: int = DEFAULTS.least) -> dict[str, list[float]]:
+    """Milliseconds of ``repeats`` calls of each forward, taken in turns (a, b, c, a, b, c, ...) after
+    ``warmup`` untimed rounds, so a burst of background load falls on every model alike rather than on
+    whichever happened to be timed then. ``sync`` waits for the device (torch.cuda.synchronize on GPU)
+    so queued kernels are counted. ``budget_ms``: stop after the round that brings the time measured to it,
+    once ``least`` rounds are taken (models of the real checkpoints' size on a CPU take ~1 s a round: nine
+    rounds would keep a page waiting for ten seconds; small models still get every round). With a budget, the
+    warm-up also stops after the round that took a third of it: one untimed forward of a base-size model
+    already pays for the allocations and the lazy initialisation."""
+    warmed = 0.0
+    for done in range(warmup):
+        if budget_ms is not None and done >= 1 and warmed >= budget_ms / 3:
+            break
+        t = clock()
+        for forward in forwards.values():
+            forward()
+        warmed += (clock() - t) * 1000.0
+    if sync:
+        sync()
+    samples: dict[str, list[float]] = {name: [] for name in forwards}
+    spent = 0.0
+    for done in range(repeats):
+        if budget_ms is not None and done >= least and spent >= budget_ms:
+            break
+        for name, forward in forwards.items():
+            t = clock()
+            forward()
+            if sync:
+                sync()
+            samples[name].append((clock() - t) * 1000.0)
+            spent += samples[name][-1]
+    return samples
+
+
+def forward_latencies(models: dict[str, tuple[object, object]], text: str, repeats: int = DEFAULTS.repeats,
+                      clock: Callable[[], float] = time.perf_counter, budget_ms: float | None = None) -> dict[str, dict]:
+    """Time each model's plain forward pass on ``text`` in the forward context (app.models.device.forward), in turns.
+
+    models: name -> (model, tokenizer). Returns name -> {"median_ms", "samples_ms", "n_tokens"}.
+    """
+    forwards, n_tokens, cuda = {}, {}, False
+    for name, (model, tokenizer) in models.items():
+        enc = tokenizer(text, return_tensors="pt")
+        inputs = {k: v.to(model.device) for k, v in txt.model_inputs(enc).items()}
+        forwards[name] = (lambda m=model, x=inputs: _timed_forward(m, x))
+        n_tokens[name] = int(inputs["input_ids"].shape[1])
+        cuda = cuda or model.device.type == "cuda"
+    samples = measure_interleaved(forwards, repeats=repeats, clock=clock,
+                                  sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms)
+    return {name: {"median_ms": statistics.median(s), "samples_ms": s, "n_tokens": n_tokens[name]}
+            for name, s in samples.items()}
+
+
+def _timed_forward(model, inputs: dict):
+    """One plain forward pass, in the forward context (what every lesson's model call runs in)."""
+    with devices.forward(model):
+        return model(**inputs)
+
+
+def latencies(models: tuple, text: str, settled: bool) -> dict[str, dict]:
+    """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled`` (whether
+    the server's warm start had finished loading models) only keys the cache: timings taken while it still
+    loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes."""
+    return forward_latencies({m.variant.key: (m.model, m.tokenizer) for m in models}, text, budget_ms=DEFAULTS.budget_ms)
+
+
+def warm_done(progress: dict | None) -> bool:
+    """Whether the server's warm start (``ui.warm_progress()``) has finished, or was never started."""
+    return progress is None or progress.get("seconds") is not None
