@@ -158,3 +158,18 @@ def rss_mib(pid: int, field: str = "VmRSS") -> float:
 
 def exception_boxes(page) -> list[str]:
     return [e.inner_text()[:500] for e in page.query_selector_all('[data-testid="stException"]')]
+
+
+def assert_no_injected_markup(page, host: str = "evil.invalid") -> str:
+    """The page shows no exception box and nothing a payload aimed at ``host`` could make: no image or link to
+    it, no bold or coloured "HACKED", no bidi override applied. Returns the main area's text (to check that the
+    value is there, literally)."""
+    main = page.locator('[data-testid="stMain"]')
+    assert exception_boxes(page) == []
+    assert main.locator(f'img[src*="{host}"]').count() == 0
+    assert main.locator(f'a[href*="{host}"]').count() == 0
+    assert "HACKED" not in " ".join(main.locator("strong, [style*='color']").all_inner_texts())
+    shown = page.inner_text('[data-testid="stMain"]')
+    assert "\u202e" not in shown  # an override is shown as ⟨U+202E⟩, never applied
+    return shown
+
