@@ -9,7 +9,7 @@ import streamlit as st
 from app import ui
 from app.lecture import deck
 from app.core.state import Spec
-from app.core.text import plain
+from app.core.text import md, plain
 
 
 def move(i: int, by: int) -> None:
@@ -119,6 +119,11 @@ st.header("Handout")
 st.markdown("The deck as one file to share after class: every slide's key figure, its takeaway and the link (and a "
             "QR code) that opens it live. It opens offline; the figures stay interactive in the HTML.")
 key = (st.session_state.get("deck", ""), ui.public_base(), ui.settings())
+if ui.students_cannot_reach(ui.public_base()):
+    st.warning("The handout's links and QR codes would point at this computer itself "
+               f"({md(ui.public_base() or 'an address the browser has not said yet', 60)}): students' devices cannot "
+               "reach it. Set *the address students use* in the sidebar (*Lecture*), or start the server with "
+               "BVE_PUBLIC_URL, before building it.", icon=":material/wifi_off:")
 made = st.session_state.get("_handout")
 st.button("Build the handout", icon=":material/description:", key="lecture.handout", on_click=ask, args=("_build",),
           help="Runs every slide's lesson on this server's models: tens of seconds for the whole deck.")

@@ -35,7 +35,7 @@ from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
 # What pages call from the modules under the front, as ui.<name>:
 from app.ui.lecture import (build_handout, deck_bar, deck_views, follow_deck, go_to_slide, own_deck,  # noqa: F401
-                            present_link, public_base, set_deck)
+                            present_link, public_base, set_deck, students_cannot_reach)
 from app.ui.loading import settings, try_model, warm_progress, warm_start  # noqa: F401
 from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway, user_caption  # noqa: F401
 

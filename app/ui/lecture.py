@@ -256,6 +256,14 @@ def address_box(where) -> None:
         st.caption(f"Now: {text.md(public_base() or '(unknown until the browser says)', 48)}")
 
 
+def students_cannot_reach(base: str) -> bool:
+    """Whether links built on ``base`` would point at this computer itself (or nowhere yet): a student's
+    phone cannot open them."""
+    from app.lecture import qr
+
+    return not base or qr.is_loopback(base)
+
+
 def qr_link(spec=None, view: deck.View | None = None) -> str:
     """The link a QR code carries: the public address + this page (or ``view``) in its state — no presenter
     mode, no deck: a student gets the lesson as on the projector, at a size for a laptop or a phone."""

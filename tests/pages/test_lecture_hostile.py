@@ -115,3 +115,13 @@ def test_a_javascript_address_is_refused_with_a_sentence(app_page, monkeypatch):
     typed.text_input(key="public_url").set_value("javascript:alert(1)").run()
     assert not typed.exception and "must be an http:// or https:// address" in all_text(typed)
     assert not any("javascript:" in c.value for c in typed.code)
+
+
+def test_the_lecture_page_warns_when_handout_links_would_point_at_this_computer(app_page, monkeypatch):
+    monkeypatch.delenv("BVE_PUBLIC_URL", raising=False)
+    at = app_page("pages/lecture.py")  # AppTest has no browser address: nothing students could reach
+    assert not at.exception
+    assert any("students' devices cannot reach it" in w.value for w in at.warning)
+    monkeypatch.setenv("BVE_PUBLIC_URL", "http://192.168.1.20:8501")
+    reachable = app_page("pages/lecture.py")
+    assert not any("students' devices cannot reach it" in w.value for w in reachable.warning)
