@@ -1,5 +1,6 @@
 """NSP vs SOP: two sentences scored by ALBERT's sentence-order head and BERT's next-sentence head, in order
-and swapped; generated pairs from held-out stories show why NSP is easy and SOP is not. All computation is
+and swapped; generated pairs from held-out stories measure each head on each task (whether they show why ALBERT
+found NSP easy and SOP not is computed from the grid). All computation is
 app/lessons/sentence_order.py (``run``); the figures are app/figures/sentence_order.py."""
 
 import streamlit as st
@@ -43,8 +44,8 @@ st.caption(
     + " ".join(f"{h.name}: {h.shown_as}." for h in r.heads)
 )
 
-# ----------------------------------------------------------------------------- why NSP is easy and SOP is not
-st.header("Why NSP is easy and SOP is not")
+# ----------------------------------------------------------------------------- who solves which task
+st.header(r.grid.heading)  # computed from the grid: "Why NSP is easy and SOP is not" only when the heads show it
 st.markdown(
     "Below, pairs are generated from held-out stories (text none of the models trained on): two consecutive "
     "segments **in order**; the same A with B taken from **another story** — NSP's negative, a change of topic; "
@@ -64,10 +65,12 @@ st.dataframe(rows, hide_index=True, width="stretch",
              column_config={f"{h.name}: P({h.says})": st.column_config.ProgressColumn(
                  f"{h.name}: P({h.says})", min_value=0.0, max_value=1.0, format="%.2f") for h in r.heads})
 shared = r.mean_shared
+topic = ("A topic detector can solve NSP from that alone" if shared["other story"] < shared["in order"]
+         else "Here that does not separate another story from the rest")
 st.caption(
     f"Over {r.n_pairs} pairs of each kind, A and B share on average {shared['in order']:.2f} content words in order, "
     f"{shared['other story']:.2f} when B comes from another story, and {shared['swapped']:.2f} swapped (the same "
-    "two segments). A topic detector can solve NSP from that alone; for SOP it has nothing to go on."
+    f"two segments). {topic}; for SOP it has nothing to go on."
 )
 k1, k2 = st.columns(2)
 with k1:
@@ -77,10 +80,12 @@ with k2:
 st.caption(
     "Left: the mean probability each head gives to *does not follow* on each kind of pair. Right: each head's "
     f"accuracy (probability above 0.5 = *does not follow*) on each task over {2 * r.n_pairs} pairs, half of them "
-    "negatives: 50% is chance. ALBERT's paper measured the same grid at full scale (Table 5): the NSP-trained "
-    "model was at chance on SOP, the SOP-trained one did well on both. The experiment behind the link below "
-    "replays it with tiny models trained side by side."
+    "negatives: 50% is chance. A head beats chance when the whole 95% interval (Wilson's, for a binomial "
+    f"proportion of {2 * r.n_pairs} pairs) lies above 50%. ALBERT's paper measured the same grid at full scale "
+    "(Table 5): the NSP-trained model was at chance on SOP, the SOP-trained one did well on both. The experiment "
+    "behind the link below replays it with tiny models trained side by side."
 )
+st.markdown("\n".join(f"- {line}" for line in r.grid.lines))  # what the grid shows, computed from it
 
 ui.takeaway(lesson.TAKEAWAY)
 ui.claim_line("sentence")

@@ -74,18 +74,22 @@ def kinds_figure(r) -> go.Figure:
 
 def accuracy_figure(r) -> go.Figure:
     """Each head (rows) on each task (columns): accuracy (``r.accuracy``) over the task's 2 · n_pairs pairs (half
-    negatives: 0.5 is chance). z[i][j] = accuracy of head i on task j (NSP, SOP)."""
-    heads, accuracy, n_pairs = _heads(r), r.accuracy, r.n_pairs
+    negatives: 0.5 is chance). z[i][j] = accuracy of head i on task j (NSP, SOP); the title is the lesson's, computed
+    from the grid (``r.grid.title``: it names ALBERT's Table 5 pattern only when the heads show it)."""
+    heads, accuracy = _heads(r), r.accuracy
     tasks = (("nsp", "NSP task: in order vs another story"), ("sop", "SOP task: in order vs swapped"))
     z = [[accuracy[key][t] for t, _ in tasks] for key, _, _ in heads]
+    cells = [[r.grid.cell(key, t) for t, _ in tasks] for key, _, _ in heads]
+    custom = [[[c.correct, c.n, c.low, c.high, c.verdict] for c in row] for row in cells]
     fig = go.Figure(go.Heatmap(
         z=z, x=[label for _, label in tasks], y=[esc(name) for _, _, name in heads], zmin=0.0, zmax=1.0,
         colorscale="RdBu", zmid=0.5, text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
-        textfont=dict(size=18), colorbar=dict(title="accuracy", tickformat=".0%"),
-        hovertemplate=f"%{{y}}<br>%{{x}}<br>accuracy %{{z:.3f}} on {2 * n_pairs} pairs (0.5 = chance)<extra></extra>",
+        textfont=dict(size=18), colorbar=dict(title="accuracy", tickformat=".0%"), customdata=custom,
+        hovertemplate=("%{y}<br>%{x}<br>accuracy %{z:.3f}: %{customdata[0]} of %{customdata[1]} pairs (0.5 = chance)"
+                       "<br>95% interval %{customdata[2]:.3f}–%{customdata[3]:.3f}: %{customdata[4]}<extra></extra>"),
     ))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, "Who solves which task (ALBERT's Table 5, in miniature)", 130 + 90 * len(heads))
+    return _layout(fig, esc(r.grid.title), 130 + 90 * len(heads))
 
 
 def key_figure(r) -> go.Figure:

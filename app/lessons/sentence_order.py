@@ -16,8 +16,10 @@ index 1 means "it does not" — in each objective's own sense:
 The lesson asks both heads about the user's two sentences in both orders, then about pairs generated
 from held-out stories (``assets/sentence_order/stories.txt``): two consecutive segments of a story in
 order, B replaced by a segment of another story (NSP's negative: a topic shift), and the two swapped
-(SOP's negative). Over those pairs it measures each head on each task — ALBERT's Table 5 in miniature: an
-NSP-trained head is at chance on SOP, while an SOP-trained one also notices much of a topic shift.
+(SOP's negative). Over those pairs it measures each head on each task — the grid of ALBERT's Table 5, where
+the NSP-trained model scored 90.5% on NSP and 52.0% (chance) on SOP, the SOP-trained one 78.9% and 86.5%.
+Every sentence the page says about that grid is computed from it (:func:`summarize_grid`): each cell's
+accuracy with a 95% binomial interval, whether it beats chance, and whether each head shows the paper's pattern.
 
 The ALBERT checkpoint is loaded as a masked LM by the catalogue (``AlbertForMaskedLM``, no pooler);
 its pooler and SOP classifier are read from the same checkpoint file (:func:`sop_head_weights`) and
@@ -29,6 +31,7 @@ from __future__ import annotations
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
 
 import json
+import math
 import random
 import re
 from dataclasses import dataclass
@@ -45,7 +48,7 @@ from app.models import device as devices
 ORDER = 90  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'NSP vs SOP: sentence objectives'
 ICON = ':material/swap_vert:'
-LINE = 'Two sentences in order and swapped: what next-sentence and sentence-order heads see, and why NSP is easy.'
+LINE = 'Two sentences in order and swapped: what next-sentence and sentence-order heads see, and why ALBERT found NSP easy.'
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,12 @@ KINDS = ("in order", "other story", "swapped")  # a generated pair: B follows A 
 KIND_LABELS = {"in order": "in order (A, B)", "other story": "B from another story (NSP's negative)",
                "swapped": "swapped (B, A): SOP's negative"}
 TASKS = {"nsp": ("in order", "other story"), "sop": ("in order", "swapped")}  # what each task tells apart
+TASK_NAMES = {"nsp": "NSP", "sop": "SOP"}
+# ALBERT (Lan et al., 2020), Table 5, ALBERT-base: accuracy of the model trained with (row) on each intrinsic task
+PAPER = {"nsp": {"nsp": 0.905, "sop": 0.520}, "sop": {"nsp": 0.789, "sop": 0.865}}
+# ... the paper's pattern: which head beats chance on which task (NSP-trained: NSP only; SOP-trained: both)
+PATTERN = {"nsp": {"nsp": True, "sop": False}, "sop": {"nsp": True, "sop": True}}
+Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 FUNCTION_WORDS = frozenset(
     "the a an and or but so then to of in on at by for with from into up out was were is are be been had has have "
     "did do does said says saw very too not no yes it its it's he she him her his hers they them their we us our "
@@ -267,6 +276,111 @@ class Result:
     mean_shared: dict[str, float]
     n_pairs: int
     notes: tuple[Note, ...]
+    grid: "Grid"  # the accuracy grid with its intervals and the sentences that describe it (summarize_grid)
+
+
+def wilson_interval(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion ``correct / n`` (95% by default): (low, high)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = correct / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One head on one task: ``correct`` of ``n`` pairs (half of them negatives, so 0.5 is chance) and the 95%
+    Wilson interval of that accuracy."""
+
+    key: str  # catalogue key of the head
+    objective: str  # the head's own objective: "nsp" | "sop"
+    task: str  # "nsp" | "sop"
+    correct: int
+    n: int
+    low: float
+    high: float
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.n if self.n else float("nan")
+
+    @property
+    def beats_chance(self) -> bool:
+        """True when the whole interval lies above 0.5."""
+        return self.low > 0.5
+
+    @property
+    def verdict(self) -> str:
+        """"above chance" | "below chance" (the whole interval on one side of 0.5) | "at chance"."""
+        return "above chance" if self.low > 0.5 else "below chance" if self.high < 0.5 else "at chance"
+
+    def says(self) -> str:
+        """e.g. "67.5% on SOP (95% interval 58.7–75.2%, all above 50%: 17.5 points above chance)"."""
+        gap = abs(self.accuracy - 0.5) * 100
+        how = {"above chance": f"all above 50%: {gap:.1f} points above chance",
+               "below chance": f"all below 50%: {gap:.1f} points below chance",
+               "at chance": "which holds 50%: at chance"}[self.verdict]
+        return (f"{self.accuracy:.1%} on {TASK_NAMES[self.task]} of {self.n} pairs "
+                f"(95% interval {self.low * 100:.1f}–{self.high:.1%}, {how})")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What the heads × tasks grid shows, as the page says it. cells: one per head and task (heads in the
+    Result's order, NSP task first). matches[key]: the head beats chance exactly where the paper's head of its
+    objective did (PATTERN). heading, title: the section's heading and the figure's title; lines: one markdown
+    sentence per head — what it does here, and the paper's numbers beside it."""
+
+    cells: tuple[Cell, ...]
+    matches: dict[str, bool]
+    heading: str
+    title: str
+    lines: tuple[str, ...]
+
+    def cell(self, key: str, task: str) -> Cell:
+        return next(c for c in self.cells if c.key == key and c.task == task)
+
+
+def _paper(objective: str) -> str:
+    row = PAPER[objective]
+    return (f"ALBERT's {TASK_NAMES[objective]}-trained model scored {row['nsp']:.1%} on NSP and {row['sop']:.1%} on "
+            "SOP (Table 5)")
+
+
+def summarize_grid(heads, cells: tuple[Cell, ...]) -> Grid:
+    """The grid's prose, computed from its cells: for each head, its accuracy on each task with the interval and
+    whether it beats chance, whether that is the paper's pattern for a head of its objective — said plainly
+    when it is not — and the paper's own numbers. The heading claims "NSP is easy and SOP is not" only when the
+    NSP head is there and every head shows the paper's pattern."""
+    by = {(c.key, c.task): c for c in cells}
+    matches, lines = {}, []
+    for h in heads:
+        nsp, sop = by[(h.key, "nsp")], by[(h.key, "sop")]
+        matches[h.key] = all(by[(h.key, t)].beats_chance == PATTERN[h.objective][t] for t in TASKS)
+        scores = f"**{h.name}**: {nsp.says()}; {sop.says()}."
+        solved = [TASK_NAMES[t] for t in TASKS if by[(h.key, t)].beats_chance]
+        does = (f"It beats chance on {' and '.join(solved)} only." if len(solved) == 1 else
+                "It beats chance on both tasks." if solved else "It beats chance on neither task.")
+        if matches[h.key]:
+            verdict = f"That is the paper's pattern: {_paper(h.objective)}."
+        else:
+            expected = [TASK_NAMES[t] for t in TASKS if PATTERN[h.objective][t]]
+            verdict = (f"That is **not** the paper's pattern, which would have it beat chance on "
+                       f"{' and '.join(expected)}{' only' if len(expected) == 1 else ''}: {_paper(h.objective)}.")
+        lines.append(f"{scores} {does} {verdict}")
+    nsp_head = any(h.objective == "nsp" for h in heads)
+    if nsp_head and all(matches.values()):
+        heading = "Why NSP is easy and SOP is not"
+        title = "Who solves which task: ALBERT's Table 5 in miniature"
+    elif all(matches.values()):
+        heading = "Which task the SOP head solves"
+        title = "Who solves which task (the grid of ALBERT's Table 5)"
+    else:
+        heading = "Who solves which task here — not the paper's pattern"
+        title = "Who solves which task (here not the pattern of ALBERT's Table 5)"
+    return Grid(tuple(cells), matches, heading, title, tuple(lines))
 
 
 def _heads(models: dict) -> tuple[list, list[Note]]:
@@ -357,10 +471,16 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     scored = tuple(Scored(p, shared_words(p.a, p.b), {k: v[i] for k, v in p_not.items()}) for i, p in enumerate(sample))
     accuracy = {h.key: {task: _mean(float((s.p_not[h.key] > 0.5) == bool(s.pair.label)) for s in scored
                                      if s.pair.kind in kinds) for task, kinds in TASKS.items()} for h in heads}
+    cells = []
+    for h in heads:
+        for task, kinds in TASKS.items():
+            hits = [(s.p_not[h.key] > 0.5) == bool(s.pair.label) for s in scored if s.pair.kind in kinds]
+            cells.append(Cell(h.key, h.objective, task, sum(hits), len(hits), *wilson_interval(sum(hits), len(hits))))
+    grid = summarize_grid(heads, tuple(cells))
     mean_not = {h.key: {kind: _mean(s.p_not[h.key] for s in scored if s.pair.kind == kind) for kind in KINDS}
                 for h in heads}
     mean_shared = {kind: _mean(s.shared for s in scored if s.pair.kind == kind) for kind in KINDS}
     picked = shown_bases(inputs.seed, inputs.examples, pool)
     shown = tuple(sorted((s for s in scored if s.pair.base in picked), key=lambda s: (picked.index(s.pair.base),
                                                                                        KINDS.index(s.pair.kind))))
-    return Result(tuple(heads), a, b, user, pieces, shown, accuracy, mean_not, mean_shared, pool, tuple(notes))
+    return Result(tuple(heads), a, b, user, pieces, shown, accuracy, mean_not, mean_shared, pool, tuple(notes), grid)

@@ -4,6 +4,7 @@ metrics, table rows, notes), not its wording. Models: tests/test_sentence_order.
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -106,3 +107,46 @@ def test_a_missing_nsp_checkpoint_leaves_the_sop_head(app_page, standin_root, tm
     assert not at.exception
     assert any("NSP head" in w.value for w in at.warning)
     assert [t["name"] for t in chart(at, "sentence-order-your-pair")["data"]] == ["SOP head (ALBERT): P(swapped)"]
+
+
+def fake_heads(monkeypatch, says):
+    """Every head answers P(does not follow) = says(objective, kind of pair) instead of running: a grid chosen
+    by the test. kind: "in order" / "other story" / "swapped" for the pool's pairs, "yours" for the typed pair."""
+    import streamlit as st
+
+    pool = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)
+    kind = {(p.a, p.b): p.kind for p in pool}
+
+    def head_probs(loaded, pairs):
+        p = [says(so.OBJECTIVES[loaded.variant.key], kind.get(pair, "yours")) for pair in pairs]
+        return tuple((1 - x, x) for x in p)
+
+    monkeypatch.setattr(so, "head_probs", head_probs)
+    st.cache_data.clear()  # the page's cache keys a step by its code, the same for every fake: no fake's answers kept
+
+
+def test_heads_at_chance_are_said_to_be_at_chance_not_the_papers_pattern(app_page, monkeypatch):
+    fake_heads(monkeypatch, lambda objective, kind: 0.4)  # always "follows": 50% on both tasks, for both heads
+    at = app_page(PAGE)
+    assert not at.exception
+    text = shown_text(at)
+    assert "Why NSP is easy and SOP is not" not in text and "in miniature" not in text
+    assert [h.value for h in at.header][1] == "Who solves which task here — not the paper's pattern"
+    assert "not the pattern of ALBERT's Table 5" in html.unescape(chart(at, "sentence-order-accuracy")["layout"]["title"]["text"])
+    assert "50.0% on NSP of 120 pairs" in text and "50.0% on SOP of 120 pairs" in text
+    assert text.count("beats chance on neither task") == 2 and text.count("**not** the paper's pattern") == 2
+    assert "90.5% on NSP and 52.0% on SOP" in text  # what the paper found, beside what the heads did
+
+
+def test_heads_that_show_the_papers_pattern_get_its_heading(app_page, monkeypatch):
+    def says(objective, kind):  # NSP head: a topic detector; SOP head: an order detector that also sees topics
+        return 0.9 if kind == "other story" or (objective == "sop" and kind == "swapped") else 0.1
+
+    fake_heads(monkeypatch, says)
+    at = app_page(PAGE)
+    assert not at.exception
+    text = shown_text(at)
+    assert [h.value for h in at.header][1] == "Why NSP is easy and SOP is not"
+    assert "in miniature" in html.unescape(chart(at, "sentence-order-accuracy")["layout"]["title"]["text"])
+    assert text.count("That is the paper's pattern") == 2 and "**not** the paper's pattern" not in text
+    assert "100.0% on NSP of 120 pairs" in text and "50.0% on SOP of 120 pairs" in text
