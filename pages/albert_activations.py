@@ -28,6 +28,8 @@ ui.intro(
     "by side. You can also keep applying ALBERT's block **past** L and watch whether the tokens settle."
 )
 values = ui.bind(SPEC)
+# a new text (typed here or on another page): its word index meant a word of the old one
+values["new_text"] = ui.text_changed(SPEC.word, values["text"], albert.DEFAULT_TEXT)
 ui.widget(SPEC.text, height=80)
 c1, c2, c3 = st.columns([2, 2, 3])
 ui.widget(SPEC.measure, c2)

@@ -19,6 +19,8 @@ ui.intro(
     "than quoted from papers."
 )
 values = ui.bind(SPEC)
+# a new text (typed here or on another page): its word index meant a word of the old one
+values["new_text"] = ui.text_changed(SPEC.word, values["text"], compare.DEFAULT_TEXT)
 ui.widget(SPEC.text, height=80)
 left, right = st.columns([2, 1])
 ui.widget(SPEC.top_k, right)
@@ -65,9 +67,10 @@ st.caption(f"The masked LMs ({', '.join(masked_lms) or 'none here'}) see their m
 if r.electra is not None:
     st.header("3 · ELECTRA's discriminator: which tokens look replaced?")
     ui.show_figure(figures.discriminator_figure(r.electra), "compare-electra")
-    st.caption("Red cells look replaced to the discriminator, blue ones original. The second row puts the generator's "
-               "best guess (other than the word itself) in place of your word: a trained discriminator should "
-               "light it up. It judges every token in one pass, which is why ELECTRA learns from all of them.")
+    swap = (" The second row puts the generator's best guess (other than the word itself) in place of your word, "
+            f"which the discriminator is trained to flag. {r.electra_says}" if r.electra_says else "")
+    st.caption("Red cells look replaced to the discriminator, blue ones original." + swap + " It judges every token "
+               "in one pass, which is why ELECTRA learns from all of them.")
 
 # ----------------------------------------------------------------------------- 4. cost
 st.header("4 · What each costs here, measured")

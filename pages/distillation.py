@@ -2,6 +2,7 @@
 terms, size and speed measured. All computation is app/lessons/distillation.py (``run``); the figures are
 app/figures/distillation.py."""
 
+import pandas as pd
 import streamlit as st
 
 from app import ui
@@ -23,6 +24,8 @@ ui.intro(
     "Below, both models read your sentence with one word masked."
 )
 values = ui.bind(SPEC)
+# a new text (typed here or on another page): its word index meant a word of the old one
+values["new_text"] = ui.text_changed(SPEC.word, values["text"], distillation.DEFAULT_TEXT)
 ui.widget(SPEC.text, height=80)
 c1, c2, c3 = st.columns([2, 2, 1])
 ui.widget(SPEC.temperature, c2)
@@ -68,14 +71,17 @@ table = [{"term": names[k], f"at T = {R.temperature:g} (recipe)": at_recipe[k],
          for k in ("kl", "mlm", "cos")]
 table.append({"term": "total (weighted sum)", f"at T = {R.temperature:g} (recipe)": None,
               f"weighted, T = {R.temperature:g}": at_recipe["total"], f"at your T = {T:g}": at_yours["total"]})
-st.dataframe(table, hide_index=True, width="stretch",
-             column_config={k: st.column_config.NumberColumn(format="%.5f") for k in table[0] if k != "term"})
+numbers = [k for k in table[0] if k != "term"]
+# an empty cell (a total of unweighted terms; a term left out) shows as "—", explained below; the data stay numbers
+st.dataframe(pd.DataFrame(table).style.format("{:.5f}", subset=numbers, na_rep="—"), hide_index=True, width="stretch")
 if at_recipe["cos"] is None:
     st.info("The cosine term needs hidden states of the same size; this teacher and student differ, so it is left out.")
 st.caption("Computed with `app.triple_loss.distillation_losses`, the very function the training recipe imports (here "
            "in float64, so that small values are exact), on the same positions as in training: soft targets and cosine "
            "on every token of the sentence, the MLM cross-entropy only at the masked word. Only the soft-target term "
-           "depends on T (the last column uses your T for it, and in the total).")
+           "depends on T (the last column uses your T for it, and in the total). **—**: the terms are summed only after "
+           "weighting by their α, so the unweighted column has no total"
+           + ("; the cosine term is left out here." if at_recipe["cos"] is None else "."))
 ui.show_figure(figures.position_kl_figure(r), "distillation-kl-per-token")
 
 # ----------------------------------------------------------------------------- 4. size and speed

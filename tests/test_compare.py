@@ -164,6 +164,28 @@ def test_the_masked_word_is_clamped_and_moved_off_a_typed_special_token(bundled)
         txt.choose_masked_word(txt.split_words(only), [txt.tokenize(tok, only)], 0)
 
 
+def test_a_new_text_masks_its_nearest_content_word_never_its_full_stop(bundled):
+    """Issue 26: "Word to mask" kept its index when a new sentence was typed and landed on "."."""
+    tok = bundled("bert").tokenizer
+    new = "A cat sat on the mat."
+    words, tk = txt.split_words(new), txt.tokenize(tok, new)
+    assert txt.choose_masked_word(words, [tk], 9)[0] == 6  # the same text (a link's word): the last word, with a note
+    assert txt.choose_masked_word(words, [tk], 9, new_text=True) == (5, [])  # "mat"
+    assert txt.choose_masked_word(words, [tk], 6, new_text=True) == (5, [])
+    assert txt.choose_masked_word(words, [tk], 1, new_text=True) == (1, [])  # a content word stays
+
+
+def test_the_swap_caption_says_what_the_discriminator_did_with_the_word():
+    special = (True, False, False, False, True)  # [CLS] a b c [SEP]
+    missed = compare.swap_verdict("tree", (0.9, 0.02, 0.12, 0.3, 0.9), special, 2)
+    assert "missed it" in missed and "0.12" in missed and "lit it up" not in missed and "`tree`" in missed
+    assert "2nd highest of the sentence's 3 tokens" in missed  # the specials are not the sentence's tokens
+    lit = compare.swap_verdict("tree", (0.0, 0.02, 0.81, 0.3, 0.0), special, 2)
+    assert "lit it up" in lit and "0.81" in lit and "missed" not in lit
+    crowded = compare.swap_verdict("tree", (0.0, 0.9, 0.6, 0.7, 0.0), special, 2)
+    assert "marks `tree` replaced" in crowded and "2 original tokens replaced as well" in crowded
+
+
 # ----------------------------------------------------------------------------- predictions
 
 

@@ -24,7 +24,39 @@ def test_md_shows_format_characters_and_cuts_long_values():
 
 
 def test_html_escapes_markup():
-    assert text.html("<script>&\"") == "&lt;script&gt;&amp;&quot;"
+    # quotes as numeric references (issue 26: plotly showed "&quot;" as is): a browser and plotly both decode them
+    assert text.html("<script>&\"") == "&lt;script&gt;&amp;&#34;"
+
+
+PLOTLY_ENTITIES = {"mu": "\u03bc", "amp": "&", "lt": "<", "gt": ">", "nbsp": "\xa0", "times": "\xd7", "plusmn": "\xb1",
+                   "deg": "\xb0"}  # all the named entities plotly.js decodes (svg_text_utils.convertEntities)
+
+
+def plotly_shows(s: str) -> str:
+    """What plotly.js draws for a text: its convertEntities, once (numeric references and the names above)."""
+    def one(m):
+        r = m.group(1)
+        if r.startswith("#"):
+            return chr(int(r[2:], 16) if r[1] == "x" else int(r[1:]))
+        return PLOTLY_ENTITIES.get(r, m.group(0))
+    return text.re.sub(r"&(#\d+|#x[\da-fA-F]+|[a-z]+);", one, s)
+
+
+@pytest.mark.parametrize("piece", ['"', "'", "&", "<b>", "a€", "âĢľ", "Ġ\"", "&quot;", "[MASK]", "##'s"])
+def test_a_piece_escaped_once_is_drawn_by_plotly_exactly_as_it_is(piece):
+    """A guess such as '"' (BERT's for ".") or a byte-level piece: escaped exactly once, plotly shows the piece."""
+    assert plotly_shows(text.html(piece)) == piece
+    assert "<" not in text.html(piece) and '"' not in text.html(piece)
+
+
+def test_a_new_text_moves_the_word_to_its_nearest_content_word():
+    words = text.split_words("A cat sat on the mat.")  # A cat sat on the mat .
+    assert text.word_for_new_text(words, 9) == 5  # beyond the text: not ".", but "mat"
+    assert text.word_for_new_text(words, 6) == 5 and text.word_for_new_text(words, 2) == 2
+    assert text.word_for_new_text(text.split_words("Hi , you"), 1) == 0  # a tie: the earlier word
+    assert text.word_for_new_text(words, 6, among=[0, 6]) == 0  # only among the words allowed
+    assert text.word_for_new_text(text.split_words("? !"), 1) == 1  # no content word at all: the index, clamped
+    assert text.is_content_word("don") and text.is_content_word("3rd") and not text.is_content_word(".")
 
 
 def test_words_and_windows():

@@ -12,11 +12,13 @@ Escaping (any value a user controls: typed text, URL values, pieces of it):
   emphasis or HTML can come out of it, and invisible format characters (bidi overrides, zero-width
   joiners: Unicode category Cf) are shown as ``⟨U+202E⟩`` instead of reordering the sentence around it;
 - :func:`plain` writes it into markdown as plain prose (a link label, a caption): punctuation escaped;
-- :func:`html` escapes it for HTML and plotly hover text.
+- :func:`html` escapes it for HTML and plotly text, once: quotes become numeric references (``&#34;``),
+  which plotly decodes like a browser (plotly knows only a few named entities and shows ``&quot;`` as is).
 
 The guard every lesson opens with, :func:`require_text`, stops a run on an empty box in one wording.
 The word a lesson hides from several tokenizers at once: :func:`words_to_mask` cuts the text so that every
-one of them fits, :func:`choose_masked_word` picks a word that at least one of them kept a piece of.
+one of them fits, :func:`choose_masked_word` picks a word that at least one of them kept a piece of. When the
+text changes under a chosen word, :func:`word_for_new_text` moves it to the nearest content word.
 
 Pure: no streamlit.
 """
@@ -80,8 +82,12 @@ def plain(value: object, max_chars: int | None = None) -> str:
 
 
 def html(value: object) -> str:
-    """A user value escaped for HTML (plotly hover text and labels, bertviz payloads)."""
-    return _html.escape(visible(value), quote=True)
+    """A user value escaped for HTML (plotly hover text and labels, bertviz payloads), exactly once: ``&``,
+    ``<``, ``>`` as named entities, quotes as numeric references (``"`` -> ``&#34;``, ``'`` -> ``&#39;``).
+    Plotly decodes numeric references and only a handful of named ones (not ``&quot;``, which it would show
+    literally); a browser decodes both."""
+    s = visible(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return s.replace('"', "&#34;").replace("'", "&#39;")
 
 
 # ----------------------------------------------------------------------------- words
@@ -101,6 +107,24 @@ def choose_word(n_words: int, index: int) -> tuple[int, str | None]:
         return index, None
     return n_words - 1, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
                          "using the last word instead.")
+
+
+def is_content_word(word: str) -> bool:
+    """True for a word with a letter in it ("park", "don", "3rd"); False for punctuation, symbols, numbers."""
+    return any(c.isalpha() for c in word)
+
+
+def word_for_new_text(words: list[tuple[str, int, int]], index: int, among=None) -> int:
+    """The word to use when the text has changed under a chosen word index: the content word
+    (:func:`is_content_word`) nearest to ``index`` (clamped to the text; the earlier one on a tie), among
+    ``among`` (word indices, default all). ``index`` itself when it is such a word; the clamped index when
+    there is none. The one rule every lesson with a word to pick follows, so a new sentence never lands on
+    its full stop."""
+    if not words:
+        raise ValueError("there are no words to choose from")
+    index = min(max(int(index), 0), len(words) - 1)
+    pool = [j for j in (range(len(words)) if among is None else among) if is_content_word(words[j][0])]
+    return min(pool, key=lambda j: (abs(j - index), j)) if pool else index
 
 
 def word_window(n_words: int, chosen: int, size: int = 24) -> range:
@@ -287,13 +311,17 @@ def words_to_mask(text: str, tokenizers: dict[str, object],
 
 
 def choose_masked_word(words: list[tuple[str, int, int]], tks: list[Tokenized],
-                       asked: int) -> tuple[int, list[Note]]:
+                       asked: int, new_text: bool = False) -> tuple[int, list[Note]]:
     """The word to mask: ``asked`` when the text has it and at least one tokenizer kept a piece of it; else
-    the last word, or the nearest word with a piece, each with a note saying why. Stops when no word has a
-    piece (the text is nothing but special tokens typed in it)."""
+    the last word, or the nearest word with a piece, each with a note saying why. ``new_text``: the text
+    changed since ``asked`` was chosen (typed, or another lesson's sentence), so ``asked`` means nothing in
+    it: the nearest content word with a piece is masked instead (:func:`word_for_new_text`), without a note.
+    Stops when no word has a piece (the text is nothing but special tokens typed in it)."""
+    maskable = [j for j in range(len(words)) if any(tk.pieces_of(j) for tk in tks)]
+    if new_text and words:
+        asked = word_for_new_text(words, int(asked), maskable)
     index, why = choose_word(len(words), int(asked))
     notes = [Note(why)] if why else []
-    maskable = [j for j in range(len(words)) if any(tk.pieces_of(j) for tk in tks)]
     typed = list(dict.fromkeys(t for tk in tks for t in tk.typed_special))
     typed_md = ", ".join(md(t) for t in typed)
     if not maskable:

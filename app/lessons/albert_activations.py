@@ -382,6 +382,7 @@ class Inputs:
     word: int = DEFAULTS.word
     measure: str = "cka"
     repeat: int = DEFAULTS.repeat
+    new_text: bool = False  # the text changed since ``word`` was chosen: follow its nearest content word instead
 
     from_values = classmethod(from_values)  # Inputs from the page's values, by field name
 
@@ -476,7 +477,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     per-layer statistics, the chosen similarity matrix and the followed word's path."""
     txt.require_text(inputs.text, DEFAULT_TEXT)
     words = txt.split_words(inputs.text)
-    word, why = txt.choose_word(len(words), int(inputs.word))
+    asked = txt.word_for_new_text(words, inputs.word) if inputs.new_text else int(inputs.word)  # never "." for new text
+    word, why = txt.choose_word(len(words), asked)
     notes = [Note(why)] if why else []
     runs = {}
     for key in MODELS:

@@ -170,6 +170,27 @@ def swap_in(tokenizer, ids: tuple[int, ...], where: list[int], candidates) -> tu
     return None
 
 
+def swap_verdict(put: str, probs: tuple[float, ...], special: tuple[bool, ...], at: int) -> str:
+    """What the discriminator did with the word swapped in at token ``at``, said from its own scores: whether it
+    marks it replaced (P > 0.5) and where that score ranks among the sentence's tokens (special tokens left out).
+    probs, special: (T,) for the row with the swap."""
+    p = probs[at]
+    others = [q for i, q in enumerate(probs) if i != at and not special[i]]
+    rank = 1 + sum(q > p for q in others)  # 1 = the highest P(replaced) of the sentence
+    n = len(others) + 1
+    nth = {2: "2nd", 3: "3rd"}.get(rank, f"{rank}th")
+    where = f"the highest of the sentence's {n} tokens" if rank == 1 else f"the {nth} highest of the sentence's {n} tokens"
+    if p > 0.5 and rank == 1:
+        return f"Here it lit it up: P(replaced) = {p:.2f} for {txt.md(put)}, {where}."
+    if p > 0.5:
+        flagged = sum(q > 0.5 for q in others)
+        return (f"Here it marks {txt.md(put)} replaced (P = {p:.2f}, {where}), but it marks {flagged} original "
+                f"token{'s' if flagged != 1 else ''} replaced as well.")
+    return (f"Here it missed it: it scores the swapped-in {txt.md(put)} at P(replaced) = {p:.2f}, below 0.5 "
+            f"({where}), so it takes the word for the original. A plausible word is the hard case: ELECTRA's "
+            "generator is trained to produce exactly such swaps.")
+
+
 # ----------------------------------------------------------------------------- cost, measured
 
 
@@ -259,6 +280,7 @@ class Inputs:
     word: int = DEFAULTS.word
     top_k: int = DEFAULTS.top_k
     settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
+    new_text: bool = False  # the text changed since ``word`` was chosen: mask its nearest content word instead
 
     @classmethod
     def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
@@ -297,6 +319,7 @@ class Result:
     vanished: tuple[str, ...]
     masking_note: str | None
     electra: tuple[tuple[str, tuple[str, ...], tuple[float, ...]], ...] | None
+    electra_says: str | None  # markdown: what the discriminator did with the swapped-in word (swap_verdict); None without a swap
     costs: tuple[dict, ...]
     guide: tuple[str, ...]
     device: str
@@ -344,7 +367,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     notes += cut
     tks = {k: txt.tokenize(m.tokenizer, fitted) for k, m in models.items()}  # (T,) each, nothing cut: the text fits
     notes += tokenizer_notes(tks, models, fitted)
-    word, chosen = txt.choose_masked_word(words, list(tks.values()), inputs.word)
+    word, chosen = txt.choose_masked_word(words, list(tks.values()), inputs.word, inputs.new_text)
     notes += chosen
 
     preds = {k: cache(predict, m, fitted, word) for k, m in models.items() if predicts(m)}
@@ -352,7 +375,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                     for k, m in models.items() if k in preds and preds[k].n_pieces)
     vanished = tuple(models[k].variant.label for k, p in preds.items() if not p.n_pieces)
 
-    electra = None
+    electra = electra_says = None
     if "electra-discriminator" in models:
         disc = models["electra-discriminator"]
         dtk = tks["electra-discriminator"]
@@ -362,9 +385,11 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         swapped = swap_in(disc.tokenizer, dtk.ids, where, gen.first.pieces) if gen and gen.n_pieces and where else None
         if swapped:
             ids, put = swapped
+            probs = cache(replaced_probability, disc, ids)  # (T,)
             electra.append((f"{words[word][0]} → {put} (generator's guess)",
-                            tuple(disc.tokenizer.convert_ids_to_tokens(list(ids))),
-                            cache(replaced_probability, disc, ids)))
+                            tuple(disc.tokenizer.convert_ids_to_tokens(list(ids))), probs))
+            specials = set(disc.tokenizer.all_special_ids)
+            electra_says = swap_verdict(put, probs, tuple(i in specials for i in ids), where[0])
         electra = tuple(electra)
 
     timed = cache(measure.latencies, tuple(models.values()), fitted, bool(inputs.settled))
@@ -386,7 +411,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         cells=tuple(tuple(tuple(tk.pieces[i] for i in tk.pieces_of(j)) for j in window) for tk in tks.values()),
         n_tokens=tuple(len(tk.ids) for tk in tks.values()), guesses=guesses, vanished=vanished,
         masking_note=masking_note({g.label: g.prediction.pieces for g in guesses}, words[word][0]),
-        electra=electra, costs=tuple(costs), guide=tuple(selection_guide(costs)),
+        electra=electra, electra_says=electra_says, costs=tuple(costs), guide=tuple(selection_guide(costs)),
         device=next(iter(models.values())).device, provisional=not inputs.settled,
         any_bundled=any(m.is_bundled for m in models.values()), notes=tuple(notes),
     )

@@ -286,6 +286,7 @@ class Inputs:
     temperature: float = RECIPE.temperature
     top_k: int = DEFAULT_TOP_K
     settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
+    new_text: bool = False  # the text changed since ``word`` was chosen: mask its nearest content word instead
 
     @classmethod
     def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
@@ -358,7 +359,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     notes += cut
     tk = txt.tokenize(tok, fitted)
     notes += [Note(n) for n in txt.input_notes(tk, tok, fitted, f"{teacher.variant.label} and {student.variant.label}")]
-    word, chosen = txt.choose_masked_word(words, [tk], inputs.word)
+    word, chosen = txt.choose_masked_word(words, [tk], inputs.word, inputs.new_text)
     notes += chosen
 
     pair = cache(pair_forward, teacher, student, fitted, word)

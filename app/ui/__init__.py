@@ -142,6 +142,19 @@ def set_value(p: Param, value) -> None:
     st.session_state[key_of(p)] = value
 
 
+def text_changed(p: Param, text: str, default_text: str) -> bool:
+    """Whether ``text`` is not the text the value of ``p`` (a word index) was chosen for, so that index means
+    nothing in it: the text this page last ran with; on the page's first run, the lesson's ``default_text``
+    while ``p`` holds its default (chosen for that sentence), else ``text`` itself (a link's word was chosen
+    for the link's text). Remembers ``text`` for the next run. Call after :func:`bind`."""
+    mark = url.text_mark(p)
+    before = st.session_state.get(mark)
+    if before is None:
+        before = default_text if st.session_state.get(key_of(p)) == p.default else text
+    st.session_state[mark] = text
+    return before != text
+
+
 def share_link(spec: Spec | None = None) -> None:
     """A copyable link to exactly this view (st.code has a copy button), its QR code for a class, and
     "Add this view to my deck" (lecture mode)."""

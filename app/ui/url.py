@@ -66,6 +66,11 @@ def key_of(p: Param) -> str:
     return p.name if p.shared else f"{page()}.{p.name}"
 
 
+def text_mark(p: Param) -> str:
+    """The session-state key that remembers which text the value of ``p`` (a word index) was chosen for."""
+    return f"{key_of(p)}@text"
+
+
 def raw_query() -> dict[str, list[str]]:
     return {k: st.query_params.get_all(k) for k in st.query_params}
 
@@ -124,6 +129,8 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
         st.session_state[key_of(p)] = p.default
     if opened:
         notes += state.unknown_keys(raw, {p.name for p in (*GLOBAL_SPEC, *DECK_SPEC, *spec)})
+        for p in spec:  # a link's (or a slide's) word was chosen for the link's text: forget older texts
+            st.session_state.pop(text_mark(p), None)
     for p in spec:  # hand every value to its widget explicitly: a key last drawn on another page's run
         st.session_state[key_of(p)] = st.session_state[key_of(p)]  # would otherwise show the widget's default
     st.session_state[SPEC] = spec

@@ -231,3 +231,13 @@ def test_a_long_text_is_cut_to_each_models_limit(app_page, bundled):
         assert any(w.value.startswith(view.name) and str(len(view.tokens)) in w.value for w in at.warning)
     heat = figures(at)["albert-vs-bert-cka"]["data"][0]["z"]
     assert flat(heat) == pytest.approx(flat(r.albert.similarity.tolist()), abs=1e-6)
+
+
+def test_follow_the_word_moves_to_a_content_word_of_a_new_sentence(app_page):
+    """Issue 26: "Follow the word" kept its index when a new sentence was typed and could land on "."."""
+    needs("albert", "bert")
+    at = app_page(ACTIVATIONS_PAGE, word="6")  # "ball"
+    at.text_area(key="text").set_value("A cat sat on the mat.").run()  # 6 would be "."
+    assert not at.exception and at.selectbox(key=A + "word").value == 5  # "mat"
+    at.selectbox(key=A + "word").set_value(6).run()  # chosen by hand in this text: kept
+    assert at.selectbox(key=A + "word").value == 6

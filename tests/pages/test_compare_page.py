@@ -167,5 +167,25 @@ def test_values_left_by_other_lessons_do_not_leak_but_the_text_follows(app_page)
     at.session_state["text"] = "A cat sat on the mat."
     at.switch_page(PAGE).run()
     assert not at.exception
-    assert at.slider(key=K + "top_k").value == 5 and at.selectbox(key=K + "word").value == 6
+    # the default word (9, "park" of the default sentence) means nothing in this text: its nearest content word,
+    # "mat" (5), not the full stop (6) the old index landed on (issue 26)
+    assert at.slider(key=K + "top_k").value == 5 and at.selectbox(key=K + "word").value == 5
     assert at.text_area(key="text").value == "A cat sat on the mat."
+
+
+def test_typing_a_new_sentence_masks_a_content_word_and_the_swap_caption_follows_the_scores(app_page, bundled):
+    at = app_page(PAGE, word="9")  # "park"
+    at.text_area(key="text").set_value("A cat sat on the mat.").run()  # word 9 is beyond it; 6 would be "."
+    assert not at.exception
+    assert at.selectbox(key=K + "word").value == 5  # "mat", the nearest content word (issue 26)
+    assert "Guessing the hidden word: `mat`" in shown_text(at)
+    at.selectbox(key=K + "word").set_value(6).run()  # chosen by hand in the same text: "." it is
+    assert at.selectbox(key=K + "word").value == 6
+    # the caption under the swapped-in word says what the discriminator's own score shows
+    at.selectbox(key=K + "word").set_value(5).run()
+    r = compare.run({k: bundled(k) for k in compare.MODELS}, compare.Inputs(text="A cat sat on the mat.", word=5))
+    caption = " ".join(c.value for c in at.caption if "discriminator" in c.value)
+    assert r.electra_says and r.electra_says in caption and "should light it up" not in caption
+    at_swap = txt.tokenize(bundled("electra-discriminator").tokenizer, "A cat sat on the mat.").pieces_of(5)[0]
+    p = r.electra[1][2][at_swap]  # P(replaced) of the swapped-in word
+    assert ("missed it" in caption) == (p <= 0.5) and (f"{p:.2f}" in caption)

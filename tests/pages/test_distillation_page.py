@@ -136,4 +136,30 @@ def test_values_left_by_other_lessons_do_not_leak_but_the_text_follows(app_page)
     assert not at.exception
     assert at.slider(key=K + "temperature").value == 2.0 and at.slider(key=K + "top_k").value == 8
     assert at.text_area(key="text").value == "A cat sat on the mat."  # a valid sentence follows the student
-    assert at.selectbox(key=K + "word").value == 6  # the default word 9 is beyond this text: its last word
+    # the default word 9 ("park" of the default sentence) means nothing in this text: its nearest content word,
+    # "mat" (5), not the full stop (6) the old index landed on (issue 26)
+    assert at.selectbox(key=K + "word").value == 5
+
+
+def test_the_loss_table_shows_a_dash_not_none_and_says_why(app_page):
+    """Issue 26: the total row's unweighted cell showed a literal "None"."""
+    import pyarrow as pa
+
+    at = app_page(PAGE, **CPU)
+    terms = table(at, "weighted, T = 2")
+    assert terms["at T = 2 (recipe)"].isna().iloc[3]  # the data: no number there (the terms are not summed unweighted)
+    frame = next(d for d in at.dataframe if "weighted, T = 2" in d.value.columns)
+    shown = pa.ipc.open_stream(frame.proto.arrow_data.styler.display_values).read_all().to_pandas()  # cells as shown
+    cells = [str(v) for v in shown.to_numpy().ravel()]
+    assert "None" not in cells and "nan" not in cells and shown.iloc[3].tolist().count("—") == 1
+    assert any("**—**" in c.value and "only after weighting" in c.value for c in at.caption)
+
+
+def test_typing_a_new_sentence_masks_a_content_word(app_page):
+    """Issue 26: "Word to mask" kept its index for a new sentence and landed on "." ("Soft targets for .")."""
+    at = app_page(PAGE, **CPU)
+    at.text_area(key="text").set_value("A cat sat on the mat.").run()
+    assert not at.exception
+    assert at.selectbox(key=K + "word").value == 5 and "Soft targets for `mat`" in shown_text(at)
+    at.text_area(key="text").set_value("Hi , you .").run()  # word 5 is beyond it: the nearest content word, "you"
+    assert at.selectbox(key=K + "word").value == 2

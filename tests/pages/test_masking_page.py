@@ -196,3 +196,29 @@ def test_every_masked_lm_is_offered_and_one_that_cannot_load_says_so(app_page, k
         assert at.get("plotly_chart")
     else:
         assert at.error and catalogue.get(key).label in at.error[0].value and not at.get("plotly_chart")
+
+
+def test_a_quote_or_byte_level_guess_is_shown_as_the_tokenizer_decodes_it_escaped_once(app_page, bundled):
+    """Issue 26: BERT's guesses for "." showed as `&quot;` (escaped for HTML, and plotly does not decode that name)
+    and `a€`. A guess is escaped exactly once (app.core.text.html) and plotly draws the piece itself; "a€" is a
+    piece of the stand-in's own vocabulary (its training text had mojibake quotes), which the tokenizer decodes so."""
+    from app.core import text as txt
+    from tests.test_text import plotly_shows
+
+    needs("bert")
+    at = app_page(PAGE)
+    r = expected(bundled)
+    tok = bundled("bert").tokenizer
+    cells = figures(at)["predictions"]["data"][0]["text"]
+    shown = [[plotly_shows(c).removesuffix(" ✓") for c in row] for row in cells]
+    assert shown == [list(p.guesses.pieces) for p in r.predictions]
+    assert any('"' in row for row in shown)  # the default sentence's "." gets a quote among its guesses
+    for p in r.predictions:  # each piece as the tokenizer decodes it, decoded once (mlm: app.core.text.piece_text)
+        assert list(p.guesses.words) == [tok.decode([i]).strip() for i in p.guesses.ids]
+    # the same guesses through a byte-level tokenizer: its pieces decoded once, and escaped once on the way in
+    roberta = bundled("roberta").tokenizer
+    for piece in ("\u0120\"", "\u00e2\u0122\u013e", "."):  # 'Ġ"', the first bytes of a curly quote, "."
+        i = roberta.convert_tokens_to_ids(piece)
+        if i != roberta.unk_token_id:
+            word = txt.piece_text(roberta, i)
+            assert "\ufffd" not in word and plotly_shows(txt.html(word)) == word
