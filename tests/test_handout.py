@@ -64,7 +64,8 @@ def test_a_figure_is_the_pages_key_figure(sections, bundled):
 
 def test_the_attention_slide_is_bertvizs_own_document(sections):
     s = next(s for s, v in zip(sections, deck.default_deck()) if v.page == "attention")
-    assert s.figure.startswith("<iframe") and "srcdoc=" in s.figure and "<script" not in s.figure  # escaped inside
+    assert s.figure.startswith('<div class="figure"') and "<iframe" in s.figure and "srcdoc=" in s.figure
+    assert "<script" not in s.figure  # escaped inside
 
 
 def test_the_document_is_offline_and_has_one_live_link_per_slide(sections):
@@ -88,13 +89,94 @@ def test_a_lesson_that_stops_gives_a_section_that_says_why():
     assert s.figure is None and "sentence" in s.problem.lower()
 
 
-def test_a_taller_document_is_zoomed_to_fit():
-    html = handout._figure_html(Document("<html><head></head><body>x</body></html>", handout.FIGURE_HEIGHT * 2), "a")
-    assert "zoom: 0.500" in html and f"height:{handout.FIGURE_HEIGHT + 10}px" in html
+def test_a_figure_is_sized_by_its_page_without_a_toolbar(sections):
+    """A figure's box carries the height the figure was made for; the page's script draws it to the box (shrunk,
+    not squashed, when taller) with plotly's toolbar off; a document (bertviz) is zoomed to its box."""
+    doc = handout._figure_html(Document("<html><head></head><body>x</body></html>", 900), "a")
+    assert doc.startswith('<div class="figure" data-height="900"><iframe') and "zoom:" not in doc
+    html = handout.document(sections[:2], "Two", plotly_js=TINY_JS)
+    assert '"displayModeBar": false' in html and "Plotly.newPlot" in html and "scale(" in html
+    electra = next(s for s, v in zip(sections, deck.default_deck()) if v.page == "electra")
+    assert re.match(r'<div class="figure" data-height="(\d+)">', electra.figure).group(1) != "450"  # its own height
+    assert "</script" not in electra.figure.split('type="application/json">', 1)[1][:-len("</script></div>")]
 
 
-@pytest.mark.skipif(not handout.pdf_available(), reason="no chromium on this machine")
-def test_chromium_prints_it_to_pdf(sections):
-    pdf = handout.pdf(handout.document(sections[:3], "Three slides"))
-    assert pdf is not None and pdf.startswith(b"%PDF") and len(pdf) > 10_000
-    assert len(re.findall(rb"/Type\s*/Page[^s]", pdf)) >= 3  # a page per slide
+# ----------------------------------------------------------------------------- the PDF, as printed
+
+needs_chromium = pytest.mark.skipif(not handout.pdf_available(), reason="no chromium on this machine")
+DPI = 150  # a modest scan: every code must decode from it
+
+
+def printed(pdf: bytes, tmp_path) -> list[tuple[str, "Image.Image"]]:
+    """Each page of the PDF as (its text, its image at DPI), by poppler's pdftotext and pdftoppm."""
+    import shutil
+    import subprocess
+
+    from PIL import Image
+
+    assert shutil.which("pdftoppm") and shutil.which("pdftotext"), \
+        "poppler-utils is missing: scripts/test.sh installs it (apt-get install poppler-utils)"
+    source = tmp_path / "handout.pdf"
+    source.write_bytes(pdf)
+    subprocess.run(["pdftoppm", "-r", str(DPI), "-png", str(source), str(tmp_path / "page")], check=True, timeout=120)
+    images = sorted(tmp_path.glob("page-*.png"))
+    pages = []
+    for i, image in enumerate(images, 1):
+        text = subprocess.run(["pdftotext", "-f", str(i), "-l", str(i), str(source), "-"], check=True, timeout=60,
+                              capture_output=True, text=True).stdout
+        pages.append((" ".join(text.split()), Image.open(image).convert("RGB")))
+    return pages
+
+
+def check_page(text: str, image, s: handout.Section):
+    """One page holds its slide: the title, a figure above the foot (coloured, at print size), and a square QR
+    code of at least 2.5 cm that decodes to the slide's own link (and no other code)."""
+    import numpy as np
+    import zxingcpp
+
+    assert " ".join(f"{s.number}. {s.title}".split()) in text, (s.number, text[:200])
+    assert s.takeaway.split("*")[0][:40] in text.replace("**", ""), s.number
+    codes = zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormat.QRCode)
+    assert [c.text for c in codes] == [s.url], (s.number, [c.text for c in codes])
+    p = codes[0].position
+    width, height = p.top_right.x - p.top_left.x, p.bottom_left.y - p.top_left.y
+    assert abs(width - height) <= 0.03 * width, (s.number, width, height)  # square
+    assert width / DPI * 2.54 >= 2.5, (s.number, width / DPI * 2.54)  # cm, the code itself
+    if s.figure:
+        above = np.asarray(image)[: min(p.top_left.y, p.top_right.y) - int(DPI / 2.54)].astype(int)  # above the foot
+        coloured = (above.max(axis=2) - above.min(axis=2)) > 50
+        rows = np.nonzero(coloured.any(axis=1))[0]
+        assert coloured.mean() > 0.002 and rows[-1] - rows[0] > 0.3 * image.height, (s.number, coloured.mean())
+
+
+@needs_chromium
+def test_a_two_slide_deck_prints_two_pages_each_a_whole_slide(sections, tmp_path):
+    two = sections[:2]
+    pages = printed(handout.pdf(handout.document(two, "Two slides")), tmp_path)
+    assert len(pages) == 2
+    assert "Two slides" in pages[0][0]  # the deck's title on the first slide's page, not alone
+    for (text, image), s in zip(pages, two):
+        check_page(text, image, s)
+
+
+@needs_chromium
+def test_the_default_deck_prints_one_page_a_slide_and_every_code_decodes(sections, tmp_path):
+    pages = printed(handout.pdf(handout.document(sections, "The default deck")), tmp_path)
+    assert len(pages) == len(sections)
+    for (text, image), s in zip(pages, sections):
+        check_page(text, image, s)
+
+
+def test_every_code_in_the_html_is_square_and_decodes_to_its_slides_link(sections):
+    import zxingcpp
+
+    from tests.test_qr import svg_image
+
+    html = handout.document(sections, "Codes", plotly_js=TINY_JS)
+    codes = re.findall(r'<svg style="width:[^"]*"[^>]*class="qr".*?</svg>', html, re.S)
+    assert len(codes) == len(sections)
+    for svg, s in zip(codes, sections):
+        width, height = re.search(r'width:([\d.]+)mm;height:([\d.]+)mm', svg).groups()
+        side = int(re.search(r'viewBox="0 0 (\d+) ', svg).group(1))  # modules, quiet zone included
+        assert width == height and float(width) * (side - 8) / side >= 25  # the code itself: ≥ 2.5 cm
+        assert [r.text for r in zxingcpp.read_barcodes(svg_image(svg))] == [s.url.replace("&amp;", "&")]

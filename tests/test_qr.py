@@ -73,3 +73,37 @@ def test_the_handout_links_only_web_addresses_and_leaves_out_a_code_too_long():
     long = handout.live_link("http://hall.example/masking?text=" + "%E5%A5%BD" * 300)
     assert "<svg" not in long and "too long for a QR code" in long and "<a href='http://hall.example/masking?" in long
     assert "<svg" in handout.live_link("http://hall.example/masking?seed=3")
+
+
+def svg_image(svg: str, pixels_per_module: int = 8) -> Image.Image:
+    """The code an inline SVG from segno draws (``M x y``, then ``h n`` dark runs and ``m dx dy`` moves, a unit a
+    module, lines through the middle of their row), as a black-on-white image to decode: what the HTML shows."""
+    import re
+
+    side = int(re.search(r'viewBox="0 0 (\d+) (\d+)"', svg).group(1))
+    path = re.search(r'<path class="qrline"[^>]* d="([^"]+)"', svg).group(1)
+    image = Image.new("L", (side, side), 255)
+    x = y = 0.0
+    for op, a, b in re.findall(r"([Mmh])(-?[\d.]+)(?:\s(-?[\d.]+))?", path):
+        if op == "M":
+            x, y = float(a), float(b)
+        elif op == "m":
+            x, y = x + float(a), y + float(b)
+        else:
+            for i in range(int(float(a))):
+                image.putpixel((int(x) + i, int(y)), 0)
+            x += float(a)
+    return image.resize((side * pixels_per_module, side * pixels_per_module), Image.NEAREST)
+
+
+@pytest.mark.parametrize("url", LINKS + ["http://hall.example:8501/compare?text=" + "Once+upon+a+time+" * 134])
+def test_the_printed_svg_is_square_at_a_scannable_size_and_decodes(url):
+    import re
+
+    svg = qr.svg_print(url)
+    width, height = re.search(r'style="width:([\d.]+)mm;height:([\d.]+)mm', svg).groups()
+    modules = qr.make(url).symbol_size(scale=1, border=0)[0]
+    assert width == height and 'viewBox="0 0 ' in svg and ' width="' not in svg  # no pixel size to stretch
+    assert float(width) * modules / (modules + 2 * qr.BORDER) >= 25  # the code itself, quiet zone aside: ≥ 2.5 cm
+    assert float(width) / (modules + 2 * qr.BORDER) >= 0.3  # a module a phone resolves
+    assert [r.text for r in zxingcpp.read_barcodes(svg_image(svg))] == [url]

@@ -1,6 +1,8 @@
 """The handout: a lecture deck as one offline file — for every view its key figure, its takeaway and the link
-that opens it live (with a small QR code) — as self-contained HTML (plotly.js inlined once, no request to
-anywhere), and as PDF when the system's chromium can print it.
+that opens it live (with its QR code, square, at least 2.5 cm printed) — as self-contained HTML (plotly.js inlined
+once, no request to anywhere), and as PDF when the system's chromium can print it: one slide a page (A4
+landscape; the deck's title on the first slide's page), its title, figure, takeaway, notes and code together, no
+toolbar. tests/test_handout.py rasterises the PDF and reads every page back.
 
 Each view runs its lesson exactly as its page does, without streamlit: the lesson's library parses the
 view's URL state with its ``SPEC``, builds ``Inputs``, calls ``run(models, inputs, cache)``; the key figure
@@ -17,6 +19,7 @@ from app.core import preload  # noqa: F401  (first: the heavy imports, once, in 
 
 import html as _html
 import importlib
+import json
 import re
 import subprocess
 import tempfile
@@ -33,7 +36,14 @@ from app.figures import Document
 from app.core.lesson import Stop, direct
 from app.core.text import html as esc
 
-FIGURE_HEIGHT = 480  # px of each figure in the handout (a landscape page)
+# The printed page: A4 landscape, one slide a page. Landscape because a slide's figure is made for a 16:9
+# projector (wide heatmaps, three panels side by side): on a portrait page it would be 18 cm wide and its text
+# would shrink by a third. The page's box, 257 × 186 mm, also fits inside US Letter landscape (279 × 216 mm) with
+# margins, so the HTML printed on Letter paper keeps one slide a page too.
+PAGE_MM = (257, 186)  # the content box of every page: width, height (A4 landscape less 20 and 12 mm margins)
+FIGURE_HEIGHT = 480  # px: the nominal height of a figure's box on a page (the page's JavaScript measures the real one)
+MIN_SCALE = 0.7  # a figure taller than its box is drawn at its own height and shrunk, to no less than this
+PLOTLY_CONFIG = {"displayModeBar": False, "displaylogo": False, "responsive": False}  # no toolbar on paper
 PDF_SECONDS = 180
 
 
@@ -88,16 +98,21 @@ def load_models(view: deck.View, source: str = "auto") -> dict:
 
 
 def _figure_html(figure, name: str) -> str:
-    if isinstance(figure, Document):  # bertviz: its own frame, its scripts inline, zoomed out to fit the page
-        html_text, height = figure.html, figure.height
-        if height > FIGURE_HEIGHT:
-            html_text = html_text.replace("<head>", f"<head><style>html {{ zoom: {FIGURE_HEIGHT / height:.3f}; }}</style>", 1)
-            height = FIGURE_HEIGHT
-        return (f'<iframe class="doc" title="{esc(name)}" srcdoc="{_html.escape(html_text, quote=True)}" '
-                f'style="height:{height + 10}px"></iframe>')
-    figure.update_layout(height=FIGURE_HEIGHT, template=pio.templates["simple_white"])
-    return figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"figure-{name}",
-                          config={"displaylogo": False, "responsive": True})
+    """A figure's box on the page: ``data-height`` is the height the figure was made for (its layout's, or
+    plotly's 450 px). The page's script (``FIT``) sizes it once the page is laid out: the box takes what the
+    title, takeaway, notes and QR code leave of the page; a figure that is taller than the box is drawn at its
+    own height and shrunk to fit (no less than ``MIN_SCALE``), so its rows and cell text keep their proportions
+    instead of being squashed. A plotly figure is drawn there (its JSON waits in the box), a standalone
+    document (bertviz) is an iframe with its scripts inline."""
+    if isinstance(figure, Document):
+        return (f'<div class="figure" data-height="{int(figure.height)}"><iframe class="doc" title="{esc(name)}" '
+                f'srcdoc="{_html.escape(figure.html, quote=True)}"></iframe></div>')
+    figure.update_layout(template=pio.templates["simple_white"])
+    height = figure.layout.height or 450
+    figure.update_layout(height=None, width=None, autosize=True)  # the page sizes it
+    data = pio.to_json(figure, validate=False).replace("<", "\\u003c")  # no "</script>" inside: JSON's escape
+    return (f'<div class="figure" data-height="{int(height)}"><div id="figure-{esc(name)}" class="plotly-graph-div">'
+            f'</div><script type="application/json">{data}</script></div>')
 
 
 def section(view: deck.View, models: dict, url: str, cache=direct, number: int = 0) -> Section:
@@ -141,54 +156,121 @@ def inline_markdown(text: str) -> str:
 
 
 STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111; margin: 2rem auto;
-       max-width: 1100px; padding: 0 1.5rem; line-height: 1.45; }
-h1 { font-size: 1.8rem; margin-bottom: 0.2rem; } .meta { color: #555; margin-top: 0; }
-section { page-break-inside: avoid; break-inside: avoid; border-top: 2px solid #ddd; padding-top: 0.8rem; margin-top: 1.4rem; }
-section + section { page-break-before: always; break-before: page; }
-h2 { font-size: 1.35rem; margin: 0 0 0.2rem 0; } .lesson { color: #555; margin: 0 0 0.4rem 0; }
-.note { font-style: italic; color: #333; margin: 0.2rem 0 0.6rem 0; }
-.takeaway { font-size: 1.1rem; margin: 0.6rem 0; } .problem { color: #8a4b00; background: #fff4e0; padding: 0.5rem 0.8rem; }
-.live { display: flex; gap: 1rem; align-items: center; } .live a { word-break: break-all; font-size: 0.9rem; }
-iframe.doc { width: 100%; border: 1px solid #ddd; }
-@page { size: A4 landscape; margin: 12mm; }
+@page { size: A4 landscape; margin: 12mm 20mm; }
+* { box-sizing: border-box; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111; margin: 0;
+       line-height: 1.3; }
+section { width: 257mm; height: 186mm; display: flex; flex-direction: column; overflow: hidden; background: #fff;
+          break-inside: avoid; page-break-inside: avoid; break-after: page; page-break-after: always; }
+section:last-of-type { break-after: auto; page-break-after: auto; }
+.deck { flex: none; border-bottom: 0.4mm solid #ddd; margin-bottom: 2.5mm; }
+.deck h1 { font-size: 17pt; margin: 0; } .deck .meta { color: #555; margin: 0.5mm 0 2mm 0; font-size: 9pt; }
+h2 { flex: none; font-size: 15pt; margin: 0; }
+.lesson { flex: none; color: #555; margin: 0.5mm 0 1.5mm 0; font-size: 9pt; }
+.figure { flex: 1 1 0; min-height: 0; overflow: hidden; }
+.figure > iframe.doc { display: block; border: 0; width: 100%; height: 100%; }
+.live { flex: none; display: flex; gap: 6mm; align-items: flex-end; border-top: 0.4mm solid #ddd; padding-top: 2mm; }
+.live .text { flex: 1 1 auto; min-width: 0; }
+.takeaway { font-size: 12pt; margin: 0 0 1.5mm 0; } .note { font-size: 10pt; color: #333; margin: 0 0 1.5mm 0; }
+.link { font-size: 8pt; color: #444; margin: 0; word-break: break-all; } .link a { color: #0b4f8a; }
+svg.qr { display: block; flex: none; }
+.problem { color: #8a4b00; background: #fff4e0; padding: 0.5rem 0.8rem; }
+@media screen {
+  html { background: #e4e4e4; } body { padding: 16mm 0 4mm 0; }
+  section { margin: 0 auto 28mm auto; outline: 12mm solid #fff; box-shadow: 0 0 0 12.3mm #ccc; }
+}
 """
+
+# Sizes every figure to its box once the page is laid out (on screen and before chromium prints): the box is what
+# the page's text leaves; a taller figure is drawn at its own height and shrunk (CSS scale), never squashed below
+# MIN_SCALE of it; plotly draws from the JSON in the box with the toolbar off.
+FIT = """(function () {
+  var MIN = %s, CONFIG = %s;
+  document.querySelectorAll('.figure[data-height]').forEach(function (box) {
+    var el = box.firstElementChild, W = box.clientWidth, B = box.clientHeight;
+    if (!el || !W || !B) return;
+    if (el.tagName === 'IFRAME') {  // a document draws itself: zoom its drawing to the box, up or down
+      el.style.width = W + 'px'; el.style.height = B + 'px';
+      var zoomed = false, zoom = function () {
+        var d = el.contentDocument;
+        if (zoomed || !d || !d.body) return;
+        var right = 0, bottom = 0, n, r, view = d.defaultView;
+        var walk = d.createTreeWalker(d.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+        while ((n = walk.nextNode())) {  // what is drawn: text, svg shapes, form controls (not the boxes around them)
+          r = null;
+          if (n.nodeType === 3 && n.textContent.trim()) {
+            var range = d.createRange(); range.selectNodeContents(n); r = range.getBoundingClientRect();
+          } else if (n.nodeType === 1 && ((n instanceof view.SVGGraphicsElement && !(n instanceof view.SVGSVGElement))
+                     || /^(CANVAS|IMG|SELECT|INPUT|BUTTON)$/.test(n.tagName))) {
+            r = n.getBoundingClientRect();
+          }
+          if (r && r.width && r.height) { right = Math.max(right, r.right); bottom = Math.max(bottom, r.bottom); }
+        }
+        if (right > 0 && bottom > 0) {
+          zoomed = true;
+          d.documentElement.style.overflow = 'hidden';
+          d.documentElement.style.zoom = Math.max(MIN, Math.min(2.5, (W - 8) / right, (B - 8) / bottom));
+        }
+      };
+      el.addEventListener('load', zoom);
+      if (el.contentDocument && el.contentDocument.readyState === 'complete') zoom();
+      return;
+    }
+    var s = Math.max(MIN, Math.min(1, B / (+box.dataset.height || B)));
+    var w = Math.floor(W / s), h = Math.floor(B / s);
+    el.style.width = w + 'px'; el.style.height = h + 'px';
+    if (s < 1) { el.style.transform = 'scale(' + s + ')'; el.style.transformOrigin = '0 0'; }
+    var json = box.querySelector('script[type="application/json"]');
+    if (json && window.Plotly) {
+      var f = JSON.parse(json.textContent);
+      f.layout.width = w; f.layout.height = h; f.layout.autosize = false;
+      Plotly.newPlot(el, f.data, f.layout, CONFIG);
+    }
+  });
+})();"""
 
 
 def document(sections: list[Section], title: str, plotly_js: str | None = None) -> str:
-    """One standalone HTML file: plotly.js inlined once in the head, then every section. Nothing in it is
+    """One standalone HTML file: plotly.js inlined once in the head, then a page per section (the deck's
+    title on the first), then the script that draws the figures at their page's size. Nothing in it is
     fetched from anywhere (tests/e2e opens it with the network blocked)."""
     if plotly_js is None:
         from plotly.offline import get_plotlyjs
 
         plotly_js = get_plotlyjs()
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>",
-             f"<style>{STYLE}</style><script>{plotly_js}</script></head><body>",
-             f"<h1>{esc(title)}</h1><p class='meta'>{len(sections)} slides · {date.today():%d %B %Y} · "
-             "BERT Variants Explorer. Each link opens the view live, in exactly this state.</p>"]
-    for s in sections:
-        parts.append(f"<section id='slide-{s.number}'><h2>{s.number}. {esc(s.title)}</h2>"
-                     f"<p class='lesson'>{esc(s.lesson)}</p>")
+             f"<style>{STYLE}</style><script>{plotly_js}</script></head><body>"]
+    header = (f"<header class='deck'><h1>{esc(title)}</h1><p class='meta'>{len(sections)} slides · "
+              f"{date.today():%d %B %Y} · BERT Variants Explorer. Each slide's link and QR code open the view live, "
+              "in exactly this state.</p></header>")
+    for i, s in enumerate(sections):
+        parts.append(f"<section id='slide-{s.number}'>{header if i == 0 else ''}"
+                     f"<h2>{s.number}. {esc(s.title)}</h2><p class='lesson'>{esc(s.lesson)}</p>")
+        parts.append(s.figure if s.figure else f"<div class='figure'><p class='problem'>{inline_markdown(s.problem or '')}</p></div>")
+        text = f"<p class='takeaway'><b>Takeaway:</b> {inline_markdown(s.takeaway)}</p>" if s.takeaway else ""
         if s.note:
-            parts.append(f"<p class='note'>{esc(s.note)}</p>")
-        parts.append(s.figure if s.figure else f"<p class='problem'>{inline_markdown(s.problem or '')}</p>")
-        if s.takeaway:
-            parts.append(f"<p class='takeaway'><b>Takeaway:</b> {inline_markdown(s.takeaway)}</p>")
-        parts.append(f"{live_link(s.url)}</section>")
-    parts.append("</body></html>")
+            text += f"<p class='note'><b>Notes:</b> {esc(s.note)}</p>"
+        parts.append(f"{live_link(s.url, text)}</section>")
+    if not sections:
+        parts.append(header)
+    parts.append(f"<script>{FIT % (MIN_SCALE, json.dumps(PLOTLY_CONFIG))}</script></body></html>")
     return "".join(parts)
 
 
-def live_link(url: str) -> str:
-    """The slide's live link with its QR code. Only an http(s) (or relative) link becomes a link: any other
-    scheme is shown as text. A link too long for a QR code is shown without one, with the sentence why."""
+def live_link(url: str, text: str = "") -> str:
+    """The foot of a slide's page: ``text`` (its takeaway and notes, HTML), the live link, and the link's QR
+    code, square at its printed size (``qr.svg_print``: at least 3 cm). Only an http(s) (or relative) link
+    becomes a link: any other scheme is shown as text. A link too long for a QR code is shown without one, with
+    the sentence why."""
     if urlsplit(url).scheme.lower() not in ("", "http", "https"):
-        return f"<div class='live'><p class='problem'>Not a web address, so not linked: {esc(url)}</p></div>"
+        return (f"<div class='live'><div class='text'>{text}<p class='problem'>Not a web address, so not linked: "
+                f"{esc(url)}</p></div></div>")
     try:
-        code = qr.svg(url, 120)
+        code = qr.svg_print(url, "QR code of this slide's live link")
     except qr.TooLong as too_long:
         code = f"<p class='problem'>{esc(str(too_long))}</p>"
-    return f"<div class='live'>{code}<a href='{esc(url)}'>{esc(url)}</a></div>"
+    return (f"<div class='live'><div class='text'>{text}<p class='link'>Open it live: <a href='{esc(url)}'>{esc(url)}</a>"
+            f"</p></div>{code}</div>")
 
 
 def build(views, base: str, title: str = "Lecture handout", cache=direct, progress=None) -> str:

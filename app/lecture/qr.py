@@ -60,6 +60,31 @@ def svg(url: str, pixels: int = 160) -> str:
     return code.svg_inline(scale=max(1, pixels // width), border=BORDER, dark="#000", light="#fff", omitsize=False)
 
 
+# printed codes (the handout): the code itself (its quiet zone aside) at least 2.6 cm a side, and a module of at
+# least 0.45 mm, which a phone scans from a desk; a longer link has more modules, so its code grows (a 300-byte
+# link: 69 modules + the quiet zone, 3.5 cm) up to a size that still leaves the page its figure
+PRINT_SYMBOL_MM, PRINT_MODULE_MM, PRINT_MOST_MM = 26.0, 0.45, 60.0
+
+
+def print_size_mm(url: str) -> float:
+    """The printed side of the code for ``url`` in millimetres, quiet zone included: modules of 0.45 mm or
+    more, the code without its quiet zone at least 2.6 cm; at most 6 cm in all (version 40's 177 modules:
+    0.32 mm each)."""
+    code = make(url)
+    modules = code.symbol_size(scale=1, border=0)[0]
+    module = max(PRINT_MODULE_MM, PRINT_SYMBOL_MM / modules)
+    return round(min(PRINT_MOST_MM, module * (modules + 2 * BORDER)), 1)
+
+
+def svg_print(url: str, title: str = "") -> str:
+    """The code as an inline SVG for print: one unit a module (a viewBox, no pixel size) and its printed
+    size in millimetres as its style, the same width and height, so no layout can stretch it out of square."""
+    side = f"{print_size_mm(url)}mm"
+    svg = make(url).svg_inline(scale=1, border=BORDER, dark="#000", light="#fff", omitsize=True, svgclass="qr",
+                               title=title or None)
+    return svg.replace("<svg ", f'<svg style="width:{side};height:{side};min-width:{side};flex:none" ', 1)
+
+
 def public_address(given: str) -> tuple[str, str | None]:
     """(address, problem) for the address students use as typed or configured: "" and None when none is
     given; an address without a scheme gets http://; anything but an http(s) address with a host is refused
