@@ -35,6 +35,22 @@ def test_a_and_b_are_consecutive_segments_of_one_story_and_c_is_from_another():
     assert lengths == {1, 2, 3}  # 1..max_sentences sentences a segment
 
 
+def test_other_from_keeps_c_off_the_other_storys_opening_and_changes_nothing_else():
+    """Stage 2 of the bert-nsp recipe: a true B never opens a story, so a NotNext C that does would give the answer
+    away without the topic. other_from=1 starts C at the other story's 2nd sentence or later (where it has room);
+    A, B, which story C comes from and its length are the same draws as without it."""
+    stories = _stories()
+    plain = pairs.segment_triples(stories, 300, torch.Generator().manual_seed(3))
+    later = pairs.segment_triples(stories, 300, torch.Generator().manual_seed(3), other_from=1)
+    assert any(min(i for _, i in _where(c)) == 0 for _, _, c in plain)
+    for (a, b, c), (a2, b2, c2) in zip(plain, later):
+        assert (a, b) == (a2, b2) and len(c) == len(c2)
+        (sc,), (sc2,) = {s for s, _ in _where(c)}, {s for s, _ in _where(c2)}
+        assert sc == sc2
+        room = len(stories[sc - 1]) > len(_where(c))
+        assert min(i for _, i in _where(c2)) >= 1 or not room
+
+
 def test_cutting_longest_first_matches_the_lessons_tokenizer_call(bundled):
     """The page encodes its pool with truncation="longest_first" at 64 tokens; training pairs are cut the same way."""
     if not catalogue.get("bert").bundled_available():

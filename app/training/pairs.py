@@ -95,11 +95,17 @@ def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len:
 # ----------------------------------------------------------------------------- short segments, as the lesson draws them
 
 
-def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator, max_sentences: int = 3):
+def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator, max_sentences: int = 3,
+                    other_from: int = 0):
     """``n`` draws of (A, B, C) as token-id lists, the way the NSP vs SOP lesson draws its pool
     (app/lessons/sentence_order.py, ``generate_pairs``): A and B two consecutive segments of one story, each of
     k sentences (k uniform in 1..``max_sentences``, at most half the story), and C a segment of k sentences at a
-    random place in a *different* story. ``stories``: per story, its sentences' ids (stories of ≥ 2 sentences)."""
+    random place in a *different* story. ``stories``: per story, its sentences' ids (stories of ≥ 2 sentences).
+
+    ``other_from``: C starts at that sentence or later where the other story is long enough (1: C is never the
+    other story's opening — a true B never is one, so an opening line would tell NotNext from IsNext without
+    the topic, and would read "swapped" whenever A, an opening, comes second). The draws are the same numbers
+    whatever ``other_from``; 0 gives the lesson's own draw."""
     usable = [s for s in stories if len(s) >= 2]
     if len(usable) < 2:
         raise ValueError("segment pairs need at least two stories of two or more sentences")
@@ -112,7 +118,8 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
         o = (s + 1 + int(torch.randint(len(usable) - 1, (1,), generator=gen))) % len(usable)  # any story but s
         other = usable[o]
         ko = min(k, len(other))
-        jo = int(torch.randint(len(other) - ko + 1, (1,), generator=gen))
+        start = min(other_from, len(other) - ko)
+        jo = start + int(torch.randint(len(other) - ko - start + 1, (1,), generator=gen))
         flat = lambda sents: [t for x in sents for t in x]  # noqa: E731
         out.append((flat(story[j:j + k]), flat(story[j + k:j + 2 * k]), flat(other[jo:jo + ko])))
     return out
