@@ -21,10 +21,21 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
+#: the launcher (``python -m app.serve``) starts Streamlit's server: it is the command line, not library code
+LAUNCHER = ROOT / "app" / "serve.py"
+
+
 def test_app_never_imports_streamlit_except_ui():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
-                 if p.parent != ROOT / "app" / "ui" and "streamlit" in imported_modules(p)]
+                 if p.parent != ROOT / "app" / "ui" and p != LAUNCHER and "streamlit" in imported_modules(p)]
     assert offenders == []
+
+
+def test_the_launcher_only_launches():
+    """app/serve.py starts the server and the early imports, nothing else: no page, figure or model code."""
+    tree = ast.parse(LAUNCHER.read_text(encoding="utf-8"))
+    assert {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} <= {"server_up", "_preload", "main"}
+    assert imported_modules(LAUNCHER) <= {"__future__", "sys", "threading", "pathlib", "time", "app", "streamlit"}
 
 
 def test_entry_file_only_routes():
@@ -152,7 +163,8 @@ def test_every_lesson_url_is_its_file_name():
 
 HEAVY = {"torch", "transformers", "plotly", "pandas", "numpy"}
 LIGHT = {"app/ui/__init__.py", "app/core/preload.py", "app/core/state.py", "app/lessons/__init__.py", "app/core/__init__.py", "app/lecture/__init__.py", "app/lecture/examples.py", "app/__init__.py",
-         "app/lecture/deck.py",
+         "app/lecture/deck.py", "app/core/startup.py", "app/core/visitors.py",
+         "app/serve.py",  # the launcher: it runs the preload itself, in a thread, once the server is up
          "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py"}
 
 

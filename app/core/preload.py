@@ -25,6 +25,9 @@ from __future__ import annotations
 import gc
 import importlib
 import threading
+from typing import Callable
+
+from app.core import startup
 
 #: Every class the app takes from transformers by name (tests/test_layering.py keeps this list whole).
 TRANSFORMERS_NAMES = (
@@ -44,26 +47,59 @@ MODULES = ("numpy", "pandas", "plotly.graph_objects", "plotly.subplots", "torch"
 
 _lock = threading.Lock()
 _done = False
+_waiting = 0  # threads blocked in load() while another thread holds the lock
 
 
-def load() -> None:
+def load(pause: Callable[[], object] | None = None) -> None:
     """Import numpy, pandas, plotly, torch and transformers (and resolve the lazy classes the app uses),
-    then freeze what they allocated. Thread-safe and idempotent: later calls return at once."""
-    global _done
+    then freeze what they allocated. Thread-safe and idempotent: later calls return at once.
+
+    ``pause()``, when given, is called between two imports: background callers (``app.serve`` begins the
+    imports as the process starts) step aside there for visitors' pages that do not need them. It should
+    return at once while :func:`waited_for` — a page is blocked here, waiting for these very imports."""
+    global _done, _waiting
     if _done:
         return
-    with _lock:
+    with _count:
+        _waiting += 1
+    try:
+        _lock.acquire()
+    finally:
+        with _count:
+            _waiting -= 1
+    try:
         if _done:
             return
-        mods = {name: importlib.import_module(name) for name in MODULES}
+        startup.mark("preload start")
+        step = pause or (lambda: None)
+        mods = {}
+        for name in MODULES:
+            step()
+            mods[name] = importlib.import_module(name)
         from app.models.catalogue import CATALOGUE
 
         for name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):
+            step()
             getattr(mods["transformers"], name)  # resolves the lazy attribute: imports the model's module now
         for name in PLOTLY_NAMES:
             getattr(mods["plotly.graph_objects"], name)
         freeze_long_lived()
         _done = True
+        startup.mark("preload end")
+    finally:
+        _lock.release()
+
+
+_count = threading.Lock()
+
+
+def waited_for() -> bool:
+    """Whether a thread is blocked in :func:`load`, waiting for the imports another thread is doing."""
+    return _waiting > 0
+
+
+def done() -> bool:
+    return _done
 
 
 def freeze_long_lived() -> None:

@@ -18,7 +18,7 @@ mutated by callers.
 
 from __future__ import annotations
 
-from app.core import preload
+from app.core import preload, startup
 
 import os
 import threading
@@ -186,7 +186,8 @@ def load(key: str, source: str = "bundled", device: str = "cpu", dtype: str = "f
         preload.load()
         cached = _try_cache(variant) if source in ("auto", "hub") else None
         if cached is not None or source != "hub":
-            return _finish(variant, cached, "hub cache", [], device, dtype, started)
+            with startup.span("load", key=key):
+                return _finish(variant, cached, "hub cache", [], device, dtype, started)
     snapshot, why = _download(variant, progress)
     with _LOAD_LOCK:
         got = None

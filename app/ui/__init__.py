@@ -5,7 +5,8 @@ This front module holds the router's steps, a page's widgets bound to its spec, 
 
     url       the URL state: a page's parameters read from the link and written back, key_of, view_query
     cache     the one cache of every lesson's expensive steps
-    loading   the sidebar's settings resolved, models loaded and shared, the warm start, forward timing
+    loading   the sidebar's settings resolved, models loaded and shared, forward timing
+    warm      the server's warm start: imports, models, every lesson's default view, a deck's next slide
     stage     presenter mode: the stage, figures, intro and takeaway
     lecture   lecture mode: the deck bar, following a deck link, QR codes, the handout
 
@@ -26,17 +27,18 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from app.core import lesson, text
+from app.core import lesson, startup, text, visitors
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import lecture, loading, stage, url
+from app.ui import lecture, loading, stage, url, warm
 from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
 # What pages call from the modules under the front, as ui.<name>:
 from app.ui.lecture import (build_handout, deck_bar, deck_views, follow_deck, go_to_slide, own_deck,  # noqa: F401
                             present_link, public_base, set_deck, students_cannot_reach)
-from app.ui.loading import settings, try_model, warm_progress, warm_start  # noqa: F401
+from app.ui.loading import settings, try_model  # noqa: F401
+from app.ui.warm import warm_progress, warm_start  # noqa: F401
 from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway, user_caption  # noqa: F401
 
 IN_ROUTER = "_in_router"  # session state: this run goes through the router (start_page, not yet finish_page)
@@ -65,6 +67,7 @@ def routed_by_navigation() -> None:
 def start_page(slug: str, is_lesson: bool) -> None:
     """The router's step before the page: scope its widget keys, forget the models and the stage the previous
     run used (the badge lists this page's), and for a lesson do the heavy imports once."""
+    startup.mark("page start", page=slug)
     url.set_page(slug)
     loading.forget_loaded()
     stage.clear()
@@ -82,6 +85,15 @@ def finish_page(badge_slot, stopped: bool = False) -> None:
         share_link()
     st.session_state[IN_ROUTER] = False
     badge(badge_slot)
+    startup.mark("page end", page=url.page())
+
+
+def after_page() -> None:
+    """The router's last step, however the page ended (a rerun or an error included): the page no longer
+    holds the warm start back, and the warm start begins if this was the server's first page
+    (``app.ui.warm``: after it, so the first visitor's page is drawn before the warm start takes a core)."""
+    visitors.page_finished()
+    warm.warm_start()
 
 
 def _reroute_if_unrouted() -> None:
@@ -180,7 +192,7 @@ def run(fn, models: dict, inputs):
     ``lesson.Stop``, its note is shown with the link to this view and the page stops there. When the GPU
     runs out of memory in it, it runs again on the page's models reloaded on the CPU, with one notice."""
     try:
-        with loading.timed_forward():
+        with loading.timed_forward(), startup.span("lesson run", page=url.page()):
             result, moved, why = devices.fallback_to_cpu(lambda ms: fn(ms, inputs, cache), models,
                                                          loading.reload_on_cpu)
     except lesson.Stop as early:

@@ -16,7 +16,7 @@ from app.core import state, text
 from app.lecture import deck
 from app.lessons import LESSONS, TOOLS
 from app.models import catalogue
-from app.ui import url
+from app.ui import loading, url, warm
 from app.ui.cache import cache
 from app.ui.loading import try_model
 from app.ui.url import DECK_SPEC, GLOBAL_SPEC
@@ -163,6 +163,8 @@ def deck_bar() -> None:
                   on_click=_ask, args=("goto", forward))
     if show_qr:
         _qr_dialog(qr_link(None, None if here else view))
+    if here and n < len(views):  # the next slide, computed in the background while this one is shown
+        warm.precompute(views[n], loading.settings())
 
 
 DECK_CSS = """<style>

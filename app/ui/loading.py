@@ -1,12 +1,10 @@
 """Models for the pages: the sidebar's settings resolved (the one place the app turns a device choice into a
 device), the catalogue's variants loaded through ``app.models.loading.load_set`` and shared by every session (a
-fallback after a failed hub only until it goes stale), the server's warm start, and the time a lesson's
-computation took (for the badge)."""
+fallback after a failed hub only until it goes stale), and the time a lesson's computation took (for the
+badge). The server's warm start, which loads them ahead of the visitors, is ``app.ui.warm``."""
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from contextlib import contextmanager
 
@@ -143,46 +141,3 @@ def timed_forward():
 def last_forward_ms() -> float | None:
     return st.session_state.get(LAST_FORWARD)
 
-
-def _warm_start_on() -> bool:
-    """``BVE_WARM_START=0`` turns the warm start off (the unit tests do, to load only what they use)."""
-    return os.environ.get("BVE_WARM_START", "1") != "0"
-
-
-def warm_start() -> None:
-    """Load every catalogue model once per server in a background thread, so no lesson waits on stage, as a
-    visitor who changed nothing gets them (:func:`default_settings`: Auto is a cached real checkpoint, else the
-    bundled stand-in; on the GPU when there is one). Cheap on every rerun after the first: the thread and its
-    progress are one cached resource."""
-    if _warm_start_on():
-        _warm()
-
-
-def warm_progress() -> dict | None:
-    """{"done": [...], "total": n, "seconds": float | None} of the server's warm start, if it runs."""
-    return _warm() if _warm_start_on() else None
-
-
-@st.cache_resource(show_spinner=False)
-def _warm() -> dict:
-    """The server's warm start: its thread, started on the first call, and its progress (shared by every session)."""
-    keys = list(catalogue.CATALOGUE)
-    progress = {"done": [], "total": len(keys), "seconds": None}
-
-    def work():
-        from app.core import preload
-
-        t = time.perf_counter()
-        preload.load()
-        source, device, dtype = default_settings()
-        for key in keys:
-            try:
-                _load(key, source, device, dtype)
-            except Exception:  # a broken checkpoint shows its message on the page that needs it
-                pass
-            progress["done"].append(key)
-        preload.freeze_long_lived()  # the models live as long as the server: keep them out of every rerun's GC
-        progress["seconds"] = time.perf_counter() - t
-
-    threading.Thread(target=work, name="bve-warm-start", daemon=True).start()
-    return progress

@@ -30,10 +30,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(env: dict | None = None, timeout: float = 120):
-    """Start ``streamlit run streamlit_app.py`` on 127.0.0.1; yield (base url, seconds until healthy)."""
+def streamlit_server(env: dict | None = None, timeout: float = 120, launcher: bool = True):
+    """Start the app as the README does (``python -m app.serve``: ``streamlit run streamlit_app.py`` with the
+    heavy imports begun once the server is up; ``launcher=False``: plain ``streamlit run streamlit_app.py``, as
+    Hugging Face Spaces runs it) on 127.0.0.1; yield (base url, seconds until healthy)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless=true",
+    cmd = [sys.executable, "-m", *(("app.serve",) if launcher else ("streamlit", "run", "streamlit_app.py")),
+           "--server.headless=true",
            f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
            "--server.fileWatcherType=none"]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1", **(env or {})}

@@ -1,0 +1,172 @@
+"""The server's warm start: one background thread per server that does, ahead of the visitors, what they would
+otherwise wait for — and that yields to them while they are served.
+
+In order: the heavy imports (``app.core.preload``), every catalogue model as a visitor who changed nothing gets
+them (``loading.default_settings``; the *warm start* proper, whose end ``warm_progress()["seconds"]`` marks, so
+timings taken before it are taken again), then every lesson's default view computed into the pages' own cache
+(``app.ui.cache``: the same steps, arguments and model identities a page uses), so a lesson opened at its
+defaults finds its expensive steps done. Lecture mode puts the deck's next slide on the same queue while a
+slide is shown (:func:`precompute`), so → finds it computed.
+
+Yielding: the router starts the thread at the *end* of the first page run (``streamlit_app.py``), so the first
+page a visitor opens is not slowed by it; between two steps the thread waits while any visitor's page is
+running (``app.core.visitors``, told by the router), at most ``visitors.YIELD_MAX_S`` a step, so a run
+that never reports its end cannot stop it. A visitor who asks for what the thread is computing
+waits for that one value only (Streamlit computes a cached value once, under a per-value lock), never for
+the queue behind it.
+
+``BVE_WARM_START=0`` turns it off (the unit tests do, to load only what they use).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+import threading
+import time
+
+import streamlit as st
+
+from app.core import startup
+from app.core.visitors import yield_to_visitors
+from app.models import catalogue
+
+QUEUE_LIMIT = 64  # views waiting to be computed (a deck's next slides), beyond which new ones are dropped
+
+
+def on() -> bool:
+    return os.environ.get("BVE_WARM_START", "1") != "0"
+
+
+# ----------------------------------------------------------------------------- the thread
+
+
+class Warm:
+    """The warm start's state, shared by every session: its progress, and the views waiting to be computed —
+    a deck's next slides first, then every lesson's defaults."""
+
+    def __init__(self) -> None:
+        self.total = len(catalogue.CATALOGUE)
+        self.done: list[str] = []  # models loaded (or failed: the page that needs one says why)
+        self.seconds: float | None = None  # imports and models, once done
+        self.precomputed: list[str] = []  # the links of the views computed, in order
+        self.failed: list[str] = []  # views whose computation raised (the page says why when opened)
+        self.urgent: deque = deque()  # (view, settings): a deck's next slide
+        self.background: deque = deque()  # (view, settings): every lesson's defaults
+        self.seen: set = set()
+        self.ready = threading.Condition()
+
+    def progress(self) -> dict:
+        """{"done": [...], "total": n, "seconds": float | None, "precomputed": n} (``measure.warm_done`` reads
+        "seconds")."""
+        return {"done": list(self.done), "total": self.total, "seconds": self.seconds,
+                "precomputed": len(self.precomputed)}
+
+    def put(self, view, settings_: tuple[str, str, str], urgent: bool = False) -> bool:
+        """Queue ``view`` under ``settings_`` once; False if it was queued before or the queue is full."""
+        key = (view.page, view.query, settings_)
+        with self.ready:
+            if key in self.seen or len(self.urgent) + len(self.background) >= QUEUE_LIMIT:
+                return False
+            self.seen.add(key)
+            (self.urgent if urgent else self.background).append((view, settings_))
+            self.ready.notify()
+        return True
+
+    def take(self) -> tuple:
+        """The next (view, settings) to compute, urgent first; waits for one."""
+        with self.ready:
+            while not (self.urgent or self.background):
+                self.ready.wait()
+            return (self.urgent or self.background).popleft()
+
+    def idle(self) -> bool:
+        with self.ready:
+            return not (self.urgent or self.background)
+
+
+def default_views() -> list:
+    """Every lesson's view at its defaults, in teaching order."""
+    from app.lecture import deck
+    from app.lessons import LESSONS
+
+    return [deck.view(lesson.slug) for lesson in LESSONS]
+
+
+def compute_view(view, settings_: tuple[str, str, str]) -> None:
+    """Run ``view``'s lesson as its page would, on the shared models under ``settings_``, through the pages'
+    cache: what the page then finds computed. Raises what the lesson raises (a Stop included)."""
+    from app.lecture import handout
+    from app.ui import loading
+    from app.ui.cache import cache
+
+    lib = handout.library(view)
+    models = {}
+    for key in handout.models_for(view):
+        try:
+            models[key] = loading.shared_model(key, *settings_)
+        except Exception:  # a model that cannot be loaded: the page says so when opened
+            pass
+    lib.run(models, lib.Inputs.from_values(handout.values_of(view)), cache)
+
+
+def _work(w: Warm) -> None:
+    from app.core import lesson, preload
+    from app.ui import loading
+
+    t = time.perf_counter()
+    startup.mark("warm start begin")
+    preload.load()
+    settings_ = loading.default_settings()
+    for key in list(catalogue.CATALOGUE):
+        yield_to_visitors()
+        try:
+            loading.shared_model(key, *settings_)
+        except Exception:  # a broken checkpoint shows its message on the page that needs it
+            pass
+        w.done.append(key)
+    preload.freeze_long_lived()  # the models live as long as the server: keep them out of every rerun's GC
+    w.seconds = time.perf_counter() - t
+    startup.mark("warm start end")
+    for view in default_views():
+        w.put(view, settings_)
+    while True:
+        view, got = w.take()
+        yield_to_visitors()
+        name = view.link()
+        try:
+            with startup.span("precompute", page=name):
+                compute_view(view, got)
+            w.precomputed.append(name)
+        except lesson.Stop:
+            w.precomputed.append(name)
+        except Exception:  # the page shows the lesson's own message when it is opened
+            w.failed.append(name)
+        if w.idle():
+            startup.mark("precompute idle")
+            preload.freeze_long_lived()
+
+
+@st.cache_resource(show_spinner=False)
+def _warm() -> Warm:
+    """The one warm start of this server: its thread, started on the first call."""
+    w = Warm()
+    threading.Thread(target=_work, args=(w,), name="bve-warm-start", daemon=True).start()
+    return w
+
+
+def warm_start() -> None:
+    """Start the server's warm start (once; cheap on every later call)."""
+    if on():
+        _warm()
+
+
+def warm_progress() -> dict | None:
+    """The warm start's progress ({"done", "total", "seconds", "precomputed"}), or None when it is off."""
+    return _warm().progress() if on() else None
+
+
+def precompute(view, settings_: tuple[str, str, str]) -> bool:
+    """Compute ``view`` in the background under ``settings_`` (a deck's next slide), once; False when the warm
+    start is off, or the view was already queued."""
+    return on() and _warm().put(view, settings_, urgent=True)

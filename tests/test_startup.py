@@ -1,0 +1,119 @@
+"""The start-up path's pieces that need no server: the timestamp log the benchmark's breakdown reads, the
+bookkeeping that lets background work step aside for visitors, the heavy imports' pause points, and the warm
+start's queue (a deck's next slide before the lessons' defaults, each view once)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from app.core import startup, visitors
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_marks_are_written_only_when_a_log_is_asked_for(tmp_path, monkeypatch):
+    log = tmp_path / "startup.log"
+    monkeypatch.delenv("BVE_STARTUP_LOG", raising=False)
+    startup.mark("nothing")
+    assert not log.exists()
+    monkeypatch.setenv("BVE_STARTUP_LOG", str(log))
+    before = time.time()
+    with startup.span("load", key="bert"):
+        pass
+    startup.mark("page end", page="home")
+    events = startup.read(str(log))
+    assert [e["what"] for e in events] == ["load start", "load end", "page end"]
+    assert events[0]["key"] == "bert" and events[2]["page"] == "home"
+    assert all(before <= e["t"] <= time.time() and e["thread"] == threading.current_thread().name for e in events)
+
+
+def test_a_torn_last_line_is_left_out(tmp_path):
+    log = tmp_path / "startup.log"
+    log.write_text(json.dumps({"t": 1.0, "what": "router start", "thread": "x"}) + '\n{"t": 2.0, "wha')
+    assert [e["what"] for e in startup.read(str(log))] == ["router start"]
+    assert startup.read(str(tmp_path / "absent.log")) == []
+
+
+def test_background_work_waits_while_a_page_runs_and_goes_on_when_it_ends():
+    done = threading.Event()
+
+    def page():
+        visitors.page_started()
+        done.wait(5)
+        time.sleep(0.3)
+        visitors.page_finished()
+
+    t = threading.Thread(target=page)
+    t.start()
+    while not visitors.running():
+        time.sleep(0.01)
+    done.set()
+    waited = visitors.yield_to_visitors(max_wait=5)
+    t.join()
+    assert 0.2 < waited < 2 and visitors.running() == 0
+
+
+def test_it_does_not_wait_when_a_page_waits_for_it_nor_past_its_bound():
+    visitors.page_started()  # this thread's page "runs" and never reports its end
+    try:
+        assert visitors.yield_to_visitors(max_wait=5, unless=lambda: True) < 0.1  # a page waits on this work
+        assert 0.2 <= visitors.yield_to_visitors(max_wait=0.25) < 1  # at most max_wait
+    finally:
+        visitors.page_finished()
+
+
+def test_a_run_that_never_reports_its_end_stops_counting(monkeypatch):
+    monkeypatch.setattr(visitors, "STALE_RUN_S", 0.05)
+    visitors.page_started()
+    time.sleep(0.1)
+    assert visitors.running() == 0
+
+
+def test_the_heavy_imports_pause_between_steps_and_say_when_a_page_waits_for_them():
+    """In a fresh interpreter (this one has imported them): ``pause`` runs before each module and each class,
+    and a second thread calling load() meanwhile is seen waiting (``waited_for``), then finds them done."""
+    code = """
+import threading, time
+from app.core import preload
+calls, seen = [], []
+def pause():
+    calls.append(1)
+    if len(calls) == 3:
+        t = threading.Thread(target=preload.load); t.start()
+        for _ in range(200):
+            if preload.waited_for(): break
+            time.sleep(0.01)
+        seen.append(preload.waited_for())
+preload.load(pause=pause)
+import sys
+print(len(calls), seen, preload.done(), "torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    n, seen, done, torch = out.stdout.split(maxsplit=3)
+    from app.core import preload
+
+    assert int(n) >= len(preload.MODULES) + len(preload.TRANSFORMERS_NAMES)
+    assert seen == "[True]" and done == "True" and torch.strip() == "True"
+
+
+def test_the_warm_queue_takes_a_decks_next_slide_first_and_each_view_once():
+    from app.lecture import deck
+    from app.ui.warm import QUEUE_LIMIT, Warm
+
+    w = Warm()
+    cpu = ("bundled", "cpu", "float32")
+    assert w.put(deck.view("masking"), cpu) and w.put(deck.view("xlnet"), cpu)
+    assert not w.put(deck.view("masking"), cpu)  # already queued
+    assert w.put(deck.view("masking"), ("bundled", "cuda", "float16"))  # other settings: another view
+    assert w.put(deck.view("electra", {"seed": "3"}), cpu, urgent=True)
+    assert [w.take()[0].page for _ in range(4)] == ["electra", "masking", "xlnet", "masking"]
+    assert w.idle()
+    for i in range(QUEUE_LIMIT):
+        assert w.put(deck.view("masking", {"seed": str(i)}), cpu)
+    assert not w.put(deck.view("masking", {"seed": "full"}), cpu)  # bounded: a flood of views is dropped
