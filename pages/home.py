@@ -1,6 +1,5 @@
 """Home: what the app is, the map of lessons, and which models are available where."""
 
-import pandas as pd
 import streamlit as st
 
 from app import ui
@@ -8,6 +7,7 @@ from app.lecture.examples import EXAMPLES
 from app.lessons import LESSONS
 from app.models import catalogue
 from app.models.device import cuda_available
+from app.core import text
 from app.core.state import Spec
 
 st.title("BERT Variants Explorer")
@@ -46,17 +46,15 @@ for i, (page, examples) in enumerate(p for p in by_page.items() if p[0] in title
 
 st.header("Models")
 source, device, dtype = ui.settings()
+columns = ("variant", "what it changed", "tokenizer", "bundled stand-in", "real checkpoint")
 rows = []
 for v in catalogue.CATALOGUE.values():
     params = catalogue.bundled_parameter_count(v)
-    rows.append({
-        "variant": v.label,
-        "what it changed": v.idea,
-        "tokenizer": v.tokenizer_kind,
-        "bundled stand-in": (f"{params / 1e6:.2f} M parameters" if v.bundled_available() and params else "not built"),
-        "real checkpoint": v.hub_id,
-    })
-st.table(pd.DataFrame(rows).set_index("variant"))
+    rows.append((v.label, v.idea, v.tokenizer_kind,
+                 f"{params / 1e6:.2f} M parameters" if v.bundled_available() and params else "not built", v.hub_id))
+# a markdown table, not st.table: that would import pandas (~0.3 s) on the page a server shows first (issue 30)
+st.markdown("\n".join([f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)]
+                       + [f"| {' | '.join(text.plain(cell) for cell in row)} |" for row in rows]))
 where = {"bundled": "the bundled stand-ins (offline)",
          "auto": "the real checkpoints already in this machine's Hugging Face cache, else the bundled stand-ins (offline)",
          "hub": "the Hugging Face hub when it answers, else the bundled stand-ins"}[source]

@@ -21,3 +21,26 @@ def test_a_partial_run_replaces_its_rows_keeps_the_others_and_only_a_larger_peak
     heavier = [(PEAK, "5000 MiB", "ru_maxrss of `heavy`")]
     assert benchmark.merge(old, heavier, ["pages-base"])[2] == heavier[0]
     assert benchmark.merge([r for r in old if r[0] != PEAK], lighter, ["pages"])[-1] == lighter[1]  # no peak before
+
+
+def test_the_start_up_breakdown_reads_the_servers_marks_and_the_browsers_times():
+    t0 = 1000.0
+    ev = lambda t, what, thread="ScriptRunner.scriptThread", **k: {"t": t0 + t, "what": what, "thread": thread, **k}  # noqa: E731
+    events = [ev(0.1, "process start", "MainThread"), ev(1.0, "preload start", "bve-preload"),
+              ev(1.6, "router start"), ev(2.0, "page start", page="home"), ev(2.4, "page end", page="home"),
+              ev(3.2, "router start"), ev(3.3, "page start", page="masking"), ev(4.5, "preload end", "bve-preload"),
+              ev(4.6, "load start", key="bert"), ev(4.7, "load end", key="bert"),
+              ev(4.8, "load start", "bve-warm-start", key="albert"), ev(4.9, "load end", "bve-warm-start", key="albert"),
+              ev(4.9, "lesson run start", page="masking"), ev(5.3, "lesson run end", page="masking"),
+              ev(5.6, "page end", page="masking")]
+    steps = benchmark.breakdown(events, t0, healthy_s=0.9, home_s=2.7, first="masking", lesson_nav_s=2.7, lesson_s=5.9)
+    want = {"interpreter, imports, server up": 0.9, "browser loads the frontend, opens a session": 0.7,
+            "first script run: the router's imports": 0.4, "home page run": 0.4, "home page drawn in the browser": 0.3,
+            "heavy imports (preload), in the background": 3.5, "heavy imports done, after server start": 4.5,
+            "first lesson: browser to its script run": 0.6, "first lesson: waiting for the heavy imports": 1.2,
+            "first lesson: its model loads": 0.1,  # the page's own loads, not the warm start's
+            "first lesson: the lesson's computation (forward passes)": 0.4,
+            "first lesson: figures and the rest of the page": 0.3, "first lesson: drawn in the browser": 0.3}
+    assert steps.keys() == want.keys()
+    assert all(abs(steps[k] - v) < 1e-9 for k, v in want.items()), steps
+    assert benchmark.breakdown([], t0, 0.9, 2.7, "masking", 2.7, 5.9) == {"interpreter, imports, server up": 0.9}

@@ -18,6 +18,7 @@ it serves the lessons and has no library.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -60,10 +61,28 @@ class Tool:
     line: str
 
 
+_FIRST_DEFINITION = re.compile(r"^(def|class|async def|@)", re.M)
+
+
 def _literals(path: Path) -> dict:
-    """The module-level ``NAME = <literal>`` assignments of a source file, by name."""
+    """The module-level ``NAME = <literal>`` assignments of a source file, by name: those before its first
+    function or class (where a lesson states them; parsing only that part keeps the router's first run short),
+    or, when the fields are not all there, the whole file's."""
+    source = path.read_text(encoding="utf-8")
+    cut = _FIRST_DEFINITION.search(source)
+    if cut:
+        try:
+            head = _assignments(ast.parse(source[:cut.start()]))
+        except SyntaxError:  # a definition cut mid-statement: read the whole file
+            head = {}
+        if all(f in head for f in FIELDS):
+            return head
+    return _assignments(ast.parse(source))
+
+
+def _assignments(tree: ast.Module) -> dict:
     found = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
                 found[node.targets[0].id] = ast.literal_eval(node.value)
@@ -73,8 +92,8 @@ def _literals(path: Path) -> dict:
 
 
 def _defines(path: Path, name: str) -> bool:
-    return path.exists() and any(isinstance(n, ast.FunctionDef) and n.name == name
-                                 for n in ast.parse(path.read_text(encoding="utf-8")).body)
+    """Whether a source file defines the function ``name`` at module level (a ``def`` at the line's start)."""
+    return path.exists() and re.search(rf"^def {re.escape(name)}\(", path.read_text(encoding="utf-8"), re.M) is not None
 
 
 @lru_cache(maxsize=1)
