@@ -21,6 +21,7 @@ the queue behind it.
 from __future__ import annotations
 
 import os
+import sys
 from collections import deque
 import threading
 import time
@@ -31,6 +32,11 @@ from app.core import startup
 from app.core.visitors import yield_to_visitors
 from app.models import catalogue
 
+#: While the thread computes, the interpreter hands the GIL over every 1 ms instead of every 5: the server's event
+#: loop, which gives up the GIL at every socket call, otherwise waits 5 ms to get it back each time behind a
+#: thread that computes (the "convoy effect"), and a click took seconds to reach its page's script.
+BUSY_SWITCH_S = 0.001
+IDLE_SWITCH_S = sys.getswitchinterval()
 QUEUE_LIMIT = 64  # views waiting to be computed (a deck's next slides), beyond which new ones are dropped
 
 
@@ -70,6 +76,7 @@ class Warm:
                 return False
             self.seen.add(key)
             (self.urgent if urgent else self.background).append((view, settings_))
+            sys.setswitchinterval(BUSY_SWITCH_S)
             self.ready.notify()
         return True
 
@@ -95,7 +102,8 @@ def default_views() -> list:
 
 def compute_view(view, settings_: tuple[str, str, str]) -> None:
     """Run ``view``'s lesson as its page would, on the shared models under ``settings_``, through the pages'
-    cache: what the page then finds computed. Raises what the lesson raises (a Stop included)."""
+    cache: what the page then finds computed. Before each expensive step it steps aside for visitors' pages.
+    Raises what the lesson raises (a Stop included)."""
     from app.lecture import handout
     from app.ui import loading
     from app.ui.cache import cache
@@ -107,7 +115,11 @@ def compute_view(view, settings_: tuple[str, str, str]) -> None:
             models[key] = loading.shared_model(key, *settings_)
         except Exception:  # a model that cannot be loaded: the page says so when opened
             pass
-    lib.run(models, lib.Inputs.from_values(handout.values_of(view)), cache)
+    def stepping_aside(step, *args):  # before each of the lesson's expensive steps, a visitor's page goes first
+        yield_to_visitors()
+        return cache(step, *args)
+
+    lib.run(models, lib.Inputs.from_values(handout.values_of(view)), stepping_aside)
 
 
 def _work(w: Warm) -> None:
@@ -116,6 +128,7 @@ def _work(w: Warm) -> None:
 
     t = time.perf_counter()
     startup.mark("warm start begin")
+    sys.setswitchinterval(BUSY_SWITCH_S)
     preload.load()
     settings_ = loading.default_settings()
     for key in list(catalogue.CATALOGUE):
@@ -145,6 +158,7 @@ def _work(w: Warm) -> None:
         if w.idle():
             startup.mark("precompute idle")
             preload.freeze_long_lived()
+            sys.setswitchinterval(IDLE_SWITCH_S)
 
 
 @st.cache_resource(show_spinner=False)
