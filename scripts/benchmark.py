@@ -195,6 +195,62 @@ def browser_start() -> list[tuple]:
     return rows
 
 
+DECK_DWELL_S = 5.0  # a lecturer's shortest time on a slide, in the cold pass
+
+
+def _slide_shown(page, n: int, total: int, figure: bool, timeout_ms: int = 120_000) -> None:
+    """Wait until slide ``n`` is on the screen: the link says so, the deck bar shows "n / total", the script has
+    stopped, and (``figure``) a figure stands on the stage."""
+    page.wait_for_function(
+        """([n, total, figure]) => {
+             const app = document.querySelector('[data-testid="stApp"]');
+             const bar = document.querySelector('.st-key-bve-deck-bar');
+             return new URLSearchParams(location.search).get('slide') === String(n)
+                    && app && app.getAttribute('data-test-script-state') === 'notRunning'
+                    && bar && bar.innerText.includes(`${n} / ${total}`)
+                    && (!figure || document.querySelector('.st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe'));
+           }""", arg=[n, total, figure], timeout=timeout_ms, polling=50)
+
+
+def deck_changes() -> list[tuple]:
+    """The default deck presented at 1280×720 in chromium, → from each slide to the next: cold (a fresh server,
+    the first time through, ``DECK_DWELL_S`` on each slide while the next one is computed in the background) and
+    warm (the second time through, no pause)."""
+    from app.lecture import deck
+    from tests.e2e.browser import browser, streamlit_server
+
+    _settle()
+    note = _load_note()
+    views = deck.default_deck()
+    total = len(views)
+    figure = {lesson.slug: lesson.has_key_figure for lesson in __import__("app.lessons", fromlist=["LESSONS"]).LESSONS}
+    cold, warm = [], []
+    with streamlit_server() as (base, _), browser((1280, 720)) as (context, watcher):
+        page = watcher.watch(context.new_page())
+        page.goto(views[0].link(base, presenter="1", slide="1"))
+        _slide_shown(page, 1, total, figure.get(views[0].page, False))
+        for times, dwell in ((cold, DECK_DWELL_S), (warm, 0.0)):
+            for n in range(2, total + 1):
+                page.wait_for_timeout(dwell * 1000)
+                t = time.perf_counter()
+                page.keyboard.press("ArrowRight")
+                _slide_shown(page, n, total, figure.get(views[n - 1].page, False))
+                times.append(time.perf_counter() - t)
+            for n in range(total - 1, 0, -1):  # back to the first slide (not timed)
+                page.keyboard.press("ArrowLeft")
+                _slide_shown(page, n, total, figure.get(views[n - 1].page, False))
+        errors = len(watcher.console_errors) + len(watcher.page_errors)
+    row = lambda xs: f"p50 {fmt_ms(1000 * pct(xs, 0.5))} · p95 {fmt_ms(1000 * pct(xs, 0.95))} · max {fmt_ms(1000 * max(xs))}"  # noqa: E731
+    met = lambda xs: "met" if pct(xs, 0.95) <= 1.0 else "NOT MET"  # noqa: E731
+    return [
+        (f"Lecture: slide change → next slide shown, cold ({total} slides)", row(cold),
+         f"a fresh server, first time through, {DECK_DWELL_S:g} s on each slide; goal p95 ≤ 1 s: {met(cold)}; "
+         f"slowest: slide {cold.index(max(cold)) + 2}; {note}"),
+        (f"Lecture: slide change → next slide shown, warm ({total} slides)", row(warm),
+         f"the second time through, no pause; goal p95 ≤ 1 s: {met(warm)}; console errors {errors}"),
+    ]
+
+
 def nudge(at, slug: str):
     """Change one widget of page ``slug`` the way a student would (its keys are "<slug>.<name>"): the seed if
     the page has one, else its first slider, its first number input, its first select box. Returns (at, what)."""
@@ -758,7 +814,7 @@ def _server_peak_rss_mib() -> float | None:
     return best
 
 
-SECTIONS = {"browser": browser_start, "pages": page_reruns, "pages-base": lambda repeats: page_reruns(repeats, base_size=True),
+SECTIONS = {"browser": browser_start, "deck": deck_changes, "pages": page_reruns, "pages-base": lambda repeats: page_reruns(repeats, base_size=True),
             "variants": variants, "pipeline": fill_mask_vs_pipeline, "cuda": cuda_rows,
             "lessons": lesson_sections, "class": class_at_once,
             "class-stress": lambda: class_at_once(think=0.5), "class-server": class_server_only}
