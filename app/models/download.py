@@ -32,6 +32,14 @@ How a download behaves, and why:
   they must be what they claim — 40 (git sha1) or 64 (sha256) lowercase hex digits — and every path written
   is resolved and must stay inside the cache; anything else is refused with a sentence and nothing is saved.
   Reading the cache back (:func:`cached_snapshot`) applies the same rules.
+- **Only the hub's hosts.** Redirects are followed only to the hub's own host (``HF_ENDPOINT``), and for the
+  public hub to its file hosts (``*.huggingface.co``, ``*.hf.co``); a redirect anywhere else is refused with a
+  sentence before a byte of the file is read.
+- **No more than declared.** A caller that decided from the hub's file list (``app.models.admission``) passes
+  the sizes it was told (``caps``): a file announced larger, or one that keeps sending past its size, is stopped
+  and its partial deleted (:class:`Refused`).
+- **Cancellable, with per-file progress.** ``cancel`` (a ``threading.Event``) stops a download at its next piece,
+  the partial kept to resume; ``on_file`` hears each file's name, bytes, size and speed (:class:`Progress`).
 - It uses the cache layout every Hugging Face tool shares (``<cache>/models--org--name/{blobs,snapshots,refs}``)
   and respects ``HF_ENDPOINT``, ``HF_HOME``, ``HF_HUB_CACHE``, ``HF_HUB_OFFLINE`` and ``HF_TOKEN``.
 """
@@ -40,6 +48,7 @@ from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first, as in every app module; nothing heavy is imported here)
 
+import contextlib
 import hashlib
 import json
 import os
@@ -51,7 +60,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from app.models.catalogue import Variant
 
@@ -60,7 +69,7 @@ REVISION = "main"
 CONFIG_AND_TOKENIZER_FILES = (
     "config.json", "generation_config.json",
     "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-    "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model",
+    "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "spm.model",
 )
 RETRIES = 3  # attempts in a row that bring no new byte before a file counts as failed (the CLI's default)
 #: seconds one model's whole download may take, start to end (the CLI and the app's Hub source alike)
@@ -136,30 +145,67 @@ class DeadlineExceeded(RuntimeError):
                          "kept, so the next try resumes it")
 
 
+class Cancelled(RuntimeError):
+    """The caller cancelled the download (its ``cancel`` event); what arrived stays as a partial file to resume."""
+
+    def __init__(self):
+        super().__init__("the download was cancelled; what arrived is kept, so the next try resumes it")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where one model's download stands, as ``fetch(on_file=...)`` reports it every ``POLL_S`` seconds."""
+
+    file: str | None  # the file being fetched now (None before the first, after the last)
+    file_done: int  # bytes of it in the cache's partial file (resumed bytes included)
+    file_size: int | None  # its size, when the hub said
+    done: int  # bytes of the whole model
+    total: int | None
+    bytes_per_s: float  # received in this run over its time so far (resumed bytes do not count)
+    files_done: int  # files complete
+    files: int  # files in all
+
+
 class _Budget:
     """One model's download: its deadline (every request's timeout is capped by what is left, every loop checks
-    it, the caller can cancel it) and its progress in bytes (``done`` of ``total``, which the caller reads)."""
+    it, the caller can cancel it) and its progress in bytes (``done`` of ``total``, which the caller reads; per
+    file ``file``, ``file_done`` of ``file_size``)."""
 
-    def __init__(self, seconds: float, bar=None):
+    def __init__(self, seconds: float, bar=None, cancel: threading.Event | None = None):
         self.seconds, self.ends = seconds, time.monotonic() + seconds
+        self.started = time.monotonic()
         self.cancelled = False
+        self.cancel = cancel
         self.done, self.total = 0, None
+        self.received = 0  # bytes that came over the network in this run
+        self.file, self.file_done, self.file_size = None, 0, None
+        self.files_done, self.files = 0, 0
         self.bar = bar
 
     def left(self) -> float:
         return self.ends - time.monotonic()
 
     def check(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
         if self.cancelled or self.left() <= 0:
             raise DeadlineExceeded(self.seconds)
+
+    def progress(self) -> Progress:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        return Progress(self.file, self.file_done, self.file_size, self.done, self.total, self.received / elapsed,
+                        self.files_done, self.files)
 
     def timeout(self, seconds: float) -> float:
         """A request's timeout: ``seconds``, or what is left of the deadline when that is less."""
         self.check()
         return max(min(float(seconds), self.left()), 0.01)
 
-    def update(self, n: int) -> None:
+    def update(self, n: int, received: bool = False) -> None:
         self.done += n
+        self.file_done += n
+        if received:
+            self.received += n
         if self.bar is not None:
             self.bar.update(n)
 
@@ -186,40 +232,57 @@ class Fetched:
 
 def fetch(variant: Variant, *, retries: int = RETRIES, progress: bool = True, wait_for_lock: bool = True,
           deadline: float | None = None, on_progress: Callable[[int, int | None], None] | None = None,
-          quote: Callable[[str], str] | None = None) -> Fetched:
+          quote: Callable[[str], str] | None = None, revision: str = REVISION, caps: dict[str, int] | None = None,
+          cancel: threading.Event | None = None, on_file: Callable[[Progress], None] | None = None) -> Fetched:
     """Download the files the app loads for ``variant`` into the Hugging Face cache, within ``deadline`` seconds
     (default :func:`download_deadline`). Never raises for a network, hub or disk problem: the result's ``error``
     says what went wrong, in a sentence, in which any text the hub chose went through ``quote`` (default
     ``app.core.text.visible``, no control characters for a terminal; the app passes its markdown escaper).
 
     The download runs in a worker thread; this thread waits for it, calls ``on_progress(done, total)`` (bytes;
-    total None until known) every ``POLL_S`` seconds, and returns at the deadline at the latest."""
+    total None until known) and ``on_file(Progress)`` every ``POLL_S`` seconds, and returns at the deadline at
+    the latest, or soon after ``cancel`` is set.
+
+    ``revision``: the branch or commit to download (``refs/main`` names it afterwards: admission pins the commit
+    it decided on). ``caps``: {file: the most bytes it may have} — the files then fetched are exactly those, each
+    stopped past its cap."""
     from huggingface_hub import constants
 
     from app.core.text import visible
 
     quote = quote or visible
-    budget = _Budget(download_deadline() if deadline is None else deadline)
+    budget = _Budget(download_deadline() if deadline is None else deadline, cancel=cancel)
     result = Fetched(variant)
 
     def work() -> None:
         try:
-            _fetch(variant, result, retries, progress, wait_for_lock, budget)
+            _fetch(variant, result, retries, progress, wait_for_lock, budget, revision, caps)
         except Exception as e:  # noqa: BLE001 — every failure becomes one sentence, never a traceback
             result.error, result.hub_unreachable = _describe(e, constants.ENDPOINT, quote)
+
+    def tell() -> None:
+        if on_progress is not None:
+            on_progress(budget.done, budget.total)
+        if on_file is not None:
+            on_file(budget.progress())
 
     worker = threading.Thread(target=work, name=f"bve-fetch-{variant.key}", daemon=True)
     worker.start()
     try:
-        while worker.is_alive() and budget.left() > 0:
+        while worker.is_alive() and budget.left() > 0 and not (cancel is not None and cancel.is_set()):
             worker.join(min(POLL_S, max(budget.left(), 0.0)))
-            if on_progress is not None:
-                on_progress(budget.done, budget.total)
+            tell()
+        if worker.is_alive() and cancel is not None and cancel.is_set():
+            worker.join(min(1.0, max(budget.left(), 0.0)))  # it stops at its next piece and says so itself
     finally:
         if worker.is_alive():  # past the deadline (or interrupted): it stops at its next piece, the partial stays
             budget.cancelled = True
     if worker.is_alive():
-        result = Fetched(variant, error=str(DeadlineExceeded(budget.seconds)), hub_unreachable=True)
+        cancelled = cancel is not None and cancel.is_set()
+        result = Fetched(variant, error=str(Cancelled() if cancelled else DeadlineExceeded(budget.seconds)),
+                         hub_unreachable=not cancelled)
+    elif result.error is None:
+        tell()
     if result.error:
         use_earlier_copy(result)
     return result
@@ -271,14 +334,20 @@ def cached_snapshot(hub_id: str) -> Path | None:
 
 
 def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait_for_lock: bool,
-           budget: _Budget) -> None:
+           budget: _Budget, revision: str = REVISION, caps: dict[str, int] | None = None) -> None:
     from huggingface_hub import constants
     from huggingface_hub.file_download import repo_folder_name
     from huggingface_hub.utils import tqdm as hf_tqdm
 
-    info = _repo_info(variant.hub_id, budget)
+    info = _repo_info(variant.hub_id, budget, revision)
     sizes = {s.rfilename: s.size for s in info.siblings or []}
-    result.files = files_to_fetch(list(sizes))
+    result.files = files_to_fetch(list(sizes)) if caps is None else [f for f in caps if f in sizes]
+    if caps is not None and len(result.files) < len(caps):
+        raise Refused(f"{variant.hub_id} no longer lists {', '.join(sorted(set(caps) - set(sizes)))}, which it "
+                      "listed when it was admitted; admit it again")
+    if caps is not None and (info.sha != revision and CHECKSUM.fullmatch(revision)):
+        raise Refused(f"the hub answered commit {info.sha!s:.12} for {variant.hub_id} when {revision:.12} was asked "
+                      "for, so nothing was saved")
     if not has_weights(result.files):
         raise NoWeights(f"{variant.hub_id} has no weights transformers can load (model.safetensors or "
                         "pytorch_model.bin)")
@@ -291,25 +360,29 @@ def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait
     result.snapshot = _inside(storage / "snapshots" / info.sha, storage)
     result.size = sum(sizes[f] or 0 for f in result.files)
     budget.total = result.size or None
+    budget.files = len(result.files)
     with hf_tqdm(total=result.size, unit="B", unit_scale=True, unit_divisor=1024, leave=True,
                  desc=f"{variant.key} ({variant.hub_id})", disable=not progress, file=sys.stderr) as bar:
         budget.bar = bar
         for name in result.files:
             budget.check()
+            budget.file, budget.file_done, budget.file_size = name, 0, sizes[name]
             result.downloaded += _fetch_file(variant.hub_id, info.sha, name, sizes[name], cache, storage, budget,
-                                             retries, wait_for_lock)
+                                             retries, wait_for_lock, None if caps is None else caps[name])
+            budget.files_done += 1
+        budget.file = None
     _write_atomically(_inside(storage / "refs" / REVISION, storage), info.sha)  # only now: the snapshot is complete
 
 
-def _repo_info(repo_id: str, budget: _Budget):
-    """``HfApi.model_info(repo_id, revision=REVISION, files_metadata=True)``, read within the deadline."""
-    from huggingface_hub import constants, get_session, hf_raise_for_status
+def _repo_info(repo_id: str, budget: _Budget, revision: str = REVISION):
+    """``HfApi.model_info(repo_id, revision=revision, files_metadata=True)``, read within the deadline."""
+    from huggingface_hub import constants, hf_raise_for_status
     from huggingface_hub.hf_api import ModelInfo
     from huggingface_hub.utils import build_hf_headers
 
-    url = f"{constants.ENDPOINT}/api/models/{repo_id}/revision/{REVISION}"
-    with get_session().stream("GET", url, params={"blobs": True}, headers=build_hf_headers(),
-                              timeout=budget.timeout(constants.HF_HUB_ETAG_TIMEOUT)) as r:
+    url = f"{constants.ENDPOINT}/api/models/{repo_id}/revision/{revision}"
+    with _stream(url, "the description of " + repo_id, params={"blobs": True}, headers=build_hf_headers(),
+                 timeout=budget.timeout(constants.HF_HUB_ETAG_TIMEOUT)) as r:
         body = _read(r, budget)
         if r.status_code >= 400:
             hf_raise_for_status(_answered(r, body))
@@ -319,6 +392,50 @@ def _repo_info(repo_id: str, budget: _Budget):
     if not isinstance(data, dict):
         raise Refused(f"the hub's description of {repo_id} is not a JSON object")
     return ModelInfo(**data)
+
+
+#: the public hub's own file hosts (its LFS and Xet CDNs), trusted when HF_ENDPOINT is the public hub
+HUB_FILE_HOSTS = ("huggingface.co", "hf.co")
+MAX_REDIRECTS = 5
+
+
+def trusted_host(url: str, endpoint: str | None = None) -> bool:
+    """Whether ``url`` is on the hub's own host (``HF_ENDPOINT``'s scheme, host and port), or — when that is the
+    public hub — on one of its file hosts (a subdomain of ``HUB_FILE_HOSTS``, over https)."""
+    from huggingface_hub import constants
+
+    hub, there = urlsplit(endpoint or constants.ENDPOINT), urlsplit(url)
+    if (there.scheme, there.hostname, there.port) == (hub.scheme, hub.hostname, hub.port):
+        return True
+    public = hub.hostname in HUB_FILE_HOSTS
+    host = there.hostname or ""
+    return public and there.scheme == "https" and any(host == h or host.endswith("." + h) for h in HUB_FILE_HOSTS)
+
+
+def _elsewhere(what: str, url: str) -> Refused:
+    from huggingface_hub import constants
+
+    return Refused(f"the hub sent {what} to another host ({urlsplit(url).hostname}), and this app downloads only "
+                   f"from {urlsplit(constants.ENDPOINT).hostname}, so nothing was saved")
+
+
+@contextlib.contextmanager
+def _stream(url: str, what: str, **kwargs):
+    """``get_session().stream("GET", url, ...)``, following a redirect only to a trusted host
+    (:func:`trusted_host`, at most ``MAX_REDIRECTS``); a redirect elsewhere is :class:`Refused` unread."""
+    from huggingface_hub import get_session
+
+    for _ in range(MAX_REDIRECTS + 1):
+        with get_session().stream("GET", url, follow_redirects=False, **kwargs) as r:
+            target = r.headers.get("Location") if r.is_redirect else None
+            if target is None:
+                yield r
+                return
+        url = urljoin(url, target)
+        if not trusted_host(url):
+            raise _elsewhere(what, url)
+        kwargs.pop("params", None)  # the address redirected to carries its own query
+    raise Refused(f"the hub redirected {what} more than {MAX_REDIRECTS} times, so nothing was saved")
 
 
 def _read(r, budget: _Budget, cap: int = MAX_ANSWER) -> bytes:
@@ -350,18 +467,56 @@ def _inside(path: Path, root: Path) -> Path:
     return path
 
 
-def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache: Path, storage: Path,
-                budget: _Budget, retries: int, wait_for_lock: bool) -> int:
-    """Put one file in the cache (a checked blob + the snapshot's link to it). Returns the bytes received."""
-    from filelock import FileLock, Timeout
+def _metadata(repo_id: str, commit: str, name: str, budget: _Budget, cap: int | None):
+    """(url, the file's metadata) from one HEAD: its ETag a checksum, its location on a trusted host, its size
+    not past ``cap``; else :class:`Refused`."""
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
 
     url = hf_hub_url(repo_id, name, revision=commit, endpoint=constants.ENDPOINT)
     meta = get_hf_file_metadata(url, timeout=budget.timeout(constants.HF_HUB_ETAG_TIMEOUT))  # one HEAD, no retries
+    if not trusted_host(meta.location):
+        raise _elsewhere(name, meta.location)
     etag = meta.etag or ""  # quotes and W/ already stripped, as huggingface_hub names its blobs
     if not CHECKSUM.fullmatch(etag):
         raise Refused(f"the hub's ETag for {name} is not a checksum (40 or 64 hex digits), so the file cannot be "
                       "checked and nothing was saved")
+    if cap is not None and meta.size is not None and meta.size > cap:
+        raise Refused(f"{name} is {_human(meta.size)} on the hub, more than the {_human(cap)} its file list "
+                      "declared, so it was not downloaded")
+    return url, meta
+
+
+def read_small(repo_id: str, commit: str, name: str, cap: int, budget: _Budget) -> bytes:
+    """The bytes of one small file (``config.json``) at ``commit``, read into memory — nothing is written —
+    within ``budget``: its ETag a checksum that the bytes match, on a trusted host, no more than ``cap`` bytes;
+    else :class:`Refused` (or the hub's own error)."""
+    from huggingface_hub import constants, hf_raise_for_status
+    from huggingface_hub.utils import build_hf_headers
+
+    _, meta = _metadata(repo_id, commit, name, budget, cap)
+    headers = build_hf_headers()
+    headers["Accept-Encoding"] = "identity"
+    with _stream(meta.location, name, headers=headers,
+                 timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
+        body = _read(r, budget, cap)
+        if r.status_code >= 400:
+            hf_raise_for_status(_answered(r, body))
+    if len(body) > cap:
+        raise Refused(f"{name} is larger than {_human(cap)}, so it was not read")
+    digest = hashlib.sha256(body) if len(meta.etag) == 64 else hashlib.sha1(b"blob %d\0" % len(body) + body)
+    if digest.hexdigest() != meta.etag:
+        raise ChecksumMismatch(f"{name} arrived damaged (its checksum does not match the hub's)")
+    return body
+
+
+def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache: Path, storage: Path,
+                budget: _Budget, retries: int, wait_for_lock: bool, cap: int | None = None) -> int:
+    """Put one file in the cache (a checked blob + the snapshot's link to it). Returns the bytes received.
+    ``cap``: the most bytes the file may have (the size a caller was told); past it the download stops."""
+    from filelock import FileLock, Timeout
+
+    url, meta = _metadata(repo_id, commit, name, budget, cap)
+    etag = meta.etag
     size = meta.size if meta.size is not None else listed
     blob = _inside(storage / "blobs" / etag, storage)
     pointer = _inside(storage / "snapshots" / commit / name, storage)
@@ -376,7 +531,7 @@ def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache:
             if blob.exists():
                 budget.update(blob.stat().st_size)
             else:
-                received = _download(url, meta.location, blob, size, etag, name, budget, retries)
+                received = _download(url, meta.location, blob, size, etag, name, budget, retries, cap)
     except Timeout:
         raise OSError(f"another download of {name} is in progress") from None
     if not (pointer.is_symlink() and pointer.resolve() == blob.resolve()):
@@ -385,7 +540,7 @@ def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache:
 
 
 def _download(url: str, location: str, blob: Path, size: int | None, etag: str, name: str, budget: _Budget,
-              retries: int) -> int:
+              retries: int, cap: int | None = None) -> int:
     """GET ``location`` into ``<blob>.incomplete``, resuming what is there with a Range request, then check it
     and move it into place. Returns the bytes received."""
     import httpx2
@@ -407,7 +562,7 @@ def _download(url: str, location: str, blob: Path, size: int | None, etag: str, 
     while size is None or have < size:
         budget.check()
         try:
-            received += _get(location, part, have, headers, budget)
+            received += _get(location, part, have, headers, budget, name, cap)
             have = part.stat().st_size
             if size is None or have >= size:
                 break
@@ -426,15 +581,15 @@ def _download(url: str, location: str, blob: Path, size: int | None, etag: str, 
     return received
 
 
-def _get(location: str, part: Path, have: int, headers: dict, budget: _Budget) -> int:
-    from huggingface_hub import constants, get_session, hf_raise_for_status
+def _get(location: str, part: Path, have: int, headers: dict, budget: _Budget, name: str = "a file",
+         cap: int | None = None) -> int:
+    from huggingface_hub import constants, hf_raise_for_status
 
     headers = dict(headers)
     if have:
         headers["Range"] = f"bytes={have}-"
     received = 0
-    with get_session().stream("GET", location, headers=headers,
-                              timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
+    with _stream(location, name, headers=headers, timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
         if r.status_code >= 400:
             hf_raise_for_status(_answered(r, _read(r, budget, cap=1 << 16)))
         resume = have > 0 and r.status_code == 206
@@ -444,7 +599,12 @@ def _get(location: str, part: Path, have: int, headers: dict, budget: _Budget) -
             for chunk in r.iter_bytes():  # as it arrives: a broken connection loses nothing already received
                 f.write(chunk)
                 received += len(chunk)
-                budget.update(len(chunk))
+                budget.update(len(chunk), received=True)
+                if cap is not None and (have if resume else 0) + received > cap:
+                    f.close()
+                    part.unlink(missing_ok=True)
+                    raise Refused(f"the hub kept sending {name} past the {_human(cap)} its file list declared; the "
+                                  "download was stopped and what arrived was deleted")
                 budget.check()
     return received
 
@@ -518,6 +678,8 @@ def _describe(e: Exception, endpoint: str, quote: Callable[[str], str] = str) ->
                 "(HF_HUB_ETAG_TIMEOUT)", True)
     if isinstance(e, DeadlineExceeded):
         return str(e), True
+    if isinstance(e, Cancelled):
+        return str(e), False
     if isinstance(e, httpx2.ConnectError):
         return f"the hub at {endpoint} could not be reached ({quote(_first_line(e) or 'connection failed')})", True
     if isinstance(e, httpx2.TransportError):
