@@ -36,6 +36,11 @@ A hostile or slow hub, switched per test with attributes (all off by default):
   contains ``server.trickle_paths``, every one when it is ``""``); a stopped server stops trickling.
 - ``server.errors = {regex: status}``: a request whose path matches (``re.search``) answers that status;
   ``server.reason`` is the reason phrase of every error answer (``"500 ![x](http://...)"``).
+- ``server.redirects = {regex: base}``: a request whose path matches answers ``302`` to ``base`` + the path
+  (another server's url: a redirect to another host).
+- ``server.lies = {file: n}``: the file list (repo info, tree) declares that file to be ``n`` bytes; with
+  ``server.lie_in_head`` (default True) its HEAD says so too (``X-Linked-Size``), and a GET then sends the
+  whole true file with no Content-Length (the body ends when the connection closes): more than declared.
 
 The repositories (``build_catalogue_repos``) carry the real catalogue repos' ids and file names; their
 contents are the bundled stand-ins (small, so tests stay fast), or, for a variant whose stand-in is not
@@ -123,6 +128,9 @@ class HubServer:
         self.trickle_paths = ""
         self.errors: dict[str, int] = {}
         self.reason: str | None = None
+        self.redirects: dict[str, str] = {}
+        self.lies: dict[str, int] = {}
+        self.lie_in_head = True
         self.requests: list[Logged] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -223,6 +231,9 @@ class _Handler(BaseHTTPRequestHandler):
         for pattern, status in self.hub.errors.items():
             if re.search(pattern, path):
                 return self._json(status, {"error": "refused"})
+        for pattern, base in self.hub.redirects.items():
+            if re.search(pattern, path):
+                return self._send(302, b"", {"Location": base.rstrip("/") + raw})
         if mode == "hang":
             self.hub.log(Logged(**self._entry, status=None, sent=0))
             self.hub._stop.wait()  # never answers; released when the server stops
@@ -264,9 +275,10 @@ class _Handler(BaseHTTPRequestHandler):
         for f in sorted(repo.files.values(), key=lambda f: f.path):
             s = {"rfilename": f.path}
             if blobs:
-                s |= {"size": f.size, "blobId": f.git_sha1} if self.hub.sizes else {"blobId": f.git_sha1}
+                size = self.hub.lies.get(f.path, f.size)
+                s |= {"size": size, "blobId": f.git_sha1} if self.hub.sizes else {"blobId": f.git_sha1}
                 if f.is_lfs and self.hub.sizes:
-                    s["lfs"] = {"sha256": f.sha256, "size": f.size, "pointerSize": 134}
+                    s["lfs"] = {"sha256": f.sha256, "size": size, "pointerSize": 134}
             siblings.append(s)
         self._json(200, {"_id": repo.commit[:24], "id": repo_id, "modelId": repo_id, "author": repo_id.split("/")[0],
                          "sha": self.hub.reported(repo), "lastModified": "2024-01-01T00:00:00.000Z", "private": False,
@@ -290,9 +302,10 @@ class _Handler(BaseHTTPRequestHandler):
             if recursive:
                 bits = rest.split("/")[:-1]
                 folders |= {prefix + "/".join(bits[:i + 1]) for i in range(len(bits))}
-            e = {"type": "file", "oid": f.git_sha1, "size": f.size, "path": f.path}
+            size = self.hub.lies.get(f.path, f.size)
+            e = {"type": "file", "oid": f.git_sha1, "size": size, "path": f.path}
             if f.is_lfs:
-                e["lfs"] = {"oid": f.sha256, "size": f.size, "pointerSize": 134}
+                e["lfs"] = {"oid": f.sha256, "size": size, "pointerSize": 134}
             entries.append(e)
         dirs = [{"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0, "path": d}
                 for d in sorted(folders)]
@@ -314,8 +327,9 @@ class _Handler(BaseHTTPRequestHandler):
         etag = hub.etags.get(path, f'"{f.etag}"')
         headers = {"X-Repo-Commit": hub.reported(repo), "ETag": etag, "Accept-Ranges": "bytes",
                    "Content-Type": "application/octet-stream"}
+        lie = path in hub.lies and hub.lie_in_head
         if hub.sizes:
-            headers["X-Linked-Size"] = str(f.size)
+            headers["X-Linked-Size"] = str(hub.lies[path] if lie else f.size)
         if f.is_lfs:
             headers["X-Linked-Etag"] = hub.etags.get(path, f'"{f.sha256}"')
         start, end = 0, f.size - 1
@@ -331,8 +345,10 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Content-Range"] = f"bytes {start}-{end}/{f.size}"
         length = end - start + 1 if hub.sizes else None
         if head:
-            return self._send(200, b"", headers, length=f.size if hub.sizes else None)
+            return self._send(200, b"", headers, length=(hub.lies[path] if lie else f.size) if hub.sizes else None)
         data = f.disk.read_bytes()[start:end + 1]
+        if lie:  # the whole true file, delimited by the connection's end: more than the HEAD declared
+            return self._send(status, data, headers, length=None, die=True, unsized=True)
         if path.endswith(WEIGHT_SUFFIXES) and hub._dies():
             cut = max(f.size // 2 - start, 0)  # the connection drops at the file's middle
             return self._send(status, data[:cut], headers, length=length, die=True)
@@ -344,11 +360,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, payload, headers: dict | None = None) -> None:
         self._send(status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})})
 
-    def _send(self, status: int, body: bytes, headers: dict, length: int | None = None, die: bool = False) -> None:
+    def _send(self, status: int, body: bytes, headers: dict, length: int | None = None, die: bool = False,
+              unsized: bool = False) -> None:
         """Answer. ``length`` is the Content-Length announced (the body's own by default; with ``server.sizes``
-        off, none: the body ends when the connection closes)."""
+        off, or ``unsized``, none: the body ends when the connection closes)."""
         hub, sent = self.hub, 0
-        unsized = not hub.sizes and "/resolve/" in self._entry["path"] and status < 400
+        unsized = unsized or (not hub.sizes and "/resolve/" in self._entry["path"] and status < 400)
         die = die or unsized
         gap = hub.trickle if hub.trickle and hub.trickle_paths in self._entry["path"] else None
         try:

@@ -52,7 +52,7 @@ class Loaded:
     variant: Variant
     model: object  # a transformers PreTrainedModel, in eval mode
     tokenizer: object
-    source: str  # "bundled" | "hub" | "hub cache"
+    source: str  # "bundled" | "hub" | "hub cache" | "folder" (your own checkpoint: app.models.own)
     location: str  # the hub id or the folder it was read from
     device: str
     dtype: str
@@ -77,6 +77,8 @@ class Loaded:
     @property
     def shown_as(self) -> str:
         """Which model this is, as a page says it: the hub id, or the bundled stand-in for it."""
+        if self.source == "folder":  # your own checkpoint, from a folder on this computer (app.models.own)
+            return f"{self.location} (a local folder)"
         return f"{self.variant.hub_id} (from the local cache)" if self.source == "hub cache" else (
             self.variant.hub_id if self.source == "hub" else f"bundled stand-in for {self.variant.hub_id}")
 

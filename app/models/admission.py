@@ -1,0 +1,539 @@
+"""Your own checkpoint: decide whether a hub id or a local folder may stand in for a lesson's model — before a
+single weight is downloaded — and say why not in one sentence.
+
+A *role* is the part a model plays in a lesson (:data:`ROLES`): the masked LM of the masking lab, attention and
+side by side; ELECTRA's generator and discriminator; XLNet's permutation LM; DeBERTa; ModernBERT. Admission reads
+only the repository's file list (with sizes, from the hub's API) and its ``config.json`` (at most
+``CONFIG_CAP`` bytes, read into memory through :func:`app.models.download.read_small`: bounded requests, the
+deadline, checksums, no redirect to another host), then applies the rules in this order:
+
+1. **allow-list** — when the host sets ``BVE_ALLOW_MODELS`` (ids or globs, comma-separated), only those; checked
+   before the hub is asked anything;
+2. **no remote code** — a config with ``auto_map`` needs ``trust_remote_code``, which this app never enables;
+3. **family** — its ``model_type`` must be one the role's lesson reads (:attr:`Role.model_types`), and its
+   ``architectures`` (when named) must carry the head the role needs (a masked-LM head, ELECTRA's
+   discriminator head, XLNet's LM head);
+4. **safetensors** — weights in ``model.safetensors`` (or its shards); a repository with only pickled
+   ``pytorch_model.bin`` is refused (unpickling can run code), and only safetensors are ever loaded;
+5. **a tokenizer** — a file transformers builds one from;
+6. **a config that adds up** — its sizes are whole numbers in a sane range;
+7. **size** — the parameters (estimated from the config, :func:`estimate_parameters`) in float32, or the bytes of
+   the weights when larger, must fit this host's limit (:func:`host_limit`: 40 % of free memory on a CPU; on a
+   GPU also half its free memory; ``BVE_MODEL_LIMIT=2GB`` or ``=off`` overrides), and the download must fit the
+   cache's disk; and the weights' bytes may not be far smaller than the parameters the config claims (a config
+   claiming 10 B parameters over a few kilobytes of weights is a lie, even where the host turned the limit off).
+
+The answer is an :class:`Admitted` spec (what to fetch, how to load it, its estimates) or a :class:`Refusal`:
+one sentence naming the rule and what would work, e.g.
+
+- ``evil/remote is refused: its config.json asks for remote code (auto_map), and this app never runs code from
+  a model repository; choose a checkpoint that transformers supports natively.``
+- ``xlnet/xlnet-base-cased is refused for the masked LM of the masking lab, attention and side by side: its
+  model_type is xlnet, and that lesson reads bert, roberta, xlm-roberta, camembert, distilbert, albert,
+  electra, deberta, deberta-v2 or modernbert; use it as XLNet's permutation LM instead.``
+- ``some/pickle is refused: it ships its weights only as pickle (pytorch_model.bin), which can run code when
+  loaded; choose a checkpoint with model.safetensors (or its safetensors conversion, e.g. revision refs/pr/1).``
+- ``huge/10b is refused: it needs about 40.3 GB of memory (10.1 B parameters in float32), more than this host's
+  limit of 6.9 GB (40% of the 17.2 GB of memory free); choose a smaller checkpoint (a base-size one is about
+  0.5 GB), or ask the host to raise BVE_MODEL_LIMIT.``
+
+How the UI uses it (admit -> progress/cancel -> load; :mod:`app.models.own` holds the last two):
+
+    from app.models import admission, own
+    spec = admission.admit(text, role)            # a network read of a few KB, bounded (ADMIT_DEADLINE_S)
+    if isinstance(spec, admission.Refusal):
+        st.warning(spec.sentence)                  # one sentence; nothing was downloaded, nothing is loaded
+    else:
+        cancel = threading.Event()                 # a "Cancel" button sets it
+        fetched = own.fetch_admitted(spec, on_file=lambda p: bar.progress(...p.file, p.file_done, p.file_size,
+                                                                          p.bytes_per_s...), cancel=cancel)
+        if fetched.ok:
+            models = own.load_set(lesson.MODELS, own={spec.replaces: spec}, device=..., dtype=...)
+        else:
+            st.warning(fetched.error)              # a sentence: cancelled, stalled, lied about its size, ...
+
+``own.fetch_admitted`` downloads one model at a time per process: a second visitor asking for the same model
+waits on the first download (``own.in_progress()`` says who is downloading what) and may cancel only its own
+wait. Afterwards the model is in the standard Hugging Face cache and :func:`own.load_admitted` reads it offline.
+For ELECTRA the pair is admitted together (:func:`admit_pair`), refused when their embeddings cannot be tied.
+"""
+
+from __future__ import annotations
+
+from app.core import preload  # noqa: F401  (first, as in every app module; nothing heavy is imported here)
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.models import download
+from app.models.catalogue import CATALOGUE, Variant
+
+#: every model_type a lesson can read, and the catalogue family it behaves as in the lessons' code
+FAMILIES = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
+            "distilbert": "distilbert", "albert": "albert", "electra": "electra", "deberta": "deberta",
+            "deberta-v2": "deberta-v2", "modernbert": "modernbert", "xlnet": "xlnet"}
+MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "camembert", "distilbert", "albert", "electra", "deberta",
+                   "deberta-v2", "modernbert")
+TOKENIZER_KINDS = {"bert": "WordPiece", "distilbert": "WordPiece", "electra": "WordPiece",
+                   "roberta": "byte-level BPE", "deberta": "byte-level BPE", "modernbert": "byte-level BPE",
+                   "xlm-roberta": "SentencePiece (XLM-R)", "camembert": "SentencePiece (CamemBERT)",
+                   "albert": "SentencePiece (Unigram)", "deberta-v2": "SentencePiece (DeBERTa v2/v3)",
+                   "xlnet": "SentencePiece (Unigram, cased)"}
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "spm.model")
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str  # how the UI, the URL and the command line name it
+    lesson: str  # where it is used, as a sentence says it
+    model_types: tuple[str, ...]
+    replaces: str  # the catalogue key it stands in for (and falls back to)
+    heads: tuple[str, ...]  # suffixes of config.architectures that carry the head it needs ("" any)
+    variant_role: str  # the catalogue Variant.role of what it loads
+
+
+ROLES: dict[str, Role] = {r.name: r for r in [
+    Role("masked-lm", "the masked LM of the masking lab, attention and side by side", MASKED_LM_TYPES, "bert",
+         ("ForMaskedLM", "BertForPreTraining", "AlbertForPreTraining"), "masked-lm"),
+    Role("electra-generator", "ELECTRA's generator", ("electra",), "electra-generator", ("ElectraForMaskedLM",),
+         "generator"),
+    Role("electra-discriminator", "ELECTRA's discriminator", ("electra",), "electra-discriminator",
+         ("ElectraForPreTraining",), "discriminator"),
+    Role("xlnet", "XLNet's permutation LM", ("xlnet",), "xlnet", ("XLNetLMHeadModel",), "permutation-lm"),
+    Role("deberta", "the DeBERTa lesson (it reads DeBERTa v1's disentangled attention)", ("deberta",), "deberta",
+         ("ForMaskedLM",), "masked-lm"),
+    Role("modernbert", "the ModernBERT lesson", ("modernbert",), "modernbert", ("ForMaskedLM",), "masked-lm"),
+]}
+ALLOW_ENV, LIMIT_ENV = "BVE_ALLOW_MODELS", "BVE_MODEL_LIMIT"
+CONFIG_CAP = 1 << 20  # the largest config.json read, in bytes
+ADMIT_DEADLINE_S = 20.0  # the file list and the config, together
+MEMORY_SHARE, GPU_SHARE = 0.4, 0.5  # of free memory, of free GPU memory: the default limit
+FLOAT32 = 4
+#: the sane range of every size a config gives (a config outside it is refused, never estimated)
+BOUNDS = (1, 1 << 24)
+HUB_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a model may not play a role: ``rule`` (allow-list, source, hub, remote-code, family, head, safetensors,
+    tokenizer, config, size, disk, pair) and one sentence for a person."""
+
+    source: str
+    role: str
+    rule: str
+    sentence: str
+
+    def __str__(self) -> str:
+        return self.sentence
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A model admitted for a role: where it is, what to fetch, how to load it, what it costs."""
+
+    source: str  # the hub id, or the folder (absolute)
+    kind: str  # "hub" | "folder"
+    revision: str  # as asked ("main")
+    commit: str | None  # the commit the decision was made on (hub); fetching pins it
+    role: str
+    model_type: str
+    family: str  # the catalogue family the lessons treat it as
+    model_class: str  # the transformers class that loads it
+    files: tuple[tuple[str, int], ...]  # (file, bytes) to fetch: config, tokenizer, safetensors weights
+    parameters: int  # estimated from the config
+    download_bytes: int  # of those files
+    memory_bytes: int  # needed to hold it in float32 (or the weights' bytes, when larger)
+    limit: int | None  # the host's limit it was checked against (None: off)
+    embeddings: tuple[int, int]  # (vocabulary, embedding width): what tying ELECTRA's pair needs to agree
+    config_overrides: tuple[tuple[str, object], ...] = ()
+
+    @property
+    def replaces(self) -> str:
+        """The catalogue key it stands in for in a lesson's models."""
+        return ROLES[self.role].replaces
+
+    @property
+    def key(self) -> str:
+        """Its name among models and in cache keys: role, source and the commit decided on."""
+        return f"own:{self.role}:{self.source}@{(self.commit or 'folder')[:12]}"
+
+    @property
+    def variant(self) -> Variant:
+        """A catalogue-like entry for it, so that loading, lessons and caches treat it as they treat the catalogue's
+        (no bundled stand-in: ``bundled`` names no folder)."""
+        label = self.source if self.kind == "hub" else Path(self.source).name
+        return Variant(self.key, label, self.family, ROLES[self.role].variant_role, self.source, "", self.model_class,
+                       TOKENIZER_KINDS[self.model_type], f"your own checkpoint ({self.model_type}), for "
+                       f"{ROLES[self.role].lesson}", config_overrides=self.config_overrides)
+
+    def summary(self) -> str:
+        return (f"{self.source}: {self.model_type}, about {_count(self.parameters)} parameters, "
+                f"{download._human(self.download_bytes)} of files")
+
+
+# -- the host's limits ---------------------------------------------------------------------------------------------
+
+def parse_size(text: str) -> int | None:
+    """Bytes from a size a person writes ("2GB", "500 MB", "1.5G", "2GiB", "123"); None for "off"/"none"/"0".
+    Raises ValueError for anything else."""
+    t = text.strip().lower().replace(" ", "")
+    if t in ("off", "none", "no", "unlimited", "0"):
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgt]?)(i?)b?", t)
+    if not m or float(m[1]) <= 0:
+        raise ValueError(f"{text!r} is not a size (write e.g. 2GB, 500MB or off)")
+    base = 1024 if m[3] else 1000
+    return int(float(m[1]) * base ** " kmgt".index(m[2] or " "))
+
+
+def free_memory() -> int:
+    """Bytes of memory this computer has free now (MemAvailable; else free pages)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def free_gpu_memory(device: str) -> int | None:
+    """Bytes free on the CUDA device (None on a CPU, or when torch cannot tell)."""
+    if not device.startswith("cuda"):
+        return None
+    try:
+        import torch
+
+        return int(torch.cuda.mem_get_info(torch.device(device))[0])
+    except Exception:  # noqa: BLE001 — no card, no driver: the CPU's limit stands
+        return None
+
+
+def host_limit(device: str = "cpu", environ=os.environ, memory: int | None = None,
+               gpu: int | None = None) -> tuple[int | None, str]:
+    """(the most bytes a model may need, the reason as a sentence says it). ``BVE_MODEL_LIMIT`` when set (None for
+    "off"); else ``MEMORY_SHARE`` of free memory, and on a GPU at most ``GPU_SHARE`` of its free memory too
+    (it loads on the CPU first, then moves). Raises ValueError for a malformed BVE_MODEL_LIMIT."""
+    setting = environ.get(LIMIT_ENV, "").strip()
+    if setting:
+        limit = parse_size(setting)
+        return limit, f"{LIMIT_ENV}={setting}"
+    memory = free_memory() if memory is None else memory
+    limit, why = int(memory * MEMORY_SHARE), (f"{MEMORY_SHARE:.0%} of the {download._human(memory)} of memory "
+                                              "free on this computer")
+    gpu = free_gpu_memory(device) if gpu is None else gpu
+    if gpu is not None and gpu * GPU_SHARE < limit:
+        limit, why = int(gpu * GPU_SHARE), f"{GPU_SHARE:.0%} of the {download._human(gpu)} free on the GPU"
+    return limit, why
+
+
+def allowed(source: str, environ=os.environ) -> bool:
+    """Whether ``BVE_ALLOW_MODELS`` (ids or globs, comma-separated; unset: everything) lets ``source`` in."""
+    patterns = [p.strip() for p in environ.get(ALLOW_ENV, "").split(",") if p.strip()]
+    return not environ.get(ALLOW_ENV, "").strip() or any(
+        fnmatch.fnmatchcase(source.lower(), p.lower()) for p in patterns)
+
+
+# -- the parameters a config describes -----------------------------------------------------------------------------
+
+_SIZES = {  # the config fields that size a model, by model_type (what transformers calls them there)
+    "distilbert": dict(hidden="dim", layers="n_layers", inner="hidden_dim"),
+    "xlnet": dict(hidden="d_model", layers="n_layer", inner="d_inner"),
+}
+
+
+def config_sizes(config: dict) -> dict[str, int]:
+    """The sizes that count parameters: vocab, hidden, embedding, layers (distinct, ALBERT shares), inner,
+    positions, types; each a whole number in ``BOUNDS``. Raises ValueError naming the field otherwise."""
+    names = {"hidden": "hidden_size", "layers": "num_hidden_layers", "inner": "intermediate_size",
+             **_SIZES.get(config.get("model_type"), {})}
+    out = {}
+    for key, field in [("vocab", "vocab_size"), *((k, names[k]) for k in ("hidden", "layers", "inner"))]:
+        value = config.get(field)
+        if isinstance(value, bool) or not isinstance(value, int) or not BOUNDS[0] <= value <= BOUNDS[1]:
+            raise ValueError(f"{field}={json.dumps(value)[:40]}")
+        out[key] = value
+    for key, field, default in [("embedding", "embedding_size", out["hidden"]),
+                                ("positions", "max_position_embeddings", 0), ("types", "type_vocab_size", 0),
+                                ("groups", "num_hidden_groups", 1), ("buckets", "position_buckets", 0)]:
+        value = config.get(field, default)
+        if value is None or value == -1:
+            value = default
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= BOUNDS[1]:
+            raise ValueError(f"{field}={json.dumps(value)[:40]}")
+        out[key] = value
+    return out
+
+
+def estimate_parameters(config: dict) -> int:
+    """The parameters of the model a config describes, with its head, without building it (no torch): within a
+    few percent of ``sum(p.numel())`` for every family here (tests/models/test_admission.py checks the published
+    configs against a model built on the meta device). Raises ValueError for a config that does not add up."""
+    c = config_sizes(config)
+    mt = config.get("model_type")
+    v, h, e, n, i, p, t = c["vocab"], c["hidden"], c["embedding"], c["layers"], c["inner"], c["positions"], c["types"]
+    if mt == "albert":
+        n = c["groups"] * max(int(config.get("inner_group_num", 1) or 1), 1)  # one set of weights per group
+    attention = 4 * (h * h + h)  # q, k, v, output
+    if mt == "deberta" and config.get("relative_attention"):
+        attention += 2 * h * h  # pos_proj, pos_q_proj
+    if mt == "deberta-v2" and config.get("relative_attention") and not config.get("share_att_key"):
+        attention += 2 * h * h
+    feed_forward = (3 if mt == "modernbert" else 2) * h * i + i + h  # ModernBERT's GLU: Wi is H x 2I
+    layer = attention + feed_forward + 4 * h  # two layer norms
+    if mt == "xlnet":
+        layer = 5 * h * h + 2 * h * i + i + 10 * h  # q, k, v, o, r; relative biases; segment embeddings
+    embeddings = v * e + (p * e if mt not in ("modernbert", "xlnet", "deberta-v2") or config.get(
+        "position_biased_input") else 0) + t * e + 2 * e
+    if mt == "deberta-v2" and config.get("relative_attention"):
+        embeddings += 2 * (c["buckets"] or p) * h
+    if e != h:
+        embeddings += e * h + h  # the projection to the hidden width
+    head = h * e + 3 * e + v  # transform, layer norm, decoder bias (the decoder shares the embeddings)
+    return embeddings + n * layer + head
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e9:.1f} B" if n >= 1e9 else f"{n / 1e6:.0f} M" if n >= 1e6 else f"{n / 1e3:.0f} K"
+
+
+# -- the decision --------------------------------------------------------------------------------------------------
+
+def decide(source: str, role: str, config: dict, files: dict[str, int | None], *, kind: str = "hub",
+           commit: str | None = None, revision: str = "main", device: str = "cpu", environ=os.environ,
+           memory: int | None = None, gpu: int | None = None, disk: int | None = None) -> Admitted | Refusal:
+    """The rules (see the module's docstring) applied to what was read: ``config`` (config.json) and ``files``
+    ({file: bytes} of the repository or folder). Pure: no network; ``memory``, ``gpu`` and ``disk`` (bytes free)
+    are measured when not given."""
+    r = ROLES[role]
+
+    def refuse(rule: str, why: str) -> Refusal:
+        return Refusal(source, role, rule, f"{source} is refused{for_role(rule)}: {why}.")
+
+    def for_role(rule: str) -> str:
+        return f" for {r.lesson}" if rule in ("family", "head", "pair") else ""
+
+    if not isinstance(config, dict):
+        return refuse("config", "its config.json is not a JSON object, so it cannot be checked")
+    if config.get("auto_map") or config.get("trust_remote_code"):
+        return refuse("remote-code", "its config.json asks for remote code (auto_map), and this app never runs code "
+                                     "from a model repository; choose a checkpoint that transformers supports natively")
+    mt = config.get("model_type")
+    if mt not in r.model_types:
+        other = next((o.lesson for o in ROLES.values() if mt in o.model_types and o.name != role), None)
+        what = f"its model_type is {json.dumps(mt)[:40]}" if mt else "its config.json names no model_type"
+        return refuse("family", f"{what}, and that lesson reads {_either(r.model_types)}"
+                      + (f"; use it as {other} instead" if other else ""))
+    architectures = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    discriminator = any(a == "ElectraForPreTraining" for a in architectures)
+    if architectures and not any(a.endswith(h) for a in architectures for h in r.heads) \
+            or (r.variant_role != "discriminator" and discriminator):
+        fits = next((o for o in ROLES.values() if mt in o.model_types
+                     and any(a.endswith(h) for a in architectures for h in o.heads)), None)
+        return refuse("head", f"its config names {', '.join(architectures)[:80]}, which has no "
+                      f"{_head_of(r)}; " + (f"use it as {fits.lesson} instead" if fits else
+                                            "choose a checkpoint pre-trained with that head"))
+    weights = [f for f in download.files_to_fetch(list(files)) if f.endswith((".safetensors", ".bin", ".json"))
+               and f not in download.CONFIG_AND_TOKENIZER_FILES]
+    if not any(f.endswith(".safetensors") for f in weights):
+        pickled = [f for f in files if f.endswith((".bin", ".pt", ".pth", ".ckpt"))]
+        return refuse("safetensors", ("it ships its weights only as pickle (" + ", ".join(sorted(pickled)[:2])
+                                      + "), which can run code when loaded; choose a checkpoint with "
+                                        "model.safetensors (or its safetensors conversion, e.g. revision refs/pr/1)")
+                      if pickled else "it has no weights transformers can load (model.safetensors)")
+    if not any(f in files for f in TOKENIZER_FILES):
+        return refuse("tokenizer", "it has no tokenizer (tokenizer.json, vocab.txt, vocab.json or a SentencePiece "
+                                   "model); choose a checkpoint that ships its tokenizer")
+    chosen = [f for f in download.files_to_fetch(list(files))]
+    if any(files.get(f) is None for f in chosen):
+        return refuse("size", "the hub did not say how large its files are, so its size cannot be checked before "
+                              "downloading")
+    try:
+        parameters = estimate_parameters(config)
+    except ValueError as e:
+        return refuse("config", f"its config.json gives {e}, which is not a size a model of this family has")
+    weight_bytes = sum(files[f] for f in weights if f.endswith(".safetensors"))
+    memory_bytes = max(parameters * FLOAT32, weight_bytes)
+    download_bytes = sum(files[f] for f in chosen)
+    try:
+        limit, why = host_limit(device, environ, memory, gpu)
+    except ValueError as e:
+        return refuse("size", f"this host's {LIMIT_ENV} is malformed ({e})")
+    if limit is not None and memory_bytes > limit:
+        return refuse("size", f"it needs about {download._human(memory_bytes)} of memory ({_count(parameters)} "
+                              f"parameters in float32), more than this host's limit of {download._human(limit)} "
+                              f"({why}); choose a smaller checkpoint (a base-size one needs about 0.5 GB), or ask "
+                              f"the host to raise {LIMIT_ENV}")
+    if weight_bytes < parameters // 2:  # even 8-bit weights take a byte a parameter
+        return refuse("config", f"its config.json describes about {_count(parameters)} parameters, but its weights "
+                                f"are only {download._human(weight_bytes)}: they do not match")
+    if kind == "hub":
+        from huggingface_hub import constants
+
+        cache = Path(constants.HF_HUB_CACHE)
+        free = disk if disk is not None else shutil.disk_usage(_existing(cache)).free
+        if download_bytes > free:
+            return refuse("disk", f"its files take {download._human(download_bytes)} and the cache at {cache} has "
+                                  f"{download._human(free)} free; free some space or point HF_HOME elsewhere")
+    overrides = dict(CATALOGUE[r.replaces].config_overrides) if mt == CATALOGUE[r.replaces].family else {}
+    overrides["use_safetensors"] = True  # never a pickle, even one lying beside the safetensors
+    return Admitted(source, kind, revision, commit, role, mt, FAMILIES[mt], _model_class(role, mt, architectures),
+                    tuple((f, files[f]) for f in chosen), parameters, download_bytes, memory_bytes, limit,
+                    (config_sizes(config)["vocab"], config_sizes(config)["embedding"]), tuple(overrides.items()))
+
+
+def _model_class(role: str, model_type: str, architectures: list[str]) -> str:
+    """The transformers class a role loads: XLNet's LM head (not an Auto class's: DESIGN), ELECTRA's discriminator,
+    else the masked LM."""
+    if model_type == "xlnet":
+        return "XLNetLMHeadModel"
+    if role == "electra-discriminator":
+        return "ElectraForPreTraining"
+    return "AutoModelForMaskedLM"
+
+
+def _head_of(role: Role) -> str:
+    return {"discriminator": "replaced-token (discriminator) head", "permutation-lm": "language-model head"}.get(
+        role.variant_role, "masked-LM head")
+
+
+def _either(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _existing(path: Path) -> Path:
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path
+
+
+# -- reading a repository or a folder ------------------------------------------------------------------------------
+
+def read_folder(folder: Path) -> tuple[dict, dict[str, int]]:
+    """(config, {file: bytes}) of a local folder. Raises OSError / ValueError."""
+    files = {p.name: p.stat().st_size for p in folder.iterdir() if p.is_file()}
+    if files.get("config.json", 0) > CONFIG_CAP:
+        raise ValueError(f"config.json is larger than {download._human(CONFIG_CAP)}")
+    return json.loads((folder / "config.json").read_text()), files
+
+
+def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADLINE_S
+             ) -> tuple[str, dict, dict[str, int | None]]:
+    """(commit, config, {file: bytes}) of a hub repository: its file list from the hub's API and its config.json,
+    read into memory, within ``deadline`` seconds; nothing is written. Raises what the downloader raises."""
+    budget = download._Budget(deadline)
+    info = download._repo_info(repo_id, budget, revision)
+    if not isinstance(info.sha, str) or not download.CHECKSUM.fullmatch(info.sha):
+        raise download.Refused(f"the hub named a commit for {repo_id} that is not a commit id (40 or 64 hex "
+                               "digits)")
+    files = {s.rfilename: s.size for s in info.siblings or [] if "/" not in s.rfilename}
+    if "config.json" not in files:
+        raise download.Refused(f"{repo_id} has no config.json, so what it is cannot be checked")
+    config = json.loads(download.read_small(repo_id, info.sha, "config.json", CONFIG_CAP, budget))
+    return info.sha, config, files
+
+
+def _source_kind(source: str) -> str | None:
+    """"folder" for an existing directory (or a path-like text), "hub" for a hub id, None for neither."""
+    if source.startswith(("/", "./", "../", "~")) or os.path.isdir(os.path.expanduser(source)):
+        return "folder"
+    return "hub" if HUB_ID.fullmatch(source) and ".." not in source and "--" not in source else None
+
+
+def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, dict, dict] | Refusal:
+    """(source as kept, kind, commit, config, files) or a Refusal (role left blank) for the checks before the
+    rules: allow-list, what the text names, and reading it."""
+    source = source.strip()
+    kind = _source_kind(source)
+
+    def refuse(rule: str, why: str) -> Refusal:
+        return Refusal(source, "", rule, f"{source or 'an empty name'} is refused: {why}.")
+
+    if kind is None:
+        return refuse("source", "it is neither a hub id (organisation/name, e.g. google-bert/bert-large-uncased) nor "
+                                "a folder on this computer")
+    if kind == "folder":
+        source = str(Path(os.path.expanduser(source)).resolve())
+    if not allowed(source, environ):
+        return refuse("allow-list", f"this host allows only the models in {ALLOW_ENV} "
+                                    f"({environ.get(ALLOW_ENV, '').strip()[:120]}); ask the host to add it")
+    if kind == "folder":
+        folder = Path(source)
+        if not (folder / "config.json").is_file():
+            return refuse("source", "that folder has no config.json (save a model there with save_pretrained)")
+        try:
+            config, files = read_folder(folder)
+        except (OSError, ValueError) as e:
+            return refuse("config", f"its config.json cannot be read ({type(e).__name__})")
+        return source, kind, None, config, files
+    if download_offline(environ):
+        return refuse("hub", "HF_HUB_OFFLINE is set, so the hub cannot be asked; unset it, or give a folder")
+    from huggingface_hub import constants
+
+    from app.core.text import visible
+
+    try:
+        commit, config, files = read_hub(source, revision)
+    except json.JSONDecodeError:
+        return refuse("config", "its config.json is not JSON")
+    except Exception as e:  # noqa: BLE001 — every failure is one sentence
+        why, _ = download._describe(e, constants.ENDPOINT, visible)
+        return refuse("hub", f"it could not be checked ({why})")
+    return source, kind, commit, config, files
+
+
+def download_offline(environ=os.environ) -> bool:
+    return environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def admit(source: str, role: str | None = None, *, revision: str = "main", device: str = "cpu",
+          environ=os.environ) -> Admitted | Refusal:
+    """Whether ``source`` (a hub id or a local folder) may play ``role`` (a key of :data:`ROLES`; None: the first
+    role its config fits), decided from its file list and config.json alone. Never raises for anything the hub,
+    the folder or the config does: the Refusal says it in one sentence."""
+    if role is not None and role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; the roles are {', '.join(ROLES)}")
+    got = _gather(source, revision, environ)
+    if isinstance(got, Refusal):
+        return Refusal(got.source, role or "", got.rule, got.sentence)
+    source, kind, commit, config, files = got
+    roles = [role] if role else [n for n, r in ROLES.items() if isinstance(config, dict)
+                                 and config.get("model_type") in r.model_types] or ["masked-lm"]
+    answers = [decide(source, r, config, files, kind=kind, commit=commit, revision=revision, device=device,
+                      environ=environ) for r in roles]
+    return next((a for a in answers if isinstance(a, Admitted)), answers[0])
+
+
+def admit_pair(generator: str, discriminator: str, *, revision: str = "main", device: str = "cpu",
+               environ=os.environ) -> tuple[Admitted, Admitted] | Refusal:
+    """ELECTRA's generator and discriminator, admitted together: each for its role, and the two must share a
+    vocabulary and embeddings of one shape (the lesson feeds the generator's samples to the discriminator, and
+    ties their token embeddings as the paper does); else a Refusal saying they cannot be tied."""
+    g = admit(generator, "electra-generator", revision=revision, device=device, environ=environ)
+    if isinstance(g, Refusal):
+        return g
+    d = admit(discriminator, "electra-discriminator", revision=revision, device=device, environ=environ)
+    if isinstance(d, Refusal):
+        return d
+    shapes = [g.embeddings, d.embeddings]
+    if shapes[0] != shapes[1]:
+        return Refusal(f"{generator} + {discriminator}", "electra-discriminator", "pair",
+                       f"{generator} and {discriminator} cannot be paired for ELECTRA's lesson: their token "
+                       f"embeddings are {shapes[0][0]} x {shapes[0][1]} and {shapes[1][0]} x {shapes[1][1]}, so they "
+                       "cannot be tied and the generator's samples would not be the discriminator's words; choose "
+                       "a generator and discriminator released together (e.g. google/electra-base-generator with "
+                       "google/electra-base-discriminator)")
+    need = g.memory_bytes + d.memory_bytes  # the pair together must fit the limit each fitted alone
+    if g.limit is not None and need > g.limit:
+        return Refusal(f"{generator} + {discriminator}", "electra-discriminator", "size",
+                       f"{generator} and {discriminator} are refused together: they need about "
+                       f"{download._human(need)} of memory, more than this host's limit of "
+                       f"{download._human(g.limit)}; choose a smaller pair, or ask the host to raise {LIMIT_ENV}")
+    return g, d
