@@ -5,7 +5,9 @@ loaded, and DeBERTa and ModernBERT (built tiny from configs) predicting as maske
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -525,11 +527,46 @@ def guess(label: str, read: list, original: str) -> SimpleNamespace:
 def test_token_grid_figure_counts_pieces_and_escapes_tokens():
     fig = figs.token_grid_figure(SimpleNamespace(labels=["BERT", "RoBERTa"], words=("<b>", "ball"), window=(0, 2), word=1,
                                                  cells=[[["<", "b", ">"], ["ball"]], [["<b>"], ["Ġball"]]], n_tokens=[5, 4]))
-    assert list(map(list, fig.data[0].z)) == [[3, 1], [1, 1]]
-    assert fig.data[0].text[1][0] == "&lt;b&gt;" and fig.data[0].text[0][0] == "&lt; · b · &gt;"
-    assert fig.layout.xaxis.ticktext[0] == "&lt;b&gt;"
-    assert "word 0 <b>&lt;b&gt;</b>" in fig.data[0].hovertext[0][0]  # our markup around the escaped token
-    assert "<b>[ball]</b>" in fig.layout.xaxis.ticktext[1]
+    assert list(map(list, fig.data[0].z)) == [[None, None], [3, 1], [1, 1]]  # a header row of words, then the variants
+    assert fig.data[0].text[2][0] == "&lt;b&gt;" and fig.data[0].text[1][0] == "&lt; · b · &gt;"
+    assert list(fig.data[0].text[0]) == ["<b>&lt;b&gt;</b>", "<b>[ball]</b>"]  # the words, escaped; the masked one marked
+    assert "word 0 <b>&lt;b&gt;</b>" in fig.data[0].hovertext[1][0]  # our markup around the escaped token
+    assert list(fig.layout.yaxis.ticktext) == ["words 0–1", "BERT (5)", "RoBERTa (4)"]
+
+
+# a real sentence a student types: 22 words, cut very differently by the three kinds of tokenizer
+LONG = "After school the little girl found a shiny red ball under the old oak tree in the park and carried it home ."
+
+
+def long_grid():
+    words = LONG.split()
+    cells = [[[w.lower()] if len(w) < 6 else [w.lower()[:3], "##" + w.lower()[3:]] for w in words],
+             [["Ġ" + w] for w in words], [["▁" + w.lower()] for w in words]]
+    return figs.token_grid_figure(SimpleNamespace(labels=["BERT", "RoBERTa", "ELECTRA discriminator"], words=tuple(words),
+                                                  window=(0, len(words)), word=9, cells=cells, n_tokens=[26, 25, 25]))
+
+
+def test_token_grid_wraps_a_long_sentence_so_every_cell_fits_its_text():
+    """22 words in one row of 24-px cells overlapped one another and the header (issue 27): the grid wraps into
+    bands, and every cell is as wide as its longest text needs, within the plot area a 1280-px window leaves."""
+    fig, words = long_grid(), LONG.split()
+    heat = fig.data[0]
+    per_band = len(heat.x)
+    assert per_band < len(words)
+    shown = [html.unescape(re.sub(r"</?b>", "", t)) for row in heat.text for t in row if t]  # as the browser draws it
+    assert per_band * figs.cell_width(shown) <= figs.GRID_WIDTH + 1e-9
+    # every word appears once, in order, in the header rows (one every 1 + variants rows)
+    headers = [t for row in heat.text[::4] for t in row if t]
+    assert [h.removeprefix("<b>").removesuffix("</b>").strip("[]") for h in headers] == words
+    assert "<b>[ball]</b>" in headers
+    assert fig.layout.xaxis.visible is False  # no rotated tick labels running into the title
+    assert fig.layout.height >= 60 + figs.GRID_ROW_PX * len(heat.z)
+
+
+def test_words_per_band_balances_the_bands():
+    assert figs.words_per_band(["x" * 5], 22, width=9 * figs.cell_width(["x" * 5])) == 8  # 8 + 7 + 7, not 9 + 9 + 4
+    assert figs.words_per_band(["x"], 3) == 3
+    assert figs.words_per_band(["x" * 500], 4) == 1  # one word a band, however long
 
 
 def test_fill_mask_and_cost_figures_carry_the_numbers():

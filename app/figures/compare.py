@@ -16,35 +16,69 @@ PROB = "Blues"
 SCORE = "RdBu_r"  # P(replaced): blue = looks original, red = looks replaced
 
 
+# The token grid wraps like text: a band of as many words as fit across, then the next band below. A cell is as
+# wide as the widest cell text of the sentence (pieces joined by " · ", or the word itself in the band's header row),
+# estimated at CHAR_PX per character of GRID_FONT-px type; GRID_WIDTH is the plot area a student's 1280-px window
+# leaves beside the row labels and the colour bar (a wider screen only makes the cells roomier).
+GRID_FONT, CHAR_PX, CELL_PAD, GRID_WIDTH = 13, 6.8, 10, 560
+GRID_ROW_PX = 27  # one row of cells, header rows included
+
+
+def cell_width(texts) -> float:
+    """Pixels the widest of ``texts`` needs in a grid cell (plain text: escapes count as one character)."""
+    return max((len(t) for t in texts), default=1) * CHAR_PX + CELL_PAD
+
+
+def words_per_band(texts, n_words: int, width: float = GRID_WIDTH) -> int:
+    """How many words one band of the grid holds so that ``cell_width(texts)`` fits ``width``; bands are balanced
+    (22 words at 9 a band: 8 + 7 + 7, not 9 + 9 + 4)."""
+    most = max(1, int(width // cell_width(texts)))
+    bands = -(-n_words // most) if n_words else 1
+    return max(1, -(-n_words // bands)) if n_words else 1
+
+
 def token_grid_figure(r) -> go.Figure:
     """One row per variant (``r.labels``), one column per word of ``r.window`` (a window of the text around the
-    masked word ``r.word``, marked); a cell lists the pieces that word became.
+    masked word ``r.word``, marked [like this]); a cell lists the pieces that word became. The words wrap into
+    bands (``words_per_band``), each under a header row of its words, so a long sentence stays legible.
 
     r.cells[v][w]: the raw pieces of word window[0] + w in variant v's tokenizer. z = the number of pieces
-    (capped at 4 for the colour; the hover says the exact number). r.n_tokens[v]: the variant's total
-    token count, special tokens included (shown in the row label).
+    (capped at 4 for the colour; the hover says the exact number; header rows have none). r.n_tokens[v]: the
+    variant's total token count, special tokens included (shown in the row label).
     """
     first, stop = r.window
     labels, words, cells, n_tokens, chosen = r.labels, r.words[first:stop], r.cells, r.n_tokens, r.word - first
-    z, text, hover = [], [], []
-    for label, row in zip(labels, cells):
-        z.append([min(len(p), 4) if p else None for p in row])
-        text.append([" · ".join(esc(x) for x in p) for p in row])
-        hover.append([f"<b>{esc(label)}</b> · word {first + j} <b>{esc(words[j])}</b><br>{len(p)} piece(s): "
-                      f"{' · '.join(esc(x) for x in p) or '(none)'}" for j, p in enumerate(row)])
+    plain = [[" · ".join(p) for p in row] for row in cells]  # what each cell shows, before escaping
+    heads = [f"[{w}]" if j == chosen else w for j, w in enumerate(words)]
+    per_band = words_per_band([t for row in plain for t in row] + heads, len(words))
     rows = [f"{esc(lab)} ({n})" for lab, n in zip(labels, n_tokens)]
+    z, text, hover, ticks = [], [], [], []
+    for start in range(0, len(words), per_band):
+        span = range(start, min(start + per_band, len(words)))
+        pad = [None] * (per_band - len(span))
+        z.append([None] * per_band)  # the band's header row: its words, no colour
+        text.append([f"<b>{esc(heads[j])}</b>" for j in span] + [""] * len(pad))
+        hover.append([f"word {first + j}: <b>{esc(words[j])}</b>" for j in span] + [""] * len(pad))
+        ticks.append(f"words {first + span[0]}–{first + span[-1]}")
+        for label, row, shown, ys in zip(labels, cells, plain, rows):
+            z.append([min(len(row[j]), 4) if row[j] else None for j in span] + pad)
+            text.append([esc(shown[j]) for j in span] + [""] * len(pad))
+            hover.append([f"<b>{esc(label)}</b> · word {first + j} <b>{esc(words[j])}</b><br>{len(row[j])} piece(s): "
+                          f"{' · '.join(esc(x) for x in row[j]) or '(none)'}" for j in span] + [""] * len(pad))
+            ticks.append(ys)
     fig = go.Figure(go.Heatmap(
-        x=list(range(len(words))), y=rows, z=z, text=text, texttemplate="%{text}", hovertext=hover,
+        x=list(range(per_band)), y=list(range(len(z))), z=z, text=text, texttemplate="%{text}", hovertext=hover,
         hovertemplate="%{hovertext}<extra></extra>", colorscale=PIECES, zmin=1, zmax=4, xgap=2, ygap=2,
-        textfont=dict(size=13),
+        textfont=dict(size=GRID_FONT),
         colorbar=dict(title=dict(text="pieces", side="right"), tickvals=[1, 2, 3, 4], ticktext=["1", "2", "3", "4+"],
                       thickness=14),
     ))
-    tick = [f"<b>[{esc(w)}]</b>" if j == chosen else esc(w) for j, w in enumerate(words)]
-    fig.update_layout(title="How each tokenizer cuts your sentence (row label: tokens incl. special ones)",
-                      height=120 + 44 * len(labels), margin=dict(l=10, r=10, t=60, b=30), plot_bgcolor="white")
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(words))), ticktext=tick, side="top", showgrid=False)
-    fig.update_yaxes(autorange="reversed", showgrid=False)
+    fig.update_layout(title=dict(text="How each tokenizer cuts your sentence (row label: tokens incl. special ones)",
+                                 x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8)),
+                      height=60 + GRID_ROW_PX * len(z), margin=dict(l=10, r=10, t=40, b=10), plot_bgcolor="white")
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(z))), ticktext=ticks, autorange="reversed",
+                     showgrid=False, zeroline=False)
     return _room(fig)
 
 
