@@ -442,6 +442,26 @@ def test_stream_masks_figure_holds_exactly_the_masks():
             "«&lt;cls&gt;»") in text
 
 
+def test_stream_masks_titles_fit_over_their_panels():
+    """The three subplot titles ran into one another and the third was cut ("…prediction k is po", issue 27):
+    each title, at its font, is narrower than its panel at the plot width a 1280-px window gives, so none reaches
+    into its neighbour's or out of the figure."""
+    masks = xlnet.masks_from_order([3, 0, 2, 1], 2, 6)
+    fig = figures.stream_masks_figure(xlnet.mask_view(PIECES, masks))
+    titles = [a for a in fig.layout.annotations if a.text in figures.STREAM_TITLES]
+    assert len(titles) == 3
+    spans = []
+    for title, axis in zip(titles, (fig.layout.xaxis, fig.layout.xaxis2, fig.layout.xaxis3)):
+        size = title.font.size or 16
+        wide = max(len(line) for line in title.text.split("<br>")) * 0.55 * size / figures.STREAM_PLOT_PX  # paper units
+        lo, hi = axis.domain
+        assert wide <= hi - lo, f"{title.text!r} is wider than its panel"
+        spans.append((title.x - wide / 2, title.x + wide / 2))
+    assert all(0 <= a and b <= 1 for a, b in spans)
+    assert all(spans[k][1] < spans[k + 1][0] for k in range(2))  # no two titles overlap
+    assert fig.layout.yaxis3.side == "right"  # target_mapping's row labels stay out of the query panel
+
+
 def test_order_figure_marks_what_each_step_sees():
     masks = xlnet.masks_from_order([3, 0, 2, 1], 2, 6)  # targets: 2 then 1
     z = np.array(figures.order_figure(xlnet.mask_view(PIECES, masks)).data[0].z)

@@ -88,6 +88,14 @@ def order_figure(view: MaskView) -> go.Figure:
     return fig
 
 
+# The three panels' titles, two short lines each so that each fits over its panel: a 1280-px window gives the figure
+# about STREAM_PLOT_PX of plot width (less the row labels), of which a panel gets its column_widths share.
+STREAM_TITLES = ("content stream:<br>sees itself", "query stream:<br>never its own content",
+                 "target_mapping:<br>prediction k is at j")
+TITLE_FONT, STREAM_PLOT_PX = 13, 680
+LEGEND_ROOM = 150  # px under the panels: their rotated position labels and axis titles, then the colour key
+
+
 def stream_masks_figure(view: MaskView) -> go.Figure:
     """Three aligned panels on the same columns (positions j): the content-stream mask (T, T), the
     query-stream mask (T, T; rows of non-targets are empty, nothing is computed there) and
@@ -96,9 +104,9 @@ def stream_masks_figure(view: MaskView) -> go.Figure:
     length = view.content.shape[-1]
     labels = piece_labels(view.pieces, view.n_content)
     content, query, mapping = view.content, view.query, view.target_mapping
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.36, 0.36, 0.28],
-                        subplot_titles=("content stream: sees itself", "query stream: never its own content",
-                                        "target_mapping: prediction k is position j"))
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.03, column_widths=[0.37, 0.37, 0.26],
+                        subplot_titles=STREAM_TITLES)
+    fig.update_annotations(font_size=TITLE_FONT)  # the subplot titles
     mask_scale = _discrete([VISIBLE_COLOUR, BLOCKED_COLOUR])
     for col, (name, z, stream) in enumerate((("content", content, "content"), ("query", query, "query")), start=1):
         text = [[f"{name} stream · row {labels[i]} → column {labels[j]}: <b>"
@@ -107,8 +115,10 @@ def stream_masks_figure(view: MaskView) -> go.Figure:
         fig.add_trace(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), text=text,
                                  hovertemplate="%{text}<extra></extra>", colorscale=mask_scale, zmin=-0.5, zmax=1.5,
                                  xgap=1, ygap=1, showscale=col == 1,
-                                 colorbar=dict(tickvals=[0, 1], ticktext=["0: may attend", "1: blocked (perm_mask convention)"],
-                                               orientation="h", x=0.3, y=-0.3, len=0.4, thickness=14)),
+                                 colorbar=dict(tickvals=[0, 1], ticktext=["0: may attend", "1: blocked"], tickangle=0,
+                                               title=dict(text="perm_mask convention", side="right"),
+                                               orientation="h", x=0.3, y=0, yref="container", yanchor="bottom",
+                                               len=0.4, thickness=14)),
                       row=1, col=col)
     mapping_text = [[f"prediction {k} = {labels[t]}; column {labels[j]}: target_mapping = {int(mapping[k, j])}"
                      for j in range(length)] for k, t in enumerate(view.targets)]
@@ -121,9 +131,9 @@ def stream_masks_figure(view: MaskView) -> go.Figure:
     for col in (1, 2):
         fig.update_yaxes(tickvals=list(range(length)), ticktext=labels, autorange="reversed", row=1, col=col,
                          tickfont=dict(size=10), title="i (attending)" if col == 1 else None, showticklabels=col == 1)
-    fig.update_yaxes(tickvals=list(range(len(view.targets))), autorange="reversed", row=1, col=3,
+    fig.update_yaxes(tickvals=list(range(len(view.targets))), autorange="reversed", row=1, col=3, side="right",
                      ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(view.targets)], tickfont=dict(size=10))
-    fig.update_layout(height=max(460, 24 * length + 300), margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_layout(height=max(460, 24 * length + 300), margin=dict(l=10, r=10, t=60, b=LEGEND_ROOM))
     return fig
 
 
