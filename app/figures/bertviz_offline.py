@@ -18,6 +18,13 @@ Here the same drawing scripts (vendored verbatim under ``assets/vendor/``, see i
    browser decodes them back to the same strings. The drawing scripts put tokens into the page with
    d3's and jQuery's ``.text()``, which never parses HTML.
 3. Layers and heads are labelled from 1 (bertviz labels them from 0), like the rest of the app.
+4. The drawing fits its frame (:data:`FIT_SCRIPT`): bertviz draws at fixed sizes — the model view 970 px wide,
+   which cut its last head in a student's 820-px column; the head view 335 px wide, a sliver of a projector's
+   stage. The model view is drawn as wide as the frame (at most bertviz's 970 px, its thumbnails narrower), and
+   the head view's band of lines between the two token columns widens to the frame (up to ``HEAD_MATRIX_MAX``).
+   Widths are the frame's in the document's own pixels, so a page that zooms the document (presenter mode fits
+   its height to the stage) gets a drawing as wide as the stage at that zoom: larger type, thicker lines, the
+   whole width. A resized frame is fitted again.
 
     html = render("head", attention, tokens, sentence_b_start=None, layer=1, heads=None, title="BERT")
     # attention: (layers, heads, T, T) array, rows = the attending token, summing to 1
@@ -57,6 +64,46 @@ function requirejs(names, callback) {
   var modules = {jquery: window.jQuery, d3: window.d3};
   return callback.apply(window, names.map(function (name) { return modules[name]; }));
 }"""
+
+# bertviz's sizes (its scripts' constants) and how far the fit stretches them (change 4 above).
+HEAD_BOX, HEAD_MATRIX, HEAD_MATRIX_MAX = 110, 115, 460  # token column width; band of lines: bertviz's, at most
+MODEL_WIDTH, MODEL_WIDTH_MIN = 970, 480  # the model view's drawing: bertviz's width, the least it is narrowed to
+BODY_MARGIN = 8  # the document's body margin, each side
+FIT_SCRIPT = """\
+var bvFit = (function () {  // the drawing's widths, from the frame's (in the document's own pixels)
+  var fit = {view: "VIEW", matrixWidth: HEAD_MATRIX, divWidth: MODEL_WIDTH};
+  fit.room = function () {
+    var zoom = parseFloat(window.getComputedStyle(document.documentElement).zoom);
+    return Math.max(0, window.innerWidth / (zoom > 0 ? zoom : 1) - 2 * BODY_MARGIN);
+  };
+  fit.size = function () {
+    var room = fit.room();
+    fit.matrixWidth = Math.max(HEAD_MATRIX, Math.min(HEAD_MATRIX_MAX, Math.floor(room - 2 * HEAD_BOX - 4)));
+    fit.divWidth = Math.max(MODEL_WIDTH_MIN, Math.min(MODEL_WIDTH, Math.floor(room)));
+  };
+  fit.size();
+  window.addEventListener("resize", function () {
+    var before = fit.view === "head" ? fit.matrixWidth : fit.divWidth;
+    fit.size();
+    if (fit.view === "head" && fit.matrixWidth !== before) {
+      window.jQuery("#layer").trigger("change");  // bertviz's own redraw
+    } else if (fit.view === "model") {  // drawn once: zoom it out if the frame got narrower
+      var svg = document.querySelector("#vis svg"), vis = document.getElementById("vis");
+      var drawn = svg ? parseFloat(svg.getAttribute("width")) : 0;
+      vis.style.zoom = drawn > 0 ? Math.min(1, fit.room() / drawn) : 1;
+    }
+  });
+  return fit;
+})();"""
+for _name, _value in (("HEAD_MATRIX_MAX", HEAD_MATRIX_MAX), ("HEAD_MATRIX", HEAD_MATRIX), ("HEAD_BOX", HEAD_BOX),
+                      ("MODEL_WIDTH_MIN", MODEL_WIDTH_MIN), ("MODEL_WIDTH", MODEL_WIDTH), ("BODY_MARGIN", BODY_MARGIN)):
+    FIT_SCRIPT = FIT_SCRIPT.replace(_name, str(_value))
+# where the view scripts read those sizes: (pattern, replacement, how many times it must be found)
+FIT_EDITS = {
+    "head": ((re.compile(r"const MATRIX_WIDTH = 115;\n\s*"), "", 1),
+             (re.compile(r"\bMATRIX_WIDTH\b"), "bvFit.matrixWidth", 3)),
+    "model": ((re.compile(r"const DIV_WIDTH = 970;"), "const DIV_WIDTH = bvFit.divWidth;", 1),),
+}
 
 _HEADER = re.compile(r"\A\s*/\*\*.*?\*\*/\s*", re.S)  # bertviz's file overview (names a URL)
 _REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);\s*", re.S)  # the CDN paths
@@ -159,10 +206,14 @@ def view_script(view: str, params: dict) -> str:
     js, n_config = _REQUIRE_CONFIG.subn("", js, count=1)
     payload = safe_json(params)
     js, n_params = _PARAMS_LINE.subn(lambda _m: f"const params = {payload};", js, count=1)
-    if (n_header, n_config, n_params) != (1, 1, 1) or "PYTHON_PARAMS" in js:
+    fitted = True
+    for pattern, replacement, count in FIT_EDITS[view]:
+        js, n = pattern.subn(replacement, js)
+        fitted = fitted and n == count
+    if (n_header, n_config, n_params) != (1, 1, 1) or "PYTHON_PARAMS" in js or not fitted:
         raise ValueError(f"{name} is not the bertviz 1.4.1 script this module was written for")
     notice = VIEW_NOTICE.format(name=f"{view}_view.js")
-    return _inline_safe(f"/*! {notice} */\n{js}", name)
+    return _inline_safe(f"/*! {notice} */\n{FIT_SCRIPT.replace('VIEW', view, 1)}\n{js}", name)
 
 
 # ----------------------------------------------------------------------------- params, as bertviz builds them
