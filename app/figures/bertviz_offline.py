@@ -21,7 +21,8 @@ Here the same drawing scripts (vendored verbatim under ``assets/vendor/``, see i
 4. The drawing fits its frame (:data:`FIT_SCRIPT`): bertviz draws at fixed sizes — the model view 970 px wide,
    which cut its last head in a student's 820-px column; the head view 335 px wide, a sliver of a projector's
    stage. The model view is drawn as wide as the frame (at most bertviz's 970 px, its thumbnails narrower), and
-   the head view's band of lines between the two token columns widens to the frame (up to ``HEAD_MATRIX_MAX``).
+   the head view's band of lines between the two token columns widens to the frame (up to ``HEAD_MATRIX_MAX``),
+   its lines thicker as it widens (2 px, bertviz's, to ``HEAD_STROKE_MAX``) so that longer lines stay visible.
    Widths are the frame's in the document's own pixels, so a page that zooms the document (presenter mode fits
    its height to the stage) gets a drawing as wide as the stage at that zoom: larger type, thicker lines, the
    whole width. A resized frame is fitted again.
@@ -67,11 +68,12 @@ function requirejs(names, callback) {
 
 # bertviz's sizes (its scripts' constants) and how far the fit stretches them (change 4 above).
 HEAD_BOX, HEAD_MATRIX, HEAD_MATRIX_MAX = 110, 115, 460  # token column width; band of lines: bertviz's, at most
+HEAD_STROKE, HEAD_STROKE_MAX = 2, 3.5  # line width in the head view: bertviz's, and at the widest band
 MODEL_WIDTH, MODEL_WIDTH_MIN = 970, 480  # the model view's drawing: bertviz's width, the least it is narrowed to
 BODY_MARGIN = 8  # the document's body margin, each side
 FIT_SCRIPT = """\
 var bvFit = (function () {  // the drawing's widths, from the frame's (in the document's own pixels)
-  var fit = {view: "VIEW", matrixWidth: HEAD_MATRIX, divWidth: MODEL_WIDTH};
+  var fit = {view: "VIEW", matrixWidth: HEAD_MATRIX, strokeWidth: HEAD_STROKE, divWidth: MODEL_WIDTH};
   fit.room = function () {
     var zoom = parseFloat(window.getComputedStyle(document.documentElement).zoom);
     return Math.max(0, window.innerWidth / (zoom > 0 ? zoom : 1) - 2 * BODY_MARGIN);
@@ -79,6 +81,7 @@ var bvFit = (function () {  // the drawing's widths, from the frame's (in the do
   fit.size = function () {
     var room = fit.room();
     fit.matrixWidth = Math.max(HEAD_MATRIX, Math.min(HEAD_MATRIX_MAX, Math.floor(room - 2 * HEAD_BOX - 4)));
+    fit.strokeWidth = HEAD_STROKE + (HEAD_STROKE_MAX - HEAD_STROKE) * (fit.matrixWidth - HEAD_MATRIX) / (HEAD_MATRIX_MAX - HEAD_MATRIX);
     fit.divWidth = Math.max(MODEL_WIDTH_MIN, Math.min(MODEL_WIDTH, Math.floor(room)));
   };
   fit.size();
@@ -96,12 +99,14 @@ var bvFit = (function () {  // the drawing's widths, from the frame's (in the do
   return fit;
 })();"""
 for _name, _value in (("HEAD_MATRIX_MAX", HEAD_MATRIX_MAX), ("HEAD_MATRIX", HEAD_MATRIX), ("HEAD_BOX", HEAD_BOX),
+                      ("HEAD_STROKE_MAX", HEAD_STROKE_MAX), ("HEAD_STROKE", HEAD_STROKE),
                       ("MODEL_WIDTH_MIN", MODEL_WIDTH_MIN), ("MODEL_WIDTH", MODEL_WIDTH), ("BODY_MARGIN", BODY_MARGIN)):
     FIT_SCRIPT = FIT_SCRIPT.replace(_name, str(_value))
 # where the view scripts read those sizes: (pattern, replacement, how many times it must be found)
 FIT_EDITS = {
     "head": ((re.compile(r"const MATRIX_WIDTH = 115;\n\s*"), "", 1),
-             (re.compile(r"\bMATRIX_WIDTH\b"), "bvFit.matrixWidth", 3)),
+             (re.compile(r"\bMATRIX_WIDTH\b"), "bvFit.matrixWidth", 3),
+             (re.compile(r'\.attr\("stroke-width", 2\)'), '.attr("stroke-width", bvFit.strokeWidth)', 1)),
     "model": ((re.compile(r"const DIV_WIDTH = 970;"), "const DIV_WIDTH = bvFit.divWidth;", 1),),
 }
 
