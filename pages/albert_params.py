@@ -12,9 +12,10 @@ from app.core.text import md
 SPEC = params.SPEC
 
 
-def use_preset(name: str) -> None:
-    """"Use its sizes": copy a released model's sizes into this page's settings (before they are drawn)."""
-    for field, value in params.preset_values(name).items():
+def use_preset(name: str | None = None) -> None:
+    """Copy a released model's sizes (``name``, else the one just picked) into this page's settings (before they
+    are drawn): on picking one, and on "Use its sizes" after a size was changed."""
+    for field, value in params.preset_values(name or st.session_state[ui.key_of(params.PRESET)]).items():
         ui.set_value(getattr(SPEC, field), value)
 
 
@@ -37,7 +38,9 @@ values = ui.bind(SPEC)
 
 with st.container(border=True):
     p1, p2 = st.columns([3, 1], vertical_alignment="bottom")
-    chosen = ui.widget(params.PRESET, p1)  # not in the link: the sizes it copies are
+    if ui.key_of(params.PRESET) not in st.session_state:  # on opening: the model these sizes are, if any
+        ui.set_value(params.PRESET, params.matching_preset(values) or params.DEFAULT_PRESET)
+    chosen = ui.widget(params.PRESET, p1, on_change=use_preset)  # not in the link: the sizes it copies are
     p2.button("Use its sizes", on_click=use_preset, args=(chosen,))
     c1, c2, c3, c4 = st.columns(4)
     ui.widget(SPEC.vocab_size, c1)
@@ -75,7 +78,7 @@ else:
     m3.metric("+ masked-LM head", params.human_count(b.total_with_head),
               help="Dense + LayerNorm + output bias; the output matrix is tied to the word embeddings.")
     m4.metric("Embeddings' share", f"{b.embedding_total / b.total:.0%}")
-    agree = "✅ agrees with" if y.counted == b.total else "❌ differs from"
+    agree = ":material/check_circle: agrees with" if y.counted == b.total else ":material/error: differs from"
     st.caption(f"Counted from {y.how}: **{n(y.counted)}** — {agree} the formula below ({n(b.total)}).")
     st.dataframe(list(y.table), hide_index=True, width="stretch",
                  column_config={"parameters": st.column_config.NumberColumn(format="localized")})
@@ -96,9 +99,8 @@ else:
 
 with st.expander("The ALBERT paper's sharing ablation (Table 4), recomputed"):
     st.dataframe(list(r.table4), hide_index=True, width="stretch")
-    st.caption("ALBERT-base shapes (V = 30000, H = 768, L = 12). Our counts include the pooler and, for ALBERT, "
-               "the E→H projection (0.6M each at E = 768); the paper does not say whether it counts them, which "
-               "fits its E = 768 figures sitting about 1M below ours. Every other row agrees to rounding.")
+    st.caption("ALBERT-base shapes (V = 30000, H = 768, L = 12); our counts include the pooler and, for ALBERT, "
+               f"the E→H projection. {params.table4_story(list(r.table4))}")
 
 # ----------------------------------------------------------------------------- released models
 

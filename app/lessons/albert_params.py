@@ -414,7 +414,8 @@ def read_presets(path: Path = PRESETS_FILE) -> tuple[tuple[Preset, ...], tuple[d
 
 PRESETS, PAPER_TABLE4 = read_presets()
 SETTABLE_PRESETS = tuple(p.name for p in PRESETS if p.model_class in SETTABLE)
-PRESET = Param("preset", "choice", SETTABLE_PRESETS[0], choices=SETTABLE_PRESETS, label="Start from a released model",
+DEFAULT_PRESET = "ALBERT-base"  # the model whose sizes SPEC's defaults are (Arch()): the picker opens on it
+PRESET = Param("preset", "choice", DEFAULT_PRESET, choices=SETTABLE_PRESETS, label="Start from a released model",
                help="Copies that model's published sizes into the settings below.")
 # PRESET is not in SPEC: it only picks what "Use its sizes" copies; the sizes themselves go in the link.
 
@@ -432,6 +433,13 @@ def preset_values(name: str) -> dict:
     if arch is None:
         raise ValueError(f"{name} has no page settings")
     return {f: getattr(arch, f) for f in ARCH_FIELDS}
+
+
+def matching_preset(values: dict) -> str | None:
+    """The released model whose sizes ``values`` ({SPEC name: value}) are, or None: what the picker shows when the
+    page opens, so that it never names one model above another's sizes."""
+    return next((name for name in SETTABLE_PRESETS
+                 if all(values.get(k) == v for k, v in preset_values(name).items())), None)
 
 
 def preset_config(p: Preset):
@@ -507,6 +515,25 @@ def table4_rows() -> list[dict]:
         rows.append({"E": t["embedding_size"], "sharing": SHARING_LABELS[t["sharing"]], "computed (M)": round(n / 1e6, 2),
                      "paper (M)": t["paper_m"], "difference (M)": round(n / 1e6 - t["paper_m"], 2)})
     return rows
+
+
+def table4_story(rows: list[dict], hidden: int = 768) -> str:
+    """What the recomputed Table 4 shows against the paper, computed from its rows: how many agree to the paper's
+    rounding (whole millions), how many more would without the pooler (H² + H, which the paper may not count), and
+    which differ by more than either explains."""
+    pooler = (hidden * hidden + hidden) / 1e6
+    close = lambda d: abs(d) <= 0.5 + 1e-9  # noqa: E731  (the paper's figures are whole millions)
+    agree = [r for r in rows if close(r["difference (M)"])]
+    pooled = [r for r in rows if not close(r["difference (M)"]) and close(r["difference (M)"] - pooler)]
+    rest = [r for r in rows if r not in agree and r not in pooled]
+    out = [f"{len(agree)} of {len(rows)} rows agree with the paper to its rounding (whole millions: within 0.5M)"]
+    if pooled:
+        out.append(f"{len(pooled)} more do without the pooler ({pooler:.2f}M = H² + H), which our counts include and "
+                   "the paper may not")
+    if rest:
+        out.append("and " + ", ".join(f"E = {r['E']}, {r['sharing']} ({r['difference (M)']:+.2f}M)" for r in rest)
+                   + (" differs" if len(rest) == 1 else " differ") + " by more than that explains")
+    return "; ".join(out) + "."
 
 
 # ----------------------------------------------------------------------------- a loaded model

@@ -118,6 +118,29 @@ def test_a_released_models_sizes_in_one_click(app_page):
     assert "preset" not in at.query_params  # the sizes go in the link, not the picker
 
 
+def sizes_shown(at) -> dict:
+    """The page's size settings as its widgets show them, by name."""
+    return {name: (at.toggle(key=P + name) if name == "factorized" else at.selectbox(key=P + name) if name == "sharing"
+                   else at.number_input(key=P + name)).value for name in params.ARCH_FIELDS}
+
+
+def test_the_preset_picker_names_the_model_whose_sizes_are_shown(app_page):
+    """It opened on "BERT-base" above ALBERT-base's sizes (issue 27): it names the model the sizes are, on a
+    fresh page and on a link with another model's sizes; picking a model shows its sizes at once."""
+    needs("albert")
+    at = app_page(PARAMS_PAGE)
+    assert not at.exception
+    assert at.selectbox(key=P + "preset").value == params.DEFAULT_PRESET
+    assert sizes_shown(at) == params.preset_values(params.DEFAULT_PRESET)
+    assert "✅" not in shown_text(at) and "agrees with" in shown_text(at)  # the check mark is an icon, not an emoji
+    link = {k: str(int(v)) if isinstance(v, bool) else str(v) for k, v in params.preset_values("BERT-base").items()}
+    at = app_page(PARAMS_PAGE, **link)
+    assert at.selectbox(key=P + "preset").value == "BERT-base"
+    at.selectbox(key=P + "preset").set_value("ALBERT-large").run()
+    assert not at.exception
+    assert sizes_shown(at) == params.preset_values("ALBERT-large")
+
+
 def test_parameters_page_restores_from_the_url_and_notes_bad_values(app_page):
     needs("albert")
     at = app_page(PARAMS_PAGE, sharing="ffn", embedding_size="768", num_hidden_layers="abc", seq_len="128",
