@@ -74,7 +74,7 @@ else:
                "heads count from 1.")
 if r.pair:
     st.caption("With two sentences, bertviz's *Attention* menu also shows A→A, B→B, A→B and B→A on their own.")
-st.download_button("⬇️ Download this view (standalone HTML, works offline)", data=r.document,
+st.download_button("Download this view (standalone HTML, works offline)", icon=":material/download:", data=r.document,
                    file_name=f"bertviz-{view}-{r.variant}.html", mime="text/html", on_click="ignore",
                    key="download-bertviz")
 

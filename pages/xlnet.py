@@ -127,12 +127,14 @@ st.caption(
 st.subheader("4 · Check: the attention the model used is zero where the masks block")
 if r.worst_blocked == 0.0:
     st.success(
-        f"✅ Read from the model (`output_attentions=True`: one (content, query) pair per layer): in all {r.n_layers} "
+        f"Read from the model (`output_attentions=True`: one (content, query) pair per layer): in all {r.n_layers} "
         f"layers × {r.n_heads} heads, the attention probability on every blocked cell is **exactly 0** — "
         f"content stream: all {len(p.ids)} rows; query stream: the {r.query_rows} target row(s) that see "
-        f"something. The allowed cells carry all the mass (at least {r.least_visible_mass:.6f} per row).")
+        f"something. The allowed cells carry all the mass (at least {r.least_visible_mass:.6f} per row).",
+        icon=":material/check_circle:")
 else:
-    st.error(f"✗ Some blocked cell has attention {r.worst_blocked:.3g}: the masks were not respected.")
+    st.error(f"Some blocked cell has attention {r.worst_blocked:.3g}: the masks were not respected.",
+             icon=":material/error:")
 if r.free:
     st.warning(f"The context-free target's query row: every probability is 1/{len(p.ids)} "
                f"(largest distance from uniform {r.uniform_distance:.2g}), its own position included — which is why "

@@ -53,7 +53,7 @@ def test_defaults_show_an_offline_bertviz_view_and_a_rollout_map(app_page, bundl
     document = bertviz_document(at)
     assert_offline(document)
     assert [t for t, _ in Elements(document).tags].count("script") == EXPECTED_SCRIPTS
-    assert at.get("download_button")[0].proto.label.startswith("⬇️ Download this view")
+    assert at.get("download_button")[0].proto.label.startswith("Download this view")
     z, spec = heatmap(at)
     np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-6)  # rollout rows sum to 1
     assert "rollout" in spec["layout"]["title"]["text"] and "%{z:.6f}" in spec["data"][0]["hovertemplate"]
