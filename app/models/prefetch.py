@@ -2,13 +2,16 @@
 
     python -m app.models.prefetch                  # every catalogue model
     python -m app.models.prefetch bert roberta     # only these (catalogue keys)
+    python -m app.models.prefetch google-bert/bert-large-uncased --role masked-lm   # your own checkpoint
 
 The command line over :mod:`app.models.download` (the one downloader: only the files the app loads, every
 request bounded, each model within its deadline, resumable, checked before it enters the cache; see its
 docstring). This module adds what a person at a terminal needs: the request timeouts' defaults
 (``DEFAULT_TIMEOUTS``), one model after another (stopping at the first hub that cannot be reached), a check
 that each downloaded model loads as the app's *Auto* source will load it (``app.models.loading``), a table,
-and an exit status.
+and an exit status. A hub id (or a folder) instead of a key is your own checkpoint: it is admitted first
+(:mod:`app.models.admission`: family, safetensors, no remote code, size — one sentence if refused, nothing
+downloaded) and then fetched as the app fetches it (:func:`app.models.own.fetch_admitted`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import argparse
 import os
 import sys
 
+from app.models import admission
+from app.models.admission import ROLES
 from app.models.catalogue import CATALOGUE, get
 from app.models.download import (DOWNLOAD_DEADLINE_S, RETRIES, Fetched, _first_line, _human, cached_snapshot,
                                  fetch, use_earlier_copy)
@@ -37,6 +42,17 @@ def bound_timeouts(environ=os.environ) -> None:
         constants = sys.modules["huggingface_hub.constants"]
         for k in unset:
             setattr(constants, k, int(DEFAULT_TIMEOUTS[k]))
+
+
+def check_own_loads(spec) -> str:
+    """Load an admitted model as a lesson will, from the cache: "yes", or why not (one line)."""
+    from app.models import own
+
+    try:
+        own.load_admitted(spec)
+        return "yes"
+    except Exception as e:  # noqa: BLE001 — a failure to load is a row of the table
+        return f"no: {_first_line(e)}"[:160]
 
 
 def check_loads(fetched: Fetched) -> str:
@@ -97,13 +113,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              download=DEFAULT_TIMEOUTS["HF_HUB_DOWNLOAD_TIMEOUT"], deadline=DOWNLOAD_DEADLINE_S),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("keys", nargs="*", metavar="KEY",
-                   help=f"catalogue keys to download (default: all): {', '.join(CATALOGUE)}")
+                   help=f"catalogue keys to download (default: all): {', '.join(CATALOGUE)}; or a hub id "
+                        "(organisation/name) or folder of your own checkpoint")
+    p.add_argument("--role", choices=list(ROLES), default=None,
+                   help="the lesson role your own checkpoint is admitted for (default: the first its config fits)")
     p.add_argument("--retries", type=int, default=RETRIES,
                    help=f"times to resume a broken download that brings no new data (default {RETRIES})")
     p.add_argument("--no-check", dest="check", action="store_false",
                    help="skip loading each model afterwards (faster; the table then says '-')")
     args = p.parse_args(argv)
-    unknown = [k for k in args.keys if k not in CATALOGUE]
+    unknown = [k for k in args.keys if k not in CATALOGUE and "/" not in k]
     if unknown:
         p.error(f"unknown key(s) {', '.join(unknown)}; the catalogue has {', '.join(CATALOGUE)}")
     return args
@@ -114,12 +133,27 @@ def main(argv: list[str] | None = None) -> int:
     bound_timeouts()
     from huggingface_hub import constants
 
-    variants = [get(k) for k in dict.fromkeys(args.keys or CATALOGUE)]
+    keys = list(dict.fromkeys(args.keys or CATALOGUE))
+    variants = [get(k) for k in keys if k in CATALOGUE]
+    mine = [k for k in keys if k not in CATALOGUE]
     print(f"Downloading {len(variants)} model(s) from {constants.ENDPOINT} into {constants.HF_HUB_CACHE}",
           file=sys.stderr)
     results: list[Fetched] = []
     unreachable: str | None = None
+    refused: list[str] = []
+    specs = {}
+    from app.models import own
+
     try:
+        for source in mine:
+            spec = admission.admit(source, args.role)
+            if isinstance(spec, admission.Refusal):
+                refused.append(spec.sentence)
+                continue
+            print(f"Admitted for {admission.ROLES[spec.role].lesson}: {spec.summary()}", file=sys.stderr)
+            fetched = own.fetch_admitted(spec, retries=args.retries, progress_bar=True)
+            specs[id(fetched)] = spec
+            results.append(fetched)
         for variant in variants:
             if unreachable:
                 skipped = Fetched(variant, error=f"not tried: {unreachable}")
@@ -132,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(fetched)
         done = [f for f in results if f.ok]
         for f in done:
-            f.loads = check_loads(f) if args.check else "-"
+            f.loads = ("-" if not args.check else check_own_loads(specs[id(f)]) if id(f) in specs
+                       else check_loads(f))
     except KeyboardInterrupt:
         print("\nInterrupted. Run the same command again to resume; what is complete stays in the cache.")
         return 130
@@ -143,13 +178,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"NOTE    {f.variant.key}: {f.variant.label} ({f.variant.hub_id}): {f.note}")
         if not f.ok:
             print(f"FAILED  {f.variant.key}: {f.variant.label} ({f.variant.hub_id}): {f.error}")
+    for sentence in refused:
+        print(f"REFUSED {sentence}")
     ready = [f for f in done if f.loads in ("yes", "-")]
-    if len(ready) == len(results):
+    if len(ready) == len(results) and not refused:
         print(f"Ready: {len(ready)} model(s) in the cache at {constants.HF_HUB_CACHE}; the app's Auto source "
               + ("uses them offline." if args.check else "will use them offline (loading not checked: --no-check)."))
         return 0
-    print(f"{len(results) - len(ready)} of {len(results)} model(s) are not ready; the app uses their bundled "
-          "stand-ins. Run this again when the hub can be reached.")
+    print(f"{len(results) + len(refused) - len(ready)} of {len(results) + len(refused)} model(s) are not ready; the "
+          "app uses the catalogue's (bundled) models instead. Run this again when the hub can be reached.")
     return 1
 
 
