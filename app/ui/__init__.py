@@ -169,9 +169,11 @@ def text_changed(p: Param, text: str, default_text: str) -> bool:
 
 def share_link(spec: Spec | None = None) -> None:
     """A copyable link to exactly this view (st.code has a copy button), its QR code for a class, and
-    "Add this view to my deck" (lecture mode)."""
+    "Add this view to my deck" (lecture mode). The link and the QR code carry the same thing: the view alone
+    (``url.view_query``: the page's state and the model settings), never this browser's deck, slide or
+    presenter mode."""
     spec = spec if spec is not None else url.bound_spec()
-    query = urlencode(url.current_query(spec))
+    query = urlencode(url.view_query(spec))
     base = ""
     try:
         address = st.context.url  # None when the client did not say (AppTest, a scripted client)

@@ -71,3 +71,15 @@ def test_link_to_this_view_carries_the_state_even_when_the_address_is_unknown(ap
     assert not at.exception
     links = [c.value for c in at.code if "seed=" in c.value]
     assert links == ["?seed=7"], [c.value for c in at.code]
+
+
+def test_link_to_this_view_is_the_view_alone_like_its_qr_code(app_page):
+    """Once a deck existed, the link carried ``deck=…`` (and presenter mode) while the QR code did not (issue 27):
+    both are the view alone now."""
+    from app.lecture import deck
+
+    own = deck.encode([deck.view("electra", {"seed": "3"}, "Mine", "")])
+    at = app_page("pages/electra.py", seed="7", deck=own, presenter="1")
+    assert not at.exception
+    links = [c.value for c in at.code if "seed=" in c.value]
+    assert links == ["?seed=7"], [c.value for c in at.code]
