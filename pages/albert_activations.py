@@ -79,13 +79,7 @@ st.markdown(
     f"log₂ T = {math.log2(len(a.tokens)):.2f} bits (ALBERT's T = {len(a.tokens)}) when it spreads evenly."
 )
 ui.show_figure(figures.key_figure(r), "albert-vs-bert-layers", key=True)
-st.caption(
-    "ALBERT's first layer starts from the embeddings projected from E up to H, which are not yet normalized at "
-    f"width H, so its first jump is usually the largest; compare the layers after it. After its first layer, ALBERT "
-    f"turns each token by {a.turn[0]:.1f}°–{a.turn[1]:.1f}° per layer; BERT's {b.layers} separate layers turn them "
-    f"by {b.turn[0]:.1f}°–{b.turn[1]:.1f}°. The paper reports ALBERT's layer-to-layer changes as smoother, "
-    "oscillating rather than converging."
-)
+st.caption(albert.layers_story(r))
 
 st.subheader("Which depths look alike")
 ui.show_figure(figures.similarity_heatmaps(r), f"albert-vs-bert-{r.measure}")

@@ -99,9 +99,8 @@ else:
 
 with st.expander("The ALBERT paper's sharing ablation (Table 4), recomputed"):
     st.dataframe(list(r.table4), hide_index=True, width="stretch")
-    st.caption("ALBERT-base shapes (V = 30000, H = 768, L = 12). Our counts include the pooler and, for ALBERT, "
-               "the E→H projection (0.6M each at E = 768); the paper does not say whether it counts them, which "
-               "fits its E = 768 figures sitting about 1M below ours. Every other row agrees to rounding.")
+    st.caption("ALBERT-base shapes (V = 30000, H = 768, L = 12); our counts include the pooler and, for ALBERT, "
+               f"the E→H projection. {params.table4_story(list(r.table4))}")
 
 # ----------------------------------------------------------------------------- released models
 

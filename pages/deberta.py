@@ -126,16 +126,16 @@ else:
     deb_shift = next((s for s in r.shifts if s.family == "deberta"), None)
     later = ""
     if deb_shift is not None and deb_shift.chosen_delta is not None:
-        later = (f" At layer {r.layer} (chosen above) DeBERTa's scores do change, by up to "
-                 f"{deb_shift.chosen_delta:.2e}: by then every token's vector has mixed in its context, prefix "
-                 "included. What stays the same in every layer is the row of the position table each pair reads: it "
+        moved = deb_shift.chosen_delta > deberta.SAME_SCORE
+        later = (f" At layer {r.layer} (chosen above) DeBERTa's scores "
+                 + (f"do change, by up to {deb_shift.chosen_delta:.2e}: by then every token's vector has mixed in its "
+                    "context, prefix included." if moved else
+                    f"stay the same too (largest change {deb_shift.chosen_delta:.2e}).")
+                 + " What stays the same in every layer is the row of the position table each pair reads: it "
                  "depends on i − j only.")
     st.caption(
         "Every dot is one (query, key) pair of your sentence in one head of the first layer: its score alone (x) and "
-        "behind the prefix (y). DeBERTa's first layer reads the word embeddings only (`position_biased_input = "
-        "False`), and two words of your sentence stay the same distance apart, so all three terms — and their sum — "
-        "come out the same: its dots sit on the diagonal. BERT's first layer reads word + *absolute* position, so the "
-        "same pair scores differently once it has moved." + later + " Models: "
+        "behind the prefix (y). " + deberta.shift_story(r.shifts) + later + " Models: "
         + "; ".join(f"{s.model}, {s.shown_as}" for s in r.shifts) + "."
     )
 

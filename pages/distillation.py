@@ -58,8 +58,7 @@ st.caption(f"Pale bars: T = 1; solid bars: T = {T:g}. The tokens are the teacher
 # ----------------------------------------------------------------------------- 2. temperature
 st.header("2 · What the temperature does")
 ui.show_figure(figures.temperature_figure(r), "distillation-temperature")
-st.caption("As T grows, both distributions flatten (their entropy rises towards log V) and the gap between them "
-           "shrinks; the T² factor in the recipe keeps the soft-target term from vanishing with it.")
+st.caption(distillation.sweep_story(r.sweep, soft.vocab))
 
 # ----------------------------------------------------------------------------- 3. loss terms
 st.header("3 · The recipe's three loss terms on this input")

@@ -90,8 +90,7 @@ with dm2:
     st.markdown(f"How many **distinct masks** each position was a target in, over {r.epochs} epoch(s), this seed. "
                 "Positions never chosen: " + ", ".join(f"{lab.STRATEGY_SHORT[k]} **{n}**" for k, n in r.never.items())
                 + f" of {r.n_maskable}.")
-    st.caption("With a static mask a position is either always a question or never; dynamic masking spreads the "
-               "questions over the whole sentence.")
+    st.caption(lab.spread_story(r.never, r.n_maskable, r.epochs))
 
 # ----------------------------------------------------------------------------- words and spans
 st.subheader("4 · Whole words and spans")
@@ -119,8 +118,7 @@ with w1:
             f"truncated at {r.cfg.max_span}; the SpanBERT paper reports ≈ 3.8 for p = 0.2, max 10), drawn "
             f"**{sp.means['drawn']:.2f}** over {sum(sp.drawn):,} samples, placed in your sentence "
             f"**{sp.means['placed']:.2f}**.")
-        st.caption("Spans are drawn long, but the budget of a short sentence cuts them: on a long text the placed "
-                   "spans approach the drawn ones.")
+        st.caption(lab.span_story(sp.means))
     else:
         st.info("Choose **Span (SpanBERT)** under *What is masked?* to see the span lengths.", icon=":material/straighten:")
 

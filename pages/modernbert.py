@@ -113,10 +113,9 @@ with tabs[1]:
     )
     ui.show_figure(figures.timing_figure(r), "modernbert-timing")
     st.caption(
-        f"Median of {D.repeats} forwards each, measured on this machine (other sessions share it). The two bars are "
-        "about equal, and that is the lesson: transformers' eager attention computes **every** score and then "
-        "blanks the blocked ones, so the window saves nothing here. The saving needs a kernel that skips the "
-        f"blocked cells — flash-attention's sliding window, which ModernBERT was built for. Model: {r.model}."
+        f"Median of {D.repeats} forwards each, measured on this machine (other sessions share it). "
+        f"{modernbert.timing_story(cost)} The saving needs a kernel that skips the blocked cells — "
+        f"flash-attention's sliding window, which ModernBERT was built for. Model: {r.model}."
     )
 
 # ----------------------------------------------------------------------------- 3. GeGLU

@@ -328,6 +328,52 @@ def convergence_summary(step_l2: torch.Tensor, layers: int) -> dict:
     return {"first": first, "at_L": at_l, "last": last, "ratio_last_at_L": ratio, "trend": trend}
 
 
+def step_shape(values) -> str:
+    """How a sequence of per-layer steps moves: "shrinking" or "growing" at every layer, "oscillating" (up and
+    down: the direction changes at least once) or "flat" (every step within 5% of the first)."""
+    v = [float(x) for x in values]
+    if len(v) < 2 or all(abs(x - v[0]) <= 0.05 * abs(v[0]) for x in v):
+        return "flat"
+    d = [b - a for a, b in zip(v, v[1:])]
+    if all(x < 0 for x in d):
+        return "shrinking"
+    if all(x > 0 for x in d):
+        return "growing"
+    return "oscillating"
+
+
+SHAPES = {"shrinking": "shrink at every layer (converging)", "growing": "grow at every layer",
+          "oscillating": "go up and down (oscillating)", "flat": "stay about the same (within 5%)"}
+
+
+def layers_story(r: "Result") -> str:
+    """What the layer-by-layer figure shows, computed from it: whether ALBERT's first layer (which starts from
+    the embeddings projected from E up to H) makes the largest step, how the later steps move in each model,
+    and whether that matches what the paper reports (Lan et al. 2020, Figure 2: ALBERT's layer-to-layer
+    transitions smoother than BERT's, oscillating rather than converging)."""
+    a, b = r.albert, r.bert
+    l2a, l2b = [float(x) for x in a.series["l2"]], [float(x) for x in b.series["l2"]]
+    out = []
+    if len(l2a) > 1:
+        later = max(l2a[1:])
+        out.append(f"ALBERT's first layer starts from the embeddings projected from E up to H, not yet normalized "
+                   f"at width H: here its step (L2 {l2a[0]:.2f}) "
+                   + (f"is the largest (at most {later:.2f} after it), so compare the layers after it."
+                      if l2a[0] > later else f"is not the largest ({later:.2f} later on)."))
+    shape_a, shape_b = step_shape(l2a[1:] or l2a), step_shape(l2b)
+    out.append(f"After it, ALBERT's steps {SHAPES[shape_a]} and turn the tokens by {a.turn[0]:.1f}°–{a.turn[1]:.1f}° "
+               f"a layer; BERT's {b.layers} separate layers' steps {SHAPES[shape_b]}, turning them by "
+               f"{b.turn[0]:.1f}°–{b.turn[1]:.1f}°.")
+    paper = ("The paper reports ALBERT's transitions as smoother than BERT's, oscillating rather than converging "
+             "(Figure 2: 24-layer models trained on billions of tokens)")
+    if shape_a == "oscillating":
+        out.append(f"{paper}; this stand-in oscillates too.")
+    else:
+        out.append(f"{paper}; this {a.layers}-layer stand-in's steps {SHAPES[shape_a].split(' (')[0]} instead, so it "
+                   "does not show that here.")
+    return " ".join(out)
+
+
 # ----------------------------------------------------------------------------- trajectories
 
 

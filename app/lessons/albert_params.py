@@ -517,6 +517,25 @@ def table4_rows() -> list[dict]:
     return rows
 
 
+def table4_story(rows: list[dict], hidden: int = 768) -> str:
+    """What the recomputed Table 4 shows against the paper, computed from its rows: how many agree to the paper's
+    rounding (whole millions), how many more would without the pooler (H² + H, which the paper may not count), and
+    which differ by more than either explains."""
+    pooler = (hidden * hidden + hidden) / 1e6
+    close = lambda d: abs(d) <= 0.5 + 1e-9  # noqa: E731  (the paper's figures are whole millions)
+    agree = [r for r in rows if close(r["difference (M)"])]
+    pooled = [r for r in rows if not close(r["difference (M)"]) and close(r["difference (M)"] - pooler)]
+    rest = [r for r in rows if r not in agree and r not in pooled]
+    out = [f"{len(agree)} of {len(rows)} rows agree with the paper to its rounding (whole millions: within 0.5M)"]
+    if pooled:
+        out.append(f"{len(pooled)} more do without the pooler ({pooler:.2f}M = H² + H), which our counts include and "
+                   "the paper may not")
+    if rest:
+        out.append("and " + ", ".join(f"E = {r['E']}, {r['sharing']} ({r['difference (M)']:+.2f}M)" for r in rest)
+                   + (" differs" if len(rest) == 1 else " differ") + " by more than that explains")
+    return "; ".join(out) + "."
+
+
 # ----------------------------------------------------------------------------- a loaded model
 
 

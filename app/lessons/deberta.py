@@ -512,3 +512,34 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     return Result(text, tuple(txt.piece_text(tok, i) for i in tk.ids), words, choosable, n_layers, n_heads,
                   layer, head, query, key, word, tk.pieces_of(query)[0], tk.pieces_of(key)[0], terms, where,
                   tuple(shifts), prediction, decoder_facts(deb.model), sizes, tuple(notes))
+
+
+#: a first-layer score that moved by less than this behind the prefix "stays the same" (float32 rounding of
+#: scores of order 1–10 is ~1e-6)
+SAME_SCORE = 1e-3
+
+
+def shift_story(shifts) -> str:
+    """What the prefix figure shows, computed from it: for each model whether its first-layer scores stayed the
+    same behind the prefix (every dot on the diagonal) or moved, and why that is (or is not) what its inputs
+    predict — DeBERTa's first layer reads word embeddings and relative distances only; BERT's adds absolute
+    positions."""
+    out = []
+    for s in shifts:
+        same = s.max_delta <= SAME_SCORE
+        if s.family == "deberta":
+            out.append(
+                f"{s.model}'s first layer: largest change {s.max_delta:.1e}, "
+                + ("so its dots sit on the diagonal: it reads the word embeddings only (`position_biased_input = "
+                   "False`), and two words of your sentence stay the same distance apart, so all three terms — and "
+                   "their sum — come out the same." if same else
+                   "so its dots leave the diagonal here: with relative positions only they should not move, so this "
+                   "model also reads something absolute (check `position_biased_input`) or the prefix changed how "
+                   "your words are split."))
+        else:
+            out.append(
+                f"{s.model}'s first layer: largest change {s.max_delta:.1e}, "
+                + ("so the same pair scores differently once it has moved: BERT reads word + *absolute* position."
+                   if not same else "so its scores did not move either — unexpected for absolute positions; a prefix "
+                   "of a word or two may leave them almost unchanged in a model this small."))
+    return " ".join(out)

@@ -25,6 +25,8 @@ from app.core import preload  # noqa: F401  (first: the heavy imports, once, in 
 
 from dataclasses import dataclass, fields
 
+import math
+
 import torch
 
 from app import measure, mlm
@@ -393,3 +395,24 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         summary=tuple(summary_lines(sz, card, student.is_bundled, measure.DEFAULTS.repeats)),
         device=teacher.device, provisional=not inputs.settled, notes=tuple(notes),
     )
+
+
+def sweep_story(sweep: dict, vocab: int) -> str:
+    """What the temperature figure shows, computed from its sweep: whether both distributions flatten as T grows
+    (entropy rising towards log V), whether the gap between their entropies shrinks, and what the T²-scaled
+    soft-target term does over the same range."""
+    temps, ht, hs, kl = (sweep[k] for k in ("temperature", "teacher_entropy", "student_entropy", "kl_term"))
+    lo, hi = f"T = {temps[0]:g}", f"T = {temps[-1]:g}"
+    rising = lambda h: all(b >= a - 1e-9 for a, b in zip(h, h[1:]))  # noqa: E731
+    both = rising(ht) and rising(hs)
+    out = [(f"As T grows from {temps[0]:g} to {temps[-1]:g}, both distributions flatten, their entropy rising "
+            f"towards log V = {math.log(vocab):.2f} nats: " if both else
+            f"From {lo} to {hi} the entropies do not both rise steadily (log V = {math.log(vocab):.2f} nats): ")
+           + f"teacher {ht[0]:.2f} → {ht[-1]:.2f}, student {hs[0]:.2f} → {hs[-1]:.2f}."]
+    gap0, gap1 = abs(ht[0] - hs[0]), abs(ht[-1] - hs[-1])
+    out.append(f"The gap between them {'shrinks' if gap1 < gap0 else 'does not shrink'} ({gap0:.2f} → {gap1:.2f} nats).")
+    ratio = kl[-1] / kl[0] if kl[0] > 0 else float("inf")
+    out.append(f"The soft-target term T²·KL goes from {kl[0]:.3g} at {lo} to {kl[-1]:.3g} at {hi}"
+               + (": the T² factor keeps it from vanishing as the distributions meet." if 0.1 <= ratio <= 10 else
+                  f" ({ratio:.2g}× — the T² factor does not hold it steady here)."))
+    return " ".join(out)

@@ -456,3 +456,27 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         shares, n_targets / inputs.epochs, cov, len(multi), example, spans, int(targets.sum()),
         tuple(p.top(inputs.topk) for p in predictions), tuple(notes),
     )
+
+
+def span_story(means: dict) -> str:
+    """Whether the spans placed in the sentence came out shorter than the ones drawn, computed from the span
+    figure's means (words): the masking budget of a short sentence cuts long spans."""
+    drawn, placed = means["drawn"], means["placed"]
+    if placed < drawn - 0.2:
+        return (f"Here the placed spans ({placed:.2f} words on average) are shorter than the drawn ones ({drawn:.2f}): "
+                "the budget of a short sentence cuts them. On a long text the placed spans approach the drawn ones.")
+    return (f"Here the placed spans ({placed:.2f} words on average) are as long as the drawn ones ({drawn:.2f}, within "
+            "0.2 words): the sentence leaves the budget room for them.")
+
+
+def spread_story(never: dict[str, int], n_maskable: int, epochs: int) -> str:
+    """What the distinct-masks figure shows about spreading, computed from it: a static mask's positions are
+    always or never a question; how many positions dynamic masking left out after ``epochs`` epochs."""
+    out = ["With a static mask a position is either always a question or never"
+           + (f" (here {never['static']} of the {n_maskable} never are)." if "static" in never else ".")]
+    if "dynamic" in never:
+        left = never["dynamic"]
+        out.append(f"Dynamic masking reached every position in {epochs} epoch(s)." if left == 0 else
+                   f"Dynamic masking left {left} of {n_maskable} out in {epochs} epoch(s): each epoch draws afresh, "
+                   "so more epochs reach them.")
+    return " ".join(out)

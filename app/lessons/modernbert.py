@@ -399,6 +399,29 @@ def timed_forwards(loaded, length: int) -> tuple[tuple[int, ...], tuple[float, .
     return lengths, tuple(as_loaded), tuple(all_global)
 
 
+#: within this relative difference, two medians timed on a shared machine are "about equal"
+SAME_TIME = 0.15
+
+
+def timing_story(cost: Cost) -> str:
+    """What the timing figure shows, in one sentence computed from it: the forward as built against the same
+    forward with every layer global, at the longest length timed. Equal within ``SAME_TIME`` is the expected
+    result with eager attention (it computes every score and then blanks the blocked ones); a clear difference
+    either way is said as measured, with what can and cannot explain it."""
+    n, built, full = cost.timed_lengths[-1], cost.ms_model[-1], cost.ms_global[-1]
+    ratio = built / full if full > 0 else float("nan")
+    at = f"At {n:,} tokens the forward as built took {built:.1f} ms and with every layer global {full:.1f} ms"
+    if abs(ratio - 1) <= SAME_TIME:
+        return (f"{at}: about equal (within {SAME_TIME:.0%}), and that is the lesson: transformers' eager attention "
+                "computes **every** score and then blanks the blocked ones, so the window saves nothing here.")
+    if ratio < 1:
+        return (f"{at}: as built was faster ({ratio:.0%} of the time). Eager attention still computes every score, "
+                "so the window's blocked cells cannot explain it: the two were timed one after the other on a "
+                "shared machine, and other work may have slowed the second.")
+    return (f"{at}: as built was slower ({ratio:.2f}×): the window masks are built and applied on top of every "
+            "score eager attention computes anyway, so here the window only adds work.")
+
+
 def base_config(loaded):
     """ModernBERT-base's configuration: the loaded model's when it is the hub checkpoint, else transformers'
     ModernBertConfig defaults (which are answerdotai/ModernBERT-base's config.json values)."""
