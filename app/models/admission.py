@@ -29,13 +29,13 @@ one sentence naming the rule and what would work, e.g.
 - ``evil/remote is refused: its config.json asks for remote code (auto_map), and this app never runs code from
   a model repository; choose a checkpoint that transformers supports natively.``
 - ``xlnet/xlnet-base-cased is refused for the masked LM of the masking lab, attention and side by side: its
-  model_type is xlnet, and that lesson reads bert, roberta, xlm-roberta, camembert, distilbert, albert,
+  model_type is "xlnet", and that lesson reads bert, roberta, xlm-roberta, camembert, distilbert, albert,
   electra, deberta, deberta-v2 or modernbert; use it as XLNet's permutation LM instead.``
 - ``some/pickle is refused: it ships its weights only as pickle (pytorch_model.bin), which can run code when
   loaded; choose a checkpoint with model.safetensors (or its safetensors conversion, e.g. revision refs/pr/1).``
-- ``huge/10b is refused: it needs about 40.3 GB of memory (10.1 B parameters in float32), more than this host's
-  limit of 6.9 GB (40% of the 17.2 GB of memory free); choose a smaller checkpoint (a base-size one is about
-  0.5 GB), or ask the host to raise BVE_MODEL_LIMIT.``
+- ``evil/ten-billion is refused: it needs about 38.2 GB of memory (10.3 B parameters in float32), more than this
+  host's limit of 6.9 GB (40% of the 17.2 GB of memory free on this computer); choose a smaller checkpoint (a
+  base-size one needs about 0.5 GB), or ask the host to raise BVE_MODEL_LIMIT.``
 
 How the UI uses it (admit -> progress/cancel -> load; :mod:`app.models.own` holds the last two):
 

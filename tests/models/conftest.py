@@ -41,3 +41,20 @@ def written_outside(tmp_path: Path, home: Path) -> list[str]:
     """What exists under ``tmp_path`` outside ``home`` (the traversal targets a hostile hub names lie there)."""
     return sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
                   if p != home and home not in p.parents)
+
+
+@pytest.fixture(scope="session")
+def own_repos(tmp_path_factory):
+    """The loopback hub's repositories a user might bring, and hostile ones (tests/ownhub.py), built once."""
+    from tests.ownhub import build_own_repos
+
+    return build_own_repos(tmp_path_factory.mktemp("own-repos"))
+
+
+@pytest.fixture
+def own_hub(own_repos, tmp_path, use_cache, monkeypatch):
+    """A loopback hub serving ``own_repos``; this process's cache at ``tmp_path / "hf"``; a 2 GB model limit."""
+    with HubServer(own_repos) as server:
+        use_cache(tmp_path / "hf", server)
+        monkeypatch.setenv("BVE_MODEL_LIMIT", "2GB")
+        yield server

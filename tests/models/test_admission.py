@@ -21,7 +21,7 @@ from app.models import admission
 from app.models.admission import Admitted, Refusal, admit, decide
 from tests.hubserver import HubServer
 from tests.models.conftest import written_outside
-from tests.ownhub import build_own_repos, published
+from tests.ownhub import published
 
 OFF = {"BVE_MODEL_LIMIT": "off"}
 BIG = dict(memory=64 << 30, disk=1 << 40)
@@ -166,17 +166,14 @@ def test_the_allow_list_takes_ids_and_globs():
 
 # -- the hub path, on the loopback hub --------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def repos(tmp_path_factory):
-    return build_own_repos(tmp_path_factory.mktemp("own-repos"))
+@pytest.fixture
+def repos(own_repos):
+    return own_repos
 
 
 @pytest.fixture
-def hub(repos, tmp_path, use_cache, monkeypatch):
-    with HubServer(repos) as server:
-        use_cache(tmp_path / "hf", server)
-        monkeypatch.setenv("BVE_MODEL_LIMIT", "2GB")
-        yield server
+def hub(own_hub):
+    return own_hub
 
 
 def nothing_cached(home: Path) -> bool:

@@ -28,7 +28,6 @@ from app.models import admission, download, loading, own
 from app.models.admission import Admitted, Refusal
 from tests.hubserver import HubServer
 from tests.models.conftest import written_outside
-from tests.ownhub import build_own_repos
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = {"google-bert/bert-large-uncased": "masked-lm", "google-bert/bert-base-multilingual-cased": "masked-lm",
@@ -38,17 +37,6 @@ ROLE = {"google-bert/bert-large-uncased": "masked-lm", "google-bert/bert-base-mu
         "google/electra-base-discriminator": "electra-discriminator"}
 
 
-@pytest.fixture(scope="module")
-def repos(tmp_path_factory):
-    return build_own_repos(tmp_path_factory.mktemp("own-repos"))
-
-
-@pytest.fixture
-def hub(repos, tmp_path, use_cache, monkeypatch):
-    with HubServer(repos) as server:
-        use_cache(tmp_path / "hf", server)
-        monkeypatch.setenv("BVE_MODEL_LIMIT", "2GB")
-        yield server
 
 
 def admitted(hub_id: str, role: str = "masked-lm") -> Admitted:
@@ -67,16 +55,16 @@ def nothing_linked(home: Path, hub_id: str) -> None:
 
 
 @pytest.mark.parametrize("hub_id", list(ROLE))
-def test_a_brought_checkpoint_downloads_then_loads_offline_like_the_catalogues(hub_id, hub, repos, tmp_path,
+def test_a_brought_checkpoint_downloads_then_loads_offline_like_the_catalogues(hub_id, own_hub, own_repos, tmp_path,
                                                                                use_cache):
     import torch
 
     spec = admitted(hub_id, ROLE[hub_id])
     fetched = own.fetch_admitted(spec)
     assert fetched.ok, fetched.error
-    assert set(fetched.files) == repos[hub_id].wanted and fetched.commit == repos[hub_id].commit
-    assert "tf_model.h5" not in {r.path.rsplit("/", 1)[-1] for r in hub.gets()}
-    hub.stop()
+    assert set(fetched.files) == own_repos[hub_id].wanted and fetched.commit == own_repos[hub_id].commit
+    assert "tf_model.h5" not in {r.path.rsplit("/", 1)[-1] for r in own_hub.gets()}
+    own_hub.stop()
     use_cache(tmp_path / "hf")  # offline, as in a lecture hall
     loaded = own.load_admitted(spec)
     assert (loaded.source, loaded.location, loaded.variant.key) == ("hub cache", hub_id, spec.key)
@@ -96,7 +84,7 @@ def test_a_brought_checkpoint_downloads_then_loads_offline_like_the_catalogues(h
     assert written_outside(tmp_path, tmp_path / "hf") == []
 
 
-def test_electras_base_pair_is_admitted_together_and_tied_after_loading(hub, tmp_path):
+def test_electras_base_pair_is_admitted_together_and_tied_after_loading(own_hub, tmp_path):
     pair = admission.admit_pair("google/electra-base-generator", "google/electra-base-discriminator")
     assert not isinstance(pair, Refusal), pair
     generator, discriminator = pair
@@ -111,12 +99,12 @@ def test_electras_base_pair_is_admitted_together_and_tied_after_loading(hub, tmp
     assert models["electra-generator"].variant.role == "generator"
 
 
-def test_a_pair_whose_embeddings_differ_is_refused_in_a_sentence(hub, repos, tmp_path):
+def test_a_pair_whose_embeddings_differ_is_refused_in_a_sentence(own_hub, own_repos, tmp_path):
     import json
     import shutil
 
     folder = tmp_path / "my-discriminator"  # a local folder: the discriminator with narrower embeddings
-    shutil.copytree(repos["google/electra-base-discriminator"].files["config.json"].disk.parent, folder)
+    shutil.copytree(own_repos["google/electra-base-discriminator"].files["config.json"].disk.parent, folder)
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps(dict(config, embedding_size=16)))
     got = admission.admit_pair("google/electra-base-generator", str(folder))
@@ -124,16 +112,16 @@ def test_a_pair_whose_embeddings_differ_is_refused_in_a_sentence(hub, repos, tmp
     assert "cannot be tied" in got.sentence and "embeddings are 4096 x 32 and 4096 x 16" in got.sentence, got.sentence
 
 
-def test_a_local_folder_loads_from_where_it_is(hub, repos):
-    folder = repos["albert/albert-large-v2"].files["config.json"].disk.parent
+def test_a_local_folder_loads_from_where_it_is(own_hub, own_repos):
+    folder = own_repos["albert/albert-large-v2"].files["config.json"].disk.parent
     spec = admitted(str(folder))
-    assert own.fetch_admitted(spec).ok and hub.requests == []
+    assert own.fetch_admitted(spec).ok and own_hub.requests == []
     models = own.load_set(["bert", "albert"], own={"albert": spec})
     assert models["albert"].source == "folder" and models["albert"].shown_as == f"{folder} (a local folder)"
     assert models["bert"].source == "bundled" and list(models) == ["bert", "albert"]
 
 
-def test_not_downloaded_yet_is_a_sentence_not_a_half_loaded_model(hub):
+def test_not_downloaded_yet_is_a_sentence_not_a_half_loaded_model(own_hub):
     spec = admitted("google-bert/bert-large-uncased")
     with pytest.raises(loading.ModelUnavailable, match="is not downloaded yet"):
         own.load_admitted(spec)
@@ -141,11 +129,11 @@ def test_not_downloaded_yet_is_a_sentence_not_a_half_loaded_model(hub):
 
 # -- as a person expects: progress, cancel, resume, one download per model ----------------------------------------
 
-def test_progress_per_file_then_cancel_keeps_the_partial_and_the_next_try_resumes(hub, repos, tmp_path):
+def test_progress_per_file_then_cancel_keeps_the_partial_and_the_next_try_resumes(own_hub, own_repos, tmp_path):
     hub_id = "evil/stall"
     spec = admitted(hub_id)
-    weights = repos[hub_id].files["model.safetensors"]
-    hub.trickle, hub.trickle_paths = 0.002, f"/{hub_id}/resolve/{spec.commit}/model.safetensors"
+    weights = own_repos[hub_id].files["model.safetensors"]
+    own_hub.trickle, own_hub.trickle_paths = 0.002, f"/{hub_id}/resolve/{spec.commit}/model.safetensors"
     heard, waited = [], []
     cancel, stop_waiting = threading.Event(), threading.Event()
     results = {}
@@ -180,20 +168,20 @@ def test_progress_per_file_then_cancel_keeps_the_partial_and_the_next_try_resume
     kept = part.stat().st_size
     assert kept > 0
 
-    hub.trickle = None
-    hub.clear_log()
+    own_hub.trickle = None
+    own_hub.clear_log()
     fetched = own.fetch_admitted(spec)
     assert fetched.ok, fetched.error
-    (resumed,) = [r for r in hub.gets(name="model.safetensors") if r.range]  # (the cancelled GET may log late)
+    (resumed,) = [r for r in own_hub.gets(name="model.safetensors") if r.range]  # (the cancelled GET may log late)
     assert resumed.range == f"bytes={kept}-" and resumed.sent == weights.size - kept
     assert own.in_progress() == []
 
 
-def test_a_second_request_for_the_same_model_waits_for_the_first_download(hub, repos):
+def test_a_second_request_for_the_same_model_waits_for_the_first_download(own_hub, own_repos):
     hub_id = "google-bert/bert-base-multilingual-cased"
     spec = admitted(hub_id)
-    hub.trickle, hub.trickle_paths = 0.002, f"/{hub_id}/resolve/{spec.commit}/config.json"  # ~1 s for the config
-    hub.clear_log()  # admission read config.json once
+    own_hub.trickle, own_hub.trickle_paths = 0.002, f"/{hub_id}/resolve/{spec.commit}/config.json"  # ~1 s for the config
+    own_hub.clear_log()  # admission read config.json once
     results = []
     threads = [threading.Thread(target=lambda: results.append(own.fetch_admitted(spec))) for _ in range(2)]
     for t in threads:
@@ -202,16 +190,16 @@ def test_a_second_request_for_the_same_model_waits_for_the_first_download(hub, r
     for t in threads:
         t.join(20)
     assert len(results) == 2 and all(r.ok for r in results)
-    assert len(hub.gets(name="model.safetensors")) == 1 and len(hub.gets(name="config.json")) == 1
+    assert len(own_hub.gets(name="model.safetensors")) == 1 and len(own_hub.gets(name="config.json")) == 1
 
 
-# -- a hostile hub, after admission ------------------------------------------------------------------------------------
+# -- a hostile own_hub, after admission ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("in_head", [True, False])
-def test_a_file_list_that_lies_about_sizes_is_stopped_by_the_download(in_head, hub, repos, tmp_path):
+def test_a_file_list_that_lies_about_sizes_is_stopped_by_the_download(in_head, own_hub, own_repos, tmp_path):
     hub_id = "evil/lies-about-size"
-    weights = repos[hub_id].files["model.safetensors"]
-    hub.lies, hub.lie_in_head = {"model.safetensors": 100_000}, in_head  # it sends ~620 KB
+    weights = own_repos[hub_id].files["model.safetensors"]
+    own_hub.lies, own_hub.lie_in_head = {"model.safetensors": 100_000}, in_head  # it sends ~620 KB
     spec = admitted(hub_id)
     assert dict(spec.files)["model.safetensors"] == 100_000
     fetched = own.fetch_admitted(spec, retries=0)
@@ -221,15 +209,15 @@ def test_a_file_list_that_lies_about_sizes_is_stopped_by_the_download(in_head, h
     home = tmp_path / "hf"
     nothing_linked(home, hub_id)
     assert not list(storage(home, hub_id).glob("blobs/*.incomplete"))  # what arrived was deleted
-    sent = sum(r.sent for r in hub.gets(name="model.safetensors"))
+    sent = sum(r.sent for r in own_hub.gets(name="model.safetensors"))
     assert sent <= weights.size and (not in_head or sent > 100_000)
     assert written_outside(tmp_path, home) == []
 
 
-def test_a_weights_redirect_to_another_host_is_refused_before_a_byte(hub, tmp_path):
+def test_a_weights_redirect_to_another_host_is_refused_before_a_byte(own_hub, tmp_path):
     spec = admitted("evil/redirect")
     with HubServer({}) as other:
-        hub.redirects = {r"^/evil/redirect/resolve/.*/model\.safetensors$": other.url.replace("127.0.0.1", "localhost")}
+        own_hub.redirects = {r"^/evil/redirect/resolve/.*/model\.safetensors$": other.url.replace("127.0.0.1", "localhost")}
         fetched = own.fetch_admitted(spec, retries=0)
         assert not fetched.ok and "the hub sent model.safetensors to another host (localhost)" in fetched.error, \
             fetched.error
@@ -238,19 +226,19 @@ def test_a_weights_redirect_to_another_host_is_refused_before_a_byte(hub, tmp_pa
     assert written_outside(tmp_path, tmp_path / "hf") == []
 
 
-def test_a_stalled_download_is_stopped_with_a_sentence(hub, tmp_path, monkeypatch):
+def test_a_stalled_download_is_stopped_with_a_sentence(own_hub, tmp_path, monkeypatch):
     from huggingface_hub import constants
 
     spec = admitted("evil/stall")
     monkeypatch.setattr(constants, "HF_HUB_DOWNLOAD_TIMEOUT", 1)
-    hub.trickle, hub.trickle_paths = 30.0, "/evil/stall/resolve/"  # headers, then silence
+    own_hub.trickle, own_hub.trickle_paths = 30.0, "/evil/stall/resolve/"  # headers, then silence
     started = time.perf_counter()
     fetched = own.fetch_admitted(spec, retries=0)
     assert time.perf_counter() - started < 5
     assert not fetched.ok and "the connection broke during config.json" in fetched.error \
         and "no data within the timeout" in fetched.error, fetched.error
     nothing_linked(tmp_path / "hf", "evil/stall")
-    hub.trickle = 0.02  # a trickle that is never silent long enough: the deadline stops it
+    own_hub.trickle = 0.02  # a trickle that is never silent long enough: the deadline stops it
     fetched = own.fetch_admitted(spec, retries=0, deadline=1.0)
     assert not fetched.ok and "did not finish within 1 s" in fetched.error, fetched.error
     assert written_outside(tmp_path, tmp_path / "hf") == []
@@ -258,10 +246,10 @@ def test_a_stalled_download_is_stopped_with_a_sentence(hub, tmp_path, monkeypatc
 
 # -- the command line --------------------------------------------------------------------------------------------------
 
-def test_prefetch_admits_fetches_and_checks_a_hub_id_and_refuses_another_in_one_line(hub, tmp_path):
+def test_prefetch_admits_fetches_and_checks_a_hub_id_and_refuses_another_in_one_line(own_hub, tmp_path):
     home = tmp_path / "cli"
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
-    clean.update(HF_HOME=str(home), HF_ENDPOINT=hub.url, BVE_WARM_START="0", TOKENIZERS_PARALLELISM="false",
+    clean.update(HF_HOME=str(home), HF_ENDPOINT=own_hub.url, BVE_WARM_START="0", TOKENIZERS_PARALLELISM="false",
                  BVE_MODEL_LIMIT="2GB")
     out = subprocess.run([sys.executable, "-m", "app.models.prefetch", "google-bert/bert-large-uncased",
                           "evil/remote-code", "--role", "masked-lm"], cwd=ROOT, env=clean, capture_output=True,
