@@ -153,6 +153,21 @@ def import_floor() -> float:
     return time.perf_counter() - t
 
 
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+
+
+def drop_disk_cache() -> bool:
+    """Empty the kernel's page cache (root only), so the next start reads every file from the disk, as a machine
+    that just booted or a Space that just woke does. False where this process may not."""
+    import subprocess
+
+    if not os.access(DROP_CACHES, os.W_OK):
+        return False
+    subprocess.run(["sync"], check=False)
+    DROP_CACHES.write_text("3\n")
+    return True
+
+
 def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.1f} s ({min(xs):.1f}–{max(xs):.1f})" if len(xs) > 1 else f"{xs[0]:.1f} s"
 
@@ -190,6 +205,15 @@ def browser_start() -> list[tuple]:
     for step in served[0]["steps"]:
         xs = [r["steps"][step] for r in served if step in r["steps"]]
         rows.append((f"Start-up breakdown: {step}", _spread(xs), "`python -m app.serve`, seconds; BVE_STARTUP_LOG marks"))
+    if drop_disk_cache():  # once more from a cold disk: the import floor, then a start
+        cold_floor = import_floor()
+        drop_disk_cache()
+        cold = _one_start(True, walk=False)
+        rows.append(("Start-up, cold disk: server start → home / first lesson interactive",
+                     f"{cold['home']:.1f} s / {cold['lesson']:.1f} s",
+                     f"the kernel's page cache emptied before each; the heavy imports alone take {cold_floor:.1f} s from "
+                     f"a cold disk, so the first lesson is {cold['lesson'] - cold_floor:.1f} s above that floor (goal ≤ 2 s: "
+                     f"{'met' if cold['lesson'] - cold_floor <= 2 else 'NOT MET'})"))
     rows.append(("Browser: blocked network requests / console errors",
                  f"{sum(r['blocked'] for r in served + plain)} / {sum(r['console'] for r in served + plain)}", ""))
     return rows
