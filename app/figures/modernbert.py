@@ -149,11 +149,12 @@ def attention_figure(rule: np.ndarray, weights: np.ndarray, layer: int, kind: st
     fig.add_trace(go.Heatmap(z=weights, colorscale="Blues", zmin=0, zmax=max(top, 1e-9),
                              colorbar=dict(title="weight", len=0.8),
                              hovertemplate="query %{y}, key %{x}<br>weight %{z:.6g}<extra></extra>"), row=1, col=2)
-    for col in (1, 2):
-        fig.update_xaxes(title="key position", row=1, col=col)
-        fig.update_yaxes(title="query position", autorange="reversed", row=1, col=col,
+    n = len(rule)
+    for col in (1, 2):  # square cells: each panel shrinks to a square (constrain="domain"), its axes keep 0…n − 1
+        fig.update_xaxes(title="key position", range=[-0.5, n - 0.5], constrain="domain", row=1, col=col)
+        fig.update_yaxes(title="query position", range=[n - 0.5, -0.5], constrain="domain", row=1, col=col,
                          scaleanchor="x" if col == 1 else "x2")
-    return _layout(fig, f"Layer {layer} on {len(rule)} tokens", 520)
+    return _layout(fig, f"Layer {layer} on {n} tokens", 520)
 
 
 def cost_figure(r) -> go.Figure:
