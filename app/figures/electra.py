@@ -13,6 +13,7 @@ pipeline). The tests rebuild every figure *with* validation, so a wrong property
 from __future__ import annotations
 
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale
 
 from app.core.text import html as esc
 from app.lessons.electra import DEFAULTS
@@ -22,7 +23,9 @@ MASKED = [[0.0, "#f2f2f2"], [1.0, "#ffb000"]]  # kept, masked
 SAMPLED = [[0.0, "#9ad0a5"], [1.0, "#e4572e"]]  # same as the original, a real replacement
 CORRUPTED = [[0.0, "#f2f2f2"], [1.0, "#f7b6a3"]]  # original, replaced
 TRUTH = [[0.0, "#d9ecf7"], [1.0, "#c0392b"]]  # original, replaced
-SCORE = "RdBu_r"  # P(replaced): blue = looks original, red = looks replaced
+# P(replaced): blue = looks original, red = looks replaced. Spelled out: these figures skip validation, and plotly.js
+# does not know the name "RdBu_r" (plotly.py expands it), so each renderer fell back to a scale of its own.
+SCORE = get_colorscale("RdBu_r")
 
 STAGES = ("1 · original", "2 · masked", "3 · generator samples", "4 · corrupted", "5 · P(replaced)", "6 · truth (1 = replaced)")
 EDIT_ROWS = ("your sentence", "P(replaced)", "truth (1 = replaced)")
