@@ -8,6 +8,8 @@ import math
 
 import plotly.graph_objects as go
 
+from app.lessons.albert_params import human_count
+
 
 PARTS = ("embeddings", "attention", "ffn", "pooler")
 PART_LABELS = {"embeddings": "embeddings", "attention": "attention sublayers", "ffn": "feed-forward sublayers",
@@ -36,8 +38,11 @@ def params_stacked_bar(bars: list[dict]) -> go.Figure:
             customdata=totals,
             hovertemplate=f"%{{x}}<br>{PART_LABELS[part]}: %{{y:,}}<br>total: %{{customdata:,}}<extra></extra>",
         )
+    for label, total in zip(labels, totals):  # each bar's total over it: the number a slide's title quotes
+        fig.add_annotation(x=label, y=total, text=f"<b>{human_count(total)}</b>", showarrow=False, yanchor="bottom")
     fig.update_layout(barmode="stack", yaxis_title="parameters", legend_title="where they live",
                       margin=dict(t=40, b=10), title="Parameters by part")
+    fig.update_yaxes(range=[0, max(totals, default=1) * 1.1])  # room for the totals
     return fig
 
 
