@@ -322,8 +322,26 @@ def test_run_stops_or_notes_on_bad_input(bundled):
 
 def test_soft_target_figure_data():
     fig = figs.soft_targets_figure(["ball", "<toy>"], [0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25], 2.0, gold="ball")
-    assert [list(d.y) for d in fig.data] == [[0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25]]
+    assert [list(d.customdata) for d in fig.data] == [[0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25]]
+    assert [y for d in fig.data for y in d.y] == pytest.approx([6 / 7, 1 / 7, 2 / 3, 1 / 3, 5 / 7, 2 / 7, 7 / 12, 5 / 12])
     assert fig.data[0].x[1] == "&lt;toy&gt;" and "✓" in fig.data[0].x[0]
+    assert "70% of P at T = 1, 60.0% at T = 2" in fig.layout.annotations[0].text
+
+
+def test_soft_targets_show_the_shape_a_high_temperature_gives_not_vanishing_bars():
+    """At T = 4 over a whole vocabulary every shown token's probability is tiny (the issue: bars flat at ~0.002);
+    renormalised over the tokens shown, the top token's share falls visibly from T = 1 to T = 4 and the near-misses
+    rise, exactly as p_i / p_j = (q_i / q_j)^(1/T) says."""
+    import torch
+
+    logits = torch.tensor([4.0, 3.0, 2.5, 2.0, 1.0] + [0.0] * 30_000)
+    p1, p4 = torch.softmax(logits, -1)[:5].tolist(), torch.softmax(logits / 4, -1)[:5].tolist()
+    assert max(p4) < 0.001  # what the raw bars showed
+    fig = figs.soft_targets_figure(list("abcde"), p1, p4, p1, p4, 4.0)
+    one, hot = list(fig.data[0].y), list(fig.data[1].y)
+    assert sum(one) == pytest.approx(1) and sum(hot) == pytest.approx(1)
+    assert one[0] - hot[0] > 0.2 and hot[-1] > 2 * one[-1]  # the top falls, the last near-miss more than doubles
+    assert hot[0] / hot[1] == pytest.approx((p1[0] / p1[1]) ** 0.25)
 
 
 def test_temperature_and_kl_figures_data():

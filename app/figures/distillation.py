@@ -16,25 +16,48 @@ TEACHER, STUDENT = "#4c78a8", "#f58518"
 LIGHT_TEACHER, LIGHT_STUDENT = "#b7cde3", "#fbcf9f"
 
 
+def shares(values) -> list[float]:
+    """Probabilities renormalised over the tokens shown: each one's share of what they hold together (sums to 1)."""
+    total = float(sum(values))
+    return [float(v) / total if total > 0 else 0.0 for v in values]
+
+
 def soft_targets_figure(tokens: list[str], teacher_1: list[float], teacher_t: list[float], student_1: list[float],
                         student_t: list[float], temperature: float, gold: str | None = None) -> go.Figure:
-    """Two panels (teacher, student): the probability of each shown token at T = 1 (pale) and at T (solid).
+    """Two panels (teacher, student): the shape of the soft targets at T = 1 (pale) and at T (solid) — each shown
+    token's share of the probability the shown tokens hold together (``shares``: renormalised over them).
 
-    Traces in order: teacher T=1, teacher T, student T=1, student T; y = probabilities aligned with ``tokens``.
+    Over the whole vocabulary a high T spreads almost all the mass over tens of thousands of tokens, so every shown
+    token's probability becomes tiny and the bars of T = 1 and T cannot be compared; their *ratios* are what T
+    changes (p_i / p_j = (q_i / q_j)^(1/T)), and renormalising keeps exactly those. The panel titles say how much
+    probability the shown tokens hold at each T; hover gives each token's probability over the whole vocabulary.
+
+    Traces in order: teacher T=1, teacher T, student T=1, student T; y = shares aligned with ``tokens`` (each trace
+    sums to 1), customdata = the probabilities as given (over the whole vocabulary).
     """
     names = [f"<b>{esc(t)}</b> ✓" if gold is not None and t == gold else esc(t) for t in tokens]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("teacher (BERT)", "student (DistilBERT)"), shared_yaxes=True)
+    n, T = len(tokens), f"{temperature:g}"
+
+    def held(one, hot) -> str:
+        return f"these {n} hold {sum(one):.0%} of P at T = 1, {sum(hot):.1%} at T = {T}"
+
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, subplot_titles=(
+        f"<b>teacher (BERT)</b><br>{held(teacher_1, teacher_t)}",
+        f"<b>student (DistilBERT)</b><br>{held(student_1, student_t)}"))
     series = [
-        (teacher_1, "teacher, T = 1", LIGHT_TEACHER, 1), (teacher_t, f"teacher, T = {temperature:g}", TEACHER, 1),
-        (student_1, "student, T = 1", LIGHT_STUDENT, 2), (student_t, f"student, T = {temperature:g}", STUDENT, 2),
+        (teacher_1, "teacher, T = 1", LIGHT_TEACHER, 1), (teacher_t, f"teacher, T = {T}", TEACHER, 1),
+        (student_1, "student, T = 1", LIGHT_STUDENT, 2), (student_t, f"student, T = {T}", STUDENT, 2),
     ]
     for values, name, colour, col in series:
-        fig.add_trace(go.Bar(x=names, y=list(values), name=name, marker_color=colour,
-                             hovertemplate=f"{esc(name)}<br>%{{x}}: P = %{{y:.4f}}<extra></extra>"), 1, col)
-    fig.update_layout(barmode="group", title=f"Soft targets: the same tokens at T = 1 and at T = {temperature:g}",
-                      height=440, margin=dict(l=10, r=10, t=80, b=30), plot_bgcolor="white",
+        fig.add_trace(go.Bar(x=names, y=shares(values), customdata=list(values), name=name, marker_color=colour,
+                             hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:.1%}} of the {n} tokens shown"
+                                           "<br>P = %{customdata:.4g} over the whole vocabulary<extra></extra>"),
+                      1, col)
+    fig.update_layout(barmode="group", title=f"Soft targets, T = 1 vs T = {T}: each token's share of the {n} shown",
+                      height=440, margin=dict(l=10, r=10, t=100, b=30), plot_bgcolor="white",
                       legend=dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top"))
-    fig.update_yaxes(title_text="probability", row=1, col=1)
+    fig.update_yaxes(title_text="share of the tokens shown", tickformat=".0%", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
     fig.update_xaxes(tickangle=-35)
     return _room(fig)
 
