@@ -97,7 +97,7 @@ if u is None:
     st.info("This ALBERT checkpoint does not share one block across all layers (num_hidden_groups ≠ 1), so "
             "there is no single block to keep applying.")
 else:
-    ui.show_figure(figures.unroll_figure(r), "albert-unrolled")
+    ui.show_figure(figures.unroll_figure(r), "albert-unrolled", key="unrolled")
     st.caption(
         f"Applying the shared block ourselves, from the embeddings, {u.applications} times (the loaded model is "
         f"only read). Check: after {a.layers} applications the result equals the model's own output "

@@ -109,7 +109,7 @@ if not r.shifts:
     st.info("Type a few words to put in front of your sentence: every word then moves right, and the first layer's "
             "scores show which model notices.")
 else:
-    ui.show_figure(figures.shift_figure(r.shifts), "deberta-shift")
+    ui.show_figure(figures.shift_figure(r.shifts), "deberta-shift", key="shift")
     cols = st.columns(len(r.shifts))
     for col, s in zip(cols, r.shifts):
         col.metric(f"{s.model}, first layer: largest change", f"{s.max_delta:.2e}",

@@ -61,7 +61,7 @@ st.caption(f"Pale bars: T = 1; solid bars: T = {T:g}. Each bar is the token's sh
 
 # ----------------------------------------------------------------------------- 2. temperature
 st.header("2 · What the temperature does")
-ui.show_figure(figures.temperature_figure(r), "distillation-temperature")
+ui.show_figure(figures.temperature_figure(r), "distillation-temperature", key="temperature")
 st.caption(distillation.sweep_story(r.sweep, soft.vocab))
 
 # ----------------------------------------------------------------------------- 3. loss terms

@@ -74,7 +74,7 @@ st.subheader("3 · Coverage: how much of the sentence has been practised")
 cov = r.coverage
 cv1, cv2 = st.columns([3, 2])
 with cv1:
-    ui.show_figure(figs.coverage_figure(r), "masking-coverage")
+    ui.show_figure(figs.coverage_figure(r), "masking-coverage", key="coverage")
 with cv2:
     st.markdown(
         f"After **{r.epochs}** epoch(s), the share of positions that have been a target at least once "

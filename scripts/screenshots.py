@@ -3,8 +3,8 @@
     python scripts/screenshots.py [--out screenshots] [--presenter] [--size 1280x720] [--pages home masking ...]
     python scripts/screenshots.py --deck [--size 1280x720]      # every slide of the default lecture deck
 
-Presenter screenshots (and --deck, which is presenter mode) print where the stage's key figure ends: it must
-end inside the window (no scrolling on a projector).
+Presenter screenshots (and --deck, which is presenter mode) print how tall the stage's figure is and where it
+ends: it must end inside the window (no scrolling on a projector).
 """
 
 from __future__ import annotations
@@ -22,14 +22,23 @@ from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_f
 STAGE_FIGURE = ".st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe"
 
 
-def figure_bottom(page) -> float | None:
-    """Where the stage's key figure ends, in pixels from the top of the window (None: no figure on the stage)."""
+def figure_box(page) -> tuple[float, float] | None:
+    """Where the stage's figure ends, in pixels from the top of the window, and its height (None: no figure on
+    the stage)."""
     try:
         page.wait_for_selector(STAGE_FIGURE, timeout=15_000)
     except Exception:
         return None
     page.wait_for_timeout(500)
-    return page.evaluate(f"() => document.querySelector('{STAGE_FIGURE}').getBoundingClientRect().bottom")
+    return tuple(page.evaluate(f"() => {{ const r = document.querySelector('{STAGE_FIGURE}').getBoundingClientRect(); "
+                               "return [r.bottom, r.height]; }"))
+
+
+def where(box, h: int) -> str:
+    if box is None:
+        return "no figure"
+    bottom, tall = box
+    return f"figure {tall:.0f} px tall ({tall / h:.0%} of {h}), ends at {bottom:.0f} px ({'fits' if bottom <= h else 'CUT'})"
 
 
 def main() -> None:
@@ -53,11 +62,10 @@ def main() -> None:
                 page.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
                                        timeout=120_000)
                 wait_for_app(page)
-                bottom = figure_bottom(page)
+                box = figure_box(page)
                 file = a.out / f"slide-{n:02d}-{view.page}.png"
                 page.screenshot(path=str(file), full_page=a.full)
-                fits = "no figure" if bottom is None else f"figure ends at {bottom:.0f} px ({'fits' if bottom <= h else 'CUT'})"
-                print(file, fits, "exceptions:", len(exception_boxes(page)))
+                print(file, where(box, h), "exceptions:", len(exception_boxes(page)))
                 if n < len(views):
                     page.keyboard.press("ArrowRight")
         else:
@@ -69,11 +77,10 @@ def main() -> None:
                 page.goto(f"{base}/{path}" + (f"?{query}" if query else ""))
                 wait_for_app(page)
                 page.wait_for_timeout(1500)
-                bottom = figure_bottom(page) if a.presenter and path else None
+                box = figure_box(page) if a.presenter and path else None
                 file = a.out / f"{name}{'-presenter' if a.presenter else ''}.png"
                 page.screenshot(path=str(file), full_page=a.full)
-                fits = "" if bottom is None else f"figure ends at {bottom:.0f} px ({'fits' if bottom <= h else 'CUT'})"
-                print(file, fits, "exceptions:", len(exception_boxes(page)))
+                print(file, where(box, h) if a.presenter and path else "", "exceptions:", len(exception_boxes(page)))
     print("console errors:", watcher.console_errors[:5], "blocked:", watcher.blocked[:5])
 
 

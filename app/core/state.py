@@ -89,6 +89,22 @@ def seed_param(default: int = 0, label: str = "Seed", help: str | None = None) -
                  help=help or "Every random draw on this page comes from this seed: the same seed, the same view.")
 
 
+FIGURE = "figure"  # the URL key that names a lesson's stage figure (figure_param)
+
+
+def figure_param(figures: tuple[tuple[str, str], ...]) -> Param:
+    """Which of a lesson's figures is its *stage figure*: the one presenter mode puts under the title, sized to the
+    screen, and the one the handout prints. ``figures`` lists (name, what the widget shows) in the order of
+    ``app/figures/<slug>.py``'s ``FIGURES``; the first is the lesson's usual key figure, the default (left out of
+    links). A deck's view names another with ``figure=<name>``; a name the lesson does not have is a note, like
+    any value a link carries that cannot be used."""
+    names = tuple(name for name, _ in figures)
+    return Param(FIGURE, "choice", names[0], choices=names, labels=tuple(figures), widget="select",
+                 label="Figure on the projector",
+                 help="Presenter mode shows this figure first, under the title, as large as the screen allows; "
+                      "the handout prints it too. The link to this view and a deck's slide keep the choice.")
+
+
 def _values(raw: Any) -> list[str]:
     if isinstance(raw, (list, tuple)):
         return [str(v) for v in raw]

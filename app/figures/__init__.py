@@ -2,6 +2,7 @@
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
+import functools
 from dataclasses import dataclass
 
 
@@ -12,3 +13,26 @@ class Document:
 
     html: str
     height: int
+
+
+def stage_figure(module, result, name: str | None = None):
+    """The figure a view puts on the stage (and the handout prints), built from its lesson's ``run`` Result:
+    ``module.FIGURES[name]`` when the lesson's figures module offers that name (``app.core.state.figure_param``),
+    else its key figure — also when the named figure has nothing to draw with these settings (its builder gives
+    None), as on the page."""
+    build = getattr(module, "FIGURES", {}).get(name) if name else None
+    figure = build(result) if build is not None else None
+    return figure if figure is not None else module.key_figure(result)
+
+
+@functools.cache
+def white_template():
+    """The figures' style on a projector and on paper (presenter mode, the handout): plotly's "simple_white", less
+    its shape defaults, which draw a shape's line 0 px wide at 30% opacity — a line a figure marks without giving
+    it a width (ALBERT's depth L, the epochs chosen in the masking lab) would vanish."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    template = go.layout.Template(pio.templates["simple_white"])
+    template.layout.shapedefaults = None
+    return template

@@ -71,10 +71,12 @@ def similarity_heatmaps(r) -> go.Figure:
     return fig
 
 
-def unroll_figure(r) -> go.Figure:
+def unroll_figure(r) -> go.Figure | None:
     """Applying the shared block past L = ``r.albert.layers``: ``r.unrolled.steps`` (app.lessons.albert_activations.steps,
     each (N,)). Left: how far each application moves the tokens; right: how similar the state stays to the model's
-    own output."""
+    own output. None when the checkpoint has no single shared block to unroll (``r.unrolled`` is None)."""
+    if r.unrolled is None:
+        return None
     step_stats, layers = r.unrolled.steps, r.albert.layers
     n = len(as_list(step_stats["l2"]))
     x = list(range(1, n + 1))
@@ -160,3 +162,8 @@ def key_figure(r) -> go.Figure:
     a, b = r.albert, r.bert
     return layer_metrics_figure({f"ALBERT ({a.layers} applications of one block)": a.series,
                                  f"BERT ({b.layers} layers)": b.series})
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/albert_activations.py's SPEC), key
+#: figure first.
+FIGURES = {"layers": key_figure, "unrolled": unroll_figure}

@@ -111,26 +111,39 @@ def buckets_figure(r) -> go.Figure:
 
 def shift_figure(shifts) -> go.Figure:
     """First-layer score of every (query, key) pair of the sentence, alone (x) and behind the prefix (y), every
-    head: a model whose scores ignore where the sentence starts puts every point on the diagonal."""
-    fig = go.Figure()
+    head: one panel per model (BERT first), each with its diagonal — a model whose scores ignore where the sentence
+    starts puts every point on it. Each panel's title gives its largest change (``Shift.max_delta``).
+
+    Traces in order, per model: its points (named after the model), then its diagonal ("unchanged")."""
+    ordered = sorted(shifts, key=lambda s: s.family == "deberta")  # BERT's cloud first, DeBERTa's line beside it
+    fig = make_subplots(rows=1, cols=max(1, len(ordered)), shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[f"{txt.html(s.model)}: largest change {s.max_delta:.2g}" for s in ordered])
     lo, hi = 0.0, 0.0
-    for s in sorted(shifts, key=lambda s: s.family == "deberta"):  # DeBERTa drawn last, on top
+    for s in ordered:
+        lo = min(lo, float(s.without.min()), float(s.shifted.min()))
+        hi = max(hi, float(s.without.max()), float(s.shifted.max()))
+    pad = 0.04 * (hi - lo) or 1.0
+    lo, hi = lo - pad, hi + pad
+    for col, s in enumerate(ordered, start=1):
         heads, n, _ = s.without.shape
         labels = _labels(s.pieces)
         qi, kj = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
         custom = np.array([[h, labels[q], labels[k], s.shifted[h, q, k] - s.without[h, q, k]]
                            for h in range(heads) for q, k in zip(qi.ravel(), kj.ravel())], dtype=object)
         x, y = s.without.reshape(-1), s.shifted.reshape(-1)
-        lo, hi = min(lo, float(x.min()), float(y.min())), max(hi, float(x.max()), float(y.max()))
         fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=txt.html(s.model), customdata=custom,
                                  marker=dict(color=COLOURS.get(s.family, "#555"), size=6, opacity=0.6),
                                  hovertemplate=("head %{customdata[0]}: <b>%{customdata[1]}</b> → <b>%{customdata[2]}</b>"
                                                 "<br>alone %{x:.6f}<br>behind the prefix %{y:.6f}<br>"
-                                                "difference %{customdata[3]:.2e}<extra>%{fullData.name}</extra>")))
-    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="unchanged", hoverinfo="skip",
-                             line=dict(color="#888", dash="dot")))
-    fig.update_layout(xaxis_title="first-layer score, sentence alone", yaxis_title="same pair, behind the prefix",
-                      height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=1.1))
+                                                "difference %{customdata[3]:.2e}<extra>%{fullData.name}</extra>")),
+                      row=1, col=col)
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="unchanged", hoverinfo="skip",
+                                 showlegend=col == 1, line=dict(color="#888", dash="dot")), row=1, col=col)
+        fig.update_xaxes(title_text="first-layer score, sentence alone", range=[lo, hi], row=1, col=col)
+    fig.update_yaxes(title_text="same pair, behind the prefix", range=[lo, hi], row=1, col=1)
+    fig.update_layout(title="Every pair of your sentence, every head, first layer: alone (x) and behind the prefix (y)",
+                      height=440, margin=dict(l=10, r=10, t=90, b=10),
+                      legend=dict(orientation="h", yref="container", y=0.99, yanchor="top", x=1, xanchor="right"))
     return fig
 
 
@@ -153,3 +166,12 @@ def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``deberta.run``'s Result: one head's attention scores taken apart into
     content → content, content → position and position → content, and their sum."""
     return terms_figure(r.tokens, r.terms, r.query_pos, r.key_pos)
+
+
+def prefix_figure(r) -> go.Figure | None:
+    """``shift_figure`` of ``deberta.run``'s Result; None without words put in front (nothing to compare)."""
+    return shift_figure(r.shifts) if r.shifts else None
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/deberta.py's SPEC), key figure first.
+FIGURES = {"terms": key_figure, "shift": prefix_figure}

@@ -144,3 +144,8 @@ def key_figure(r) -> go.Figure:
     targets for the masked word, at T = 1 and at the chosen temperature."""
     s = r.soft
     return soft_targets_figure(s.tokens, s.teacher_1, s.teacher_t, s.student_1, s.student_t, r.temperature, s.gold)
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/distillation.py's SPEC), key figure
+#: first.
+FIGURES = {"soft": key_figure, "temperature": temperature_figure}

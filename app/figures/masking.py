@@ -193,3 +193,7 @@ def key_figure(r) -> go.Figure:
     s = r.sentence
     return epoch_grid_figure(list(s.pieces), list(s.special), r.kinds, r.fed, r.copies, highlight=r.epoch - 1,
                              title=dict(STRATEGY_LABELS).get(r.strategy, r.strategy))
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/masking.py's SPEC), key figure first.
+FIGURES = {"grid": key_figure, "coverage": coverage_figure}

@@ -12,14 +12,14 @@ class Example:
     page: str  # the lesson's file, as in app/lessons/__init__.py
     label: str
     why: str  # what to look at, in one line
-    query: dict = field(default_factory=dict)
+    query: dict = field(default_factory=dict)  # its URL state; ``figure`` names the stage figure the label is about
     lecture: bool = False  # a slide of the default lecture deck (a lesson with none marked gives its first)
 
 
 EXAMPLES: list[Example] = [
     Example("pages/masking.py", "Static ×1 vs dynamic masking over 40 epochs",
             "With one fixed mask only 15% of positions are ever predicted; a fresh mask reaches almost all.",
-            {"strategy": "static", "epochs": "40"}, lecture=True),
+            {"strategy": "static", "epochs": "40", "figure": "coverage"}, lecture=True),
     Example("pages/masking.py", "Whole-word masking on a long word",
             "WordPiece splits 'unbelievably'; whole-word masking hides all of its pieces together.",
             {"unit": "word", "text": "The unbelievably happy puppy jumped into the muddy puddle.", "rate": "0.3", "seed": "2"}),
@@ -35,7 +35,7 @@ EXAMPLES: list[Example] = [
             {"sharing": "ffn"}),
     Example("pages/albert_activations.py", "Unroll ALBERT's block 4× past its depth",
             "The same block applied again and again: does the representation settle?",
-            {"repeat": "4"}),
+            {"repeat": "4", "figure": "unrolled"}),
     Example("pages/distillation.py", "Dark knowledge at temperature 4",
             "A high temperature shows what the teacher thinks of the wrong answers too.",
             {"temperature": "4"}),
@@ -50,7 +50,7 @@ EXAMPLES: list[Example] = [
             {"order": "typed", "typed": "5 0 6 1 7 2 8 3 9 4 10"}),
     Example("pages/deberta.py", "A longer prefix: BERT's scores move, DeBERTa's first layer does not",
             "Relative positions only: the same two words score the same wherever they stand.",
-            {"prefix": "Once upon a time, in a big green forest, there was a tree."}),
+            {"prefix": "Once upon a time, in a big green forest, there was a tree.", "figure": "shift"}),
     Example("pages/deberta.py", "Content or position: which term decides?",
             "The three disentangled terms of 'girl' looking at 'ball', layer by layer.",
             {"query": "3", "key": "6", "layer": "3"}),

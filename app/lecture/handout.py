@@ -5,9 +5,10 @@ landscape; the deck's title on the first slide's page), its title, figure, takea
 toolbar. tests/test_handout.py rasterises the PDF and reads every page back.
 
 Each view runs its lesson exactly as its page does, without streamlit: the lesson's library parses the
-view's URL state with its ``SPEC``, builds ``Inputs``, calls ``run(models, inputs, cache)``; the key figure
-comes from the same function the page puts on the stage (``Lesson.figure``, "module:function" taking the
-Result), the takeaway from the library's ``TAKEAWAY``.
+view's URL state with its ``SPEC``, builds ``Inputs``, calls ``run(models, inputs, cache)``; the figure is the one
+the page puts on the stage: the key figure (``Lesson.figure``, "module:function" taking the Result), or the
+figure the view names (its ``figure`` parameter: ``app.figures.stage_figure``); the takeaway is the library's
+``TAKEAWAY``.
 
     sections = [section(v, load_models(v), v.link(base)) for v in views]
     html = document(sections, "My lecture");  pdf_bytes = pdf(html)   # None without chromium
@@ -32,7 +33,7 @@ import plotly.io as pio
 
 from app.lecture import chromium, deck, qr
 from app.core import state
-from app.figures import Document
+from app.figures import Document, stage_figure, white_template
 from app.core.lesson import Stop, direct
 from app.core.text import html as esc
 
@@ -107,7 +108,7 @@ def _figure_html(figure, name: str) -> str:
     if isinstance(figure, Document):
         return (f'<div class="figure" data-height="{int(figure.height)}"><iframe class="doc" title="{esc(name)}" '
                 f'srcdoc="{_html.escape(figure.html, quote=True)}"></iframe></div>')
-    figure.update_layout(template=pio.templates["simple_white"])
+    figure.update_layout(template=white_template())
     height = figure.layout.height or 450
     figure.update_layout(height=None, width=None, autosize=True)  # the page sizes it
     data = pio.to_json(figure, validate=False).replace("<", "\\u003c")  # no "</script>" inside: JSON's escape
@@ -130,8 +131,9 @@ def section(view: deck.View, models: dict, url: str, cache=direct, number: int =
         return Section(number, title, view.note, lesson.title, url, None, takeaway,
                        "This lesson has no key figure for a handout yet: open the link.")
     try:
-        result = lib.run(models, lib.Inputs.from_values(values_of(view)), cache)
-        figure = build(result)
+        values = values_of(view)
+        result = lib.run(models, lib.Inputs.from_values(values), cache)
+        figure = stage_figure(importlib.import_module(build.__module__), result, values.get(state.FIGURE))
         shown = None if figure is None else _figure_html(figure, f"{number}-{view.page}")
     except Stop as stop:
         return Section(number, title, view.note, lesson.title, url, None, takeaway, stop.note.text)

@@ -36,7 +36,7 @@ import torch
 
 from app.core import text as txt
 from app.core.lesson import Note, direct, from_values
-from app.core.state import Param, Spec, text_param
+from app.core.state import Param, Spec, figure_param, text_param
 from app.models import device as devices
 
 ORDER = 30  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -70,6 +70,7 @@ SPEC = Spec(
                "representations and ignores rotations and scale."),
     Param("repeat", "int", DEFAULTS.repeat, lo=1, hi=DEFAULTS.max_repeat, widget="slider",
           label="Unroll ALBERT's block to this many × L applications"),
+    figure_param((("layers", "Layer by layer: ALBERT beside BERT"), ("unrolled", "Past L: the block unrolled"))),
 )
 
 

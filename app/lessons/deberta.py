@@ -44,7 +44,7 @@ from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_p
 from app import mlm
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
-from app.core.state import Param, Spec, text_param
+from app.core.state import Param, Spec, figure_param, text_param
 from app.models import device as devices
 
 ORDER = 70  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -91,6 +91,8 @@ SPEC = Spec(
           help="Shifts every word of your sentence to the right by as many tokens; up to 80 characters."),
     Param("word", "int", DEFAULTS.word, lo=0, hi=999, widget="select", label="Word to blank out",
           help="All of its pieces become [MASK] at once, as in the compare lesson. Words count from 0."),
+    figure_param((("terms", "The score taken apart: three terms"),
+                  ("shift", "Words put in front: BERT vs DeBERTa, first layer"))),
 )
 
 

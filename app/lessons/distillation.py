@@ -34,7 +34,7 @@ from app.triple_loss import Recipe, distillation_losses  # the rule the bundled 
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
 from app.models import catalogue, device as devices
-from app.core.state import Param, Spec, text_param
+from app.core.state import Param, Spec, figure_param, text_param
 
 ORDER = 40  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'DistilBERT: distillation'
@@ -71,6 +71,7 @@ SPEC = Spec(
           help=f"The recipe used T = {RECIPE.temperature:g}. T = 1 is the plain softmax."),
     Param("top_k", "int", DEFAULT_TOP_K, lo=3, hi=20, widget="slider", label="Tokens shown",
           help="The teacher's top tokens, and the student's top ones that are not among them."),
+    figure_param((("soft", "Soft targets at T = 1 and at T"), ("temperature", "Entropy and T²·KL against T"))),
 )
 
 

@@ -29,7 +29,7 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
 from app.models import catalogue
-from app.core.state import Param, Spec, seed_param, text_param
+from app.core.state import Param, Spec, figure_param, seed_param, text_param
 
 ORDER = 10  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'Masking lab'
@@ -99,6 +99,8 @@ SPEC = Spec(
     Param("epoch", "int", 1, lo=1, hi=LAB.max_epochs, widget="select", label="Epoch to inspect",
           help="Outlined in the grid; the model fills its blanks below. Epochs count from 1."),
     Param("topk", "int", LAB.topk, lo=1, hi=LAB.max_topk, widget="slider", label="Guesses per blank (top-k)"),
+    figure_param((("grid", "Targets, epoch by epoch (this strategy)"),
+                  ("coverage", "Coverage: static, ×10 and dynamic side by side"))),
 )
 
 

@@ -16,7 +16,7 @@ from app.core import state, text
 from app.lecture import deck
 from app.lessons import LESSONS, TOOLS
 from app.models import catalogue
-from app.ui import loading, url, warm
+from app.ui import loading, stage, url, warm
 from app.ui.cache import cache
 from app.ui.loading import try_model
 from app.ui.url import DECK_SPEC, GLOBAL_SPEC
@@ -207,6 +207,7 @@ def share_buttons(spec) -> None:
     """Under a lesson's link to this view: "Add this view to my deck" and its QR code for the class."""
     if _page_lesson() is None:
         return
+    stage.figure_widget(spec)
     c1, c2 = st.columns(2)
     c1.button("Add this view to my deck", icon=":material/playlist_add:", key="bve-add-view",
               on_click=_add_view, args=(spec,), help="Lecture mode: present it as a slide, in order.")

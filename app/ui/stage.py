@@ -1,23 +1,35 @@
 """How a page shows its figures, and presenter mode.
 
-On a projector (presenter mode) a lesson shows its idea first: its key figure with a one-line takeaway sits on
-the "stage", right under the title, in view at 1280x720 without scrolling; the page's intro prose is folded
-away under it, and widgets and the rest of the page follow below. Off the projector the same calls draw the
-figure where it stands.
+On a projector (presenter mode) a lesson shows its idea first: its stage figure with a one-line takeaway sits on
+the "stage", right under the title, and fills what the title (and a deck's bar) leave of the window, at any
+size — 1280x720 or 1920x1080 — without scrolling; the page's intro prose is folded away under it, and widgets
+and the rest of the page follow below. Off the projector the same calls draw the figure where it stands.
+
+Which figure is the stage figure: the lesson's key figure (``show_figure(..., key=True)``), unless the lesson
+offers others (its SPEC's ``figure`` parameter, ``app.core.state.figure_param``) and the view names one of them
+(``show_figure(..., key="coverage")``). A named figure the page does not draw with these settings leaves the key
+figure on the stage. Streamlit cannot read the window's size on the server, so the size is CSS: the stage takes
+``100vh`` less the header above it, and the figure the part the takeaway leaves (``presenter_css``).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app.core import text
+from app.core import state, text
+from app.figures import white_template
 from app.ui import url
 
 PRESENTER_FONT = 22
-PRESENTER_FIGURE_HEIGHT = 430  # px: the key figure with the title and one takeaway line fit 1280x720
-DECK_FIGURE_HEIGHT = 390  # px: the same with the deck bar above the title
 STAGE_KEY = "bve-stage"  # the stage's container (CSS class st-key-bve-stage: the browser tests find it by it)
+FIGURE_BOX = "bve-stage-figure"  # the stage figure's box: CSS class st-key-bve-stage-figure-<its name>
+KEY_NAME = "key"  # a stage figure's name when its lesson offers no other
+HEADER = 150  # px above the stage in presenter mode: the page's top padding and its title (one line)
+DECK_HEADER = 205  # px above it with a deck's bar over the title
+MIN_STAGE = 300  # px: the stage never shrinks below this on a very short window (the page scrolls instead)
 STAGE = "_stage"  # session state: this run's stage container (None until made)
+STAGED = "_staged"  # session state: the name of the figure on this run's stage (None until one is)
+FALLBACK = "_stage_fallback"  # session state: draws this run's key figure on the stage, when the view named another
 
 
 def presenting() -> bool:
@@ -25,8 +37,10 @@ def presenting() -> bool:
 
 
 def clear() -> None:
-    """A new run: its stage is made anew under its title."""
+    """A new run: its stage is made anew under its title, with no figure on it yet."""
     st.session_state[STAGE] = None
+    st.session_state[STAGED] = None
+    st.session_state[FALLBACK] = None
 
 
 def make() -> None:
@@ -41,8 +55,34 @@ def stage():
     return (st.session_state.get(STAGE) if presenting() else None) or st
 
 
-def stage_height() -> int:
-    return DECK_FIGURE_HEIGHT if url.setting("slide") else PRESENTER_FIGURE_HEIGHT
+def figure_choice() -> tuple[str, str] | None:
+    """(the stage figure this view names, the lesson's key figure) by their names in ``FIGURES``, when the page's
+    spec offers a choice (its ``figure`` parameter); None when it offers none."""
+    p = next((p for p in url.bound_spec() if p.name == state.FIGURE), None)
+    if p is None:
+        return None
+    return st.session_state.get(url.key_of(p), p.default), p.default
+
+
+def figure_widget(spec, where=None) -> None:
+    """The select that names this view's stage figure, where its spec offers a choice (beside the link to the view
+    and "Add this view to my deck": a deck's slide keeps it)."""
+    p = next((p for p in spec if p.name == state.FIGURE), None)
+    if p is not None:
+        (where or st).selectbox(p.label, list(p.choices), key=url.key_of(p), format_func=p.shown, help=p.help)
+
+
+def staged_name(key: bool | str) -> str | None:
+    """The name a figure marked ``key`` goes on the stage under, or None when it is not the stage figure: ``True``
+    is the lesson's key figure, a string names one of the lesson's other figures (its ``figure`` parameter)."""
+    if not key:
+        return None
+    choice = figure_choice()
+    if choice is None:
+        return KEY_NAME if key is True else None
+    wanted, key_figure = choice
+    name = key_figure if key is True else key
+    return name if name == wanted else None
 
 
 def intro(markdown: str) -> None:
@@ -56,7 +96,11 @@ def intro(markdown: str) -> None:
 
 
 def takeaway(markdown: str) -> None:
-    """The lesson's one takeaway (one line): at the end of the page, or under the key figure on a projector."""
+    """The lesson's one takeaway (one line): at the end of the page, or under the stage figure on a projector. A
+    view that named a figure these settings do not draw gets the key figure on the stage, first."""
+    fallback = st.session_state.get(FALLBACK)
+    if presenting() and fallback is not None and st.session_state.get(STAGED) is None:
+        fallback()
     stage().markdown(f"**Takeaway:** {markdown}")
 
 
@@ -69,32 +113,57 @@ def user_caption(value, where=None) -> None:
                            f"{text.html(value)}</div>", unsafe_allow_html=True)
 
 
-def show_figure(fig, name: str, height: int | None = None, key: bool = False) -> None:
-    """A plotly figure with the page's export format on its camera button, styled for presenter mode.
-    ``key=True`` marks the lesson's key figure: on a projector it goes on the stage, sized to fit."""
-    where = stage() if key else st
-    if presenting():
-        fig.update_layout(font=dict(size=PRESENTER_FONT, color="#000"), template="simple_white")
-        if key:
-            height = min(height or fig.layout.height or stage_height(), stage_height())
-    if height:
-        fig.update_layout(height=height)
+def _figure_box(name: str):
+    """The stage figure's box, sized by ``presenter_css`` (the figure in it takes its height: ``height="stretch"``)."""
+    st.session_state[STAGED] = name
+    return stage().container(key=f"{FIGURE_BOX}-{name}")
+
+
+def _plotly(where, fig, name: str, **size) -> None:
     fmt = url.setting("export")
     where.plotly_chart(
-        fig, width="stretch", key=f"fig-{name}",
+        fig, width="stretch", key=f"fig-{name}", **size,
         config={"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}},
     )
 
 
-def show_html(document, alt: str, key: bool = False) -> None:
+def presenter_style(fig) -> None:
+    """Large black type on white for a projector (``app.figures.white_template``)."""
+    fig.update_layout(font=dict(size=PRESENTER_FONT, color="#000"), template=white_template())
+
+
+def show_figure(fig, name: str, height: int | None = None, key: bool | str = False) -> None:
+    """A plotly figure with the page's export format on its camera button, styled for presenter mode.
+    ``key=True`` marks the lesson's key figure, ``key="<name>"`` another figure a view can name as its stage figure
+    (``FIGURES``): on a projector the stage figure goes on the stage, as large as the window allows."""
+    if presenting():
+        presenter_style(fig)
+        staged = staged_name(key) if st.session_state.get(STAGED) is None else None
+        if staged:
+            fig.update_layout(height=None, autosize=True)  # the box's height, whatever the figure was made for
+            _plotly(_figure_box(staged), fig, name, height="stretch")
+            return
+        if key is True:  # the key figure, while the view names another: the stage's if that one is not drawn
+            key_name = figure_choice()[1] if figure_choice() else KEY_NAME
+            st.session_state[FALLBACK] = lambda: _plotly(_figure_box(key_name), fig, f"{name}-stage", height="stretch")
+    if height:
+        fig.update_layout(height=height)
+    _plotly(st, fig, name)
+
+
+def show_html(document, alt: str, key: bool | str = False) -> None:
     """A figure that is a standalone HTML document (``app.figures.Document``: bertviz's views) in an iframe.
-    ``key=True``: the lesson's key figure; on a projector it goes on the stage, zoomed out to fit."""
-    html_text, height = document.html, document.height
-    if key and presenting() and height > stage_height():
-        zoom = stage_height() / height
-        html_text = html_text.replace("<head>", f"<head><style>html {{ zoom: {zoom:.3f}; }}</style>", 1)
-        height = stage_height()
-    (stage() if key else st).iframe(html_text, height=height, alt=alt)
+    ``key``: as for ``show_figure``; on the stage the frame fills the box and the document is zoomed, in the
+    browser, so that its height (``document.height``) fills the frame."""
+    staged = staged_name(key) if presenting() and st.session_state.get(STAGED) is None else None
+    if staged:
+        fit = (f"<script>(function () {{ var H = {max(int(document.height), 1)}; function fit() {{ "
+               "document.documentElement.style.zoom = Math.max(0.3, Math.min(2.5, (window.innerHeight - 8) / H)); } "
+               "fit(); window.addEventListener('resize', fit); })();</script>")
+        html_text = document.html.replace("<head>", f"<head>{fit}", 1)
+        _figure_box(staged).iframe(html_text, height="stretch", alt=alt)
+        return
+    st.iframe(document.html, height=document.height, alt=alt)
 
 
 def show_chart(chart, name: str) -> None:
@@ -106,8 +175,10 @@ def show_chart(chart, name: str) -> None:
 
 
 def presenter_css() -> None:
-    """Large type and no chrome on a projector; tight margins so the stage fits 1280x720. Written into the
-    sidebar: a style element in the page would take a row of the page's spacing."""
+    """Large type and no chrome on a projector; tight margins; the title on one line. The stage (when a figure is
+    on it) is the window's height less the header above it (``HEADER``, or ``DECK_HEADER`` under a deck's bar);
+    its figure's box takes what the takeaway leaves, however many lines that takes. Written into the sidebar: a
+    style element in the page would take a row of the page's spacing."""
     st.sidebar.markdown(
         f"""<style>
         html, body, [data-testid="stAppViewContainer"] {{ font-size: {PRESENTER_FONT}px; }}
@@ -117,6 +188,14 @@ def presenter_css() -> None:
         .block-container {{ padding: 0.6rem 1.5rem 2rem 1.5rem !important; max-width: 100% !important; }}
         .st-key-{STAGE_KEY} {{ gap: 0.2rem; }}
         .st-key-{STAGE_KEY} [data-testid="stMarkdownContainer"] p {{ margin-bottom: 0; }}
+        h1 {{ white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
+        .st-key-{STAGE_KEY}:has([class*="st-key-{FIGURE_BOX}-"]) {{ flex: none !important;
+            height: max({MIN_STAGE}px, calc(100vh - {HEADER}px)) !important; }}
+        body:has(.st-key-bve-deck-bar) .st-key-{STAGE_KEY}:has([class*="st-key-{FIGURE_BOX}-"]) {{
+            height: max({MIN_STAGE}px, calc(100vh - {DECK_HEADER}px)) !important; }}
+        .st-key-{STAGE_KEY} > div:has(> [class*="st-key-{FIGURE_BOX}-"]) {{ flex: 1 1 0 !important; min-height: 0;
+            display: flex; flex-direction: column; }}
+        .st-key-{STAGE_KEY} [class*="st-key-{FIGURE_BOX}-"] {{ flex: 1 1 0 !important; min-height: 0; }}
         </style>""",
         unsafe_allow_html=True,
     )

@@ -1,0 +1,101 @@
+"""Every slide of the default deck on a projector, in a real browser (Debian's chromium), at 1280×720 and at
+1920×1080, with every non-loopback request blocked: the figure on the stage is the one the slide's view names (its
+``figure`` parameter, else the lesson's key figure), it fills at least 60% of the window's height — drawn at that
+size, not only boxed — and the takeaway under it is still in view, without scrolling.
+
+One server for the module and one browser page: each slide is opened from its own link at 1280×720, measured, then
+the same window is resized to 1920×1080 (a lecturer moving it to the projector) and measured again; the last slide
+is also opened fresh at 1920×1080."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core import state
+from app.lecture import deck
+from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app
+
+pytestmark = pytest.mark.e2e
+DEFAULT = deck.default_deck()
+SIZES = ((1280, 720), (1920, 1080))
+FILL = 0.6  # of the window's height, at least
+
+MEASURE = """() => {
+    const box = document.querySelector('.st-key-bve-stage [class*="st-key-bve-stage-figure-"]');
+    if (!box) return null;
+    const name = [...box.classList].find(c => c.startsWith('st-key-bve-stage-figure-')).slice(24);
+    const figure = box.querySelector('.js-plotly-plot, iframe');
+    const drawn = box.querySelector('.main-svg') || figure;
+    const takeaway = [...document.querySelectorAll('.st-key-bve-stage [data-testid="stMarkdownContainer"]')]
+        .find(e => e.innerText.startsWith('Takeaway:'));
+    const rect = e => { if (!e) return null; const r = e.getBoundingClientRect(); return [r.top, r.bottom, r.height]; };
+    return {name, figure: rect(figure), drawn: rect(drawn), takeaway: rect(takeaway), scrolled: window.scrollY,
+            others: document.querySelectorAll('.st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe').length};
+}"""
+
+
+def expected_figure(view: deck.View) -> str:
+    """The name of the stage figure a view names: its ``figure`` value, else its lesson's key figure's name (the
+    parameter's default), or "key" for a lesson that offers no choice."""
+    spec = deck.lesson_spec(view.page)
+    offered = next((p for p in spec if p.name == state.FIGURE), None)
+    return view.params.get(state.FIGURE, offered.default) if offered is not None else "key"
+
+
+def measure(page, width: int, height: int) -> dict:
+    """The stage once the figure is drawn at the window's size (plotly redraws on a resize, a beat later)."""
+    page.wait_for_function(f"""() => {{ const m = ({MEASURE})();
+        return m && m.figure && m.drawn && m.takeaway && Math.abs(m.drawn[2] - m.figure[2]) < 2
+               && m.figure[2] > {0.5 * height}; }}""", timeout=30_000, polling=100)
+    page.wait_for_timeout(300)
+    return page.evaluate(MEASURE)
+
+
+def check(m: dict, view: deck.View, width: int, height: int) -> None:
+    where = (view.page, view.title[:30], f"{width}×{height}", m)
+    assert m["name"] == expected_figure(view), where
+    assert m["others"] == 1, where  # one figure on the stage
+    top, bottom, tall = m["figure"]
+    assert top >= 0 and tall >= FILL * height, where
+    assert m["drawn"][2] >= FILL * height, where  # plotly drew at the box's size (or the frame is that tall)
+    assert m["takeaway"][0] >= bottom - 1 and m["takeaway"][1] <= height, where  # under it, in view
+    assert m["scrolled"] == 0, where
+
+
+@pytest.fixture(scope="module")
+def screen():
+    with streamlit_server() as (base, _), browser(SIZES[0]) as (context, watcher):
+        page = watcher.watch(context.new_page())
+        yield base, page, watcher
+        assert watcher.console_errors == [] and watcher.page_errors == []
+        assert watcher.blocked == [] and watcher.failed == []
+
+
+@pytest.mark.parametrize("n", range(1, len(DEFAULT) + 1), ids=lambda n: f"slide{n}-{DEFAULT[n - 1].page}")
+def test_the_slides_figure_fills_the_screen_at_both_sizes_with_the_takeaway_in_view(screen, n):
+    base, page, _ = screen
+    view = DEFAULT[n - 1]
+    (w, h), (W, H) = SIZES
+    page.set_viewport_size({"width": w, "height": h})
+    page.goto(view.link(base, presenter="1", slide=str(n)))
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=60_000)
+    wait_for_app(page)
+    assert exception_boxes(page) == [], view.page
+    check(measure(page, w, h), view, w, h)
+    page.set_viewport_size({"width": W, "height": H})
+    check(measure(page, W, H), view, W, H)
+    if n == len(DEFAULT):  # and opened at the projector's size, not only resized to it
+        page.goto(view.link(base, presenter="1", slide=str(n)))
+        wait_for_app(page)
+        check(measure(page, W, H), view, W, H)
+
+
+def test_a_slide_that_names_a_figure_these_settings_do_not_draw_keeps_the_key_figure(screen):
+    """DeBERTa's view names the prefix comparison, but with nothing put in front there is nothing to compare: the
+    stage shows the lesson's key figure (the score taken apart), as the handout does."""
+    base, page, _ = screen
+    page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+    page.goto(f"{base}/deberta?presenter=1&prefix=&figure=shift")
+    wait_for_app(page)
+    m = measure(page, *SIZES[0])
+    assert m["name"] == "terms" and m["others"] == 1, m
