@@ -275,10 +275,16 @@ def qr_link(spec=None, view: deck.View | None = None) -> str:
     return deck.view(url.page(), url.view_query(spec)).link(public_base())
 
 
+# The code is drawn 460 px square, which with the dialog's title ran past the bottom of a short window (a projector's
+# 720 px less the browser's bars, presenter mode's larger type): it shrinks, square, to what the window leaves.
+QR_CSS = "<style>.st-key-bve-qr img { max-height: calc(100vh - 200px); width: auto !important; max-width: 100%; }</style>"
+
+
 @st.dialog("Open this view on your own device", width="large")
 def _qr_dialog(link: str) -> None:
     from app.lecture import qr
 
+    st.html(QR_CSS)
     left, right = st.columns([3, 2])
     with left.container(key="bve-qr"):
         try:

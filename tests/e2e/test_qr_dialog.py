@@ -1,0 +1,43 @@
+"""The QR code dialog fits a projector's 720-px-high screen, in a real browser (issue 27: it ran past the bottom,
+so the code's lower rows and the link under it were off screen)."""
+
+import pytest
+
+from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as (base, _):
+        yield base
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 600)])
+@pytest.mark.parametrize("where", ["lesson", "deck"])
+def test_the_qr_dialog_fits_the_window(server, size, where):
+    """From a lesson's "Link to this view", and from the deck bar in presenter mode (larger type; on 127.0.0.1 the
+    dialog also warns that students cannot reach this address)."""
+    with browser(size) as (context, watcher):
+        page = watcher.watch(context.new_page())
+        if where == "lesson":
+            page.goto(f"{server}/electra?seed=7")
+            wait_for_app(page)
+            page.get_by_text("Link to this view").click()
+            page.get_by_role("button", name="QR code for the class").click()
+        else:
+            page.goto(f"{server}/?slide=1&presenter=1")
+            wait_for_app(page)
+            page.get_by_role("button", name="QR", exact=True).click()
+        image = page.locator('[role="dialog"] .st-key-bve-qr img')
+        image.wait_for(timeout=60_000)
+        page.wait_for_function("() => { const i = document.querySelector('[role=\"dialog\"] .st-key-bve-qr img');"
+                               " return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
+        page.wait_for_timeout(500)
+        box = image.bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= size[1], (box, size)  # the whole code is on screen
+        assert abs(box["width"] - box["height"]) <= 2 and box["width"] >= 200, box  # square, large enough to scan
+        link = page.locator('[role="dialog"] [data-testid="stCode"]').bounding_box()
+        assert link["y"] + min(link["height"], 40) <= size[1], (link, size)  # the link's first line too
+        assert exception_boxes(page) == []
