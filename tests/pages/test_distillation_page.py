@@ -51,7 +51,10 @@ def test_defaults_show_soft_targets_terms_and_measurements(app_page, bundled):
     assert set(figs) == {"soft-targets", "temperature", "kl-per-token", "claims"}
     bars = figs["soft-targets"]["data"]
     assert len(bars) == 4 and len(bars[0]["y"]) == len(r.soft.tokens) >= 8  # the teacher's top 8 (+ the student's)
-    assert bars[0]["y"] == pytest.approx(list(r.soft.teacher_1)) and bars[3]["y"] == pytest.approx(list(r.soft.student_t))
+    # the bars: each token's share of the shown tokens' probability; hover: its probability over the vocabulary
+    assert bars[0]["customdata"] == pytest.approx(list(r.soft.teacher_1))
+    assert bars[3]["customdata"] == pytest.approx(list(r.soft.student_t))
+    assert bars[0]["y"] == pytest.approx([p / sum(r.soft.teacher_1) for p in r.soft.teacher_1])
     # at T = 2 the teacher's top token loses probability: flatter than T = 1
     assert max(bars[1]["y"]) < max(bars[0]["y"]) and max(bars[3]["y"]) < max(bars[2]["y"])
     sweep = figs["temperature"]["data"]
