@@ -10,6 +10,10 @@ from app.models.device import cuda_available
 from app.core import text
 from app.core.state import Spec
 
+# a card's title (and an example's) wraps onto a second line instead of ending in "…" (a page link is one line)
+CARD_CSS = """<style>[data-testid="stMain"] [data-testid="stPageLink-NavLink"] * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }</style>"""
+
 st.title("BERT Variants Explorer")
 st.markdown(
     "BERT started a family. Each member changed **one idea** — how tokens are masked, how parameters are "
@@ -21,6 +25,7 @@ ui.bind(Spec())
 
 st.header("Lessons")
 if LESSONS:
+    st.html(CARD_CSS)
     cols = st.columns(min(3, len(LESSONS)))
     for i, lesson in enumerate(LESSONS):
         with cols[i % len(cols)].container(border=True):
