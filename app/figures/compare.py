@@ -10,10 +10,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core.text import html as esc
+from app.figures import electra as electra_figures
 
 PIECES = [[0.0, "#eef5ee"], [0.34, "#cfe8cf"], [0.67, "#f6d28b"], [1.0, "#e4572e"]]  # 1 piece ... 4+ pieces
 PROB = "Blues"
-SCORE = "RdBu_r"  # P(replaced): blue = looks original, red = looks replaced
+SCORE = electra_figures.SCORE  # P(replaced), ELECTRA's one scale: blue = looks original, red = looks replaced
 
 
 # The token grid wraps like text: a band of as many words as fit across, then the next band below. A cell is as
