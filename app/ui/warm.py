@@ -61,6 +61,7 @@ class Warm:
         self.background: deque = deque()  # (view, settings): every lesson's defaults
         self.seen: set = set()
         self.ready = threading.Condition()
+        self.started = False
 
     def progress(self) -> dict:
         """{"done": [...], "total": n, "seconds": float | None, "precomputed": n} (``measure.warm_done`` reads
@@ -163,20 +164,25 @@ def _work(w: Warm) -> None:
 
 @st.cache_resource(show_spinner=False)
 def _warm() -> Warm:
-    """The one warm start of this server: its thread, started on the first call."""
-    w = Warm()
-    threading.Thread(target=_work, args=(w,), name="bve-warm-start", daemon=True).start()
-    return w
+    """The one warm start of this server (its state; the thread starts on the first :func:`warm_start`)."""
+    return Warm()
 
 
 def warm_start() -> None:
-    """Start the server's warm start (once; cheap on every later call)."""
-    if on():
-        _warm()
+    """Start the server's warm start (once; cheap on every later call). The router calls it after a page."""
+    if not on():
+        return
+    w = _warm()
+    with w.ready:
+        if w.started:
+            return
+        w.started = True
+    threading.Thread(target=_work, args=(w,), name="bve-warm-start", daemon=True).start()
 
 
 def warm_progress() -> dict | None:
-    """The warm start's progress ({"done", "total", "seconds", "precomputed"}), or None when it is off."""
+    """The warm start's progress ({"done", "total", "seconds", "precomputed"}), or None when it is off. Reading it
+    does not start it: the first page is drawn before the warm start takes a core."""
     return _warm().progress() if on() else None
 
 
