@@ -271,3 +271,16 @@ def test_span_and_prediction_figures_data():
         hits=[True, False])]))
     assert [list(r) for r in fig.data[0].z] == [[0.5, 0.2]] and fig.data[0].text[0][0] == "ball ✓"
     assert fig.data[0].text[0][1] == "&lt;b&gt;" and list(fig.data[0].y) == ["1·ball (fed &lt;mask&gt;)"]
+
+
+def test_the_guesses_title_stays_clear_of_the_chart_toolbar():
+    """The toolbar (plotly's modebar) appears at the top right of a chart on hover: it covered this figure's centred
+    title, an x-axis title over the ranks in a half-width column (issue 27). The title sits on the left, in its
+    own band above the ranks."""
+    fig = figs.predictions_figure(SimpleNamespace(label="BERT", predictions=[SimpleNamespace(
+        position=1, original="ball", fed="<mask>", guesses=SimpleNamespace(pieces=["ball", "toy"], probabilities=[0.5, 0.2]),
+        hits=[True, False])]))
+    assert fig.layout.title.text == "BERT: guesses, best first"
+    assert fig.layout.title.x == 0 and fig.layout.title.xanchor == "left" and fig.layout.title.yref == "container"
+    assert fig.layout.xaxis.title.text is None  # nothing centred at the top, where the toolbar opens
+    assert fig.layout.margin.t >= 60  # the title's band, above the rank labels

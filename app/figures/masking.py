@@ -182,8 +182,10 @@ def predictions_figure(r) -> go.Figure:
         hovertemplate="%{y}<br>guess %{x}: <b>%{text}</b> p = %{z:.4f} %{customdata}<extra></extra>",
     ))
     title = f"{esc(model)}: guesses, best first" if model else "the model's guesses, best first"
-    fig.update_layout(height=min(1200, 120 + 40 * len(rows)), margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top", title=title))
+    # the title on the left, above the ranks: the chart's toolbar appears at the top right, over a centred title
+    fig.update_layout(height=min(1200, 150 + 40 * len(rows)), margin=dict(l=10, r=10, t=60, b=10),
+                      title=dict(text=title, x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=6)),
+                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top"))
     return fig
 
 
