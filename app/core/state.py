@@ -43,6 +43,8 @@ class Param:
     fmt: str | None = None  # slider / number format, e.g. "percent", "%.2f"
     labels: tuple[tuple[Any, str], ...] = ()  # choice: (value, what the widget shows)
     shared: bool = False  # True: one key for every page (the text a student types), else scoped to its page
+    pattern: str = ""  # str: a regular expression the whole value must match ("" = any text within max_len)
+    expects: str = ""  # str with a pattern: what a value looks like, as a note about a link says it
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -117,6 +119,8 @@ def parse_one(p: Param, raw: str) -> Any:
     if p.kind == "str":
         if len(s) > p.max_len:
             raise ValueError(f"longer than {p.max_len:,} characters")
+        if p.pattern and s and not re.fullmatch(p.pattern, s):
+            raise ValueError(f"expected {p.expects or 'another form'}")
         return s
     if p.kind == "bool":
         if s.lower() in TRUE:

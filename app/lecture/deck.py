@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 from app.core import state
 from app.lecture.examples import EXAMPLES
 from app.lessons import LESSONS
+from app.models import chosen
 from app.core.text import md
 
 FORMAT = "bert-variants-explorer/deck"
@@ -146,6 +147,7 @@ def validate(entries: list, spec_of: Callable[[str], object] | None = lesson_spe
                 notes.append(where + "this lesson's settings cannot be checked yet; they were dropped (its defaults).")
             views.append(View(page, (), title, note))
             continue
+        spec = (*spec, chosen.PARAM)  # a view may name your own model for its lesson (app.models.chosen)
         known = {p.name for p in spec}
         values, refused = state.parse({k: v for k, v in query.items() if k in known}, spec)
         notes += [where + r for r in refused]

@@ -395,7 +395,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     timed = cache(measure.latencies, tuple(models.values()), fitted, bool(inputs.settled))
     costs = []
     for k, m in models.items():
-        size, lat, p = cache(measure.size_of, m), timed[k], preds.get(k)
+        size, lat, p = cache(measure.size_of, m), timed[m.variant.key], preds.get(k)
         costs.append({"key": k, "label": m.variant.label, "tokenizer": m.variant.tokenizer_kind, "shown_as": m.shown_as,
                       "source": m.source, "device": f"{m.device} · {m.dtype}", "n_tokens": lat["n_tokens"],
                       "params": size["params"], "memory_bytes": size["memory_bytes"], "load_s": m.load_seconds,

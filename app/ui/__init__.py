@@ -30,7 +30,7 @@ import streamlit as st
 from app.core import lesson, startup, text, visitors
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import lecture, loading, stage, url, warm
+from app.ui import lecture, loading, own, stage, url, warm
 from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
@@ -76,6 +76,7 @@ def start_page(slug: str, is_lesson: bool) -> None:
         from app.core import preload
 
         preload.load()
+    own.start(slug, is_lesson)  # "Model for this lesson" in the sidebar: this page's role, or why it has none
 
 
 def finish_page(badge_slot, stopped: bool = False) -> None:
@@ -257,6 +258,7 @@ def sidebar() -> None:
     g = GLOBAL_SPEC
     sb.selectbox(g.source.label, SOURCES, key="source", format_func=g.source.shown,
                  help="Auto never uses the network. Prepare a lecture with `python -m app.models.prefetch`.")
+    st.session_state[own.SLOT] = sb.container()  # "Model for this lesson", drawn once the page is known
     offered = ["auto", "cpu"] + (["cuda"] if devices.cuda_available() else [])
     if st.session_state.get("device") not in offered:
         st.session_state["device"] = "auto"
@@ -283,10 +285,12 @@ def badge(slot) -> None:
     written into the sidebar placeholder the router made (``slot``), after the page."""
     _, device, dtype = settings()
     loaded = loading.loaded_this_run()
+    mine = own.active()
     lines = []
     if loaded:
         for key, (where, dev, dt, load_s) in loaded.items():
-            lines.append(f"**{catalogue.get(key).label}** {text.md(where, 48)} · {dev.upper()} · {dt} · loaded in {load_s:.2f} s")
+            label = f"Your model (for {catalogue.get(key).label})" if key in mine else catalogue.get(key).label
+            lines.append(f"**{label}** {text.md(where, 48)} · {dev.upper()} · {dt} · loaded in {load_s:.2f} s")
     else:
         lines.append(f"**Device** {device.upper()} · {dtype} (no model on this page)")
     if loaded and loading.last_forward_ms() is not None:

@@ -79,6 +79,12 @@ def shared_model(key: str, source: str, device: str, dtype: str, progress=None):
 def try_model(key: str):
     """The loaded variant (shared by every session), or the reason it could not be loaded (a str): for
     pages that show many variants and go on without the one that failed. A download shows its progress."""
+    from app.ui import own
+
+    mine = own.model(key)  # your own checkpoint in place of this key (admitted, downloaded), or None
+    if mine is not None:
+        st.session_state.setdefault(LOADED, {})[key] = mine.badge_line()
+        return mine
     source, device, dtype = settings()
     label = catalogue.get(key).label
     shown = []

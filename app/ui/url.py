@@ -14,7 +14,7 @@ import streamlit as st
 from app.core import state, text
 from app.core.state import Param, Spec
 from app.lecture import deck
-from app.models import device as devices
+from app.models import chosen, device as devices
 
 SOURCES = ("auto", "hub", "bundled")
 SOURCE_LABELS = (("auto", "Auto: real checkpoint if cached, else bundled (offline)"),
@@ -27,6 +27,7 @@ GLOBAL_SPEC = Spec(
     Param("presenter", "bool", False, label="Presenter mode", help="Large fonts and high contrast for a projector."),
     Param("export", "choice", "png", choices=("png", "svg"), label="Download figures as", widget="radio",
           labels=(("png", "PNG"), ("svg", "SVG")), help="The camera icon on every figure saves it in this format."),
+    chosen.PARAM,  # your own checkpoint for the lesson's role ("" = the catalogue): app.models.chosen, app.ui.own
 )
 #: Lecture mode: which deck is presented (encoded, app/lecture/deck.py; "" = the default deck) and which of its views
 #: is on the screen (from 1; 0 = not presenting). Beside GLOBAL_SPEC: read from the URL whenever a link or
@@ -108,6 +109,9 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
     if st.session_state.get(RELOAD) == slug:  # a slide of the deck: exactly the view's state, from the URL
         st.session_state.pop(RELOAD)
         opened = True
+        model_value, model_notes = state.parse(raw, (chosen.PARAM,))  # the view's own model too ("" = the catalogue)
+        st.session_state[chosen.NAME] = model_value[chosen.NAME]
+        notes += model_notes
         for p in spec:
             st.session_state.pop(key_of(p), None)
     defaulted = st.session_state.setdefault(DEFAULTED, {})
@@ -150,11 +154,12 @@ def current_query(spec) -> dict[str, str]:
 
 
 def view_query(spec=None) -> dict[str, str]:
-    """This page's own state, as a link to it carries: the page's values and the model settings, without
-    presenter mode, the export format and the deck (what a student opening the view should get)."""
+    """This page's own state, as a link to it carries: the page's values and the model settings (your own model
+    included), without presenter mode, the export format and the deck (what a student opening the view should
+    get)."""
     spec = spec if spec is not None else bound_spec()
     values = {p.name: st.session_state.get(key_of(p), p.default) for p in spec}
-    model_settings = tuple(p for p in GLOBAL_SPEC if p.name in ("source", "device", "dtype"))
+    model_settings = tuple(p for p in GLOBAL_SPEC if p.name in ("source", "device", "dtype", chosen.NAME))
     values.update({p.name: setting(p.name) for p in model_settings})
     return state.encode(values, (*spec, *model_settings))
 

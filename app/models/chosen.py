@@ -1,0 +1,85 @@
+"""Your own checkpoint, chosen for a lesson: the one URL setting that names it (``model=``), and which role a
+page's lesson gives it (:data:`app.models.admission.ROLES`). Pure: no streamlit, no network.
+
+The setting is one text shared by every page, like the device and the source:
+
+- ``model=google-bert/bert-large-uncased`` — a hub id (or a folder on the server, ``/path/to/my-bert``) for the
+  lesson's role: a masked LM in the masking lab, attention, side by side and distillation's teacher, XLNet's
+  permutation LM, DeBERTa, ModernBERT;
+- ``model=google/electra-base-generator,google/electra-base-discriminator`` — ELECTRA's lesson takes a pair,
+  generator first (they are admitted together, :func:`app.models.admission.admit_pair`);
+- empty (the default, left out of links): the catalogue.
+
+A lesson's role is derived from what it loads: a lesson with a ``variant`` parameter (masking, attention) runs a
+masked LM in place of the chosen variant; otherwise its first model (``MODELS[0]``) is what a brought model
+replaces, when some role replaces that catalogue key (the masked LM replaces BERT). A lesson about one
+catalogue checkpoint's own parts (ALBERT's shared layers, the sentence heads) or with no model has no role.
+"""
+
+from __future__ import annotations
+
+from app.core import preload  # noqa: F401  (first, as in every app module; nothing heavy is imported here)
+
+from dataclasses import dataclass
+
+from app.core.state import Param
+from app.models.admission import ROLES
+from app.models.catalogue import CATALOGUE
+
+NAME = "model"
+_ID = r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}"
+_FOLDER = r"(?:/|\./|\.\./|~)[\w./~+ -]{0,400}"  # plain path characters: a folder name reaches markdown as a label
+PATTERN = rf"\s*(?:{_ID}|{_FOLDER})\s*(?:,\s*(?:{_ID}|{_FOLDER})\s*)?"
+PARAM = Param(NAME, "str", "", max_len=900, label="Model for this lesson", widget="line", shared=True,
+              pattern=PATTERN, expects="a hub id such as google-bert/bert-large-uncased, a folder, or for ELECTRA "
+                                       "generator,discriminator")
+PAIR = ("electra-generator", "electra-discriminator")
+
+
+def split(text: str) -> tuple[str, ...]:
+    """The one or two names the setting holds, trimmed ("" -> ())."""
+    return tuple(part.strip() for part in (text or "").split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class PageRole:
+    """What a brought model does on a page: ``role`` (a key of ROLES; "electra" for the pair; "" none),
+    ``replaces`` (the catalogue keys it stands in for) and, without a role, ``why`` in one line."""
+
+    role: str
+    replaces: tuple[str, ...] = ()
+    why: str = ""
+
+    @property
+    def pair(self) -> bool:
+        return self.role == "electra"
+
+    def help(self) -> str:
+        """The sidebar field's help: what fits here and the catalogue default it replaces."""
+        if not self.role:
+            return self.why
+        if self.pair:
+            return ("ELECTRA takes a pair, generator first: e.g. google/electra-base-generator,"
+                    "google/electra-base-discriminator (a hub id or a folder each). Empty: the catalogue's "
+                    f"{CATALOGUE[PAIR[0]].hub_id} and {CATALOGUE[PAIR[1]].hub_id}.")
+        r = ROLES[self.role]
+        default = CATALOGUE[self.replaces[0]]
+        return (f"A hub id (e.g. google-bert/bert-large-uncased) or a folder, for {r.lesson}: its model_type must be "
+                f"{', '.join(r.model_types)}. Empty: the catalogue's {default.label} ({default.hub_id}).")
+
+
+def page_role(models: tuple[str, ...] = (), variant: str | None = None) -> PageRole:
+    """The role a lesson gives a brought model: from its chosen ``variant`` (a lesson with that parameter runs
+    one masked LM in its place) or its ``MODELS`` (the first is what is replaced)."""
+    if variant is not None:
+        return PageRole("masked-lm", (variant,))
+    if not models:
+        return PageRole("", why="This page loads no model, so there is nothing to replace here.")
+    first = models[0]
+    if first == PAIR[0] and PAIR[1] in models:
+        return PageRole("electra", PAIR)
+    role = next((r.name for r in ROLES.values() if r.replaces == first and r.name not in PAIR), None)
+    if role is None:
+        return PageRole("", why=f"This lesson is about {CATALOGUE[first].label}'s own checkpoint "
+                                f"({CATALOGUE[first].hub_id}), so no other model stands in for it here.")
+    return PageRole(role, (first,))

@@ -1,0 +1,294 @@
+"""Your own checkpoint on a page (issue 28): the sidebar's "Model for this lesson", its admission (cached, so a
+rerun is instant), its download with a progress bar per file and a Cancel button, and the loaded model in place
+of the catalogue key its role replaces. The library half is ``app.models.admission`` (may it play this role?),
+``app.models.own`` (fetch, load) and ``app.models.chosen`` (the ``model=`` setting, a page's role).
+
+The order on a page, once per run, at its first model (:func:`resolve`, called by ``loading.try_model``):
+
+1. the page's role (``chosen.page_role``: from the lesson's ``variant`` or ``MODELS``); none, or no name: the
+   catalogue;
+2. admission — from a complete copy in the Hugging Face cache when there is one (no network: *Auto* uses a
+   downloaded model offline), else the hub's file list and config.json (a bounded read), answers kept for
+   ``ADMIT_TTL_S`` (a failure to reach the hub only ``RETRY_TTL_S``); a Refusal is one warning and the page runs
+   on the catalogue;
+3. when not yet downloaded, the download in this visitor's script thread (``own.fetch_admitted``: one download
+   per model per server, a second visitor waits on the first and hears its progress); the page shows a bar per
+   file (size, speed) and a Cancel button; a failure is one warning and the catalogue;
+4. the load, shared by every session (``st.cache_resource``), never a half-loaded model.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+
+import streamlit as st
+
+from app.core import state, text
+from app.models import admission, chosen
+
+SLOT = "_own_slot"  # session state: the sidebar container the field is drawn in (made by ui.sidebar)
+ROLE = "_own_role"  # session state: (models, has variant) of this run's page, set by the router's start_page
+RESOLVED = "_own_resolved"  # session state: {catalogue key: Admitted} for this run (computed at its first model)
+ACTIVE = "_own_active"  # session state: {catalogue key: the model's name} loaded this run (the badge)
+CANCELLED = "_own_cancelled"  # session state: the names whose download this visitor cancelled
+ADMIT_TTL_S, RETRY_TTL_S = 600.0, 20.0
+
+_ANSWERS: dict[tuple, tuple[float, object]] = {}
+_ANSWERS_LOCK = threading.Lock()
+
+
+# ----------------------------------------------------------------------------- the page's role and the field
+
+
+def start(slug: str, is_lesson: bool) -> None:
+    """The router's step: remember this page's role, forget the last run's models, draw the sidebar field."""
+    models, variant = (), False
+    if is_lesson:
+        lesson = importlib.import_module(f"app.lessons.{slug}")
+        models = tuple(getattr(lesson, "MODELS", ()))
+        variant = any(p.name == "variant" for p in getattr(lesson, "SPEC", ()))
+    st.session_state[ROLE] = (slug, models, variant)
+    st.session_state.pop(RESOLVED, None)
+    st.session_state[ACTIVE] = {}
+    role = page_role(default_variant=True)
+    slot = st.session_state.get(SLOT) or st.sidebar
+    why = role.why if is_lesson else "Open a lesson to run it on your own model."
+    slot.text_input(chosen.PARAM.label, key=chosen.NAME, help=role.help() if role.role else why,
+                    disabled=not role.role, on_change=_checked, placeholder="a hub id or a folder; empty = catalogue")
+    if not role.role:
+        slot.caption(f"Not on this page: {why}")
+
+
+def _checked() -> None:
+    """The field's on_change: a value no link could carry becomes a note, and the catalogue."""
+    value = (st.session_state.get(chosen.NAME) or "").strip()
+    st.session_state[chosen.NAME] = value
+    if value and not state.fits(chosen.PARAM, value):
+        from app.ui import url
+
+        url.add_notes([f"{text.md(value, 60)} is not {chosen.PARAM.expects}; the lesson runs on the catalogue."])
+        st.session_state[chosen.NAME] = ""
+
+
+def page_role(default_variant: bool = False) -> chosen.PageRole:
+    """This run's page's role, with the variant its page chose (or its default, before the page binds)."""
+    slug, models, variant = st.session_state.get(ROLE, ("home", (), False))
+    if not variant:
+        return chosen.page_role(models)
+    lesson = importlib.import_module(f"app.lessons.{slug}")
+    chosen_variant = lesson.SPEC.variant.default if default_variant else \
+        st.session_state.get(f"{slug}.variant", lesson.SPEC.variant.default)
+    return chosen.page_role(variant=chosen_variant)
+
+
+# ----------------------------------------------------------------------------- admission, cached
+
+
+def _admit_one(name: str, role: str, device: str, network: bool):
+    """Admission of one name for one role: from a complete copy in the cache when there is one, else (when
+    ``network``) from the hub or the folder."""
+    if admission._source_kind(name) == "hub" and admission.allowed(name):
+        from app.models import download
+
+        snapshot = download.cached_snapshot(name)
+        if snapshot is not None and not network:
+            try:
+                config, files = admission.read_folder(snapshot)
+                return admission.decide(name, role, config, files, kind="hub", commit=snapshot.name, device=device,
+                                        disk=1 << 62)
+            except (OSError, ValueError):
+                pass
+    return admission.admit(name, role, device=device)
+
+
+def admitted(names: tuple[str, ...], role: chosen.PageRole, device: str, network: bool):
+    """(Admitted, ...) in the order of ``role.replaces``, or a Refusal; kept for ``ADMIT_TTL_S`` by every
+    session (a hub that could not be asked for ``RETRY_TTL_S``)."""
+    env = tuple(os.environ.get(k, "") for k in ("HF_ENDPOINT", "HF_HOME", "HF_HUB_OFFLINE", admission.ALLOW_ENV,
+                                                admission.LIMIT_ENV))
+    key = (names, role.role, device, network, env)
+    now = time.monotonic()
+    with _ANSWERS_LOCK:
+        if key in _ANSWERS and _ANSWERS[key][0] > now:
+            return _ANSWERS[key][1]
+    answer = _decide(names, role, device, network)
+    ttl = RETRY_TTL_S if isinstance(answer, admission.Refusal) and answer.rule == "hub" else ADMIT_TTL_S
+    with _ANSWERS_LOCK:
+        _ANSWERS[key] = (now + ttl, answer)
+    return answer
+
+
+def _decide(names, role: chosen.PageRole, device: str, network: bool):
+    said = ",".join(names)
+    if role.pair:
+        if len(names) != 2:
+            return admission.Refusal(said, "electra", "pair", f"{said} is not used: ELECTRA's lesson takes a pair, "
+                                     "generator first (e.g. google/electra-base-generator,"
+                                     "google/electra-base-discriminator), since a brought model never pairs with "
+                                     "a catalogue one.")
+        answers = [_admit_one(n, r, device, network) for n, r in zip(names, chosen.PAIR)]
+        refused = next((a for a in answers if isinstance(a, admission.Refusal)), None)
+        if refused is not None:
+            return refused
+        g, d = answers
+        if g.embeddings != d.embeddings:  # admission.admit_pair's rule, on answers that may come from the cache
+            return admission.admit_pair(*names, device=device)
+        return tuple(answers)
+    if len(names) != 1:
+        return admission.Refusal(said, role.role, "pair", f"{said} is not used: this lesson takes one model (a pair "
+                                 "is for ELECTRA's lesson); name one hub id or folder.")
+    answer = _admit_one(names[0], role.role, device, network)
+    return answer if isinstance(answer, admission.Refusal) else (answer,)
+
+
+def forget() -> None:
+    """Forget every cached admission (tests; a host that changed its limits)."""
+    with _ANSWERS_LOCK:
+        _ANSWERS.clear()
+
+
+# ----------------------------------------------------------------------------- resolve: admit, download
+
+
+def resolve() -> dict:
+    """{catalogue key: Admitted} that this run's page uses in place of the catalogue's, decided at the page's
+    first model (once per run). Says in one sentence when a named model is not used, and why."""
+    if RESOLVED in st.session_state:
+        return st.session_state[RESOLVED]
+    st.session_state[RESOLVED] = {}
+    names = chosen.split(st.session_state.get(chosen.NAME, ""))
+    role = page_role()
+    if not names or not role.role:
+        return {}
+    from app.ui.loading import settings
+
+    source, device, _ = settings()
+    said = ",".join(names)
+    if source == "bundled":
+        st.info(f"{text.md(said)} is not used: **Models** is set to the bundled stand-ins; choose Auto or the hub "
+                "in the sidebar to run this lesson on it.", icon=":material/info:")
+        return {}
+    network = source == "hub" or not all(_downloaded(n) for n in names)
+    with st.spinner(f"Checking {said} before anything is downloaded…"):
+        answer = admitted(names, role, device, network)
+    if isinstance(answer, admission.Refusal):
+        st.warning(text.plain(answer.sentence) + " This page runs on the catalogue's model.",
+                   icon=":material/block:")
+        return {}
+    for spec in answer:
+        if not _ready(spec):
+            error = _download(spec)
+            if error:
+                st.warning(text.plain(error) + " This page runs on the catalogue's model.", icon=":material/block:")
+                return {}
+    st.session_state[RESOLVED] = dict(zip(role.replaces, answer))
+    return st.session_state[RESOLVED]
+
+
+def _downloaded(name: str) -> bool:
+    from app.models import download
+
+    return admission._source_kind(name) != "hub" or download.cached_snapshot(name) is not None
+
+
+def _ready(spec) -> bool:
+    from app.models import own
+
+    try:
+        own.location(spec)
+        return True
+    except own.NotDownloaded:
+        return False
+
+
+def _cancel(source: str) -> None:
+    st.session_state.setdefault(CANCELLED, set()).add(source)
+
+
+def _again(source: str) -> None:
+    st.session_state.setdefault(CANCELLED, set()).discard(source)
+
+
+def _download(spec) -> str | None:
+    """Download an admitted model into the Hugging Face cache, showing a bar per file (size, speed) and a Cancel
+    button; None when it is there, else the reason in a sentence."""
+    from app.models import download, own
+
+    human = download._human
+    if spec.source in st.session_state.get(CANCELLED, set()):
+        st.button(f"Download {spec.source} again", key=f"own-again-{spec.key}", on_click=_again, args=(spec.source,),
+                  icon=":material/download:")
+        return (f"You cancelled the download of {spec.source}; what arrived is kept, so downloading it again "
+                "resumes it.")
+    box = st.container(border=True)
+    waiting = any(source == spec.source for source, _ in own.in_progress())
+    box.markdown((f"Another visitor is downloading {text.md(spec.source)}; this page waits for it."
+                  if waiting else f"Downloading {text.md(spec.source)} into the Hugging Face cache "
+                                  f"({human(spec.download_bytes)} in {len(spec.files)} files, about "
+                                  f"{human(spec.memory_bytes)} in memory); afterwards *Auto* uses it offline."))
+    box.button("Cancel" if not waiting else "Stop waiting", key=f"own-cancel-{spec.key}", on_click=_cancel,
+               args=(spec.source,), icon=":material/cancel:")
+    bars: dict[str, object] = {}
+    last = [None]
+
+    def on_file(p) -> None:
+        if p.file is None:
+            return
+        if last[0] not in (None, p.file):
+            bars[last[0]].progress(1.0, text=f"{text.plain(last[0])} · done")
+        last[0] = p.file
+        bar = bars.get(p.file) or bars.setdefault(p.file, box.progress(0.0))
+        share = min(p.file_done / p.file_size, 1.0) if p.file_size else 0.0
+        bar.progress(share, text=f"{text.plain(p.file)} · {human(p.file_done)} of {human(p.file_size)} · "
+                                 f"{human(int(p.bytes_per_s))}/s · file {min(p.files_done + 1, p.files)} of {p.files}")
+
+    cancel = threading.Event()  # this run's own: a Cancel click reruns the script, which stops it at its next poll
+    fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel)
+    box.empty()
+    if not fetched.ok:
+        return fetched.error
+    if fetched.note:
+        st.info(text.plain(fetched.note), icon=":material/info:")
+    return None
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _load(keys: tuple[str, ...], spec_keys: tuple[str, ...], device: str, dtype: str, _specs=()):
+    """The admitted models (``_specs``, named by ``spec_keys``) under the catalogue ``keys`` they replace, loaded
+    once for every session; an ELECTRA pair tied. A failure raises, so it is never cached."""
+    from app.models import own
+
+    return own.load_set(list(keys), own=dict(zip(keys, _specs)), device=device, dtype=dtype)
+
+
+def model(key: str):
+    """The brought model that replaces catalogue ``key`` on this page (loaded, shared), or None: none was named,
+    or it cannot be used (said in one sentence; the page then loads the catalogue's)."""
+    mine = resolve()
+    if key not in mine:
+        return None
+    from app.ui.loading import settings
+
+    _, device, dtype = settings()
+    keys = tuple(mine)
+    with st.spinner(f"Loading {mine[key].source}…"):
+        try:
+            loaded = _load(keys, tuple(s.key for s in mine.values()), device, dtype, tuple(mine.values()))[key]
+        except Exception as e:  # noqa: BLE001 — transformers could not read it: a sentence, the catalogue
+            st.warning(text.plain(str(e) or type(e).__name__) + " This page runs on the catalogue's model.",
+                       icon=":material/block:")
+            st.session_state[RESOLVED] = {}
+            return None
+    st.session_state.setdefault(ACTIVE, {})[key] = mine[key].source
+    return loaded
+
+
+def active() -> dict:
+    """{catalogue key: your model's name} that this run's page used (the badge names them)."""
+    return st.session_state.get(ACTIVE, {})
