@@ -55,7 +55,8 @@ def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int) -> go.
     several one-row traces share an axis)."""
     per_line = max(1, per_line)
     blocks = [range(a, min(a + per_line, n_tokens)) for a in range(0, max(n_tokens, 1), per_line)]
-    row_px, gap_px, top_px, bottom_px = 46, 56, 60, 30
+    row_px, gap_px, top_px, bottom_px = 46, 80, 60, 30  # a gap that still holds the tick labels when a projector
+    # stage draws the figure at ~70% of this height (the domains scale with it, the labels do not)
     block_px = row_px * len(stages)
     height = top_px + bottom_px + len(blocks) * block_px + (len(blocks) - 1) * gap_px
     names = [stage["name"] for stage in stages]
