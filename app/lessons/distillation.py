@@ -380,7 +380,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
 
     timed = cache(measure.latencies, (teacher, student), fitted, bool(inputs.settled))
     sz = size_and_speed(cache(measure.size_of, teacher), cache(measure.size_of, student),
-                        timed["bert"]["median_ms"], timed["distilbert"]["median_ms"])
+                        timed[teacher.variant.key]["median_ms"], timed[student.variant.key]["median_ms"])
     card = cache(card_of, student)
     claims = {"paper": {"smaller": PAPER.smaller, "faster": PAPER.faster, "retained": PAPER.retained},
               "measured here": {"smaller": sz["smaller"], "faster": sz["faster"], "retained": None}}

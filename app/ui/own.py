@@ -246,12 +246,17 @@ def _download(spec) -> str | None:
                                  f"{human(int(p.bytes_per_s))}/s · file {min(p.files_done + 1, p.files)} of {p.files}")
 
     cancel = threading.Event()  # this run's own: a Cancel click reruns the script, which stops it at its next poll
+    started = time.perf_counter()
     fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel)
     box.empty()
     if not fetched.ok:
         return fetched.error
     if fetched.note:
         st.info(text.plain(fetched.note), icon=":material/info:")
+    took = time.perf_counter() - started
+    st.caption(f"Waited {took:.1f} s for another visitor's download of {text.md(spec.source)}." if waiting else
+               f"Downloaded {text.md(spec.source)}: {human(fetched.downloaded)} in {took:.1f} s, into the Hugging "
+               "Face cache; from now on it loads from there, offline.")
     return None
 
 
