@@ -94,7 +94,7 @@ def _admit_one(name: str, role: str, device: str, network: bool):
         from app.models import download
 
         snapshot = download.cached_snapshot(name)
-        if snapshot is not None and not network:
+        if snapshot is not None and (not network or admission.download_offline()):
             try:
                 config, files = admission.read_folder(snapshot)
                 return admission.decide(name, role, config, files, kind="hub", commit=snapshot.name, device=device,

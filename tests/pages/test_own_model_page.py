@@ -181,3 +181,14 @@ def test_another_visitors_download_is_waited_for(own_hub, own_repos, tmp_path):
         [c.value for c in at.caption]
     assert f"Your model (for BERT)** `{hub_id}`" in badge(at)
     assert len(own_hub.gets(name="model.safetensors")) == 1  # one download for both
+
+
+def test_a_deck_view_keeps_its_model():
+    from app.lecture import deck
+
+    view = deck.view("masking", {"seed": "3", "model": "google-bert/bert-large-uncased"})
+    (back,), notes = deck.decode(deck.encode([view]))
+    assert notes == [] and back.params == {"seed": "3", "model": "google-bert/bert-large-uncased"}
+    assert "model=google-bert%2Fbert-large-uncased" in back.link()
+    (bad,), notes = deck.decode(deck.encode([deck.view("masking", {"model": "x](javascript:alert(1))"})]))
+    assert bad.params == {} and "Ignored" in notes[0]
