@@ -45,11 +45,20 @@ _ANSWERS_LOCK = threading.Lock()
 
 def start(slug: str, is_lesson: bool) -> None:
     """The router's step: remember this page's role, forget the last run's models, draw the sidebar field."""
+    from app.lessons import LESSONS
+
     models, variant = (), False
+    is_lesson = is_lesson and any(lesson.slug == slug for lesson in LESSONS)  # the router counts tools in
     if is_lesson:
         lesson = importlib.import_module(f"app.lessons.{slug}")
         models = tuple(getattr(lesson, "MODELS", ()))
         variant = any(p.name == "variant" for p in getattr(lesson, "SPEC", ()))
+    from app.ui import url
+
+    if st.session_state.get(url.RELOAD) == slug:  # a deck's slide: its view's own model (none: the catalogue)
+        value, notes = state.parse(url.raw_query(), tuple(url.MODEL_SPEC))
+        st.session_state[chosen.NAME] = value[chosen.NAME]
+        url.add_notes(notes)
     st.session_state[ROLE] = (slug, models, variant)
     st.session_state.pop(RESOLVED, None)
     st.session_state[ACTIVE] = {}

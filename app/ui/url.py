@@ -27,8 +27,11 @@ GLOBAL_SPEC = Spec(
     Param("presenter", "bool", False, label="Presenter mode", help="Large fonts and high contrast for a projector."),
     Param("export", "choice", "png", choices=("png", "svg"), label="Download figures as", widget="radio",
           labels=(("png", "PNG"), ("svg", "SVG")), help="The camera icon on every figure saves it in this format."),
-    chosen.PARAM,  # your own checkpoint for the lesson's role ("" = the catalogue): app.models.chosen, app.ui.own
 )
+#: Your own checkpoint for the lesson's role ("" = the catalogue; app.models.chosen, app.ui.own): set once for every
+#: page like GLOBAL_SPEC, but part of a view's own state — a deck's view keeps it in its query, and its slide's
+#: page reads it from the URL with the rest of the view (``own.start``), so it is not among the SHARED settings.
+MODEL_SPEC = Spec(chosen.PARAM)
 #: Lecture mode: which deck is presented (encoded, app/lecture/deck.py; "" = the default deck) and which of its views
 #: is on the screen (from 1; 0 = not presenting). Beside GLOBAL_SPEC: read from the URL whenever a link or
 #: the deck's Back/Next changes them, not once per session, and kept across page switches.
@@ -59,7 +62,7 @@ def set_page(slug: str) -> None:
 
 def setting(name: str):
     """A shared setting's value in this session (``GLOBAL_SPEC`` or ``DECK_SPEC``): its widget's, else its default."""
-    return st.session_state.get(name, SHARED[name].default)
+    return st.session_state.get(name, (SHARED.get(name) or MODEL_SPEC.model).default)
 
 
 def key_of(p: Param) -> str:
@@ -84,7 +87,7 @@ def add_notes(notes) -> None:
 def bind_globals() -> None:
     """Read the settings every page shares from the URL once per session; their notes show on whichever
     page was opened."""
-    missing = [p for p in GLOBAL_SPEC if p.name not in st.session_state]
+    missing = [p for p in (*GLOBAL_SPEC, *MODEL_SPEC) if p.name not in st.session_state]
     if missing:
         values, notes = state.parse(raw_query(), tuple(missing))
         for p in missing:
@@ -109,9 +112,6 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
     if st.session_state.get(RELOAD) == slug:  # a slide of the deck: exactly the view's state, from the URL
         st.session_state.pop(RELOAD)
         opened = True
-        model_value, model_notes = state.parse(raw, (chosen.PARAM,))  # the view's own model too ("" = the catalogue)
-        st.session_state[chosen.NAME] = model_value[chosen.NAME]
-        notes += model_notes
         for p in spec:
             st.session_state.pop(key_of(p), None)
     defaulted = st.session_state.setdefault(DEFAULTED, {})
@@ -132,7 +132,7 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
                      f"using {text.md(state.encode_one(p, p.default), 30)}.")
         st.session_state[key_of(p)] = p.default
     if opened:
-        notes += state.unknown_keys(raw, {p.name for p in (*GLOBAL_SPEC, *DECK_SPEC, *spec)})
+        notes += state.unknown_keys(raw, {p.name for p in (*GLOBAL_SPEC, *MODEL_SPEC, *DECK_SPEC, *spec)})
         for p in spec:  # a link's (or a slide's) word was chosen for the link's text: forget older texts
             st.session_state.pop(text_mark(p), None)
     for p in spec:  # hand every value to its widget explicitly: a key last drawn on another page's run
@@ -149,8 +149,8 @@ def bound_spec() -> Spec:
 def current_query(spec) -> dict[str, str]:
     """The page's values and every shared setting, as the URL carries them (defaults left out)."""
     values = {p.name: st.session_state.get(key_of(p), p.default) for p in spec}
-    values.update({p.name: setting(p.name) for p in (*GLOBAL_SPEC, *DECK_SPEC)})
-    return state.encode(values, (*GLOBAL_SPEC, *DECK_SPEC, *spec))
+    values.update({p.name: setting(p.name) for p in (*GLOBAL_SPEC, *MODEL_SPEC, *DECK_SPEC)})
+    return state.encode(values, (*GLOBAL_SPEC, *MODEL_SPEC, *DECK_SPEC, *spec))
 
 
 def view_query(spec=None) -> dict[str, str]:
@@ -159,7 +159,7 @@ def view_query(spec=None) -> dict[str, str]:
     get)."""
     spec = spec if spec is not None else bound_spec()
     values = {p.name: st.session_state.get(key_of(p), p.default) for p in spec}
-    model_settings = tuple(p for p in GLOBAL_SPEC if p.name in ("source", "device", "dtype", chosen.NAME))
+    model_settings = (*(p for p in GLOBAL_SPEC if p.name in ("source", "device", "dtype")), *MODEL_SPEC)
     values.update({p.name: setting(p.name) for p in model_settings})
     return state.encode(values, (*spec, *model_settings))
 

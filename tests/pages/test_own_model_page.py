@@ -94,6 +94,9 @@ def test_a_malformed_link_value_is_a_note_and_pages_without_a_role_disable_the_f
     assert field(params).disabled
     assert any("Not on this page" in c.value and "ALBERT" in c.value for c in params.sidebar.caption)
     assert params.warning.len == 0
+    lecture = run_page("pages/lecture.py")
+    assert not lecture.exception and field(lecture).disabled
+    assert any("Open a lesson" in c.value for c in lecture.sidebar.caption)
 
 
 def test_electra_takes_the_published_pair(own_hub, tmp_path):
@@ -192,3 +195,19 @@ def test_a_deck_view_keeps_its_model():
     assert "model=google-bert%2Fbert-large-uncased" in back.link()
     (bad,), notes = deck.decode(deck.encode([deck.view("masking", {"model": "x](javascript:alert(1))"})]))
     assert bad.params == {} and "Ignored" in notes[0]
+
+
+def test_a_deck_slide_runs_on_its_views_model_and_the_next_slide_on_the_catalogue(own_hub, tmp_path, open_page):
+    from app.lecture import deck
+
+    hub_id = "google-bert/bert-large-uncased"
+    views = [deck.view("masking", {"seed": "3", "model": hub_id}), deck.view("attention", {})]
+    at = open_page("pages/masking.py", deck=deck.encode(views), slide="1")
+    assert not at.exception, at.exception
+    assert f"Your model (for BERT)** `{hub_id}`" in badge(at), badge(at)
+    assert at.query_params["model"] in (hub_id, [hub_id])
+    at.query_params["slide"] = "2"  # the deck's Next: the next view, exactly its state (no model: the catalogue)
+    at.run()
+    assert not at.exception, at.exception
+    assert "Your model" not in badge(at) and "**BERT** `bundled`" in badge(at), badge(at)
+    assert field(at).value == "" and "model" not in at.query_params
