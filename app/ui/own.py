@@ -254,9 +254,15 @@ def _download(spec) -> str | None:
         bar.progress(share, text=f"{text.plain(p.file)} · {human(p.file_done)} of {human(p.file_size)} · "
                                  f"{human(int(p.bytes_per_s))}/s · file {min(p.files_done + 1, p.files)} of {p.files}")
 
-    cancel = threading.Event()  # this run's own: a Cancel click reruns the script, which stops it at its next poll
+    # Cancel (or any widget this visitor touches) asks Streamlit for a rerun, which interrupts this script at its
+    # next progress update: the download stops there (download.fetch marks it cancelled, the partial is kept),
+    # and the next run sees CANCELLED (the button's callback) or resumes the download. The event stays unset.
+    cancel = threading.Event()
     started = time.perf_counter()
     fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel)
+    if waiting and not fetched.ok:  # the visitor who was downloading stopped: this one takes it over (resuming)
+        waiting = False
+        fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel)
     box.empty()
     if not fetched.ok:
         return fetched.error
