@@ -111,7 +111,9 @@ def reload_on_cpu(keys) -> dict:
     stays there for this session under the settings it failed with (:func:`settings`), and its badge says so."""
     source, device, dtype = settings()
     st.session_state.setdefault(CPU_PAGES, {})[url.page()] = (device, dtype)
-    models = {key: shared_model(key, source, "cpu", "float32") for key in keys}
+    from app.ui import own
+
+    models = {key: own.model(key, "cpu", "float32") or shared_model(key, source, "cpu", "float32") for key in keys}
     for key, loaded in models.items():
         st.session_state.setdefault(LOADED, {})[key] = loaded.badge_line()
     return models

@@ -287,15 +287,17 @@ def _load(keys: tuple[str, ...], spec_keys: tuple[str, ...], device: str, dtype:
     return own.load_set(list(keys), own=dict(zip(keys, _specs)), device=device, dtype=dtype)
 
 
-def model(key: str):
-    """The brought model that replaces catalogue ``key`` on this page (loaded, shared), or None: none was named,
-    or it cannot be used (said in one sentence; the page then loads the catalogue's)."""
+def model(key: str, device: str | None = None, dtype: str | None = None):
+    """The brought model that replaces catalogue ``key`` on this page (loaded, shared; on the sidebar's device
+    unless ``device`` and ``dtype`` say), or None: none was named, or it cannot be used (said in one sentence; the
+    page then loads the catalogue's)."""
     mine = resolve()
     if key not in mine:
         return None
     from app.ui.loading import settings
 
-    _, device, dtype = settings()
+    if device is None:
+        _, device, dtype = settings()
     keys = tuple(mine)
     with st.spinner(f"Loading {mine[key].source}…"):
         try:
