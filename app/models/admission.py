@@ -110,6 +110,10 @@ ROLES: dict[str, Role] = {r.name: r for r in [
     Role("modernbert", "the ModernBERT lesson", ("modernbert",), "modernbert", ("ForMaskedLM",), "masked-lm"),
 ]}
 ALLOW_ENV, LIMIT_ENV = "BVE_ALLOW_MODELS", "BVE_MODEL_LIMIT"
+#: the folders (os.pathsep-separated) under which a visitor may name a local folder; unset: none, unless the
+#: allow-list names the folder itself. Off by default: on a public server any visitor could otherwise make the app
+#: read a folder of the host's (only config.json, the file list and safetensors, but still the host's)
+FOLDERS_ENV = "BVE_MODEL_FOLDERS"
 CONFIG_CAP = 1 << 20  # the largest config.json read, in bytes
 ADMIT_DEADLINE_S = 20.0  # the file list and the config, together
 MEMORY_SHARE, GPU_SHARE = 0.4, 0.5  # of free memory, of free GPU memory: the default limit
@@ -238,6 +242,16 @@ def allowed(source: str, environ=os.environ) -> bool:
     patterns = [p.strip() for p in environ.get(ALLOW_ENV, "").split(",") if p.strip()]
     return not environ.get(ALLOW_ENV, "").strip() or any(
         fnmatch.fnmatchcase(source.lower(), p.lower()) for p in patterns)
+
+
+def folder_allowed(folder: str, environ=os.environ) -> bool:
+    """Whether a local folder (resolved) may be loaded: inside a root of ``BVE_MODEL_FOLDERS``, or named by an
+    allow-list the host set (``BVE_ALLOW_MODELS``: a folder the host wrote there is the host's choice)."""
+    path = Path(folder).resolve()
+    roots = [Path(os.path.expanduser(r)).resolve() for r in environ.get(FOLDERS_ENV, "").split(os.pathsep) if r.strip()]
+    if any(path == r or r in path.parents for r in roots):
+        return True
+    return bool(environ.get(ALLOW_ENV, "").strip()) and allowed(str(path), environ)
 
 
 # -- the parameters a config describes -----------------------------------------------------------------------------
@@ -464,6 +478,10 @@ def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, 
     if not allowed(source, environ):
         return refuse("allow-list", f"this host allows only the models in {ALLOW_ENV} "
                                     f"({environ.get(ALLOW_ENV, '').strip()[:120]}); ask the host to add it")
+    if kind == "folder" and not folder_allowed(source, environ):
+        return refuse("source", f"this server does not load local folders named by visitors; the host lists the "
+                                f"folders they may load from in {FOLDERS_ENV} (e.g. {FOLDERS_ENV}=~/checkpoints), or "
+                                "names the folder in " + ALLOW_ENV)
     if kind == "folder":
         folder = Path(source)
         if not (folder / "config.json").is_file():

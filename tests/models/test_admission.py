@@ -13,6 +13,7 @@ Two kinds of evidence, kept apart on purpose:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -252,6 +253,15 @@ def test_offline_a_hub_id_is_refused_in_a_sentence_and_a_folder_is_read(hub, rep
     got = admit("google-bert/bert-large-uncased", "masked-lm")
     assert got.rule == "hub" and "HF_HUB_OFFLINE is set" in got.sentence
     folder = repos["albert/albert-large-v2"].files["config.json"].disk.parent
-    got = admit(str(folder), "masked-lm")
+    got = admit(str(folder), "masked-lm")  # a visitor may not name the host's folders unless the host says so
+    assert isinstance(got, Refusal) and got.rule == "source" and admission.FOLDERS_ENV in got.sentence
+    assert "config.json" not in got.sentence  # nor learn from the sentence what is on the host's disk
+    os.environ[admission.FOLDERS_ENV] = str(folder.parent.parent)
+    try:
+        got = admit(str(folder), "masked-lm")
+    finally:
+        del os.environ[admission.FOLDERS_ENV]
     assert isinstance(got, Admitted) and got.kind == "folder" and got.source == str(folder.resolve())
+    assert admission.folder_allowed(str(folder), {admission.ALLOW_ENV: str(folder.resolve())})  # named by the host
+    assert not admission.folder_allowed(str(folder), {admission.FOLDERS_ENV: "/nonexistent-root"})
     assert got.variant.bundled_available() is False and got.key.startswith("own:masked-lm:/")
