@@ -25,6 +25,10 @@ def server():
 
 
 def assert_inert(page) -> None:
+    # the deck's slides are listed once the link's deck is followed (a fresh server's first deep link reruns
+    # through the router first): wait for them, then read what shows
+    page.wait_for_function("() => document.body.innerText.includes('evil.invalid')", timeout=60_000, polling=100)
+    wait_for_app(page)
     shown = assert_no_injected_markup(page)
     assert "⟨U+202E⟩" in shown and "evil.invalid" in shown  # the title is there, literally
 

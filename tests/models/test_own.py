@@ -99,9 +99,11 @@ def test_electras_base_pair_is_admitted_together_and_tied_after_loading(own_hub,
     assert models["electra-generator"].variant.role == "generator"
 
 
-def test_a_pair_whose_embeddings_differ_is_refused_in_a_sentence(own_hub, own_repos, tmp_path):
+def test_a_pair_whose_embeddings_differ_is_refused_in_a_sentence(own_hub, own_repos, tmp_path, monkeypatch):
     import json
     import shutil
+
+    monkeypatch.setenv(admission.FOLDERS_ENV, str(tmp_path))  # the host lets visitors load folders there
 
     folder = tmp_path / "my-discriminator"  # a local folder: the discriminator with narrower embeddings
     shutil.copytree(own_repos["google/electra-base-discriminator"].files["config.json"].disk.parent, folder)

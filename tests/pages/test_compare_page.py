@@ -39,6 +39,21 @@ def cost_table(at):
     return next(d.value for d in at.dataframe if "forward, median (ms)" in d.value.columns)
 
 
+def token_grid(spec: dict, n_variants: int) -> tuple[list[str], list[list], list[list[str]]]:
+    """The tokenizer grid read back across its bands (app/figures/compare.py wraps a sentence into bands of words,
+    each under a header row of its words): (the header cells in order, z per variant, cell texts per variant)."""
+    data = spec["data"][0]
+    z, text = data["z"], data["text"]
+    heads, zs, texts = [], [[] for _ in range(n_variants)], [[] for _ in range(n_variants)]
+    for start in range(0, len(z), n_variants + 1):
+        shown = [t for t in text[start] if t]  # the band's header row: its words (the last band may be short)
+        heads += shown
+        for v in range(n_variants):
+            zs[v] += z[start + 1 + v][:len(shown)]
+            texts[v] += text[start + 1 + v][:len(shown)]
+    return heads, zs, texts
+
+
 def limit(bundled) -> int:
     """The fewest tokens any compared variant reads (computed from the tokenizers, not pinned)."""
     return min(txt.token_limit(bundled(k).tokenizer) for k in BUILT)
@@ -52,8 +67,9 @@ def test_defaults_show_every_variant_side_by_side(app_page, bundled):
     figs = figures(at)
     assert set(figs) == {"tokens", "fill-mask", "electra", "cost"}
     # tokens: one row per variant, one column per word; "ball" is one piece for everyone
-    z = figs["tokens"]["data"][0]["z"]
-    assert len(z) == len(LABELS) and all(len(row) == 11 for row in z) and all(row[6] == 1 for row in z)
+    heads, z, _ = token_grid(figs["tokens"], len(LABELS))
+    assert len(heads) == 11 and len(z) == len(LABELS) and all(len(row) == 11 for row in z)
+    assert all(row[6] == 1 for row in z)
     # guesses: every masked LM and XLNet, top-5 each, best first
     fm = figs["fill-mask"]["data"][0]
     assert len(fm["z"]) == len(PREDICTORS) and all(len(row) == 5 for row in fm["z"])
@@ -125,11 +141,12 @@ def test_emoji_rtl_and_injection_are_shown_as_text(app_page):
     assert any("RoBERTa" in n and "byte-level" in n for n in notes)  # byte-level BPE never needs one
     assert not any("emoji" in n.lower() for n in notes)
     tokens = figures(at)["tokens"]
-    ticks = tokens["layout"]["xaxis"]["ticktext"]
-    assert ticks[:3] == ["&lt;", "script", "&gt;"]
+    heads, _, cells = token_grid(tokens, len(LABELS))
+    assert heads[:3] == ["<b>&lt;</b>", "<b>script</b>", "<b>&gt;</b>"]
     roberta = LABELS.index("RoBERTa")
-    assert any("&lt;" in cell for cell in tokens["data"][0]["text"][roberta])  # RoBERTa's bytes cover "<"
-    assert not any("<" in t and not t.startswith("<b>") for t in ticks)  # only our own markup stays HTML
+    assert any("&lt;" in cell for cell in cells[roberta])  # RoBERTa's bytes cover "<"
+    shown = heads + [c for row in cells for c in row] + tokens["layout"]["yaxis"]["ticktext"]
+    assert not any("<" in t.replace("<b>", "").replace("</b>", "") for t in shown)  # only our own markup is HTML
     assert "<script>" not in json.dumps(figures(at)["fill-mask"], ensure_ascii=False)
 
 
