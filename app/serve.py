@@ -1,7 +1,8 @@
 """Serve the app: ``python -m app.serve [streamlit run options]`` is ``streamlit run streamlit_app.py`` with the
-heavy imports (``app.core.preload``: torch, transformers and the model classes, ~3 s on 2 warm cores, 7–9 s
-from a cold disk) begun in a background thread as soon as the server is up, instead of after the first page a
-visitor opened. By the time a visitor has read the home page and opens a lesson, they are done.
+heavy imports (``app.core.preload``: torch, transformers and the model classes, ~5.6 s on 2 warm cores, ~6.6 s
+from a cold disk) begun in a background thread a moment after the server is up when no visitor has come yet
+(:data:`IDLE_START_S`), so a lecturer who opens the app a few seconds after starting it finds them done; a
+visitor who comes at once gets the first page drawn first, then the imports begin.
 
 The thread steps aside between two imports while a visitor's page that does not need them (the home page) is
 being served, and never while a page waits for them (``preload.waited_for``): a visitor who arrives during the
@@ -29,15 +30,27 @@ def server_up() -> bool:
                                                             RuntimeState.ONE_OR_MORE_SESSIONS_CONNECTED)
 
 
+#: with no visitor yet, the imports begin this long after the server is up; a visitor's first page ends first
+#: otherwise (benchmarked: begun at once, they competed with the browser loading the app and slowed the first
+#: page by a second and the first lesson too)
+IDLE_START_S = 3.0
+
+
 def _preload(poll_s: float = 0.05, give_up_s: float = 60.0) -> None:
-    """The heavy imports, once the server is up (before it, they would hold the interpreter while Streamlit
-    starts: its health check answered seconds later), stepping aside for visitors' pages between imports."""
+    """The heavy imports: once the server is up (before it, they would hold the interpreter while Streamlit starts),
+    then as soon as the first visitor's page has been drawn — or after ``IDLE_START_S`` with no visitor, so that
+    a lecturer who opens the app a few seconds after starting it finds them done — stepping aside for visitors'
+    pages between imports, and never waiting while a page waits for them."""
     import time
 
     from app.core import preload, visitors
 
     t = time.monotonic()
     while not server_up() and not preload.waited_for() and time.monotonic() - t < give_up_s:
+        time.sleep(poll_s)
+    up = time.monotonic()
+    while (not preload.waited_for() and not visitors.pages_finished()
+           and (visitors.running() or time.monotonic() - up < IDLE_START_S) and time.monotonic() - t < give_up_s):
         time.sleep(poll_s)
     preload.load(pause=lambda: visitors.yield_to_visitors(unless=preload.waited_for))
 

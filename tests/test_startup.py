@@ -118,3 +118,13 @@ def test_the_warm_queue_takes_a_decks_next_slide_first_and_each_view_once(monkey
     for i in range(QUEUE_LIMIT):
         assert w.put(deck.view("masking", {"seed": str(i)}), cpu)
     assert not w.put(deck.view("masking", {"seed": "full"}), cpu)  # bounded: a flood of views is dropped
+
+
+def test_finished_pages_are_counted_once_and_only_when_they_started():
+    before = visitors.pages_finished()
+    visitors.page_finished()  # a run the router never saw start (a page run outside the router)
+    assert visitors.pages_finished() == before
+    visitors.page_started()
+    visitors.page_finished()
+    visitors.page_finished()
+    assert visitors.pages_finished() == before + 1

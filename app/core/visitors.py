@@ -17,6 +17,7 @@ STALE_RUN_S = 20.0
 
 _runs: dict[int, float] = {}  # thread id of a page run -> when it started
 _lock = threading.Lock()
+_finished = 0  # page runs that have ended in this process
 
 
 def page_started() -> None:
@@ -25,8 +26,15 @@ def page_started() -> None:
 
 
 def page_finished() -> None:
+    global _finished
     with _lock:
-        _runs.pop(threading.get_ident(), None)
+        if _runs.pop(threading.get_ident(), None) is not None:
+            _finished += 1
+
+
+def pages_finished() -> int:
+    """How many visitors' page runs have ended in this process."""
+    return _finished
 
 
 def running() -> int:

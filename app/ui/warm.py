@@ -130,7 +130,8 @@ def _work(w: Warm) -> None:
     t = time.perf_counter()
     startup.mark("warm start begin")
     sys.setswitchinterval(BUSY_SWITCH_S)
-    preload.load()
+    preload.load(pause=lambda: yield_to_visitors(unless=preload.waited_for))  # steps aside for pages, not for one
+    # that waits for these imports
     settings_ = loading.default_settings()
     for key in list(catalogue.CATALOGUE):
         yield_to_visitors()
