@@ -28,6 +28,7 @@ the first layer (for ALBERT: the embeddings already projected from E up to H); `
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
 from dataclasses import dataclass

@@ -25,6 +25,7 @@ ALBERT loaded in the app, counted tensor by tensor beside the formula.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import json
 from dataclasses import dataclass, fields, replace

@@ -27,6 +27,7 @@ produces ours, and the live run (app/experiments/live.py: the smallest pair of a
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
 from dataclasses import dataclass

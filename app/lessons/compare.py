@@ -28,6 +28,7 @@ Pure (no streamlit); runs on any device the models are on.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from dataclasses import dataclass, fields
 

@@ -32,6 +32,7 @@ feeds its softmax, and their softmax equal to its ``output_attentions``. Pure: n
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
 from dataclasses import dataclass

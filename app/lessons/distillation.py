@@ -22,6 +22,7 @@ Shapes: T tokens, V vocabulary, H hidden size; n rows of logits in the loss term
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from dataclasses import dataclass, fields
 

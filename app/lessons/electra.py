@@ -19,6 +19,7 @@ Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; 
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import json
 import math

@@ -18,6 +18,7 @@ corrupted row, so the top-k slider never re-runs the model; the coverage simulat
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from collections import Counter
 from dataclasses import dataclass, replace

@@ -31,6 +31,7 @@ Pure: no streamlit. ``run`` is the one sequence the page and the tests use.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
 import statistics

@@ -29,6 +29,7 @@ applied exactly as ``AlbertForPreTraining`` does (tests check the logits against
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import json
 import math

@@ -24,6 +24,7 @@ predictions for the same words, masked all at once (``masked_lm_all_at_once``). 
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from collections import Counter
 from dataclasses import dataclass, replace
