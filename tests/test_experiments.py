@@ -280,8 +280,14 @@ def test_distillation_arms_share_the_student_but_the_loss(corpus, work):
     assert not same_weights(initial_weights(setups["scratch"].model), start)
     assert setups["scratch"].model.config.to_dict() == setups["hard"].model.config.to_dict()
     assert setups["hard"].model.config.n_layers * 2 == ctx.budget.teacher_layers
-    temps = [a.change["temperature"] for a in module.arms(ctx.budget) if a.name.startswith("soft")]
+    temps = [a.change["temperature"] for a in module.arms(ctx.budget) if a.name.startswith("soft_t") and "random" not in a.name]
     assert temps == [1.0, 2.0, 4.0, 8.0]
+    # DistilBERT's initialisation ablation changes one thing against soft_t2 (the start) and one against
+    # scratch (the loss): it starts from scratch's very weights and trains on soft_t2's loss
+    assert same_weights(initial_weights(setups["soft_t2_random"].model), initial_weights(setups["scratch"].model))
+    arm = {a.name: a for a in module.arms(ctx.budget)}
+    assert {k: v for k, v in arm["soft_t2_random"].change.items() if k != "init"} == \
+        {k: v for k, v in arm["soft_t2"].change.items() if k != "init"}
     # the soft arm pays for the teacher's forward; the hard arm does not
     assert "teacher encoder" in setups["soft_t2"].flops and "teacher encoder" not in setups["hard"].flops
 

@@ -14,7 +14,7 @@ run NAME`` writes ``assets/experiments/NAME.json``). This lesson only reads them
   more than a stated margin (*noninferiority*), A and B are within ± the margin (*equivalence*);
 - the **verdict** is app/experiments/verdict.py's rule applied to the per-seed final numbers: a paired t-test
   on the per-seed differences A − B (Welch's where the arms share no seeds), its 95% interval against the
-  claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page (m = 18
+  claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page (m = 19
   with every experiment's results). *reproduces* when the difference is clearly on the claim's side,
   *reverses* when it is clearly on the other (with the scale it was measured at), *too small to tell at
   this scale* otherwise. No conclusion on this page is written by hand.
