@@ -19,6 +19,7 @@ register, never taken from the corpus). Pure: no streamlit.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 import json
 from dataclasses import dataclass, field

@@ -12,6 +12,7 @@ and :func:`analytic_coverage` is the law above. Pure: no streamlit.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass
 from typing import Sequence

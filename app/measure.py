@@ -15,6 +15,7 @@ Pure (no streamlit); runs on any device the models are on.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 import statistics
 import time

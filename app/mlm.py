@@ -20,6 +20,7 @@ Pure: no streamlit.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass, replace
 from typing import Sequence

@@ -17,6 +17,7 @@ The lesson (app/lessons/xlnet.py) builds its explicit orders on the same rule. P
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 import torch
 

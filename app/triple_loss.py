@@ -12,6 +12,7 @@ Shapes: V vocabulary, H hidden size; n rows of logits in the loss terms. Pure: n
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass
 

@@ -3,8 +3,9 @@ All computation is app/lessons/compare.py (``run``); the figures are app/figures
 
 import streamlit as st
 
-from app import measure, ui
+from app import ui
 from app.lessons import compare
+from app import measure
 from app.figures import compare as figures
 from app.core.text import md, visible
 

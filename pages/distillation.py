@@ -2,13 +2,14 @@
 terms, size and speed measured. All computation is app/lessons/distillation.py (``run``); the figures are
 app/figures/distillation.py."""
 
-import pandas as pd
 import streamlit as st
 
 from app import ui
 from app.lessons import distillation
 from app.figures import distillation as figures
 from app.core.text import md, visible
+
+import pandas as pd  # after the lesson library: it does the heavy imports in one thread (app/core/preload.py)
 
 SPEC, R = distillation.SPEC, distillation.RECIPE
 

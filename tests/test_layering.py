@@ -193,6 +193,59 @@ def test_every_library_module_that_pages_run_imports_preload_first():
     assert missing == []
 
 
+def _top_imports(tree) -> list[tuple[int, str]]:
+    """(statement index, module) for every top-level import of a module's body."""
+    out = []
+    for i, n in enumerate(tree.body):
+        if isinstance(n, ast.Import):
+            out += [(i, a.name) for a in n.names]
+        elif isinstance(n, ast.ImportFrom):
+            out += [(i, f"{n.module}.{a.name}" if n.module == "app" else n.module or "") for a in n.names]
+    return out
+
+
+def test_every_module_that_imports_a_heavy_library_has_the_preload_do_it_first():
+    """Importing preload is not enough: preload.load() must have run before a module's own ``import torch``.
+    A fresh server's first requests run pages outside the router (Streamlit's pages-folder mode), so the
+    router's preload.load() has not run; a page importing app.measure (torch) there raced the thread doing the
+    preload (CI: "cannot import name 'is_tokenizers_available' from partially initialized module
+    'transformers.utils'" on a fresh server; an import audit showed pages importing torch and pandas outside
+    the preload)."""
+    late = []
+    for p in sorted((ROOT / "app").rglob("*.py")):
+        rel = str(p.relative_to(ROOT))
+        if rel.startswith(("app/training/", "app/experiments/")):  # command-line code: one thread
+            continue
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        heavy = [i for i, m in _top_imports(tree) if m.split(".")[0] in {"torch", "transformers", "pandas"}]
+        loads = [i for i, n in enumerate(tree.body) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                 and ast.unparse(n.value.func) == "preload.load"]
+        if heavy and (not loads or loads[0] > heavy[0]):
+            late.append(rel)
+    assert late == []
+
+
+def test_lesson_pages_import_their_library_before_anything_heavy():
+    """A page's first heavy import is its lesson library (which runs preload.load() first): before it, only
+    the standard library, streamlit, app.ui and app.core's light modules."""
+    import sys
+
+    from app.lessons import LESSONS
+
+    allowed = {"streamlit", "app.ui", "app.core.text", "app.core.state"}
+    wrong = []
+    for lesson in LESSONS:
+        tree = ast.parse((ROOT / lesson.path).read_text(encoding="utf-8"))
+        imports = _top_imports(tree)
+        first = next((i for i, m in imports if m.startswith("app.lessons")), None)
+        assert first is not None, lesson.path
+        before = [m for i, m in imports if i < first]
+        bad = [m for m in before if m not in allowed and m.split(".")[0] not in sys.stdlib_module_names]
+        if bad:
+            wrong.append((lesson.path, bad))
+    assert wrong == []
+
+
 def test_preload_names_every_transformers_class_the_app_imports():
     from app.core.preload import TRANSFORMERS_NAMES
 

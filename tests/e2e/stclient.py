@@ -29,6 +29,7 @@ class Run:
 
     seconds: float
     exceptions: list[str] = field(default_factory=list)
+    traces: list[str] = field(default_factory=list)  # each exception's stack trace, as the page shows it
     number_inputs: dict[str, tuple[str, float, int]] = field(default_factory=dict)
     query: str | None = None
     messages: int = 0
@@ -89,6 +90,7 @@ class Session:
                     which = el.WhichOneof("type")
                     if which == "exception":
                         run.exceptions.append(f"{el.exception.type}: {el.exception.message}")
+                        run.traces.append("\n".join(el.exception.stack_trace))
                     elif which == "number_input":
                         ni = el.number_input
                         value = ni.value if ni.HasField("value") else ni.default
@@ -99,6 +101,7 @@ class Session:
                     break
                 elif kind == "script_finished":  # finished early for a rerun (st.rerun): a new run follows
                     run.exceptions.clear()
+                    run.traces.clear()
                     run.number_inputs.clear()
         run.seconds = time.perf_counter() - t
         self.last = run
