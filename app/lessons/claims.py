@@ -6,7 +6,10 @@ The experiments themselves live in app/experiments/ (one module per claim; ``pyt
 run NAME`` writes ``assets/experiments/NAME.json``). This lesson only reads them. Terms:
 
 - an **arm** is one training recipe setting (static vs dynamic masking, NSP vs SOP, ...); every arm of an
-  experiment trains the same model on the same data for the same compute, and differs in that one setting;
+  experiment trains the same model on the same data for the same steps (ELECTRA's: the same FLOPs), and
+  differs in the setting its label names; where two compared arms spend different compute (distillation's
+  soft arms also run the teacher) the page says so with both numbers (:func:`compute_note`), and the
+  distillation page sets the teacher's score beside its students' (:func:`teacher_note`);
 - a **seed** is one independent training run of an arm (its own initialisation and batch order); the
   spread over seeds is how much an arm's result moves by chance alone;
 - a **comparison** is the paper's claim about arm A against arm B on metric m, with the paper's own numbers
@@ -397,6 +400,58 @@ def _finite(v) -> bool:
     return v is not None and isinstance(v, (int, float)) and math.isfinite(v)
 
 
+def _training_flops(arm: dict) -> tuple[float, int] | None:
+    """(FLOPs per training step, steps) of an arm's runs, when its results record both."""
+    steps = [r.get("steps") for r in arm.get("seeds", [])]
+    f = arm.get("flops_per_step")
+    if not (_finite(f) and f > 0 and steps and all(isinstance(k, int) and k > 0 for k in steps)):
+        return None
+    return float(f), max(steps)
+
+
+def compute_note(doc: dict, comp: Comparison) -> Note | None:
+    """When the two arms of a comparison did not spend the same training compute (distillation's soft arms
+    also run the teacher at every step), the page says so with both numbers: "the same compute" is not taken
+    for granted. Arms that trade steps for cost per step to spend the same in all (ELECTRA's) get no note."""
+    arms = doc.get("arms", {})
+    a, b = (_training_flops(arms.get(k, {})) for k in (comp.better, comp.worse))
+    if a is None or b is None:
+        return None
+    ta, tb = a[0] * a[1], b[0] * b[1]
+    if abs(ta / tb - 1) <= 0.05:
+        return None
+    return Note(f"The two arms did not spend the same compute: A ({txt.md(comp.better)}) {ta / 1e12:.1f} TFLOP in "
+                f"{a[1]} steps of {a[0] / 1e9:.1f} GFLOP, B ({txt.md(comp.worse)}) {tb / 1e12:.1f} TFLOP in {b[1]} "
+                f"steps of {b[0] / 1e9:.1f} GFLOP ({ta / tb:.1f}×).")
+
+
+def teacher_note(doc: dict) -> Note | None:
+    """Distillation only: the teacher's held-out top-1 beside its students' (the same 15% masking of the same
+    held-out sequences), so the premise — a teacher much stronger than the student — is checked, not assumed."""
+    students, teacher = [], None
+    for a in doc.get("arms", {}).values():
+        for r in a.get("seeds", []):
+            d = r.get("details") or {}
+            if teacher is None and _finite((d.get("teacher_final") or {}).get("top1")):
+                teacher = (float(d["teacher_final"]["top1"]), d.get("teacher_layers"), d.get("teacher_steps"),
+                           d.get("student_layers"))
+            if _finite(r.get("final", {}).get("valid_top1")):
+                students.append(float(r["final"]["valid_top1"]))
+    if teacher is None or not students:
+        return None
+    top1, layers, steps, student_layers = teacher
+    shape = (f" ({layers} layers, {steps} training steps; the students have {student_layers} layers and "
+             f"{doc.get('budget', {}).get('steps', '?')} steps)") if layers and steps else ""
+    said = (f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
+            f"{min(students):.3f}–{max(students):.3f}.")
+    if top1 <= max(students):
+        return Note(said + " The teacher is not stronger than every student: distillation's premise (a teacher "
+                    "much better than its student) does not hold in these runs, so soft targets may pull a student "
+                    "toward a worse model. Read these verdicts with that in mind.", "warning")
+    return Note(said + f" It is stronger than every student by {top1 - max(students):.3f} or more, as distillation "
+                "assumes.")
+
+
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     """Read the claim's results (through ``cache``, keyed by the file's version), choose the comparison,
     the curves' metric and x-axis, and summarise every arm: curves over seeds and final numbers."""
@@ -443,6 +498,9 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             sp = results.spread([v for _, v in kept])
             finals.append(Final(arm, a["label"], tuple(s for s, _ in kept), tuple(v for _, v in kept), sp["mean"],
                                 sp["sd"], sp["min"], sp["max"], a.get("params"), arm in pair))
+        for note in (teacher_note(doc) if name == "distillation" else None, compute_note(doc, comp)):
+            if note is not None:
+                notes.append(note)
         missing = [a for a in (comp.better, comp.worse) if a not in doc["arms"]]
         if missing:
             notes.append(Note(f"The results hold no run of {', '.join(txt.md(a) for a in missing)}: this comparison "

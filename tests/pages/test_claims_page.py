@@ -100,7 +100,7 @@ def test_with_results_the_verdict_curves_and_numbers_are_the_librarys(app_page, 
     # the overview of every comparison: one dot and bar per comparison with results, coloured by verdict
     fam = figs["claims-all-comparisons"]["data"]
     dots = [t for t in fam if t["name"] in verdict.VERDICTS]
-    assert sum(len(t["y"]) for t in dots) == 4 and sum(len(t["y"]) for t in fam if "boundary" in t["name"]) == 19
+    assert sum(len(t["y"]) for t in dots) == 4 and sum(len(t["y"]) for t in fam if "boundary" in t["name"]) == 20  # 19 comparisons, the equivalence one with two boundaries (±margin)
 
 
 def test_a_reversal_and_a_tie_are_shown_as_computed(app_page, results_dir):
