@@ -16,6 +16,11 @@ Hostile repositories, each small and loadable-looking (``HOSTILE``):
 - ``evil/ten-billion``: a config claiming ~10 B parameters (hidden 5120, 32 layers) over tiny weights.
 - ``evil/lies-about-size``: a tiny BERT; tests set ``server.lies`` so its file list declares less than it sends.
 - ``evil/redirect``, ``evil/stall``: tiny BERTs; tests switch the server's redirects and trickle on them.
+
+And ``microsoft/deberta-v3-small`` as DeBERTa v3 is published (:data:`HEADLESS`): a config fit for
+``DebertaV2ForMaskedLM`` (here deberta-v3-base's, shrunk: the two differ only in size) over weights without the
+masked-LM head (the encoder only), which admission must refuse for the masked LM. ``microsoft/deberta-v3-base``
+above keeps a head, so that the DeBERTa v2/v3 loading path stays tested end to end.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ BRINGS = {
 }
 SPECIAL = {"pad_token_id": "pad_token", "bos_token_id": "bos_token", "eos_token_id": "eos_token",
            "cls_token_id": "cls_token", "sep_token_id": "sep_token"}
+#: served under a real id the way it is published: the config of a masked LM, the weights without its head
+HEADLESS = {"microsoft/deberta-v3-small": "microsoft/deberta-v3-base"}
 HOSTILE = ("evil/wrong-type", "evil/remote-code", "evil/pickle-only", "evil/ten-billion", "evil/lies-about-size",
            "evil/redirect", "evil/stall")
 
@@ -102,6 +109,18 @@ def _save(config: dict, cls_name: str, tokenizer_from: Path, dest: Path) -> Path
     return dest
 
 
+def drop_head(folder: Path) -> None:
+    """Rewrite a saved model's ``model.safetensors`` with its encoder's tensors only (the base model's prefix):
+    a checkpoint published without the head its config names."""
+    from safetensors.torch import load_file, save_file
+
+    config = json.loads((folder / "config.json").read_text())
+    prefix = {"deberta-v2": "deberta.", "deberta": "deberta.", "bert": "bert."}[config["model_type"]]
+    tensors = load_file(folder / "model.safetensors")
+    save_file({k: v for k, v in tensors.items() if k.startswith(prefix)}, folder / "model.safetensors",
+              metadata={"format": "pt"})
+
+
 def _repo(repo_id: str, src: Path, root: Path, weights: str = "safetensors", extra: dict | None = None) -> Repo:
     """Serve a folder as a hub repo: its config, tokenizer and weights (``"bin"``: only as pytorch_model.bin), a
     README and a decoy tf_model.h5."""
@@ -119,6 +138,13 @@ def build_own_repos(root: Path) -> dict[str, Repo]:
         bundled, cls_name = BRINGS[hub_id]
         tok = ASSETS / bundled
         folder = _save(shrink(config, _tokenizer(tok)), cls_name, tok, made / hub_id)
+        repos[hub_id] = _repo(hub_id, folder, root)
+
+    for hub_id, like in HEADLESS.items():
+        bundled, cls_name = BRINGS[like]
+        folder = _save(shrink(published()[like], _tokenizer(ASSETS / bundled)), cls_name, ASSETS / bundled,
+                       made / hub_id)
+        drop_head(folder)
         repos[hub_id] = _repo(hub_id, folder, root)
 
     bert = ASSETS / "bert"

@@ -126,7 +126,7 @@ HUB_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")
 @dataclass(frozen=True)
 class Refusal:
     """Why a model may not play a role: ``rule`` (allow-list, source, hub, remote-code, family, head, safetensors,
-    tokenizer, config, size, disk, pair) and one sentence for a person."""
+    tokenizer, config, size, disk, pair, head-weights) and one sentence for a person."""
 
     source: str
     role: str
@@ -454,6 +454,121 @@ def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADL
     return info.sha, config, files
 
 
+# -- the head's weights -------------------------------------------------------------------------------------------
+# A config can name a masked-LM architecture over weights that have no masked-LM head: microsoft/deberta-v3-base
+# is published so (its config says DebertaV2ForMaskedLM-compatible, its weights hold the encoder and the
+# replaced-token head only). transformers then starts the head from random weights with a warning nobody in a
+# lecture reads, and the masking lab would show random guesses as the model's. The safetensors header names every
+# tensor: admission reads it (a Range read of a few KB, or the shards' index) and refuses such a checkpoint.
+
+HEADER_CAP = 16 << 20  # the largest safetensors header read (bert-large's is ~40 KB)
+
+
+def safetensors_names(read) -> set[str] | None:
+    """The tensor names in a safetensors file's header, given ``read(start, length) -> bytes``; None when the
+    header cannot be read or is not one (too large, cut short, not a JSON object)."""
+    head = read(0, 8)
+    if len(head) < 8:
+        return None
+    n = int.from_bytes(head, "little")
+    if not 2 <= n <= HEADER_CAP:
+        return None
+    body = read(8, n)
+    if len(body) < n:
+        return None
+    try:
+        header = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return {k for k in header if k != "__metadata__"} if isinstance(header, dict) else None
+
+
+def _index_names(text: bytes) -> set[str] | None:
+    """The tensor names of a sharded checkpoint, from ``model.safetensors.index.json``'s weight map."""
+    try:
+        index = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    weights = index.get("weight_map") if isinstance(index, dict) else None
+    return set(weights) if isinstance(weights, dict) else None
+
+
+def tensor_names(adm: Admitted, deadline: float = ADMIT_DEADLINE_S) -> set[str] | None:
+    """Every tensor name in an admitted model's weights (hub: a Range read of the header, or the shards' index;
+    folder: the files themselves), or None when they cannot be read (then nothing is refused for it)."""
+    names = dict(adm.files)
+    try:
+        if adm.kind == "folder":
+            folder = Path(adm.source)
+            if "model.safetensors.index.json" in names:
+                return _index_names((folder / "model.safetensors.index.json").read_bytes()[:CONFIG_CAP * 8])
+            if "model.safetensors" not in names:
+                return None
+            with open(folder / "model.safetensors", "rb") as f:
+                def read(start: int, length: int) -> bytes:
+                    f.seek(start)
+                    return f.read(length)
+                return safetensors_names(read)
+        budget = download._Budget(deadline)
+        if "model.safetensors.index.json" in names:
+            return _index_names(download.read_small(adm.source, adm.commit, "model.safetensors.index.json",
+                                                    CONFIG_CAP * 8, budget))
+        if "model.safetensors" not in names:
+            return None
+        return safetensors_names(lambda start, length: download.read_range(adm.source, adm.commit,
+                                                                           "model.safetensors", start, length, budget))
+    except Exception:  # noqa: BLE001 — unreadable names refuse nothing; loading says what is wrong
+        return None
+
+
+def _normal(name: str) -> str:
+    """A tensor name as transformers loads it: the legacy LayerNorm names gamma/beta are weight/bias."""
+    return re.sub(r"\.gamma$", ".weight", re.sub(r"\.beta$", ".bias", name))
+
+
+def head_parameters(model_class: str, config: dict) -> tuple[str, ...]:
+    """The names of the head's own parameters (not the encoder's, not those tied to the embeddings) of
+    ``model_class`` built from ``config`` — built on the meta device: no memory, no weights."""
+    import torch
+    import transformers
+
+    cfg = transformers.AutoConfig.for_model(**{k: v for k, v in config.items() if k != "auto_map"})
+    cls = getattr(transformers, model_class)
+    with torch.device("meta"):
+        model = cls.from_config(cfg) if model_class.startswith("Auto") else cls(cfg)
+    base = model.base_model_prefix
+    tied = set(getattr(model, "_tied_weights_keys", None) or ())
+    return tuple(k for k in model.state_dict() if not k.startswith(base + ".") and k not in tied)
+
+
+def missing_head(model_class: str, config: dict, names: set[str]) -> tuple[str, ...]:
+    """The head's parameters when the weights (``names``) hold none of them (the head would start from random
+    weights), else ()."""
+    head = head_parameters(model_class, config)
+    have = {_normal(n) for n in names}
+    return () if not head or any(h in have for h in head) else head
+
+
+def check_head(adm: Admitted, config: dict, names: set[str] | None) -> Refusal | None:
+    """A Refusal when the admitted model's weights carry no head for its role (:func:`missing_head`)."""
+    if not names:
+        return None
+    try:
+        head = missing_head(adm.model_class, config, names)
+    except Exception:  # noqa: BLE001 — a config transformers cannot build is the loader's to report
+        return None
+    if not head:
+        return None
+    r = ROLES[adm.role]
+    common = os.path.commonprefix(list(head)).rpartition(".")[0]
+    prefix = f"{common}.*" if common else ", ".join(sorted({f"{h.split('.')[0]}.*" for h in head}))
+    return Refusal(adm.source, adm.role, "head-weights",
+                   f"{adm.source} is refused for {r.lesson}: its weights carry no {_head_of(r)} (none of the "
+                   f"{len(head)} tensors {prefix} is in its safetensors), so that head would start from random "
+                   f"weights and its guesses would mean nothing; choose a checkpoint published with the head "
+                   f"(its model card says it was pre-trained with it)")
+
+
 def _source_kind(source: str) -> str | None:
     """"folder" for an existing directory (or a path-like text), "hub" for a hub id, None for neither."""
     if source.startswith(("/", "./", "../", "~")) or os.path.isdir(os.path.expanduser(source)):
@@ -526,7 +641,10 @@ def admit(source: str, role: str | None = None, *, revision: str = "main", devic
                                  and config.get("model_type") in r.model_types] or ["masked-lm"]
     answers = [decide(source, r, config, files, kind=kind, commit=commit, revision=revision, device=device,
                       environ=environ) for r in roles]
-    return next((a for a in answers if isinstance(a, Admitted)), answers[0])
+    chosen = next((a for a in answers if isinstance(a, Admitted)), answers[0])
+    if isinstance(chosen, Admitted):  # the weights' own tensor names: a head the config names may be absent
+        return check_head(chosen, config, tensor_names(chosen)) or chosen
+    return chosen
 
 
 def admit_pair(generator: str, discriminator: str, *, revision: str = "main", device: str = "cpu",

@@ -509,6 +509,27 @@ def read_small(repo_id: str, commit: str, name: str, cap: int, budget: _Budget) 
     return body
 
 
+def read_range(repo_id: str, commit: str, name: str, start: int, length: int, budget: _Budget) -> bytes:
+    """Bytes ``start`` .. ``start + length - 1`` of one file at ``commit`` (an HTTP ``Range`` request), read into
+    memory — nothing is written — from a trusted host within ``budget``. A part of a file cannot be checked
+    against its checksum: callers use these bytes only to refuse a model (a safetensors header's tensor names,
+    app.models.admission), never to load one. A server that ignores the Range is read up to the part's end."""
+    from huggingface_hub import constants, hf_raise_for_status
+    from huggingface_hub.utils import build_hf_headers
+
+    _, meta = _metadata(repo_id, commit, name, budget, None)
+    headers = build_hf_headers()
+    headers["Accept-Encoding"] = "identity"  # offsets must mean the file's bytes
+    headers["Range"] = f"bytes={start}-{start + length - 1}"
+    with _stream(meta.location, name, headers=headers,
+                 timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
+        whole = r.status_code == 200
+        body = _read(r, budget, start + length if whole else length)
+        if r.status_code >= 400:
+            hf_raise_for_status(_answered(r, body))
+    return (body[start:start + length] if whole else body[:length])
+
+
 def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache: Path, storage: Path,
                 budget: _Budget, retries: int, wait_for_lock: bool, cap: int | None = None) -> int:
     """Put one file in the cache (a checked blob + the snapshot's link to it). Returns the bytes received.

@@ -181,8 +181,18 @@ def nothing_cached(home: Path) -> bool:
     return not [p for p in (home / "hub").rglob("*") if p.is_file()] if (home / "hub").exists() else True
 
 
+HEADER_READ = 64 * 1024  # admission reads a safetensors header's tensor names: a few KB by Range, never the weights
+
+
+def header_read(r) -> bool:
+    """One of admission's reads of a safetensors header (its HEAD, or a Range GET of a few KB)."""
+    return r.path.endswith(".safetensors") and (r.method == "HEAD" or (r.range is not None and r.sent <= HEADER_READ))
+
+
 def weights_asked(hub: HubServer) -> list:
-    return [r for r in hub.requests if "/resolve/" in r.path and not r.path.endswith("/config.json")]
+    """Requests for anything but config.json and the weights' header (:func:`header_read`)."""
+    return [r for r in hub.requests if "/resolve/" in r.path and not r.path.endswith("/config.json")
+            and not header_read(r)]
 
 
 @pytest.mark.parametrize("hub_id", list(FITS))
@@ -265,3 +275,55 @@ def test_offline_a_hub_id_is_refused_in_a_sentence_and_a_folder_is_read(hub, rep
     assert admission.folder_allowed(str(folder), {admission.ALLOW_ENV: str(folder.resolve())})  # named by the host
     assert not admission.folder_allowed(str(folder), {admission.FOLDERS_ENV: "/nonexistent-root"})
     assert got.variant.bundled_available() is False and got.key.startswith("own:masked-lm:/")
+
+
+def test_a_checkpoint_whose_weights_lack_the_head_its_config_names_is_refused_from_the_header(hub, repos, tmp_path):
+    """DeBERTa v3 is published with a masked-LM config over weights without that head (issue 28): loaded, the head
+    would start from random weights and the masking lab would show random guesses as the model's. Admission reads
+    the safetensors header (a Range read of a few KB) and refuses it; a checkpoint with its head passes."""
+    got = admit("microsoft/deberta-v3-small", "masked-lm")
+    assert isinstance(got, Refusal) and got.rule == "head-weights", got
+    assert "its weights carry no masked-LM head" in got.sentence and "cls.predictions.*" in got.sentence, got.sentence
+    assert "\n" not in got.sentence and "Traceback" not in got.sentence
+    reads = [r for r in hub.requests if r.path.endswith("model.safetensors")]
+    assert reads and all(header_read(r) for r in reads)  # the header only, never the weights
+    assert sum(r.sent for r in reads) < repos["microsoft/deberta-v3-small"].files["model.safetensors"].size / 4
+    assert weights_asked(hub) == [] and nothing_cached(tmp_path / "hf")
+    with_head = admit("microsoft/deberta-v3-base", "masked-lm")  # the same config with the head in its weights
+    assert isinstance(with_head, Admitted), with_head
+
+
+def test_the_head_check_reads_tensor_names_as_transformers_loads_them(tmp_path):
+    from safetensors.torch import save_file
+    import torch
+
+    config = {"model_type": "bert", "vocab_size": 64, "hidden_size": 8, "num_hidden_layers": 1,
+              "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 16}
+    head = admission.head_parameters("AutoModelForMaskedLM", config)
+    assert "cls.predictions.transform.dense.weight" in head
+    assert "cls.predictions.decoder.weight" not in head  # tied to the embeddings: never in a checkpoint on its own
+    encoder = {"bert.embeddings.word_embeddings.weight"}
+    assert admission.missing_head("AutoModelForMaskedLM", config, encoder) == head
+    assert admission.missing_head("AutoModelForMaskedLM", config, encoder | {"cls.predictions.bias"}) == ()
+    # old checkpoints name LayerNorm's parameters gamma and beta; transformers renames them on load
+    assert admission.missing_head("AutoModelForMaskedLM", config,
+                                  encoder | {"cls.predictions.transform.LayerNorm.gamma"}) == ()
+    # the header itself: 8 bytes of length, then JSON
+    path = tmp_path / "model.safetensors"
+    save_file({"bert.pooler.dense.weight": torch.zeros(2, 2), "cls.predictions.bias": torch.zeros(3)}, path,
+              metadata={"format": "pt"})
+    data = path.read_bytes()
+    names = admission.safetensors_names(lambda start, length: data[start:start + length])
+    assert names == {"bert.pooler.dense.weight", "cls.predictions.bias"}
+    assert admission.safetensors_names(lambda start, length: b"\xff" * length) is None  # not a header: refuse nothing
+    assert admission.safetensors_names(lambda start, length: data[start:start + length][:3]) is None  # cut short
+
+
+def test_a_local_folder_without_the_head_is_refused_too(repos, monkeypatch):
+    folder = repos["microsoft/deberta-v3-small"].files["config.json"].disk.parent
+    monkeypatch.setenv(admission.FOLDERS_ENV, str(folder.parent))
+    got = admit(str(folder), "masked-lm")
+    assert isinstance(got, Refusal) and got.rule == "head-weights", got
+    with_head = repos["microsoft/deberta-v3-base"].files["config.json"].disk.parent
+    monkeypatch.setenv(admission.FOLDERS_ENV, str(with_head.parent))
+    assert isinstance(admit(str(with_head), "masked-lm"), Admitted)
