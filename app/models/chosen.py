@@ -64,8 +64,15 @@ class PageRole:
                     f"{CATALOGUE[PAIR[0]].hub_id} and {CATALOGUE[PAIR[1]].hub_id}.")
         r = ROLES[self.role]
         default = CATALOGUE[self.replaces[0]]
-        return (f"A hub id (e.g. google-bert/bert-large-uncased) or a folder, for {r.lesson}: its model_type must be "
+        return (f"A hub id (e.g. {EXAMPLES[self.role]}) or a folder, for {r.lesson}: its model_type must be "
                 f"{', '.join(r.model_types)}. Empty: the catalogue's {default.label} ({default.hub_id}).")
+
+
+#: a checkpoint of the right family for each role, named in the field's help (a ModernBERT lesson suggesting a
+#: BERT would send a student to a refusal)
+EXAMPLES = {"masked-lm": "google-bert/bert-large-uncased", "electra-generator": "google/electra-base-generator",
+            "electra-discriminator": "google/electra-base-discriminator", "xlnet": "xlnet/xlnet-large-cased",
+            "deberta": "microsoft/deberta-base", "modernbert": "answerdotai/ModernBERT-large"}
 
 
 def page_role(models: tuple[str, ...] = (), variant: str | None = None) -> PageRole:

@@ -327,3 +327,18 @@ def test_a_local_folder_without_the_head_is_refused_too(repos, monkeypatch):
     with_head = repos["microsoft/deberta-v3-base"].files["config.json"].disk.parent
     monkeypatch.setenv(admission.FOLDERS_ENV, str(with_head.parent))
     assert isinstance(admit(str(with_head), "masked-lm"), Admitted)
+
+
+def test_the_sidebar_suggests_a_checkpoint_each_role_admits():
+    """The field's help names an example of the right family for its role (a ModernBERT lesson suggesting
+    bert-large-uncased would send a student to a refusal)."""
+    from app.models import chosen
+
+    assert set(chosen.EXAMPLES) == set(admission.ROLES)
+    configs = all_published()
+    for role, example in chosen.EXAMPLES.items():
+        assert example in configs, example
+        got = decide(example, role, configs[example], files_for(configs[example]), environ=OFF, **BIG)
+        assert isinstance(got, Admitted), (role, got)
+    help_text = chosen.page_role(("modernbert",)).help()
+    assert "answerdotai/ModernBERT-large" in help_text and "bert-large-uncased" not in help_text
