@@ -42,8 +42,8 @@ st.title("Does it work?")
 ui.intro(
     "Each lesson teaches a recipe a paper said works better: dynamic masking, spans, sentence order, replaced-token "
     "detection, shared layers, soft targets. Here each claim is **replayed**: tiny models trained on TinyStories, "
-    "the same data, size and compute for every **arm**, changing only the setting the claim is about, several "
-    "**seeds** per arm. The verdict is computed from those seeds by a fixed rule: the per-seed differences between "
+    "the same data and training steps for every **arm** (ELECTRA's: the same FLOPs), changing only what the arm's "
+    "label names — where two arms still spend different compute, the page says so — and several **seeds** per arm. The verdict is computed from those seeds by a fixed rule: the per-seed differences between "
     "the two arms (paired: a seed gives both arms the same batches and masks), their 95% interval against what the "
     "claim needs (above 0 for *A beats B*, above −margin for *not worse by more than*, inside ±margin for *about "
     "as good as*), adjusted by Holm for every comparison on this page. *reproduces* when it is clearly on the "

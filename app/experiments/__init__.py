@@ -2,8 +2,9 @@
 
 Each experiment trains small models with the project's training recipes (app/training/: the one
 resumable ``train_loop``, the recipes' data, masking and model building blocks), on the same data, at
-the same model size and compute, changing only the one recipe setting the paper's claim is about; at
-least 3 seeds per arm; held-out metrics on ``tinystories_valid.txt``. Results are written as JSON under
+the same model size for the same steps (ELECTRA: the same FLOPs), changing only the recipe setting the arm's
+label names (where compute still differs — distillation's soft arms also run the teacher — the page says so);
+at least 3 seeds per arm; held-out metrics on ``tinystories_valid.txt``. Results are written as JSON under
 ``assets/experiments/`` (app/experiments/results.py documents the schema) by one command:
 
     python -m app.experiments run masking        # or: run all; list; --seeds 3 --device cuda --jobs 2
