@@ -116,8 +116,11 @@ def bind(spec: Spec) -> dict:
     values, notes = url.read(spec)
     url.write(spec)
     stage.make()
-    for note in notes:
-        st.info(note, icon=":material/link:")
+    if notes and stage.presenting():  # on a projector: one box at the stage's top, in view above the figure
+        stage.stage().info("  \n".join(notes), icon=":material/link:")  # (below it, no one would see it)
+    else:
+        for note in notes:
+            st.info(note, icon=":material/link:")
     return values
 
 

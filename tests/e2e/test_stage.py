@@ -99,3 +99,25 @@ def test_a_slide_that_names_a_figure_these_settings_do_not_draw_keeps_the_key_fi
     wait_for_app(page)
     m = measure(page, *SIZES[0])
     assert m["name"] == "terms" and m["others"] == 1, m
+
+
+def test_a_bad_links_note_is_in_view_above_the_figure_on_a_projector(screen):
+    """A link with parts the page cannot use says so (issue 27): on a projector the note sits at the stage's top,
+    one box for all of them, above the figure — below it, under a full-screen stage, no one would see it."""
+    base, page, _ = screen
+    w, h = SIZES[0]
+    page.set_viewport_size({"width": w, "height": h})
+    page.goto(f"{base}/masking?presenter=1&seed=abc&rate=7")
+    wait_for_app(page)
+    page.wait_for_function("() => document.querySelector('.st-key-bve-stage [data-testid=\"stAlert\"]')",
+                           timeout=30_000)
+    note = page.evaluate("""() => { const e = document.querySelector('.st-key-bve-stage [data-testid="stAlert"]');
+        const r = e.getBoundingClientRect(); return {text: e.innerText, top: r.top, bottom: r.bottom,
+        said: document.body.innerText.split('Ignored rate=7').length - 1}; }""")
+    assert "Ignored rate=7 in the link" in note["text"] and "Ignored seed=abc in the link" in note["text"], note
+    assert note["said"] == 1 and 0 <= note["top"] and note["bottom"] <= h, note  # once, in view
+    page.wait_for_function(f"() => {{ const m = ({MEASURE})(); return m && m.figure && m.takeaway; }}",
+                           timeout=30_000, polling=100)
+    m = page.evaluate(MEASURE)
+    assert m["figure"][0] >= note["bottom"] - 1, (note, m)  # the figure under it
+    assert m["takeaway"][1] <= h and m["scrolled"] == 0, m  # and the takeaway still in view
