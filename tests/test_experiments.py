@@ -582,3 +582,23 @@ def test_benchmarks_section_lists_each_bundled_runs_own_cost(tmp_path):
     text = timing.section({}, runs)
     assert "| masking | 2 × 3 | 30.0 min | 35.0 min | 2 | cpu (2 cores) |" in text
     assert "`python -m app.experiments run masking`" in text
+
+
+def test_a_partial_measurement_keeps_the_other_experiments_rows(tmp_path):
+    """``time distillation --write-benchmarks`` (or a store that lost the others) rewrites its own row and keeps the
+    others as they were, with the total still over all of them."""
+    from app.experiments import timing
+
+    arm = {"steps": 1000, "step_ms": 80.0, "evaluations": 5, "eval_s": 1.0, "final_s": 3.0}
+    old = {name: {"arms": {"a": arm}, "seeds": 3, "projected_s": 600.0, "prepare_s": 0, "reference_ms_before": 75,
+                  "reference_ms_after": 77, "measured": "2026-11-23 10:40 UTC"} for name in ("masking", "distillation")}
+    page = tmp_path / "BENCHMARKS.md"
+    timing.write_section(page, timing.section(old))
+    kept = timing.kept_rows(page.read_text())
+    assert set(kept) == {"masking", "distillation"} and kept["masking"][1] == pytest.approx(600.0)
+    new = {"distillation": {**old["distillation"], "projected_s": 1800.0, "measured": "2026-11-26 08:00 UTC"}}
+    timing.write_section(page, timing.section(new, None, kept))
+    text = page.read_text()
+    assert kept["masking"][0] in text  # masking's row, as it was
+    assert "| distillation | 1 × 3 |" in text and "30.0 min" in text and "2026-11-26 08:00 UTC" in text
+    assert text.count("| distillation |") == 1 and "All of them: 40 min projected" in text

@@ -29,8 +29,10 @@ def _write_benchmarks(store: Path, measured: list[dict]) -> None:
     bundled results' own runs took."""
     from app.experiments import runner, timing
 
-    timing.write_section(runner.REPO_ROOT / "BENCHMARKS.md",
-                         timing.section(timing.merge(store, measured), timing.bundled_runs(runner.DEFAULT_OUT)))
+    path = runner.REPO_ROOT / "BENCHMARKS.md"
+    kept = timing.kept_rows(path.read_text(encoding="utf-8")) if path.exists() else {}
+    timing.write_section(path, timing.section(timing.merge(store, measured), timing.bundled_runs(runner.DEFAULT_OUT),
+                                              kept))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                                      work=work, out=out, jobs=a.jobs, threads=a.threads, command=command, arms=a.arms)
         print(f"[{name}] done in {time.time() - t:.0f} s -> {path}", flush=True)
         store = work / "timing.json"
-        if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and store.exists():  # its cost, in BENCHMARKS.md
+        if not a.quick and Path(out) == Path(runner.DEFAULT_OUT):  # its cost, in BENCHMARKS.md (others' rows kept)
             _write_benchmarks(store, [])
         readme = runner.REPO_ROOT / "README.md"
         if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and readme.exists():  # the README's verdicts follow

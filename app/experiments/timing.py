@@ -149,9 +149,27 @@ def bundled_runs(folder: Path) -> list[dict]:
     return out
 
 
-def section(known: dict, runs: list[dict] | None = None) -> str:
-    """The experiments' cost as a Markdown section for BENCHMARKS.md: the projections in ``known`` and, where
-    given, what the bundled full runs actually took (:func:`bundled_runs`)."""
+def kept_rows(text: str) -> dict[str, tuple[str, float]]:
+    """The projection rows of an existing experiments section (BENCHMARKS.md), by experiment: (the row as
+    written, its projected seconds). A partial measurement (``time distillation``, or a store that lost the
+    others' measurements) keeps the rows it did not measure."""
+    rows = {}
+    body = text[text.index(START):text.index(END)] if START in text and END in text else ""
+    body = body.split("### The bundled results")[0]
+    for line in body.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and " × " in cells[1] and cells[5].split(" ")[1:2] == ["min"]:
+            try:
+                rows[cells[0]] = (line.strip(), float(cells[5].split(" ")[0]) * 60)
+            except ValueError:
+                continue
+    return rows
+
+
+def section(known: dict, runs: list[dict] | None = None, kept: dict[str, tuple[str, float]] | None = None) -> str:
+    """The experiments' cost as a Markdown section for BENCHMARKS.md: the projections in ``known``, the rows in
+    ``kept`` (:func:`kept_rows`) of the experiments ``known`` lacks, as they were, and, where given, what the
+    bundled full runs actually took (:func:`bundled_runs`)."""
     rows = ["## Experiments: what each full run costs", "",
             "Measured by `python -m app.experiments time all --threads 1 --write-benchmarks` (CPU time of timed steps, "
             "projected to the full budget; 3 seeds per arm; two runs at once, `--jobs 2`, one thread each). "
@@ -170,6 +188,10 @@ def section(known: dict, runs: list[dict] | None = None) -> str:
         rows.append(f"| {name} | {len(arms)} × {r['seeds']} | {'–'.join(map(str, steps))} | {min(ms):.0f}–{max(ms):.0f} | "
                     f"{min(extra):.0f}–{max(extra):.0f} s | {r['projected_s'] / 60:.1f} min{prep} | {ref:.0f} ms | {r['measured']} |")
         total += r["projected_s"]
+    for name, (row, seconds) in (kept or {}).items():
+        if name not in known:
+            rows.append(row)
+            total += seconds
     rows += ["", f"All of them: {total / 60:.0f} min projected (`python -m app.experiments run all --jobs 2 --threads 1`; "
              "the pool's last runs of each experiment may leave a core idle for a few minutes)."]
     if runs:
