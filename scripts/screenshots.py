@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.lecture import deck  # noqa: E402
-from app.lessons import LESSONS  # noqa: E402
+from app.lessons import LESSONS, TOOLS  # noqa: E402
 from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app  # noqa: E402
 
 STAGE_FIGURE = ".st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe"
@@ -69,7 +69,7 @@ def main() -> None:
                 if n < len(views):
                     page.keyboard.press("ArrowRight")
         else:
-            slugs = [("home", "")] + [(lesson.slug, lesson.slug) for lesson in LESSONS]
+            slugs = [("home", "")] + [(lesson.slug, lesson.slug) for lesson in (*LESSONS, *TOOLS)]
             if a.pages:
                 slugs = [s for s in slugs if s[0] in a.pages]
             query = "&".join(x for x in ["presenter=1" if a.presenter else "", a.query] if x)
