@@ -49,10 +49,16 @@ class PageRole:
     role: str
     replaces: tuple[str, ...] = ()
     why: str = ""
+    by_family: tuple[str, ...] = ()  # other catalogue keys on the page a masked LM of their family replaces instead
 
     @property
     def pair(self) -> bool:
         return self.role == "electra"
+
+    def target(self, family: str) -> str:
+        """The catalogue key a brought masked LM of ``family`` replaces on this page: the column of its own family
+        where the page has one (Side by side: a RoBERTa replaces RoBERTa), else the role's."""
+        return next((k for k in self.by_family if CATALOGUE[k].family == family), self.replaces[0])
 
     def help(self) -> str:
         """The sidebar field's help: what fits here and the catalogue default it replaces."""
@@ -64,8 +70,11 @@ class PageRole:
                     f"{CATALOGUE[PAIR[0]].hub_id} and {CATALOGUE[PAIR[1]].hub_id}.")
         r = ROLES[self.role]
         default = CATALOGUE[self.replaces[0]]
+        where = (" It takes the place of the catalogue model of its own family ("
+                 + ", ".join(CATALOGUE[k].label for k in self.by_family) + f"), else of {default.label}."
+                 if self.by_family else "")
         return (f"A hub id (e.g. {EXAMPLES[self.role]}) or a folder, for {r.lesson}: its model_type must be "
-                f"{', '.join(r.model_types)}. Empty: the catalogue's {default.label} ({default.hub_id}).")
+                f"{', '.join(r.model_types)}.{where} Empty: the catalogue's {default.label} ({default.hub_id}).")
 
 
 #: a checkpoint of the right family for each role, named in the field's help (a ModernBERT lesson suggesting a
@@ -73,6 +82,11 @@ class PageRole:
 EXAMPLES = {"masked-lm": "google-bert/bert-large-uncased", "electra-generator": "google/electra-base-generator",
             "electra-discriminator": "google/electra-base-discriminator", "xlnet": "xlnet/xlnet-large-cased",
             "deberta": "microsoft/deberta-base", "modernbert": "answerdotai/ModernBERT-large"}
+
+
+#: families whose catalogue model a brought masked LM of the same family replaces on a page that shows several
+#: (Side by side); ELECTRA's generator is not among them: it is tied to its discriminator
+BY_FAMILY = ("roberta", "albert", "distilbert", "deberta", "modernbert")
 
 
 def page_role(models: tuple[str, ...] = (), variant: str | None = None) -> PageRole:
@@ -89,4 +103,6 @@ def page_role(models: tuple[str, ...] = (), variant: str | None = None) -> PageR
     if role is None:
         return PageRole("", why=f"This lesson is about {CATALOGUE[first].label}'s own checkpoint "
                                 f"({CATALOGUE[first].hub_id}), so no other model stands in for it here.")
-    return PageRole(role, (first,))
+    by_family = tuple(k for k in models[1:] if role == "masked-lm" and CATALOGUE[k].family in BY_FAMILY
+                      and CATALOGUE[k].family != CATALOGUE[first].family)
+    return PageRole(role, (first,), by_family=by_family)

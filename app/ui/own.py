@@ -193,7 +193,10 @@ def resolve() -> dict:
             if error:
                 st.warning(text.plain(error) + " This page runs on the catalogue's model.", icon=":material/block:")
                 return {}
-    st.session_state[RESOLVED] = dict(zip(role.replaces, answer))
+    if role.pair:
+        st.session_state[RESOLVED] = dict(zip(role.replaces, answer))
+    else:  # a masked LM takes its own family's column where the page has one (Side by side)
+        st.session_state[RESOLVED] = {role.target(answer[0].family): answer[0]}
     return st.session_state[RESOLVED]
 
 

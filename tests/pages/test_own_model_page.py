@@ -135,6 +135,18 @@ def test_each_lesson_runs_on_a_brought_model_or_says_why_not(page, hub_id, used,
     assert written_outside(tmp_path, tmp_path / "hf") == []
 
 
+def test_on_side_by_side_a_brought_model_takes_its_own_familys_column(own_hub, tmp_path):
+    """Side by side shows one column per family: a brought XLM-R replaces RoBERTa's column (not BERT's), and a
+    BERT replaces BERT's; the other columns stay the catalogue's."""
+    at = run_page("pages/compare.py", model="FacebookAI/xlm-roberta-base")
+    assert not at.exception and warnings(at) == [], warnings(at)
+    assert "Your model (for RoBERTa)** `FacebookAI/xlm-roberta-base`" in badge(at), badge(at)
+    assert "Your model (for BERT)" not in badge(at)
+    at = run_page("pages/compare.py", model="google-bert/bert-large-uncased")
+    assert not at.exception and "Your model (for BERT)** `google-bert/bert-large-uncased`" in badge(at), badge(at)
+    assert "for the masked LM" in field(at).help and "RoBERTa, ALBERT, DistilBERT, DeBERTa, ModernBERT" in field(at).help
+
+
 def test_a_stalled_download_stops_with_a_sentence_and_the_catalogue(own_hub, own_repos, tmp_path, monkeypatch):
     monkeypatch.setenv("BVE_DOWNLOAD_DEADLINE", "1")
     own_hub.trickle = 0.02  # the weights trickle (admission's config.json read does not)
