@@ -3,7 +3,7 @@ single weight is downloaded — and say why not in one sentence.
 
 A *role* is the part a model plays in a lesson (:data:`ROLES`): the masked LM of the masking lab, attention and
 side by side; ELECTRA's generator and discriminator; XLNet's permutation LM; DeBERTa; ModernBERT. Admission reads
-only the repository's file list (with sizes, from the hub's API) and its ``config.json`` (at most
+the repository's file list (with sizes, from the hub's API) and its ``config.json`` (at most
 ``CONFIG_CAP`` bytes, read into memory through :func:`app.models.download.read_small`: bounded requests, the
 deadline, checksums, no redirect to another host), then applies the rules in this order:
 
@@ -22,6 +22,11 @@ deadline, checksums, no redirect to another host), then applies the rules in thi
    GPU also half its free memory; ``BVE_MODEL_LIMIT=2GB`` or ``=off`` overrides), and the download must fit the
    cache's disk; and the weights' bytes may not be far smaller than the parameters the config claims (a config
    claiming 10 B parameters over a few kilobytes of weights is a lie, even where the host turned the limit off).
+
+Then, for an admitted model, one more read: 8. **the head's weights** — the tensor names in the weights'
+safetensors header (a ``Range`` read of a few KB, or the shards' index) must include the head the role needs
+(:func:`check_head`): a config naming a masked-LM head over weights without one (DeBERTa v3) is refused, since the
+head would start from random weights.
 
 The answer is an :class:`Admitted` spec (what to fetch, how to load it, its estimates) or a :class:`Refusal`:
 one sentence naming the rule and what would work, e.g.
@@ -456,9 +461,8 @@ def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADL
 
 # -- the head's weights -------------------------------------------------------------------------------------------
 # A config can name a masked-LM architecture over weights that have no masked-LM head: microsoft/deberta-v3-base
-# is published so (its config says DebertaV2ForMaskedLM-compatible, its weights hold the encoder and the
-# replaced-token head only). transformers then starts the head from random weights with a warning nobody in a
-# lecture reads, and the masking lab would show random guesses as the model's. The safetensors header names every
+# is published so (loaded as DebertaV2ForMaskedLM, transformers reports the masked-LM head's tensors as newly
+# initialized). transformers then starts the head from random weights with a warning nobody in a lecture reads, and the masking lab would show random guesses as the model's. The safetensors header names every
 # tensor: admission reads it (a Range read of a few KB, or the shards' index) and refuses such a checkpoint.
 
 HEADER_CAP = 16 << 20  # the largest safetensors header read (bert-large's is ~40 KB)
@@ -629,7 +633,8 @@ def download_offline(environ=os.environ) -> bool:
 def admit(source: str, role: str | None = None, *, revision: str = "main", device: str = "cpu",
           environ=os.environ) -> Admitted | Refusal:
     """Whether ``source`` (a hub id or a local folder) may play ``role`` (a key of :data:`ROLES`; None: the first
-    role its config fits), decided from its file list and config.json alone. Never raises for anything the hub,
+    role its config fits), decided from its file list, config.json and the tensor names in its weights' header
+    (never the weights themselves). Never raises for anything the hub,
     the folder or the config does: the Refusal says it in one sentence."""
     if role is not None and role not in ROLES:
         raise ValueError(f"unknown role {role!r}; the roles are {', '.join(ROLES)}")
