@@ -288,6 +288,7 @@ def run_experiment(name: str, seeds: int = 3, device: str = "cpu", quick: bool =
                    command: str = "", arms: list[str] | None = None) -> Path:
     """Every arm × seed (resuming), then ``<out>/<name>.json``. Returns that path."""
     started = time.time()
+    code = git_revision()  # the code that runs is the code at the start: what is committed later is not in it
     command = command or " ".join(["python -m app.experiments run", name, f"--seeds {seeds}", f"--device {device}"]
                                   + (["--quick"] if quick else []) + ([f"--jobs {jobs}"] if jobs > 1 else [])
                                   + ([f"--arms {' '.join(arms)}"] if arms else []))
@@ -312,7 +313,7 @@ def run_experiment(name: str, seeds: int = 3, device: str = "cpu", quick: bool =
             records[arm.name][seed] = run_one(module, arm, seed, ctx)
     doc = results.assemble(
         name=name, claim=get(name).claim.as_dict(), arms=chosen, records=records, budget=asdict(ctx.budget),
-        meta=meta(command, device, started, jobs, (threads or 1) if jobs > 1 else threads), quick=quick,
+        meta=meta(command, device, started, jobs, (threads or 1) if jobs > 1 else threads, code), quick=quick,
     )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -331,7 +332,10 @@ def git_revision() -> dict:
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    return {"revision": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    # dirty: uncommitted changes to what an experiment runs (app/, the lessons' libraries and the training code);
+    # an edit elsewhere (a benchmark script, the README) does not change a result
+    return {"revision": git("rev-parse", "HEAD") or None,
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no", "--", "app"))}
 
 
 def device_description(device: str, threads: int | None = None) -> str:
@@ -341,10 +345,11 @@ def device_description(device: str, threads: int | None = None) -> str:
     return f"cpu ({os.cpu_count()} cores, {threads or torch.get_num_threads()} threads per run, {cpu})"
 
 
-def meta(command: str, device: str, started: float, jobs: int = 1, threads: int | None = None) -> dict:
+def meta(command: str, device: str, started: float, jobs: int = 1, threads: int | None = None,
+         code: dict | None = None) -> dict:
     return {
         "command": command,
-        "git": git_revision(),
+        "git": code or git_revision(),
         "device": device_description(device, threads),
         "jobs": jobs,
         "torch": torch.__version__,
