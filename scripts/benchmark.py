@@ -839,10 +839,81 @@ def _server_peak_rss_mib() -> float | None:
     return best
 
 
+OWN_CHILD = r"""
+import json, os, sys, time
+sys.path.insert(0, os.environ["BVE_ROOT"])
+t0 = time.perf_counter()
+from app.core import preload
+preload.load()
+marks = {"imports": time.perf_counter() - t0}
+from app.lecture import deck, handout
+from app.models import admission, own
+hub_id = os.environ["BVE_OWN_ID"]
+spec = admission.admit(hub_id, "masked-lm")
+assert isinstance(spec, admission.Admitted), spec
+marks["admitted"] = time.perf_counter() - t0
+fetched = own.fetch_admitted(spec)
+assert fetched.ok, fetched.error
+marks["downloaded"] = time.perf_counter() - t0
+loaded = own.load_admitted(spec)
+marks["loaded"] = time.perf_counter() - t0
+view = deck.view("masking", {})
+section = handout.section(view, {"bert": loaded}, "")
+assert section.figure, section.note
+marks["figure"] = time.perf_counter() - t0
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) / 1024
+print(json.dumps({"marks": marks, "peak_mib": peak, "bytes": sum(b for _, b in spec.files),
+                  "received": fetched.downloaded}))
+"""
+
+
+def own_checkpoint() -> list[tuple]:
+    """Your own checkpoint at base size (issue 28): from a fresh process to the masking lab's key figure on a brought
+    model — admission, the download, the load, the lesson's run and its figure, as the handout computes a view — once
+    with the download and once from the cache, and the process's peak memory. The model is roberta-base's published
+    config with random weights (tests/basesize.py; the bundled tokenizer), served by a loopback hub on this machine
+    (tests/hubserver.py): the download's time is this disk and localhost, not a network's."""
+    import json
+    import subprocess
+    import tempfile
+
+    from app.models.catalogue import CATALOGUE
+    from tests import basesize
+    from tests.hubserver import HubServer, _build_repo
+
+    variant = CATALOGUE["roberta"]
+    folder = basesize.build_one(variant, BASESIZE_DIR)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = _build_repo(variant.hub_id, folder, Path(tmp) / "repo", "safetensors", ())
+        with HubServer({variant.hub_id: repo}) as hub:
+            env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+            env.update(HF_HOME=str(Path(tmp) / "hf"), HF_ENDPOINT=hub.url, BVE_MODEL_LIMIT="off",
+                       BVE_ROOT=str(ROOT), BVE_OWN_ID=variant.hub_id)
+            for how in ("with its download", "from the cache"):
+                out = subprocess.run([sys.executable, "-c", OWN_CHILD], env=env, capture_output=True, text=True,
+                                     timeout=900)
+                if out.returncode:
+                    raise RuntimeError(out.stderr.strip().splitlines()[-1][:200])
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                m = r["marks"]
+                steps = (f"imports {m['imports']:.1f} s, admission {m['admitted'] - m['imports']:.1f} s, download "
+                         f"{m['downloaded'] - m['admitted']:.1f} s, load {m['loaded'] - m['downloaded']:.1f} s, lesson "
+                         f"and figure {m['figure'] - m['loaded']:.1f} s")
+                rows.append((f"Your own checkpoint, base size ({variant.hub_id}'s shape), {how}: fresh process → "
+                             "masking lab's key figure", f"{m['figure']:.1f} s",
+                             f"{steps}; {r['bytes'] / 1e6:.0f} MB of files (weights in float16, loaded as float32), "
+                             f"{r['received'] / 1e6:.0f} MB received "
+                             "from a loopback hub on this machine; "
+                             f"peak memory {r['peak_mib']:.0f} MiB"))
+    return rows
+
+
 SECTIONS = {"browser": browser_start, "deck": deck_changes, "pages": page_reruns, "pages-base": lambda repeats: page_reruns(repeats, base_size=True),
             "variants": variants, "pipeline": fill_mask_vs_pipeline, "cuda": cuda_rows,
             "lessons": lesson_sections, "class": class_at_once,
-            "class-stress": lambda: class_at_once(think=0.5), "class-server": class_server_only}
+            "class-stress": lambda: class_at_once(think=0.5), "class-server": class_server_only,
+            "own": own_checkpoint}
 TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline")
 
 # ----------------------------------------------------------------------------- BENCHMARKS.md
