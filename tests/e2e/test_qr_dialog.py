@@ -10,7 +10,10 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def server():
-    with streamlit_server() as (base, _):
+    # without the warm start: this module measures the dialog's layout, and on a fresh server the warm start
+    # (every model loaded, every lesson's default view computed, tests/pages/test_warm_start.py) competes with
+    # the first clicks; in the full suite on 2 busy cores the first dialog then took over a minute to open
+    with streamlit_server(env={"BVE_WARM_START": "0"}) as (base, _):
         yield base
 
 
