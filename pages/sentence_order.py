@@ -48,7 +48,8 @@ st.caption(
 st.header(r.grid.heading)  # computed from the grid: "Why NSP is easy and SOP is not" only when the heads show it
 st.markdown(
     "Below, pairs are generated from held-out stories (text none of the models trained on): two consecutive "
-    "segments **in order**; the same A with B taken from **another story** — NSP's negative, a change of topic; "
+    f"segments of {lesson.DEFAULTS.segment_sentences[0]}–{lesson.DEFAULTS.segment_sentences[1]} sentences "
+    "**in order**; the same A with B taken from **another story** — NSP's negative, a change of topic; "
     "and the two **swapped** — SOP's negative, the same topic and the same words. *Shared words* counts the "
     "content words A and B have in common: it separates another story from the rest, but says nothing about order."
 )

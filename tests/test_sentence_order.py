@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from app.lessons import sentence_order as so
+from app.core import text as txt
 from app.figures import sentence_order as figures
 from app.core.lesson import Stop
 from app.models import catalogue
@@ -81,9 +82,9 @@ def models(standin_root):
 
 
 def test_the_story_sample_is_small_held_out_text_with_sentences_to_pair():
-    assert so.STORIES.stat().st_size <= 50_000
+    assert so.STORIES.stat().st_size <= 80_000
     stories = so.load_stories()
-    assert len(stories) >= 90 and all(len(s) >= 2 for s in stories)
+    assert len(stories) >= 90 and all(len(s) >= 6 for s in stories)  # whole stories: two segments of 3 fit
     valid = Path("/work/shared/corpus/tinystories_valid.txt")
     if valid.exists():  # drawn from the held-out file, never from the training file
         text = " ".join(valid.read_text(encoding="utf-8").split())
@@ -105,6 +106,11 @@ def test_generated_pairs_are_seeded_and_differ_only_in_their_negatives():
         assert story_of(in_order.a + " " + in_order.b) == story_of(in_order.a)  # consecutive, in one story
         assert story_of(other.b) != story_of(in_order.a)  # a segment of another story
         assert so.shared_words(swapped.a, swapped.b) == so.shared_words(in_order.a, in_order.b)
+        k = len(txt.split_sentences(in_order.a))
+        assert 2 <= k <= 3 and len(txt.split_sentences(in_order.b)) == len(txt.split_sentences(other.b)) == k
+        assert not any(story[0] in other.b for story in stories)  # never another story's opening line
+    sizes = {len(txt.split_sentences(p.a)) for p in pairs if p.kind == "in order"}
+    assert sizes == {2, 3}
 
 
 def test_shared_words_counts_content_words_only():

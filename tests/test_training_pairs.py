@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from app.models import catalogue
-from app.training import pairs
+from app.training import data, pairs
 
 
 def _stories():
@@ -36,7 +36,7 @@ def test_a_and_b_are_consecutive_segments_of_one_story_and_c_is_from_another():
 
 
 def test_other_from_keeps_c_off_the_other_storys_opening_and_changes_nothing_else():
-    """Stage 2 of the bert-nsp recipe: a true B never opens a story, so a NotNext C that does would give the answer
+    """The bert-nsp recipe's negatives: a true B never opens a story, so a NotNext C that does would give the answer
     away without the topic. other_from=1 starts C at the other story's 2nd sentence or later (where it has room);
     A, B, which story C comes from and its length are the same draws as without it."""
     stories = _stories()
@@ -51,8 +51,36 @@ def test_other_from_keeps_c_off_the_other_storys_opening_and_changes_nothing_els
         assert min(i for _, i in _where(c2)) >= 1 or not room
 
 
+def test_min_sentences_draws_segments_of_that_many_sentences_or_more_where_the_story_has_room():
+    stories = _stories()
+    triples = pairs.segment_triples(stories, 300, torch.Generator().manual_seed(1), max_sentences=3, min_sentences=2)
+    lengths = {}
+    for a, _, _ in triples:
+        (s,), k = {s for s, _ in _where(a)}, len(_where(a))
+        lengths.setdefault(k, set()).add(len(stories[s - 1]))
+    assert set(lengths) == {1, 2, 3}
+    assert lengths[1] <= {2, 3}  # one sentence only where the story has fewer than 4
+
+
+def test_whole_stories_follow_the_files_story_ends_or_its_openings(tmp_path):
+    """Training file: a single newline ends a story, blank lines separate its paragraphs. Validation file: blank
+    lines everywhere, so stories are grouped at openings that only ever start one, and a group too long to be
+    one story is dropped."""
+    marked = tmp_path / "train.txt"
+    marked.write_text("One day, Tom ran.\n\nHe fell. He cried.\nOnce upon a time, Sue sang.\n\nShe smiled.\n"
+                      "Ann had a cat.\n\nThe cat ran.\n", encoding="utf-8")
+    assert data.read_whole_stories(marked) == ["One day, Tom ran. He fell. He cried.",
+                                               "Once upon a time, Sue sang. She smiled.", "Ann had a cat. The cat ran."]
+    unmarked = tmp_path / "valid.txt"
+    unmarked.write_text("He fell at the end.\n\nOnce upon a time, Sue sang.\n\nShe smiled.\n\n"
+                        "Once there was a dog. " + "It ran. " * 150 + "\n\nThe dog slept.\n\n"
+                        "Once, a cat sat.\n\nOne day, the cat ran.\n", encoding="utf-8")
+    assert data.read_whole_stories(unmarked) == [  # the file's first group starts mid-story; the dog's is too long
+        "Once upon a time, Sue sang. She smiled.", "Once, a cat sat. One day, the cat ran."]
+
+
 def test_cutting_longest_first_matches_the_lessons_tokenizer_call(bundled):
-    """The page encodes its pool with truncation="longest_first" at 64 tokens; training pairs are cut the same way."""
+    """The page encodes its pool with truncation="longest_first"; training pairs are cut the same way."""
     if not catalogue.get("bert").bundled_available():
         pytest.skip("no bundled BERT")
     tok = bundled("bert").tokenizer
@@ -91,7 +119,10 @@ def test_the_bert_nsp_recipe_is_found_by_its_name_and_starts_from_the_bert_stand
 
     assert "bert-nsp" in cli.RECIPES and cli.RECIPES.index("bert-nsp") > cli.RECIPES.index("bert")
     module = importlib.import_module("app.training.bert_nsp")
-    assert module.LOOP.seq_len == 64  # the page reads at most 64 tokens of a pair
+    from app.lessons import sentence_order as so
+
+    assert module.LOOP.seq_len == so.DEFAULTS.max_tokens  # the page reads as many tokens of a pair as it trained on
+    assert (module.RECIPE.min_sentences, module.RECIPE.max_sentences) == so.DEFAULTS.segment_sentences
 
 
 def test_the_reports_nsp_row_shows_held_out_and_pool_accuracy_and_the_floor():

@@ -96,10 +96,10 @@ def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len:
 
 
 def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator, max_sentences: int = 3,
-                    other_from: int = 0):
+                    other_from: int = 0, min_sentences: int = 1):
     """``n`` draws of (A, B, C) as token-id lists, the way the NSP vs SOP lesson draws its pool
     (app/lessons/sentence_order.py, ``generate_pairs``): A and B two consecutive segments of one story, each of
-    k sentences (k uniform in 1..``max_sentences``, at most half the story), and C a segment of k sentences at a
+    k sentences (k uniform in ``min_sentences``..``max_sentences``, at most half the story), and C a segment of k sentences at a
     random place in a *different* story. ``stories``: per story, its sentences' ids (stories of ≥ 2 sentences).
 
     ``other_from``: C starts at that sentence or later where the other story is long enough (1: C is never the
@@ -113,7 +113,8 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
     for _ in range(n):
         s = int(torch.randint(len(usable), (1,), generator=gen))
         story = usable[s]
-        k = min(1 + int(torch.randint(max_sentences, (1,), generator=gen)), len(story) // 2)
+        k = min(min_sentences + int(torch.randint(max_sentences - min_sentences + 1, (1,), generator=gen)),
+                len(story) // 2)
         j = int(torch.randint(len(story) - 2 * k + 1, (1,), generator=gen))
         o = (s + 1 + int(torch.randint(len(usable) - 1, (1,), generator=gen))) % len(usable)  # any story but s
         other = usable[o]
