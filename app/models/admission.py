@@ -58,8 +58,8 @@ How the UI uses it (admit -> progress/cancel -> load; :mod:`app.models.own` hold
             st.warning(fetched.error)              # a sentence: cancelled, stalled, lied about its size, ...
 
 ``own.fetch_admitted`` downloads one model at a time per process: a second visitor asking for the same model
-waits on the first download (``own.in_progress()`` says who is downloading what) and may cancel only its own
-wait. Afterwards the model is in the standard Hugging Face cache and :func:`own.load_admitted` reads it offline.
+waits on the first download, one asking for another waits in line for it to end (``own.in_progress()`` and
+``own.waiting()`` say who is downloading and waiting for what), and each may cancel only its own wait. Afterwards the model is in the standard Hugging Face cache and :func:`own.load_admitted` reads it offline.
 For ELECTRA the pair is admitted together (:func:`admit_pair`), refused when their embeddings cannot be tied.
 """
 

@@ -5,9 +5,11 @@ the way the catalogue's models load.
   cache through the one downloader (:func:`app.models.download.fetch`: bounded, resumable, checked, only the hub's
   hosts), each file capped at the size the file list declared — a hub that sends more is stopped. It reports
   per-file progress (:class:`app.models.download.Progress`: file, bytes, size, speed) and stops when its
-  ``cancel`` event is set (the partial file stays, so the next try resumes). One download per model per process:
-  a second request for the same model waits for the first (hearing its progress) and its own ``cancel`` ends
-  only its wait. :func:`in_progress` lists what is downloading, for a page to show.
+  ``cancel`` event is set (the partial file stays, so the next try resumes). One download per server at a time:
+  a second request for the same model waits for the first (hearing its progress); a request for another model
+  waits in line until the running download ends (``on_wait`` hears what runs and its place in the line). A
+  waiting request's ``cancel`` ends only its own wait. :func:`in_progress` lists what is downloading and
+  :func:`waiting` what waits, for a page to show.
 - :func:`load_admitted` reads it from the cache (or its folder) with ``from_pretrained`` exactly as
   ``app.models.loading`` reads the catalogue's (eager attention, float32 then the device, eval mode, the
   out-of-memory fallback to the CPU, XLNet through XLNetLMHeadModel, safetensors only, never remote code) and
@@ -43,27 +45,76 @@ class _Flight:
     result: Fetched | None = None
     done: threading.Event = field(default_factory=threading.Event)
     waiters: int = 0
+    running: bool = False  # holds the server's download slot (else it waits in line for it)
+
+
+@dataclass(frozen=True)
+class InLine:
+    """What a request waiting for the server's download slot hears: the download running now and its progress,
+    and this request's place in the line (1 = next)."""
+
+    running: str
+    progress: Progress | None
+    place: int
 
 
 _FLIGHTS: dict[tuple[str, str | None], _Flight] = {}
 _FLIGHTS_LOCK = threading.Lock()
+_SLOT = threading.Lock()  # one download at a time on this server: a host's bandwidth and disk, shared fairly
+_LINE: list[_Flight] = []  # the flights waiting for the slot, first come first served
 
 
 def in_progress() -> list[tuple[str, Progress | None]]:
-    """(hub id, its progress) of every download running in this process now."""
+    """(hub id, its progress) of every download of this process, running or waiting in line."""
     with _FLIGHTS_LOCK:
         return [(f.spec.source, f.progress) for f in _FLIGHTS.values() if not f.done.is_set()]
 
 
+def waiting() -> list[str]:
+    """The hub ids waiting in line for the server's download slot, first first."""
+    with _FLIGHTS_LOCK:
+        return [f.spec.source for f in _LINE]
+
+
+def _take_slot(flight: _Flight, on_wait: Callable[[InLine], None] | None, cancel: threading.Event | None) -> bool:
+    """Wait in line for the server's download slot (first come, first served); False when ``cancel`` ended the
+    wait. ``on_wait`` hears what runs meanwhile every ``WAIT_POLL_S`` seconds."""
+    with _FLIGHTS_LOCK:
+        _LINE.append(flight)
+    try:
+        while True:
+            with _FLIGHTS_LOCK:
+                first = _LINE[0] is flight
+            if first and _SLOT.acquire(timeout=WAIT_POLL_S):
+                flight.running = True
+                return True
+            if not first:
+                time.sleep(WAIT_POLL_S)
+            if cancel is not None and cancel.is_set():
+                return False
+            if on_wait is not None:
+                with _FLIGHTS_LOCK:
+                    running = next((f for f in _FLIGHTS.values() if f.running and not f.done.is_set()), None)
+                    place = _LINE.index(flight) + 1
+                if running is not None:
+                    on_wait(InLine(running.spec.source, running.progress, place))
+    finally:
+        with _FLIGHTS_LOCK:
+            _LINE.remove(flight)
+
+
 def fetch_admitted(spec: Admitted, *, on_file: Callable[[Progress], None] | None = None,
                    cancel: threading.Event | None = None, deadline: float | None = None,
-                   retries: int = download.RETRIES, progress_bar: bool = False) -> Fetched:
+                   retries: int = download.RETRIES, progress_bar: bool = False,
+                   on_wait: Callable[[InLine], None] | None = None) -> Fetched:
     """Put an admitted hub model into the Hugging Face cache (a folder needs nothing: it is returned as is).
 
     Returns ``download.Fetched``: ``ok``, or ``error`` as one sentence (cancelled, stalled past the deadline, a
     file larger than declared, a redirect to another host, ...). When this process is already downloading the
     same model, waits for that download instead (``on_file`` hears its progress; ``cancel`` ends this wait only,
-    with an error that says so)."""
+    with an error that says so). When it is downloading another model, waits in line for it to end (``on_wait``
+    hears what runs and this request's place; ``cancel`` leaves the line). The deadline counts from the start
+    of this model's own download."""
     if spec.kind == "folder":
         return Fetched(spec.variant, snapshot=Path(spec.source), files=[f for f, _ in spec.files],
                        size=spec.download_bytes)
@@ -84,9 +135,18 @@ def fetch_admitted(spec: Admitted, *, on_file: Callable[[Progress], None] | None
             on_file(p)
 
     try:
-        flight.result = download.fetch(spec.variant, retries=retries, progress=progress_bar, deadline=deadline,
-                                       revision=spec.commit, caps=dict(spec.files), cancel=cancel, on_file=heard)
-    except BaseException as e:  # noqa: BLE001 — never leave a waiter waiting
+        if not _take_slot(flight, on_wait, cancel):
+            flight.result = Fetched(spec.variant, error="you left the line before your download began; nothing "
+                                                        "was downloaded")
+            return flight.result
+        try:
+            flight.result = download.fetch(spec.variant, retries=retries, progress=progress_bar, deadline=deadline,
+                                           revision=spec.commit, caps=dict(spec.files), cancel=cancel,
+                                           on_file=heard)
+        finally:
+            flight.running = False
+            _SLOT.release()
+    except BaseException as e:  # noqa: BLE001 — never leave a waiter waiting (a rerun interrupts a page's wait too)
         flight.result = Fetched(spec.variant, error=f"the download stopped ({type(e).__name__})")
         raise
     finally:

@@ -12,8 +12,9 @@ The order on a page, once per run, at its first model (:func:`resolve`, called b
    ``ADMIT_TTL_S`` (a failure to reach the hub only ``RETRY_TTL_S``); a Refusal is one warning and the page runs
    on the catalogue;
 3. when not yet downloaded, the download in this visitor's script thread (``own.fetch_admitted``: one download
-   per model per server, a second visitor waits on the first and hears its progress); the page shows a bar per
-   file (size, speed) and a Cancel button; a failure is one warning and the catalogue;
+   per server at a time — a second visitor asking for the same model waits on the first and hears its progress,
+   one asking for another waits in line and is told what runs and its place); the page shows a bar per file
+   (size, speed) and a Cancel button (which also leaves the line); a failure is one warning and the catalogue;
 4. the load, shared by every session (``st.cache_resource``), never a half-loaded model.
 """
 
@@ -237,16 +238,21 @@ def _download(spec) -> str | None:
                 "resumes it.")
     box = st.container(border=True)
     waiting = any(source == spec.source for source, _ in own.in_progress())
-    box.markdown((f"Another visitor is downloading {text.md(spec.source)}; this page waits for it."
-                  if waiting else f"Downloading {text.md(spec.source)} into the Hugging Face cache "
-                                  f"({human(spec.download_bytes)} in {len(spec.files)} files, about "
-                                  f"{human(spec.memory_bytes)} in memory); afterwards *Auto* uses it offline."))
+    sizes = (f"{human(spec.download_bytes)} in {len(spec.files)} files, about {human(spec.memory_bytes)} in "
+             "memory); afterwards *Auto* uses it offline.")
+    header = box.empty()
+    header.markdown(f"Another visitor is downloading {text.md(spec.source)}; this page waits for it." if waiting
+                    else f"Downloading {text.md(spec.source)} into the Hugging Face cache ({sizes}")
     box.button("Cancel" if not waiting else "Stop waiting", key=f"own-cancel-{spec.key}", on_click=_cancel,
                args=(spec.source,), icon=":material/cancel:")
     bars: dict[str, object] = {}
     last = [None]
 
     def on_file(p) -> None:
+        if queued:  # its turn came
+            queued.clear()
+            line.empty()
+            header.markdown(f"Downloading {text.md(spec.source)} into the Hugging Face cache ({sizes}")
         if p.file is None:
             return
         if last[0] not in (None, p.file):
@@ -260,12 +266,25 @@ def _download(spec) -> str | None:
     # Cancel (or any widget this visitor touches) asks Streamlit for a rerun, which interrupts this script at its
     # next progress update: the download stops there (download.fetch marks it cancelled, the partial is kept),
     # and the next run sees CANCELLED (the button's callback) or resumes the download. The event stays unset.
+    line = box.empty()
+    queued: list[bool] = []
+
+    def on_wait(w) -> None:  # another model's download holds the server's one slot: this request waits in line
+        if not queued:
+            queued.append(True)
+            header.markdown(f"Waiting to download {text.md(spec.source)} into the Hugging Face cache ({sizes}")
+        got = "" if w.progress is None or w.progress.total is None else \
+            f" ({human(w.progress.done)} of {human(w.progress.total)})"
+        place = "next" if w.place == 1 else f"number {w.place} in line"
+        line.caption(f"This server downloads one model at a time: {text.md(w.running)} is downloading{got}; "
+                     f"yours is {place} and starts when it ends. *Cancel* leaves the line.")
+
     cancel = threading.Event()
     started = time.perf_counter()
-    fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel)
+    fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel, on_wait=on_wait)
     if waiting and not fetched.ok:  # the visitor who was downloading stopped: this one takes it over (resuming)
         waiting = False
-        fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel)
+        fetched = own.fetch_admitted(spec, on_file=on_file, cancel=cancel, on_wait=on_wait)
     box.empty()
     if not fetched.ok:
         return fetched.error

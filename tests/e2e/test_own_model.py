@@ -1,6 +1,8 @@
 """Your own model in a real browser (issue 28): a download that stalls on the loopback hub shows its progress bar
 and a Cancel button in one tab, while another tab of the same server opens a lesson and draws it in full; Cancel
-then ends the download with its sentence, and the page runs on the catalogue's model."""
+then ends the download with its sentence, and the page runs on the catalogue's model. A third tab asking for another
+model meanwhile waits in line (one download per server), told what runs, and its download starts once Cancel ends
+the first."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from tests.models.conftest import own_repos  # noqa: F401  (the fixture: the loo
 
 pytestmark = pytest.mark.e2e
 STALL = "evil/stall"
+OTHER = "google-bert/bert-base-multilingual-cased"
 
 
 def test_a_stalled_download_leaves_other_tabs_responsive_and_cancel_stops_it(own_repos, tmp_path):  # noqa: F811
@@ -43,6 +46,13 @@ def test_a_stalled_download_leaves_other_tabs_responsive_and_cancel_stops_it(own
             assert downloading.locator('[data-testid="stProgress"]').count() > 0  # still downloading meanwhile
             print(f"another tab drew the attention lesson in {responsive_s:.1f} s during the stalled download")
 
+            queued = watcher.watch(context.new_page())
+            queued.goto(f"{base}/masking?model={OTHER}")
+            line = f"This server downloads one model at a time: {STALL} is downloading"
+            queued.wait_for_function(f"() => document.body.innerText.includes('{line}') && "
+                                     "document.body.innerText.includes('yours is next')", timeout=120_000, polling=200)
+            assert f"Waiting to download {OTHER}" in queued.inner_text("body")
+
             downloading.get_by_role("button", name="Cancel").click()
             downloading.wait_for_function(
                 """() => document.body.innerText.includes('You cancelled the download of evil/stall')""",
@@ -51,4 +61,9 @@ def test_a_stalled_download_leaves_other_tabs_responsive_and_cancel_stops_it(own
             assert exception_boxes(downloading) == []
             assert "BERT" in downloading.inner_text('[data-testid="stSidebar"]')
             assert downloading.locator('[data-testid="stProgress"]').count() == 0
+
+            queued.wait_for_function(  # its turn came: downloaded, then the lesson ran on it
+                f"() => document.body.innerText.includes('Downloaded {OTHER}')", timeout=120_000, polling=200)
+            wait_for_app(queued, timeout_ms=120_000)
+            assert exception_boxes(queued) == []
         assert watcher.console_errors == [] and watcher.page_errors == [] and watcher.blocked == []

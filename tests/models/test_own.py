@@ -196,6 +196,43 @@ def test_a_second_request_for_the_same_model_waits_for_the_first_download(own_hu
     assert len(own_hub.gets(name="model.safetensors")) == 1 and len(own_hub.gets(name="config.json")) == 1
 
 
+def test_another_model_waits_in_line_for_the_running_download_and_may_leave_it(own_hub, own_repos):
+    """One download per server at a time: a request for another model hears what runs and its place in line,
+    leaving the line downloads nothing, and a request that stays starts when the running download ends."""
+    slow, other, third = "evil/stall", "google-bert/bert-base-multilingual-cased", "google-bert/bert-large-uncased"
+    specs = {h: admitted(h) for h in (slow, other, third)}
+    own_hub.trickle, own_hub.trickle_paths = 0.002, f"/{slow}/resolve/{specs[slow].commit}/model.safetensors"
+    heard, lines, lines3 = [], [], []
+    stop_slow, leave = threading.Event(), threading.Event()
+    results = {}
+    run = lambda name, **kw: threading.Thread(  # noqa: E731
+        target=lambda: results.setdefault(name, own.fetch_admitted(specs[name], **kw)))
+    first = run(slow, on_file=heard.append, cancel=stop_slow)
+    first.start()
+    deadline = time.monotonic() + 10
+    while not (heard and heard[-1].file == "model.safetensors" and heard[-1].file_done > 0):
+        assert time.monotonic() < deadline, heard[-1:]
+        time.sleep(0.05)
+    own_hub.clear_log()
+    second, third_t = run(other, on_wait=lines.append), run(third, on_wait=lines3.append, cancel=leave)
+    second.start()
+    time.sleep(0.3)
+    third_t.start()
+    time.sleep(0.6)
+    assert own.waiting() == [other, third] and {h for h, _ in own.in_progress()} == {slow, other, third}
+    assert lines and lines[-1].running == slow and lines[-1].place == 1 and lines[-1].progress.file_done > 0
+    assert lines3 and lines3[-1].place == 2
+    leave.set()  # the third visitor leaves the line: nothing of theirs is downloaded
+    third_t.join(2)
+    assert not third_t.is_alive() and "you left the line" in results[third].error
+    assert own.waiting() == [other] and not own_hub.gets(name="config.json")  # the second still waits: no request
+    stop_slow.set()  # the running download ends (cancelled): the second begins
+    first.join(3)
+    second.join(20)
+    assert results[other].ok, results[other].error
+    assert own_hub.gets(name="model.safetensors") and own.waiting() == [] and own.in_progress() == []
+
+
 # -- a hostile own_hub, after admission ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("in_head", [True, False])
