@@ -218,6 +218,14 @@ def test_judge_adjusts_a_family_and_says_so():
     assert fam["c"].m == 4 and fam["c"].rank == 3 and fam["c"].holm_threshold == pytest.approx(0.025)
     assert fam["b"].holm_stopped_at == 3 and "Holm stopped at rank 3" in fam["b"].reason
     assert "rank 3 of 4" in fam["c"].reason and "0.05/2 = 0.025" in fam["c"].reason
+    # clear on its own, not among 4: the difference is not "too small", the 3 seeds do not settle it
+    assert fam["b"].label == fam["c"].label == "not settled by 3 seeds" and fam["a"].label == REPRODUCES
+
+
+def test_a_difference_inside_the_seed_spread_is_labelled_too_small():
+    fam = verdict.judge({"x": verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.1, 0.95, 1.0])),
+                         "y": verdict.decide(seeds([2.0, 2.1, 2.2]), seeds([1.0, 1.1, 1.2]))})
+    assert fam["x"].verdict == TOO_SMALL and fam["x"].p > 0.05 and fam["x"].label == TOO_SMALL
 
 
 # ----------------------------------------------------------------------------- the claims and the results documents

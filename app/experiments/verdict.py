@@ -34,6 +34,9 @@ The test, in plain numbers:
    direction; noninferiority: A clearly worse by more than the margin; equivalence: clearly outside the
    margin); **too small to tell at this scale** otherwise. With fewer than 2 seeds in an arm there is no
    spread to compare against: too small to tell, ``enough_seeds`` False, and outside the family m.
+   The label says which "cannot tell" it is: where the 95% interval clears the boundary on its own (p ≤ α) but
+   not after Holm's adjustment, the difference is not small — the seeds are too few to settle it among m
+   comparisons — and the label says so ("not settled by 3 seeds") instead of "too small to tell".
 
 When every seed difference is the same (se = 0), any difference from the boundary is clear (p = 0).
 Pure Python: the page imports it without torch or scipy.
@@ -334,9 +337,16 @@ def _apply_holm(v: Verdict, m: int, rank: int, threshold: float, adjusted: float
     side = _side(v.kind, v.difference, v.margin)
     verdict = (REPRODUCES if side == "holds" else REVERSES) if passed else TOO_SMALL
     label = verdict + (f" at {v.scale}" if verdict == REVERSES and v.scale else "")
+    if verdict == TOO_SMALL and v.enough_seeds and v.p <= ALPHA:  # clear alone, not among m: the seeds are too few
+        label = f"not settled by {unsettled_seeds(v)} seeds"
     v = replace(v, verdict=verdict, label=label, m=m, rank=rank, holm_threshold=threshold, p_holm=adjusted,
                 holm_pass=passed, holm_stopped_at=stopped_at)
     return replace(v, reason=reason(v), why=why(v))
+
+
+def unsettled_seeds(v: Verdict) -> str:
+    """The seeds behind a comparison, as its label counts them: the pairs, or each arm's when unpaired."""
+    return str(len(v.seeds)) if v.design == "paired" else (str(v.n_a) if v.n_a == v.n_b else f"{v.n_a} and {v.n_b}")
 
 
 def judge(tests: dict, alpha: float = ALPHA) -> dict:
