@@ -184,3 +184,26 @@ def test_the_handout_prints_the_figure_the_view_names(title, marker):
     key = handout.section(deck.view(v.page, {k: x for k, x in v.params.items() if k != state.FIGURE}, title),
                           handout.load_models(v), "http://hall.example", number=2)
     assert key.figure and marker not in key.figure  # without the name: the key figure, as before
+
+
+def test_presenter_style_sets_large_black_type_and_fits_a_long_title_on_one_line():
+    """On a projector the figure keeps its own style (Streamlit's theme is off there: it greys and shrinks the
+    ticks): ticks and axis titles at PRESENTER_FONT in the page's typeface, small notes grown, and a long title
+    smaller rather than wrapped (a wrapped title ran into legends above the plot)."""
+    import plotly.graph_objects as go
+    from app.ui import stage
+
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    fig.add_annotation(text="the model stops: L = 6", x=0.5, y=0.5, font=dict(size=11))
+    fig.add_annotation(text="already large", x=0.2, y=0.2, font=dict(size=30))
+    long = "Dynamic masking beats one static mask reused every epoch. — verdict: <b>not settled by 3 seeds</b>"
+    fig.update_layout(title_text=long)
+    stage.presenter_style(fig)
+    assert fig.layout.font.size == stage.PRESENTER_FONT and fig.layout.font.color == "#000"
+    assert "Source Sans" in fig.layout.font.family
+    assert [a.font.size for a in fig.layout.annotations] == [stage.PRESENTER_NOTE_FONT, 30]
+    assert fig.layout.title.text == long and "<br>" not in fig.layout.title.text
+    size = fig.layout.title.font.size
+    assert stage.PRESENTER_NOTE_FONT <= size < stage.PRESENTER_FONT + 2
+    assert 0.5 * size * (len(long) - len("<b></b>")) <= stage.PRESENTER_TITLE_PX
+    assert stage.title_size("Parameters by part") == stage.PRESENTER_FONT + 2

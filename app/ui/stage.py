@@ -14,6 +14,8 @@ figure on the stage. Streamlit cannot read the window's size on the server, so t
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from app.core import state, text
@@ -21,6 +23,9 @@ from app.figures import white_template
 from app.ui import url
 
 PRESENTER_FONT = 22
+PRESENTER_TITLE_PX = 900  # what a figure title's line may take on a projector, clear of a legend on its right
+PRESENTER_NOTE_FONT = 17  # px, the least a figure's annotation gets on a projector (11-13 px on a laptop)
+PRESENTER_FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # Streamlit's, loaded by the page
 STAGE_KEY = "bve-stage"  # the stage's container (CSS class st-key-bve-stage: the browser tests find it by it)
 FIGURE_BOX = "bve-stage-figure"  # the stage figure's box: CSS class st-key-bve-stage-figure-<its name>
 KEY_NAME = "key"  # a stage figure's name when its lesson offers no other
@@ -121,15 +126,30 @@ def _figure_box(name: str):
 
 def _plotly(where, fig, name: str, **size) -> None:
     fmt = url.setting("export")
-    where.plotly_chart(
-        fig, width="stretch", key=f"fig-{name}", **size,
+    where.plotly_chart(  # on a projector the figure's own style (presenter_style); Streamlit's theme greys it
+        fig, width="stretch", key=f"fig-{name}", theme=None if presenting() else "streamlit", **size,
         config={"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}},
     )
 
 
 def presenter_style(fig) -> None:
-    """Large black type on white for a projector (``app.figures.white_template``)."""
-    fig.update_layout(font=dict(size=PRESENTER_FONT, color="#000"), template=white_template())
+    """Large black type on white for a projector (``app.figures.white_template``), in the page's own typeface;
+    a figure's smaller notes (subplot titles, a marked line's label) grow to ``PRESENTER_NOTE_FONT`` at least."""
+    fig.update_layout(font=dict(size=PRESENTER_FONT, color="#000", family=PRESENTER_FONT_FAMILY),
+                      template=white_template())
+    title = fig.layout.title.text
+    if title:  # one line that fits the stage: a long title gets smaller type (a wrapped one collides with legends)
+        fig.update_layout(title_font_size=title_size(title))
+    for note in fig.layout.annotations or ():
+        if note.font.size is not None and note.font.size < PRESENTER_NOTE_FONT:
+            note.font.size = PRESENTER_NOTE_FONT
+
+
+def title_size(title: str) -> int:
+    """A figure title's type size on a projector: ``PRESENTER_FONT + 2``, smaller (down to ``PRESENTER_NOTE_FONT``)
+    when its longest line would not fit ``PRESENTER_TITLE_PX`` at about half an em a character."""
+    longest = max(len(re.sub(r"<[^>]*>", "", line)) for line in re.split(r"<br\s*/?>", title))
+    return int(max(PRESENTER_NOTE_FONT, min(PRESENTER_FONT + 2, PRESENTER_TITLE_PX / (0.5 * max(longest, 1)))))
 
 
 def show_figure(fig, name: str, height: int | None = None, key: bool | str = False) -> None:
