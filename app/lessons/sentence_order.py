@@ -104,8 +104,7 @@ FUNCTION_WORDS = frozenset(
 
 
 def load_stories(path: Path = STORIES) -> tuple[tuple[str, ...], ...]:
-    """Each story of the bundled sample (one per blank-line-separated block) as its sentences (stories of at
-    least two sentences)."""
+    """Each paragraph of the bundled sample as its sentences (paragraphs of at least two sentences)."""
     paragraphs = re.split(r"\n\s*\n", Path(path).read_text(encoding="utf-8"))
     stories = (tuple(txt.split_sentences(" ".join(p.split()))) for p in paragraphs)
     return tuple(s for s in stories if len(s) >= 2)

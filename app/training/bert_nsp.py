@@ -10,9 +10,10 @@ topic and swap the order (ALBERT, Lan et al. 2020, Table 5: NSP-trained 90.5 on 
 At toy scale a from-scratch model (the sentence experiment's ``nsp`` arm: 2 layers, 1500 steps) does not get
 there on the lesson's pairs. This recipe starts from what already knows the words — the bundled BERT stand-in
 (``assets/models/bert``: its weights and its WordPiece tokenizer; the pooler and the NSP head start fresh) —
-and trains on pairs drawn the way the lesson draws its pool (app/training/pairs.py ``segment_triples``): A
-and B consecutive segments of 2–3 sentences of one whole story, the negative B a segment of another story, cut
-longest side first to 96 tokens (what the page reads). Every batch is half IsNext, half NotNext;
+and trains on pairs drawn as the lesson draws its pool (app/training/pairs.py ``segment_triples``): A and B
+consecutive segments of 2–3 sentences of one whole story (the lesson's pool takes them inside held-out
+paragraphs), the negative B a segment of another story, cut longest side first to 96 tokens (what the page
+reads). Every batch is half IsNext, half NotNext;
 masked LM (dynamic 15%, 80/10/10) continues on the same pairs so the MLM head stays a masked LM.
 
 Scored on held-out pairs drawn the same way from ``tinystories_valid``: the head's NSP accuracy (in order vs
@@ -43,7 +44,7 @@ LOOP = common.LoopConfig(steps=6000, batch_size=32, seq_len=96, lr=3e-4, warmup=
 
 @dataclass(frozen=True)
 class Recipe:
-    min_sentences: int = 2  # segments of 2..3 sentences of a whole story, as the lesson draws its pool
+    min_sentences: int = 2  # segments of 2..3 sentences of a whole story (the lesson's pool: of a paragraph)
     max_sentences: int = 3
     eval_bases: int = 400  # held-out base pairs behind each evaluation during training (800 pairs a task)
     final_bases: int = 2000  # ... behind the final numbers (4000 pairs a task)
