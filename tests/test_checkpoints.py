@@ -150,10 +150,12 @@ def test_every_checkpoint_records_its_curves_and_is_stored_small():
 # ----------------------------------------------------------------------------- quality floors
 
 
-def short_of_floor(key: str):
-    """A floor app/training/report.py records as not reached yet: expected to fail, strictly."""
-    if key in report.SHORT_OF_FLOOR:
-        return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=report.SHORT_OF_FLOOR[key]))
+def short_of_floor(key: str, entry: str | None = None):
+    """A floor app/training/report.py records as not reached yet (under ``entry``, default the model's key): expected
+    to fail, strictly."""
+    entry = entry or key
+    if entry in report.SHORT_OF_FLOOR:
+        return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=report.SHORT_OF_FLOOR[entry]))
     return key
 
 
@@ -196,15 +198,22 @@ def test_distilbert_keeps_its_teachers_top1():
 
 @pytest.mark.trained
 @pytest.mark.parametrize("key", [short_of_floor("bert-nsp")])
-def test_the_nsp_head_solves_nsp_on_held_out_pairs_and_stays_near_chance_on_sop(key):
+def test_the_nsp_head_solves_nsp_on_held_out_pairs(key):
     """NSP is the easy task (a topic detector): the bundled NSP head meets its floor on held-out story pairs
-    (curves.json: the corpus is not in the repo) and, trained on NSP only, stays near chance on SOP — ALBERT's
-    Table 5 (NSP-trained: 90.5 on NSP, 52.0 on SOP)."""
+    (curves.json: the corpus is not in the repo) — ALBERT's Table 5 (NSP-trained: 90.5 on NSP)."""
     needs(key)
     final = json.loads((catalogue.get(key).bundled_path / "curves.json").read_text())["final"]
     assert final["held_out_pairs"] >= 2000
     assert final["nsp_accuracy"] >= report.NSP_FLOOR
-    assert abs(final["sop_accuracy"] - 0.5) <= 0.1
+
+
+@pytest.mark.trained
+@pytest.mark.parametrize("key", [short_of_floor("bert-nsp", "bert-nsp:sop")])
+def test_the_nsp_head_stays_near_chance_on_sop(key):
+    """Trained on NSP only, the head should not tell order: ALBERT's NSP-trained model scored 52.0 on SOP."""
+    needs(key)
+    final = json.loads((catalogue.get(key).bundled_path / "curves.json").read_text())["final"]
+    assert abs(final["sop_accuracy"] - 0.5) <= report.SOP_NEAR_CHANCE
 
 
 @pytest.mark.trained

@@ -131,9 +131,12 @@ def test_the_reports_nsp_row_shows_held_out_and_pool_accuracy_and_the_floor():
     curves = {"steps_done": 9000, "train_seconds": 2040.0, "starts_from": "the BERT stand-in",
               "final": {"nsp_accuracy": 0.91, "sop_accuracy": 0.53, "held_out_pairs": 4000}}
     row = report.rows({"bert-nsp": {"params": 2.67e6, "curves": curves, "pool": {"nsp": 0.88, "sop": 0.5},
-                                    "checks": [("held-out NSP accuracy", 0.91, report.NSP_FLOOR, True)]}})
+                                    "checks": [("held-out NSP accuracy", 0.91, report.NSP_FLOOR, True),
+                                               ("held-out SOP accuracy near chance", 0.53, report.SOP_NEAR_CHANCE,
+                                                True)]}})
     (nsp,) = [r for r in row if r.startswith("| BERT (NSP head)")]
     assert "9000 steps · 34 min CPU, from the BERT stand-in" in nsp
     assert "NSP accuracy 0.91 · SOP accuracy 0.53 (the head, 4000 held-out pairs a task)" in nsp
     assert "pool (120 pairs a task), measured now: NSP 0.88 · SOP 0.50" in nsp
-    assert nsp.endswith("| held-out NSP accuracy 0.910 (≥ 0.85) | yes |")
+    assert nsp.endswith("| held-out NSP accuracy 0.910 (≥ 0.85); held-out SOP accuracy near chance 0.530 (0.5 ± 0.10) "
+                        "| yes |")

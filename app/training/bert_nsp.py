@@ -164,7 +164,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
            else "") + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
         + f"{model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}, "
         f"{model.config.num_attention_heads} heads; vocabulary {len(tok)}",
-        model=model, cfg=cfg, curves=curves, recipe_name="bert-nsp",
+        model=model, cfg=cfg, curves=curves, recipe_name="bert-nsp", starts_from="the bundled BERT stand-in",
         metrics={f"NSP accuracy (held-out pairs: {n_tasks}, in order vs B from another story)": final["nsp_accuracy"],
                  f"SOP accuracy (held-out pairs: {n_tasks}, in order vs swapped; 'not next' read as 'swapped')":
                      final["sop_accuracy"],

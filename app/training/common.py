@@ -256,8 +256,10 @@ def describe_compute(cfg: LoopConfig, curves: dict) -> str:
 def model_card(
     *, name: str, family: str, stands_in_for: str, recipe: str, model: nn.Module, cfg: LoopConfig,
     curves: dict, metrics: dict, baseline: dict | None, corpus: str, notes: str = "", recipe_name: str = "",
+    starts_from: str | None = None,
 ) -> str:
-    """A model card in the Hugging Face format: front matter, what it is, how it was trained, quality."""
+    """A model card in the Hugging Face format: front matter, what it is, how it was trained, quality.
+    ``starts_from``: what a recipe that does not train from scratch starts from (its card says so)."""
     rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in metrics.items())
     base = ""
     if baseline:
@@ -274,7 +276,7 @@ datasets: [roneneldan/TinyStories]
 
 # {name}
 
-A tiny **{family}** trained from scratch by this project's own recipe, bundled with the BERT Variants
+A tiny **{family}** trained {f"by this project's own recipe from {starts_from}," if starts_from else "from scratch by this project's own recipe,"} bundled with the BERT Variants
 Explorer so that every lesson works offline on a CPU. It stands in for `{stands_in_for}` and follows
 the same conventions (tokenizer, special tokens, model class), so the app's code serves both.
 It is a teaching model: it knows simple children's-story English and little else.

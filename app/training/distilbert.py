@@ -108,7 +108,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         f"layers, initialised from teacher layers {list(range(0, teacher.config.num_hidden_layers, 2))}; loss "
         f"{recipe.alpha_ce:g}·T²·KL(T={recipe.temperature:g}) + {recipe.alpha_mlm:g}·MLM + {recipe.alpha_cos:g}·cosine, "
         "dynamic masking, soft targets on every token",
-        model=student, cfg=cfg, curves=curves,
+        model=student, cfg=cfg, curves=curves, starts_from="the bundled BERT stand-in's layers",
         metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
                  "teacher masked top-1": t_final["top1"], "retained top-1 (student / teacher)": retained,
                  "forward speed-up on CPU (teacher ms / student ms)": speed["speedup"],

@@ -274,6 +274,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
     pair = ("\nThe generator and discriminator share their embeddings (frozen after stage 0); load both (the app "
             "re-ties them). `curves.json` holds stage 2's curves at the top level and stages 0 and 1 under "
             "`joint_stage` and `generator_stage`.\n")
+    starts = {"electra-generator": "scratch on embeddings it shares with its discriminator, which began as the "
+                                   "bundled BERT stand-in's",
+              "electra-discriminator": "the bundled BERT stand-in"}
     for model, name, hub, loop, card_curves, metrics in [
         (generator, "electra-generator", "google/electra-small-generator", gen_cfg, gen_curves,
          {"masked top-1 (15% masking)": g["top1"], "masked top-5 (15% masking)": g["top5"], "held-out targets": g["n_targets"],
@@ -284,5 +287,6 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
     ]:
         card = common.model_card(name=f"{name}-tiny-tinystories", family="electra", stands_in_for=hub, recipe=recipe,
                                  model=model, cfg=loop, curves=card_curves, metrics=metrics,
-                                 baseline=baseline if "generator" in name else None, corpus=data.corpus_files(corpus)[0].name, notes=pair)
+                                 baseline=baseline if "generator" in name else None, corpus=data.corpus_files(corpus)[0].name, notes=pair,
+                                 starts_from=starts[name])
         common.save_checkpoint(model, tok, out / name, curves, card)

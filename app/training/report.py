@@ -24,15 +24,17 @@ CLOZE_FLOORS = {"bert": 0.50, "roberta": 0.50, "distilbert": 0.50, "albert": 0.4
                 "electra-generator": 0.35, "deberta": 0.50, "modernbert": 0.50}
 AUC_FLOOR, RETAINED_FLOOR, SPEEDUP_FLOOR, PLAUSIBLE_FLOOR = 0.90, 0.95, 1.6, 0.80
 NSP_FLOOR = 0.85  # held-out NSP accuracy of the NSP head: NSP is the easy task (ALBERT's Table 5: 90.5)
+SOP_NEAR_CHANCE = 0.10  # ... and its held-out SOP accuracy within this of 0.5 (Table 5: 52.0)
 
 # Floors the bundled checkpoints do not reach yet, and what was seen: the report says so beside the number and
 # the floor tests expect the miss (strictly: a retrained checkpoint that reaches its floor makes the test fail
 # until its entry here is removed). The ELECTRA discriminator's AUC holds since its generator is stopped early
-# (app/training/electra.py); the NSP head's floor is new (issue 26) and not reached yet.
-SHORT_OF_FLOOR: dict[str, str] = {
-    "bert-nsp": "the bundled head is still the sentence experiment's 2-layer nsp arm (at chance on the page's NSP pool); "
-                "the bert-nsp recipe reached 0.815 held-out (SOP 0.59) in 9000 + 5500 steps (stage 2: no opening-line "
-                "negatives, NSP weight 2), 48.5 min on 1 thread: not bundled",
+# (app/training/electra.py); the NSP head meets its NSP floor since its pairs come from whole stories (issue 26),
+# but not its SOP bound.
+SHORT_OF_FLOOR: dict[str, str] = {  # "<model>" or "<model>:<what>" (one of several checks of a model)
+    "bert-nsp:sop": "held-out SOP accuracy 0.643 (ALBERT's NSP-trained model: 52.0): the head says 'not next' more "
+                    "often for a swapped pair than for the same pair in order, so it reads more than the topic; its "
+                    "negatives, other TinyStories, share most of a true next segment's words",
 }
 
 
@@ -81,8 +83,10 @@ def measure() -> dict[str, dict]:
             speed = forward_speedup(loaded["bert"].model, m.model, m.tokenizer)["speedup"]
             row["checks"].append(("forward speed-up on this CPU", speed, SPEEDUP_FLOOR, speed >= SPEEDUP_FLOOR))
         if key == "bert-nsp":
-            nsp = f.get("nsp_accuracy")
+            nsp, sop = f.get("nsp_accuracy"), f.get("sop_accuracy")
             row["checks"].append(("held-out NSP accuracy", nsp, NSP_FLOOR, nsp is not None and nsp >= NSP_FLOOR))
+            row["checks"].append(("held-out SOP accuracy near chance", sop, SOP_NEAR_CHANCE,
+                                  sop is not None and abs(sop - 0.5) <= SOP_NEAR_CHANCE))
             heads = {"albert": loaded.get("albert", "not loaded for the report"), key: m}
             row["pool"] = sentence_order.run(heads, sentence_order.Inputs()).accuracy[key]  # the page's own grid
         out[key] = row
@@ -94,6 +98,8 @@ def _fmt(what: str, value, floor) -> str:
         return f"{what}: not measured"
     if "speed" in what:
         return f"{what} {value:.2f}× (≥ {floor:g}×)"
+    if "near chance" in what:
+        return f"{what} {value:.3f} (0.5 ± {floor:.2f})"
     if "kept" in what or "share" in what or "words" in what:
         return f"{what} {value:.0%} (≥ {floor:.0%})"
     return f"{what} {value:.3f} (≥ {floor:.2f})"
@@ -145,8 +151,9 @@ def rows(measured: dict[str, dict]) -> list[str]:
                 held += f"; SOP accuracy {f['sop_accuracy']:.2f}"
         checks = "; ".join(_fmt(w, val, fl) for w, val, fl, _ in m["checks"]) or "—"
         holds = "yes" if m["checks"] and all(h for *_, h in m["checks"]) else ("—" if not m["checks"] else "**no**")
-        if holds == "**no**" and key in SHORT_OF_FLOOR:
-            holds += f": {SHORT_OF_FLOOR[key]}"
+        reasons = [r for k, r in SHORT_OF_FLOOR.items() if k == key or k.startswith(f"{key}:")]
+        if holds == "**no**" and reasons:
+            holds += ": " + "; ".join(reasons)
         out.append(f"| {v.label} | {m['params'] / 1e6:.2f} M | {train} | {held} | {checks} | {holds} |")
     return out
 
