@@ -56,9 +56,9 @@ def test_next_and_back_switch_to_the_neighbouring_views_in_exactly_their_state(o
     assert at.query_params.get("presenter") in (["1"], "1")
 
 
-def test_a_slide_queues_every_slide_ahead_in_order_for_the_background(open_page, monkeypatch):
-    """The next slide first, then the rest: a slide whose view takes longer to compute than the one before it
-    stands (ModernBERT at 512 tokens) is ready when the lecturer gets there."""
+def test_a_slide_queues_the_next_slide_only_for_the_background(open_page, monkeypatch):
+    """The next slide, computed while this one is shown. Not every slide ahead: computing those in the background
+    competed with each slide change on 2 cores (cold p95 2386 ms against 1296 ms, scripts/benchmark.py)."""
     from app.ui import warm
 
     queued = []
@@ -66,7 +66,7 @@ def test_a_slide_queues_every_slide_ahead_in_order_for_the_background(open_page,
     v = DEFAULT[ELECTRA - 1]
     at = open_page("pages/electra.py", slide=str(ELECTRA), presenter="1", **v.params)
     assert not at.exception and has_bar(at)
-    assert [(q.page, q.params) for q in queued] == [(w.page, w.params) for w in DEFAULT[ELECTRA:]]
+    assert [(q.page, q.params) for q in queued] == [(DEFAULT[ELECTRA].page, DEFAULT[ELECTRA].params)]
 
 
 def test_the_first_slide_has_no_back_and_the_last_no_next(open_page):
