@@ -89,7 +89,8 @@ def accuracy_figure(r) -> go.Figure:
                        "<br>95% interval %{customdata[2]:.3f}–%{customdata[3]:.3f}: %{customdata[4]}<extra></extra>"),
     ))
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, esc(r.grid.title), 130 + 90 * len(heads))
+    head, _, aside = r.grid.title.partition(" (")  # two lines: in a half-width column one was cut at the edge
+    return _layout(fig, esc(head) + (f"<br>({esc(aside)}" if aside else ""), 130 + 90 * len(heads))
 
 
 def key_figure(r) -> go.Figure:

@@ -214,7 +214,10 @@ def claim_line(experiment: str) -> None:
     from app.experiments import results
 
     line = results.one_line(experiment)
-    st.page_link("pages/claims.py", label=line, query_params={"claim": experiment}, icon=":material/science:")
+    with st.container(key=f"bve-claim-line-{experiment}"):  # the whole line, wrapped: a link's label is cut to one
+        st.markdown(f":material/science: {line}")  # line, which cut the verdict off (our own results' words)
+        st.page_link("pages/claims.py", label="See the experiment on the Does it work? page",
+                     query_params={"claim": experiment}, icon=":material/arrow_forward:")
 
 
 def show_notes(notes) -> None:
