@@ -238,21 +238,27 @@ def _download(spec) -> str | None:
                 "resumes it.")
     box = st.container(border=True)
     waiting = any(source == spec.source for source, _ in own.in_progress())
-    sizes = (f"{human(spec.download_bytes)} in {len(spec.files)} files, about {human(spec.memory_bytes)} in "
-             "memory); afterwards *Auto* uses it offline.")
+
+    def heading(verb: str) -> str:  # "Downloading" / "Waiting to download" this model, with its sizes
+        return (f"{verb} {text.md(spec.source)} into the Hugging Face cache ({human(spec.download_bytes)} in "
+                f"{len(spec.files)} files, about {human(spec.memory_bytes)} in memory); afterwards *Auto* uses it "
+                "offline.")
+
     header = box.empty()
     header.markdown(f"Another visitor is downloading {text.md(spec.source)}; this page waits for it." if waiting
-                    else f"Downloading {text.md(spec.source)} into the Hugging Face cache ({sizes}")
+                    else heading("Downloading"))
     box.button("Cancel" if not waiting else "Stop waiting", key=f"own-cancel-{spec.key}", on_click=_cancel,
                args=(spec.source,), icon=":material/cancel:")
     bars: dict[str, object] = {}
     last = [None]
+    line = box.empty()  # while waiting in line for the server's one download: what runs and this request's place
+    queued: list[bool] = []  # [True] while this request waits in line
 
     def on_file(p) -> None:
         if queued:  # its turn came
             queued.clear()
             line.empty()
-            header.markdown(f"Downloading {text.md(spec.source)} into the Hugging Face cache ({sizes}")
+            header.markdown(heading("Downloading"))
         if p.file is None:
             return
         if last[0] not in (None, p.file):
@@ -266,13 +272,10 @@ def _download(spec) -> str | None:
     # Cancel (or any widget this visitor touches) asks Streamlit for a rerun, which interrupts this script at its
     # next progress update: the download stops there (download.fetch marks it cancelled, the partial is kept),
     # and the next run sees CANCELLED (the button's callback) or resumes the download. The event stays unset.
-    line = box.empty()
-    queued: list[bool] = []
-
     def on_wait(w) -> None:  # another model's download holds the server's one slot: this request waits in line
         if not queued:
             queued.append(True)
-            header.markdown(f"Waiting to download {text.md(spec.source)} into the Hugging Face cache ({sizes}")
+            header.markdown(heading("Waiting to download"))
         got = "" if w.progress is None or w.progress.total is None else \
             f" ({human(w.progress.done)} of {human(w.progress.total)})"
         place = "next" if w.place == 1 else f"number {w.place} in line"
