@@ -115,4 +115,8 @@ def test_require_text_stops_on_an_empty_box_in_one_wording(blank):
         text.require_text(blank, "A `red` [ball](x)", "two sentences (A and B)")
     note = stop.value.note.text
     assert note.startswith("Type two sentences (A and B) to start") and text.md("A `red` [ball](x)", None) in note
+    assert note.endswith(".") and not note.endswith("..")
+    with pytest.raises(Stop) as stop:  # an example with its own full stop ends the sentence once
+        text.require_text(blank, "The boy went home with his mom.")
+    assert stop.value.note.text.endswith("his mom.`"), stop.value.note.text
     assert text.require_text(" a ") == " a "

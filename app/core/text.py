@@ -346,7 +346,9 @@ def require_text(text: str, example: str | None = None, what: str = "a sentence"
     if text.strip():
         return text
     hint = f", for example {md(example, None)}" if example else ""
-    raise Stop(f"Type {what} to start: the box is empty or only whitespace{hint}.")
+    # an example that ends a sentence ends this one: no second full stop after it ("…mom.`.")
+    end = "" if example and example.rstrip().endswith((".", "!", "?", "…")) else "."
+    raise Stop(f"Type {what} to start: the box is empty or only whitespace{hint}{end}")
 
 
 def input_notes(tk: Tokenized, tokenizer, text: str, who: str) -> list[str]:
