@@ -140,3 +140,47 @@ def test_the_reports_nsp_row_shows_held_out_and_pool_accuracy_and_the_floor():
     assert "pool (120 pairs a task), measured now: NSP 0.88 · SOP 0.50" in nsp
     assert nsp.endswith("| held-out NSP accuracy 0.910 (≥ 0.85); held-out SOP accuracy near chance 0.530 (0.5 ± 0.10) "
                         "| yes |")
+
+
+def test_where_tells_each_draws_place_in_its_story_and_changes_no_draw():
+    stories, where = _stories(), []
+    plain = pairs.segment_triples(stories, 200, torch.Generator().manual_seed(4), 3, 1, 2)
+    told = pairs.segment_triples(stories, 200, torch.Generator().manual_seed(4), 3, 1, 2, where=where)
+    assert plain == told and len(where) == 200
+    for (a, b, _), (j, k, n) in zip(told, where):
+        (s,) = {s for s, _ in _where(a)}
+        assert min(i for _, i in _where(a)) == j and len(_where(a)) == len(_where(b)) == k
+        assert n == len(stories[s - 1]) and j + 2 * k <= n
+
+
+def test_sop_breakdown_splits_the_heads_answers_by_where_a_sits(bundled):
+    """Where the bundled NSP head's SOP accuracy comes from (its report entry cites it): the rows are the head's
+    'not next' rates on the same held-out draws, in order, swapped and with B from another story."""
+    from transformers import AutoTokenizer, BertForPreTraining
+
+    from app.training import bert_nsp
+
+    path = catalogue.bundled_root() / catalogue.CATALOGUE["bert-nsp"].bundled
+    tok = AutoTokenizer.from_pretrained(path)
+    model = BertForPreTraining.from_pretrained(path).eval()
+    text = ["Once upon a time there was a cat.", "The cat liked milk.", "One day it rained.", "The cat stayed in.",
+            "It slept all day.", "The end."]
+    stories = data.encode_sentences(tok, [" ".join(text), " ".join(text[::-1]), " ".join(text[1:])])
+    rows = bert_nsp.sop_breakdown(model, tok, stories, bases=24)
+    by = {r["pairs"]: r for r in rows}
+    assert by["all pairs"]["n"] == 24
+    assert by["A opens its story"]["n"] + by["A does not open its story"]["n"] == 24
+    for r in rows:
+        if r["n"]:
+            assert r["sop_accuracy"] == pytest.approx((1 - r["not_next_in_order"] + r["not_next_swapped"]) / 2)
+            assert 0 <= r["nsp_accuracy"] <= 1
+
+
+def test_the_report_says_whether_any_checkpoint_had_nsp_at_its_floor_and_sop_near_chance():
+    from app.training import report
+
+    rising = {"valid_nsp_acc": [0.70, 0.86, 0.87], "valid_sop_acc": [0.52, 0.62, 0.64]}
+    assert report._sop_with_nsp(rising) == ("; in training, SOP was 0.62–0.64 at the 2 evaluations where NSP was "
+                                            "≥ 0.85: no checkpoint had both")
+    assert report._sop_with_nsp({"valid_nsp_acc": [0.86, 0.9], "valid_sop_acc": [0.55, 0.7]}).endswith("1 of them had both")
+    assert report._sop_with_nsp({"valid_nsp_acc": [0.6], "valid_sop_acc": [0.5]}) == ""

@@ -177,8 +177,69 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
               "(`prediction_logits`) and next-sentence (`seq_relationship_logits`: index 0 = B follows A, 1 = B "
               "comes from another story) heads. It read at most "
               f"{cfg.seq_len} tokens a pair in training. It replaces the sentence experiment's 2-layer `nsp` arm "
-              "(0.98 M parameters, 1500 steps from scratch), which scored 52% — chance — on the page's NSP pool.\n",
+              "(0.98 M parameters, 1500 steps from scratch), which scored 52% — chance — on the page's NSP pool. "
+              "`python -m app.training.bert_nsp` splits the head's SOP accuracy by where A sits in its story.\n",
     )
     curves["final"] = final
     curves["starts_from"] = "the BERT stand-in"  # the report's training column says so
     common.save_checkpoint(model, tok, out / "bert-nsp", curves, card)
+
+
+# ----------------------------------------------------------------------------- where the head's SOP signal comes from
+
+
+def sop_breakdown(model, tok, stories, bases: int = 1500, seed: int = 2, seq_len: int = LOOP.seq_len) -> list[dict]:
+    """The head's P(not next) > 0.5 rate on held-out pairs in order, swapped, and with B from another story, by
+    where A sits in its story: a head that reads only the topic says "not next" as rarely for a swapped pair as for
+    the same pair in order (SOP at chance). Rows: all pairs, A is the story's opening, A is not, B ends the story,
+    neither. ``stories``: encoded whole stories (``data.encode_sentences``), drawn as the recipe's held-out set."""
+    r, where = RECIPE, []
+    tri = pairs.segment_triples(stories, bases, torch.Generator().manual_seed(seed), r.max_sentences,
+                                int(r.mid_story_negatives), r.min_sentences, where=where)
+
+    def not_next(rows) -> torch.Tensor:
+        p = pairs.encode_segment_pairs(tok, [(a, b, 0) for a, b in rows], seq_len, "nsp")
+        out = []
+        with torch.no_grad():
+            for s in range(0, len(p), 256):
+                x = p.subset(slice(s, s + 256)).seqs
+                _, sent = forward(model, x.input_ids, x.attention_mask, x.token_type_ids,
+                                  torch.zeros_like(x.input_ids, dtype=torch.bool))
+                out.append(sent.argmax(-1) == 1)
+        return torch.cat(out)
+
+    inorder, swapped = not_next([(a, b) for a, b, _ in tri]), not_next([(b, a) for a, b, _ in tri])
+    other = not_next([(a, c) for a, _, c in tri])
+    opening = torch.tensor([j == 0 for j, _, _ in where])
+    ending = torch.tensor([j + 2 * k == n for j, k, n in where])
+    rows = []
+    for name, sel in [("all pairs", torch.ones_like(opening)), ("A opens its story", opening),
+                      ("A does not open its story", ~opening), ("B ends its story", ending),
+                      ("neither", ~opening & ~ending)]:
+        f = lambda v: float(v[sel].float().mean())  # noqa: E731
+        rows.append({"pairs": name, "n": int(sel.sum()), "not_next_in_order": f(inorder),
+                     "not_next_swapped": f(swapped), "not_next_other_story": f(other),
+                     "sop_accuracy": (1 - f(inorder) + f(swapped)) / 2, "nsp_accuracy": (1 - f(inorder) + f(other)) / 2})
+    return rows
+
+
+def main(argv=None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Where the bundled NSP head's SOP accuracy comes from (held-out pairs)")
+    ap.add_argument("--model", default="assets/models/bert-nsp")
+    ap.add_argument("--corpus", default="../shared/corpus")
+    ap.add_argument("--bases", type=int, default=1500)
+    args = ap.parse_args(argv)
+    tok = AutoTokenizer.from_pretrained(args.model)
+    model = BertForPreTraining.from_pretrained(args.model).eval()
+    stories = data.encode_sentences(tok, data.read_whole_stories(data.corpus_files(args.corpus)[1]))
+    print("| pairs | n | 'not next' in order | swapped | B from another story | SOP accuracy | NSP accuracy |")
+    print("|---|---|---|---|---|---|---|")
+    for r in sop_breakdown(model, tok, stories, args.bases):
+        print(f"| {r['pairs']} | {r['n']} | {r['not_next_in_order']:.3f} | {r['not_next_swapped']:.3f} | "
+              f"{r['not_next_other_story']:.3f} | {r['sop_accuracy']:.3f} | {r['nsp_accuracy']:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -96,7 +96,7 @@ def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len:
 
 
 def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator, max_sentences: int = 3,
-                    other_from: int = 0, min_sentences: int = 1):
+                    other_from: int = 0, min_sentences: int = 1, where: list | None = None):
     """``n`` draws of (A, B, C) as token-id lists, the way the NSP vs SOP lesson draws its pool
     (app/lessons/sentence_order.py, ``generate_pairs``): A and B two consecutive segments of one story, each of
     k sentences (k uniform in ``min_sentences``..``max_sentences``, at most half the story), and C a segment of k sentences at a
@@ -105,7 +105,8 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
     ``other_from``: C starts at that sentence or later where the other story is long enough (1: C is never the
     other story's opening — a true B never is one, so an opening line would tell NotNext from IsNext without
     the topic, and would read "swapped" whenever A, an opening, comes second). The draws are the same numbers
-    whatever ``other_from``; 0 gives the lesson's own draw."""
+    whatever ``other_from``; 0 gives the lesson's own draw. ``where``: a list that gets, per draw, (A's first
+    sentence, k, the story's sentences) — where in its story a pair sits."""
     usable = [s for s in stories if len(s) >= 2]
     if len(usable) < 2:
         raise ValueError("segment pairs need at least two stories of two or more sentences")
@@ -123,6 +124,8 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
         jo = start + int(torch.randint(len(other) - ko - start + 1, (1,), generator=gen))
         flat = lambda sents: [t for x in sents for t in x]  # noqa: E731
         out.append((flat(story[j:j + k]), flat(story[j + k:j + 2 * k]), flat(other[jo:jo + ko])))
+        if where is not None:
+            where.append((j, k, len(story)))
     return out
 
 
