@@ -456,6 +456,27 @@ def test_the_figures_carry_the_results_numbers(models):
         assert isinstance(f, go.Figure) and f.data
 
 
+def test_past_256_positions_an_attention_cell_is_the_mean_of_its_block_and_says_so():
+    """The deck's 512-token slide: 2 × 2 blocks (a quarter of the cells to send and draw); each cell is the block's
+    mean weight and the share of its cells the rule allows; the hover and the axes name the block's positions."""
+    rng = np.random.default_rng(0)
+    n = 512
+    rule = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) <= 64
+    weights = rng.random((n, n))
+    fig = figures.attention_figure(rule, weights, 1, "sliding_attention", 64)
+    z_rule, z_weights = np.asarray(fig.data[0].z), np.asarray(fig.data[1].z)
+    assert z_rule.shape == z_weights.shape == (256, 256)
+    assert np.isclose(z_weights[3, 40], weights[6:8, 80:82].mean(), rtol=1e-6)
+    assert z_rule[0, 0] == 100 and z_rule[0, 200] == 0 and z_rule[0, 32] == 75  # query 0–1, keys 64–65: 3 of 4
+    assert fig.data[1].x[40] == "80–81" and fig.data[1].y[3] == "6–7"
+    assert "2 × 2" in fig.data[1].hovertemplate and "2 × 2" in fig.layout.title.text
+    assert list(fig.layout.xaxis.ticktext[:3]) == ["0", "64", "128"]
+    odd = figures.attention_figure(rule[:300, :300], weights[:300, :300], 1, "sliding_attention", 64)
+    assert np.asarray(odd.data[1].z).shape == (150, 150) and odd.data[1].x[-1] == "298–299"
+    exact = figures.attention_figure(rule[:256, :256], weights[:256, :256], 1, "sliding_attention", 64)
+    assert np.array_equal(exact.data[0].z, rule[:256, :256].astype(np.int8)) and exact.data[1].x is None
+
+
 def test_tokens_in_figures_are_escaped():
     fig = figures.batch_figure(SimpleNamespace(pieces=[["[CLS]", "<b>x</b>", "[SEP]"], ["[CLS]", "[SEP]"]], lengths=[3, 2]))
     assert "&lt;b&gt;x&lt;/b&gt;" in str(fig.data[0].customdata.tolist())

@@ -146,16 +146,17 @@ def test_the_prefix_figure_puts_bert_and_deberta_side_by_side_with_their_largest
     assert "&lt;a&gt;" in json.dumps(fig.data[0].customdata.tolist())
 
 
-def test_modernberts_attention_axes_run_over_the_positions_only():
+@pytest.mark.parametrize("n, cells", [(256, 256), (512, 256)])
+def test_modernberts_attention_axes_run_over_the_cells_only(n, cells):
     """The square cells used to stretch the key axis to −400…1000 for 512 positions: each panel now shrinks to a
-    square (constrain="domain") and both axes run −0.5…n − 0.5."""
+    square (constrain="domain") and both axes run over its cells, −0.5…cells − 0.5 (past 256 positions a cell
+    is a block of positions)."""
     from app.figures import modernbert
 
-    n = 512
     fig = modernbert.attention_figure(np.ones((n, n), bool), np.zeros((n, n)), 1, "sliding_attention", 32)
     for x, y in (("xaxis", "yaxis"), ("xaxis2", "yaxis2")):
-        assert list(fig.layout[x].range) == [-0.5, n - 0.5] and fig.layout[x].constrain == "domain"
-        assert list(fig.layout[y].range) == [n - 0.5, -0.5] and fig.layout[y].constrain == "domain"
+        assert list(fig.layout[x].range) == [-0.5, cells - 0.5] and fig.layout[x].constrain == "domain"
+        assert list(fig.layout[y].range) == [cells - 0.5, -0.5] and fig.layout[y].constrain == "domain"
 
 
 def test_every_shape_a_figure_marks_stays_visible_on_a_projector_and_on_paper():

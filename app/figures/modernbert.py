@@ -135,27 +135,66 @@ def layers_figure(r) -> go.Figure:
     return _layout(fig, "Layer types, read from config.layer_types", 190)
 
 
+MOST_CELLS = 256  # cells a side of the attention panels: past it, each cell averages a block of positions
+
+
+def block_starts(n: int, most: int = MOST_CELLS) -> np.ndarray:
+    """The first position of each block when ``n`` positions are shown in at most ``most`` cells: blocks of
+    ⌈n / most⌉ positions (the last may be shorter); one position a cell when ``n ≤ most``."""
+    return np.arange(0, n, max(1, -(-n // most)))
+
+
+def block_mean(a: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The mean of ``a`` (square) over every block of rows × columns that ``starts`` cut it into."""
+    a = np.asarray(a, dtype=np.float64)
+    sizes = np.diff(np.append(starts, a.shape[0]))
+    summed = np.add.reduceat(np.add.reduceat(a, starts, axis=0), starts, axis=1)
+    return summed / np.outer(sizes, sizes)
+
+
 def attention_figure(rule: np.ndarray, weights: np.ndarray, layer: int, kind: str, half: int | None) -> go.Figure:
     """Left: which cells the layer's rule allows (1) or blocks (0). Right: the model's attention weights on the
-    long input, mean over heads (rows: queries, columns: keys)."""
+    long input, mean over heads (rows: queries, columns: keys). Past ``MOST_CELLS`` positions a cell averages a
+    block of positions (512 tokens: 2 × 2), which the hover names: a panel a few hundred pixels wide cannot show
+    more, and a quarter of the cells draws in a quarter of the time (a deck slide changes faster)."""
     what = "global: every key" if half is None else f"local: keys at most {half} positions away"
+    n = len(rule)
+    starts = block_starts(n)
+    f = int(starts[1] - starts[0]) if len(starts) > 1 else 1
+    if f == 1:
+        z_rule, z_weights = np.asarray(rule).astype(np.int8), np.asarray(weights, dtype=np.float32)
+        axis = dict(x=None, y=None)
+        rule_hover = "query %{y}, key %{x}: %{z} (1 = allowed, 0 = blocked)<extra></extra>"
+        weight_hover = "query %{y}, key %{x}<br>weight %{z:.6g}<extra></extra>"
+    else:
+        z_rule = np.rint(100 * block_mean(rule, starts)).astype(np.uint8)  # % of a block's cells allowed
+        z_weights = block_mean(weights, starts).astype(np.float32)
+        ends = np.append(starts[1:], n) - 1
+        labels = [f"{a}–{b}" for a, b in zip(starts, ends)]
+        axis = dict(x=labels, y=labels)
+        rule_hover = f"queries %{{y}}, keys %{{x}}: %{{z}}% of these {f} × {f} cells allowed<extra></extra>"
+        weight_hover = ("queries %{y}, keys %{x}<br>mean weight %{z:.6g} " f"(a cell averages {f} × {f} positions)"
+                        "<extra></extra>")
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
                         subplot_titles=(f"the rule ({what})", "the model's attention weights (mean over heads)"))
-    fig.add_trace(go.Heatmap(z=rule.astype(np.int8), colorscale=[[0, "#f4f4f4"], [1, KIND_COLOUR[kind]]], zmin=0,
-                             zmax=1, showscale=False,
-                             hovertemplate="query %{y}, key %{x}: %{z} (1 = allowed, 0 = blocked)<extra></extra>"),
-                  row=1, col=1)
-    weights = np.asarray(weights, dtype=np.float32)  # 512 × 512 in float64 was 3.9 MB of figure to send; 2.1 MB now
-    top = float(np.quantile(weights, 0.995)) if weights.size else 1.0
-    fig.add_trace(go.Heatmap(z=weights, colorscale="Blues", zmin=0, zmax=max(top, 1e-9),
-                             colorbar=dict(title="weight", len=0.8),
-                             hovertemplate="query %{y}, key %{x}<br>weight %{z:.6g}<extra></extra>"), row=1, col=2)
-    n = len(rule)
-    for col in (1, 2):  # square cells: each panel shrinks to a square (constrain="domain"), its axes keep 0…n − 1
-        fig.update_xaxes(title="key position", range=[-0.5, n - 0.5], constrain="domain", row=1, col=col)
-        fig.update_yaxes(title="query position", range=[n - 0.5, -0.5], constrain="domain", row=1, col=col,
-                         scaleanchor="x" if col == 1 else "x2")
-    return _layout(fig, f"Layer {layer} on {n} tokens", 520)
+    fig.add_trace(go.Heatmap(z=z_rule, **axis, colorscale=[[0, "#f4f4f4"], [1, KIND_COLOUR[kind]]], zmin=0,
+                             zmax=1 if f == 1 else 100, showscale=False, hovertemplate=rule_hover), row=1, col=1)
+    # float32: 512 × 512 in float64 was 3.9 MB of figure to send, 2.1 MB in float32; 0.5 MB in 2 × 2 blocks
+    top = float(np.quantile(z_weights, 0.995)) if z_weights.size else 1.0
+    fig.add_trace(go.Heatmap(z=z_weights, **axis, colorscale="Blues", zmin=0, zmax=max(top, 1e-9),
+                             colorbar=dict(title="weight", len=0.8), hovertemplate=weight_hover), row=1, col=2)
+    cells = len(starts)
+    ticks = {}
+    if f > 1:  # category axes (one label a block): ticks at round positions, labelled with the position
+        step = next(t for t in (16, 32, 64, 128, 256, 512, 1024) if cells // (t // f) <= 8) // f
+        ticks = dict(tickmode="array", tickvals=labels[::step], ticktext=[str(int(a)) for a in starts[::step]])
+    for col in (1, 2):  # square cells: each panel shrinks to a square (constrain="domain"), its axes keep its cells
+        fig.update_xaxes(title="key position", range=[-0.5, cells - 0.5], constrain="domain", row=1, col=col,
+                         **ticks)
+        fig.update_yaxes(title="query position", range=[cells - 0.5, -0.5], constrain="domain", row=1, col=col,
+                         scaleanchor="x" if col == 1 else "x2", **ticks)
+    title = f"Layer {layer} on {n} tokens" + (f" (a cell: {f} × {f} positions)" if f > 1 else "")
+    return _layout(fig, title, 520)
 
 
 def cost_figure(r) -> go.Figure:
