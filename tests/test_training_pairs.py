@@ -184,3 +184,39 @@ def test_the_report_says_whether_any_checkpoint_had_nsp_at_its_floor_and_sop_nea
                                             "≥ 0.85: no checkpoint had both")
     assert report._sop_with_nsp({"valid_nsp_acc": [0.86, 0.9], "valid_sop_acc": [0.55, 0.7]}).endswith("1 of them had both")
     assert report._sop_with_nsp({"valid_nsp_acc": [0.6], "valid_sop_acc": [0.5]}) == ""
+
+
+def test_albert_stage_two_starts_from_stage_one_keeps_it_and_refuses_to_stack(tmp_path, bundled):
+    """--recipe albert-sop: two steps on a tiny corpus from a copy of the bundled ALBERT. It keeps the stage-1
+    checkpoint it started from (a rerun starts there again), writes both stages into the card and curves.json,
+    and refuses to start from a folder that already holds stage 2."""
+    import json
+    import shutil
+
+    from app.training import albert_sop, common
+
+    src = catalogue.bundled_root() / catalogue.CATALOGUE["albert"].bundled
+    out, work = tmp_path / "models", tmp_path / "work"
+    shutil.copytree(src, out / "albert")
+    if json.loads((out / "albert" / "curves.json").read_text()).get("stage2"):  # the bundled one is stage 2
+        stage1 = json.loads((out / "albert" / "curves.json").read_text())
+        stage1.pop("stage2")
+        (out / "albert" / "curves.json").write_text(json.dumps({**stage1, **(stage1.get("stage1") or {})}))
+    story = ("Once upon a time there was a cat. The cat liked milk. One day it rained. The cat stayed in. "
+             "It slept all day. Then the sun came out. The cat went to play.")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("tinystories_train.txt", "tinystories_valid.txt"):
+        (corpus / name).write_text("\n".join([story, story.replace("cat", "dog"), story.replace("milk", "fish")]))
+    cfg = common.LoopConfig(steps=2, batch_size=4, seq_len=96, lr=1e-4, warmup=1, eval_every=2)
+    albert_sop.run(corpus, out, work, cfg, recipe=albert_sop.Recipe(eval_bases=4, final_bases=8))
+    curves = json.loads((out / "albert" / "curves.json").read_text())
+    assert curves["stage2"] == albert_sop.STAGE and curves["steps_done"] == 2
+    assert curves["stage1"]["steps_done"] and (work / "albert-sop" / "start" / "config.json").exists()
+    f = curves["final"]
+    assert f["held_out_pairs"] == 16 and 0 <= f["segment_sop_accuracy"] <= 1 and f["sop_accuracy"] == f["segment_sop_accuracy"]
+    card = (out / "albert" / "README.md").read_text()
+    assert "**Stage 1** (`--recipe albert`" in card and "**Stage 2** (`--recipe albert-sop`" in card
+    shutil.rmtree(work)
+    with pytest.raises(SystemExit, match="already holds stage 2"):
+        albert_sop.run(corpus, out, work, cfg, recipe=albert_sop.Recipe(eval_bases=4, final_bases=8))

@@ -15,8 +15,10 @@ import torch
 
 from app.training.common import LoopConfig
 
-RECIPES = ["bert", "distilbert", "electra", "roberta", "albert", "xlnet", "deberta", "modernbert", "bert-nsp"]
-# distilbert, electra and bert-nsp start from bert; a recipe "x-y" lives in app/training/x_y.py
+RECIPES = ["bert", "distilbert", "electra", "roberta", "albert", "albert-sop", "xlnet", "deberta", "modernbert",
+           "bert-nsp"]
+# distilbert, electra and bert-nsp start from bert, albert-sop (ALBERT's stage 2) from albert; a recipe "x-y"
+# lives in app/training/x_y.py
 
 
 def main(argv=None) -> None:
