@@ -163,7 +163,7 @@ def test_a_checkpoint_without_a_sentence_head_is_left_out_with_a_note(models, tm
     assert [h.key for h in r.heads] == ["bert-nsp"] and any("ships no sentence head" in n.text for n in r.notes)
     with pytest.raises(Stop, match="NSP head .BERT. is not available.*ships no sentence head") as stop:
         so.run({"albert": mlm_only, "bert-nsp": "there is no bundled checkpoint"}, so.Inputs())
-    assert "python -m app.experiments run sentence --checkpoints DIR" in str(stop.value)
+    assert "python -m app.training --recipe bert-nsp" in str(stop.value)
 
 
 def test_the_bundled_albert_is_scored_exactly_when_it_ships_its_sop_head(bundled):

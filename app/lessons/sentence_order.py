@@ -400,9 +400,8 @@ def _heads(models: dict) -> tuple[list, list[Note]]:
         objective = OBJECTIVES[key]
         if loaded is None or isinstance(loaded, str):
             why = f": {txt.md(loaded, 200)}" if isinstance(loaded, str) else ""
-            origin = (" The bundled NSP stand-in is exported by the sentence experiment "
-                      f"({txt.md('python -m app.experiments run sentence --checkpoints DIR')}, then "
-                      f"{txt.md('DIR/bert-nsp-tinystories')} copied to {txt.md('assets/models/bert-nsp')})."
+            origin = (" The bundled NSP stand-in is built from the BERT stand-in by "
+                      f"{txt.md('python -m app.training --recipe bert-nsp')} (into {txt.md('assets/models/bert-nsp')})."
                       if key == "bert-nsp" else "")
             notes.append(Note(f"The {HEAD_NAMES[objective]} is not available here{why}, so it is left out.{origin}",
                               "warning"))
