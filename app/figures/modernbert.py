@@ -186,7 +186,8 @@ def attention_figure(rule: np.ndarray, weights: np.ndarray, layer: int, kind: st
     cells = len(starts)
     ticks = {}
     if f > 1:  # category axes (one label a block): ticks at round positions, labelled with the position
-        step = next(t for t in (16, 32, 64, 128, 256, 512, 1024) if cells // (t // f) <= 8) // f
+        every = next((t for t in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192) if t >= f and n // t <= 8), n)
+        step = max(1, every // f)
         ticks = dict(tickmode="array", tickvals=labels[::step], ticktext=[str(int(a)) for a in starts[::step]])
     for col in (1, 2):  # square cells: each panel shrinks to a square (constrain="domain"), its axes keep its cells
         fig.update_xaxes(title="key position", range=[-0.5, cells - 0.5], constrain="domain", row=1, col=col,
