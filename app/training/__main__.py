@@ -46,7 +46,7 @@ def main(argv=None) -> None:
         cfg = LoopConfig(**{**cfg.__dict__, **overrides})
         t = time.time()
         module.run(a.corpus, a.out, a.work, cfg)
-        print(f"[{name}] done in {time.time() - t:.0f} s -> {a.out / name}", flush=True)
+        print(f"[{name}] done in {time.time() - t:.0f} s -> {a.out / getattr(module, 'OUT', name)}", flush=True)
 
 
 if __name__ == "__main__":

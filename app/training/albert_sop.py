@@ -48,6 +48,7 @@ class Recipe:
 
 RECIPE = Recipe()
 STAGE = "sop on story segments"  # curves.json "stage2": what the bundled folder holds after this recipe
+OUT = "albert"  # the folder it writes: the ALBERT stand-in's own (python -m app.training says so)
 
 
 def head_accuracy(model: AlbertForPreTraining, p: pairs.Pairs, batch_size: int = 256) -> float:
@@ -167,9 +168,11 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
         baseline=None, corpus=train_file.name,
         notes="\nThe checkpoint holds both heads: `AlbertForPreTraining.from_pretrained` gives the masked-LM and the "
               "sentence-order (SOP) heads — `sop_logits[:, 1]` is *swapped* — and `AlbertForMaskedLM` / "
-              "`pipeline(\"fill-mask\")` load the masked-LM part.\n",
+              "`pipeline(\"fill-mask\")` load the masked-LM part. Both stages from nothing: "
+              "`python -m app.training --recipe albert albert-sop` (stage 2 keeps the stage-1 checkpoint it started "
+              "from in its work folder, `.train/albert-sop/start`).\n",
     )
     curves["final"] = {**final, "sop_accuracy": final["segment_sop_accuracy"]}
     curves["stage2"] = STAGE
     curves["stage1"] = {k: first.get(k) for k in ("steps_done", "train_seconds", "final")}
-    common.save_checkpoint(model, tok, out / "albert", curves, card)
+    common.save_checkpoint(model, tok, out / OUT, curves, card)
