@@ -497,8 +497,11 @@ def variants(repeats: int) -> list[tuple]:
     """Load time, single-sentence forward latency and memory of every catalogue variant."""
     import torch
 
+    from app.core import preload
     from app.models import catalogue, loading
 
+    preload.load()  # the imports are the start-up rows' floor, not a model's load time (run alone, the first
+    # model's load took them: 3.8 s)
     rows = []
     total_load = 0.0
     for key, v in catalogue.CATALOGUE.items():
