@@ -159,6 +159,20 @@ def test_modernberts_attention_axes_run_over_the_cells_only(n, cells):
         assert list(fig.layout[y].range) == [cells - 0.5, -0.5] and fig.layout[y].constrain == "domain"
 
 
+def test_the_projector_template_styles_every_trace_type_the_app_draws():
+    """white_template keeps trace defaults only for the types the app draws (copying all 24 cost 8 ms a figure):
+    a new go.<Trace> in app/ must be added to DRAWN_TRACES."""
+    import re
+    from pathlib import Path
+
+    from app.figures import DRAWN_TRACES, white_template
+
+    root = Path(__file__).resolve().parents[1] / "app"
+    used = {m.lower() for p in root.rglob("*.py") for m in re.findall(r"\bgo\.([A-Z][A-Za-z]+)\(", p.read_text())}
+    assert used - {"figure"} <= set(DRAWN_TRACES), used
+    assert set(white_template().to_plotly_json()["data"]) == set(DRAWN_TRACES)
+
+
 def test_every_shape_a_figure_marks_stays_visible_on_a_projector_and_on_paper():
     """plotly's simple_white draws shapes 0 px wide: ALBERT's 'the model stops' line vanished in presenter mode."""
     from app.figures import white_template
