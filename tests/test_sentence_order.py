@@ -275,5 +275,7 @@ def test_figures_show_each_heads_probabilities(models):
     assert [list(t.y) for t in fig.data] == [[r.user[k][0][1], r.user[k][1][1]] for k, _, _ in heads]
     kinds = figures.kinds_figure(r)
     assert list(kinds.data[1].y) == [r.mean_not["bert-nsp"][k] for k in so.KINDS]
+    assert list(kinds.data[0].x) == ["in order<br>(A, B)", "B from another story<br>(NSP&#39;s negative)",
+                                     "swapped (B, A):<br>SOP&#39;s negative"]  # two lines, upright: none is cut
     acc = figures.accuracy_figure(r)
     assert [list(row) for row in acc.data[0].z] == [[r.accuracy[k]["nsp"], r.accuracy[k]["sop"]] for k, _, _ in heads]

@@ -59,7 +59,7 @@ def kinds_figure(r) -> go.Figure:
     ``r.mean_not``), one bar trace per head."""
     heads, mean_not, kinds, kind_labels, n_pairs = _heads(r), r.mean_not, list(KINDS), KIND_LABELS, r.n_pairs
     fig = go.Figure()
-    x = [esc(kind_labels[k]) for k in kinds]
+    x = [_two_lines(esc(kind_labels[k])) for k in kinds]
     for key, objective, name in heads:
         y = [mean_not[key][k] for k in kinds]
         fig.add_trace(go.Bar(x=x, y=y, name=esc(name), marker_color=COLOURS[objective],
@@ -68,8 +68,17 @@ def kinds_figure(r) -> go.Figure:
                                            f"over {n_pairs} pairs<extra></extra>"))
     fig.add_hline(y=0.5, line_dash="dot", line_color="#555")
     fig.update_yaxes(range=[0, 1.12], title_text="mean P(B does not follow A)", tickformat=".0%")
+    fig.update_xaxes(tickangle=0)  # two short lines a label: slanted, the first was cut in a half-width column
     fig.update_layout(barmode="group")
     return _layout(fig, f"On {n_pairs} held-out pairs of each kind", 400)
+
+
+def _two_lines(label: str) -> str:
+    """A kind's label on two lines, broken after its colon or before its bracket: "swapped (B, A):<br>SOP's
+    negative", "in order<br>(A, B)"."""
+    if ": " in label:
+        return label.replace(": ", ":<br>", 1)
+    return label.replace(" (", "<br>(", 1)
 
 
 def accuracy_figure(r) -> go.Figure:
