@@ -279,3 +279,45 @@ def test_figures_show_each_heads_probabilities(models):
                                      "swapped (B, A):<br>SOP&#39;s negative"]  # two lines, upright: none is cut
     acc = figures.accuracy_figure(r)
     assert [list(row) for row in acc.data[0].z] == [[r.accuracy[k]["nsp"], r.accuracy[k]["sop"]] for k, _, _ in heads]
+
+
+def test_mcnemar_exact_matches_the_binomial_test_on_the_discordant_pairs():
+    assert so.mcnemar_exact(22, 7) == pytest.approx(0.00813006, rel=1e-5)  # scipy.stats.binomtest(7, 29).pvalue
+    assert so.mcnemar_exact(7, 22) == so.mcnemar_exact(22, 7)
+    assert so.mcnemar_exact(5, 5) == 1.0 and so.mcnemar_exact(0, 0) == 1.0
+    assert so.mcnemar_exact(10, 0) == pytest.approx(2 / 2 ** 10)
+
+
+def _heads_for_compare():
+    return [so.Head("albert", "sop", "SOP head (ALBERT)", "swapped", "x"),
+            so.Head("bert-nsp", "nsp", "NSP head (BERT)", "not next", "y")]
+
+
+def test_the_head_comparison_says_ahead_only_when_the_paired_test_clears_its_threshold():
+    """Table 5's comparison, computed: each task's own head against the other on the same pairs. Fed a result
+    where the expected lead is absent (both heads right on the same pairs), it does not claim one; fed a lead
+    the wrong way, it says so and that it is not the paper's pattern."""
+    heads = _heads_for_compare()
+    n = 120
+    same = [i % 3 != 0 for i in range(n)]
+    absent = {("albert", "sop"): same, ("bert-nsp", "sop"): same, ("albert", "nsp"): same, ("bert-nsp", "nsp"): same}
+    lines = so.compare_heads(heads, absent)
+    assert len(lines) == 2 and all("not told apart on 120 pairs" in line and "ahead" not in line for line in lines)
+    assert "Of the 0 pairs where only one of them is right" in lines[0]
+    lead = [True] * 100 + [False] * 20
+    trail = [True] * 70 + [False] * 50
+    wrong_way = {("bert-nsp", "nsp"): lead, ("albert", "nsp"): trail,  # NSP: its own head leads, 30 to 0
+                 ("albert", "sop"): trail, ("bert-nsp", "sop"): lead}  # SOP: the NSP head leads
+    nsp_line, sop_line = so.compare_heads(heads, wrong_way)
+    assert nsp_line.startswith("On NSP, the NSP head (BERT) — the head trained on it — is right on 100 of 120 pairs, "
+                               "the SOP head (ALBERT) on 70.")
+    assert "**the NSP head (BERT) is ahead**." in nsp_line and "not the paper's pattern" not in nsp_line
+    assert "**the NSP head (BERT) is ahead** — not the paper's pattern" in sop_line
+    assert "0 are the SOP head (ALBERT)'s" in sop_line
+    assert so.compare_heads(heads[:1], wrong_way) == ()  # one head: nothing to compare
+
+
+def test_the_page_compares_the_two_heads_on_the_same_pairs(models):
+    r = so.run(models, so.Inputs())
+    comparison = [line for line in r.grid.lines if "exact McNemar test" in line]
+    assert [line.split(",")[0] for line in comparison] == ["On NSP", "On SOP"]

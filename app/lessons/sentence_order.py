@@ -35,7 +35,7 @@ import json
 import math
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -231,6 +231,49 @@ def head_probs(loaded, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[float,
     if logits is None:
         return None
     return tuple((float(p0), float(p1)) for p0, p1 in torch.softmax(logits, dim=-1).tolist())
+
+
+def mcnemar_exact(only_first: int, only_second: int) -> float:
+    """Two-sided exact McNemar test: the pairs where exactly one of two heads is right (``only_first`` of them the
+    first head, ``only_second`` the second), against a fair coin. 1.0 when there are none."""
+    n = only_first + only_second
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(only_first, only_second) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+COMPARE_ALPHA = 0.05  # over the comparisons a page makes (one per task), split equally (Bonferroni)
+
+
+def compare_heads(heads, hits: dict[tuple[str, str], list[bool]]) -> tuple[str, ...]:
+    """Table 5's comparison, on the same pairs: for each task, is the head trained on it ahead of the other head?
+    ``hits[(key, task)]``: whether the head was right on each of the task's pairs (the same pairs, in the same
+    order, for every head). An exact McNemar test on the pairs where only one head is right, at
+    ``COMPARE_ALPHA`` split over the tasks; one sentence per task, computed from the counts. Empty unless one
+    NSP head and one SOP head are both there."""
+    by_objective = {h.objective: h for h in heads}
+    if set(by_objective) != set(TASKS):
+        return ()
+    alpha = COMPARE_ALPHA / len(TASKS)
+    lines = []
+    for task in TASKS:
+        own, other = by_objective[task], by_objective[next(t for t in TASKS if t != task)]
+        a, b = hits[(own.key, task)], hits[(other.key, task)]
+        only_own = sum(x and not y for x, y in zip(a, b))
+        only_other = sum(y and not x for x, y in zip(a, b))
+        p = mcnemar_exact(only_own, only_other)
+        if p <= alpha:
+            ahead = own if only_own > only_other else other
+            verdict = (f"**the {ahead.name} is ahead**" + ("" if ahead is own else
+                       f" — not the paper's pattern, where the {TASK_NAMES[task]}-trained head leads on its own task"))
+        else:
+            verdict = f"not told apart on {len(a)} pairs"
+        lines.append(f"On {TASK_NAMES[task]}, the {own.name} — the head trained on it — is right on {sum(a)} of "
+                     f"{len(a)} pairs, the {other.name} on {sum(b)}. Of the {only_own + only_other} pairs where only "
+                     f"one of them is right, {only_own} are the {own.name}'s (exact McNemar test, p = {p:.2g}; "
+                     f"{len(TASKS)} comparisons, each at {alpha:g}): {verdict}.")
+    return tuple(lines)
 
 
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
@@ -479,12 +522,15 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     scored = tuple(Scored(p, shared_words(p.a, p.b), {k: v[i] for k, v in p_not.items()}) for i, p in enumerate(sample))
     accuracy = {h.key: {task: _mean(float((s.p_not[h.key] > 0.5) == bool(s.pair.label)) for s in scored
                                      if s.pair.kind in kinds) for task, kinds in TASKS.items()} for h in heads}
-    cells = []
+    cells, hits = [], {}
     for h in heads:
         for task, kinds in TASKS.items():
-            hits = [(s.p_not[h.key] > 0.5) == bool(s.pair.label) for s in scored if s.pair.kind in kinds]
-            cells.append(Cell(h.key, h.objective, task, sum(hits), len(hits), *wilson_interval(sum(hits), len(hits))))
+            hits[(h.key, task)] = [(s.p_not[h.key] > 0.5) == bool(s.pair.label) for s in scored if s.pair.kind in kinds]
+            right = sum(hits[(h.key, task)])
+            cells.append(Cell(h.key, h.objective, task, right, len(hits[(h.key, task)]),
+                              *wilson_interval(right, len(hits[(h.key, task)]))))
     grid = summarize_grid(heads, tuple(cells))
+    grid = replace(grid, lines=grid.lines + compare_heads(heads, hits))  # the two heads on the same pairs
     mean_not = {h.key: {kind: _mean(s.p_not[h.key] for s in scored if s.pair.kind == kind) for kind in KINDS}
                 for h in heads}
     mean_shared = {kind: _mean(s.shared for s in scored if s.pair.kind == kind) for kind in KINDS}
