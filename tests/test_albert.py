@@ -370,3 +370,13 @@ def test_a_long_text_is_cut_to_each_models_limit_and_says_so(models):
         assert any(n.level == "warning" and n.text.startswith(view.name) and str(limit) in n.text for n in r.notes)
         assert view.piece is None and view.path is None  # word 400 lies past what either model read
     assert sum("no word piece for word 400" in n.text for n in r.notes) == 2
+
+
+def test_the_unrolled_step_sizes_log_axis_is_labelled_one_two_five():
+    """plotly's own log ticks label 0.9, 0.8, ... as "9 8 7" (its digit style), which read as 9, 8, 7 on a
+    projector: the axis has explicit 1-2-5 ticks over the data's range."""
+    from app.figures.albert_activations import one_two_five
+
+    assert one_two_five([8.6, 2.3, 0.55]) == [0.5, 1.0, 2.0, 5.0, 10.0]
+    assert one_two_five([0.01, 0.2]) == [0.01, 0.02, 0.05, 0.1, 0.2]
+    assert one_two_five([0, None]) == []

@@ -4,6 +4,8 @@ out; every coloured mark hovers with the exact number behind it."""
 
 from __future__ import annotations
 
+import math
+
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -95,9 +97,24 @@ def unroll_figure(r) -> go.Figure | None:
                       annotation_text=f"the model stops: L = {layers}", annotation_position="bottom right",
                       annotation_font_size=11)
         fig.update_xaxes(title_text="application of the shared block", row=1, col=col)
-    fig.update_yaxes(type="log", row=1, col=1)
+    ticks = one_two_five(as_list(step_stats["l2"]))  # plotly's own log ticks read "1 9 8 7 6 5" for 1, 0.9, ... 0.5
+    fig.update_yaxes(type="log", tickvals=ticks, ticktext=[f"{v:g}" for v in ticks], row=1, col=1)
     fig.update_layout(height=400, margin=dict(t=60, b=10), showlegend=False)
     return fig
+
+
+def one_two_five(values) -> list[float]:
+    """Log-axis ticks at 1, 2 and 5 times a power of ten, over the positive ``values``' range (one step beyond
+    each end at most)."""
+    pos = [float(v) for v in values if v is not None and float(v) > 0]
+    if not pos:
+        return []
+    lo, hi = min(pos), max(pos)
+    out = [m * 10.0 ** e for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+           for m in (1, 2, 5)]
+    below = [v for v in out if v <= lo]
+    above = [v for v in out if v >= hi]
+    return [v for v in out if (below and v >= below[-1] or not below) and (above and v <= above[0] or not above)]
 
 
 def trajectory_figure(r) -> go.Figure:
