@@ -54,14 +54,12 @@ OUT = "albert"  # the folder it writes: the ALBERT stand-in's own (python -m app
 def head_accuracy(model: AlbertForPreTraining, p: pairs.Pairs, batch_size: int = 256) -> float:
     """The SOP head's argmax against the labels (1 = swapped, or, on the NSP task, B from another story)."""
     dev = next(model.parameters()).device
-    correct = 0
-    for s in range(0, len(p), batch_size):
-        q = p.subset(slice(s, s + batch_size))
-        x = q.seqs
-        _, sop = albert.forward(model, x.input_ids.to(dev), x.attention_mask.to(dev), x.token_type_ids.to(dev),
-                                torch.zeros_like(x.input_ids, dtype=torch.bool, device=dev))
-        correct += int((sop.argmax(-1).cpu() == q.labels).sum())
-    return correct / max(1, len(p))
+
+    def logits(ids, att, types):
+        return albert.forward(model, ids.to(dev), att.to(dev), types.to(dev),
+                              torch.zeros_like(ids, dtype=torch.bool, device=dev))[1]
+
+    return pairs.head_accuracy(logits, p, batch_size)
 
 
 def stage1(out: Path, work: Path) -> Path:
@@ -85,17 +83,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
     start = stage1(out, work)
     first = json.loads((start / "curves.json").read_text())
     tok = AutoTokenizer.from_pretrained(start)
-    train_file, valid_file = data.corpus_files(corpus)
-    train_stories = common.cached(work / "train_whole_stories.pt",
-                                  lambda: data.encode_sentences(tok, data.read_whole_stories(train_file)))
-    valid_stories = common.cached(work / "valid_whole_stories.pt",
-                                  lambda: data.encode_sentences(tok, data.read_whole_stories(valid_file)))
+    train_stories, valid_stories, train_file = pairs.whole_story_sets(tok, corpus, work)
     r = recipe
-    valid = pairs.segment_pairs(tok, pairs.segment_triples(valid_stories, r.final_bases,
-                                                           torch.Generator().manual_seed(r.valid_seed),
-                                                           r.max_sentences, 1, r.min_sentences), cfg.seq_len)
-    eval_idx = torch.cat([torch.arange(r.eval_bases), r.final_bases + torch.arange(r.eval_bases)])
-    eval_sets = {task: p.subset(eval_idx) for task, p in valid.items()}
+    valid, eval_sets = pairs.held_out_tasks(tok, valid_stories, r, cfg.seq_len, 1)  # the NSP stand-in's draws
 
     torch.manual_seed(cfg.seed)
     model = AlbertForPreTraining.from_pretrained(start).to(cfg.device)

@@ -69,14 +69,12 @@ def forward(model: BertForPreTraining, ids, att, types, targets):
 def head_accuracy(model, p: pairs.Pairs, batch_size: int = 256) -> float:
     """The NSP head's argmax against the labels (1 = not next / swapped)."""
     dev = next(model.parameters()).device
-    correct = 0
-    for s in range(0, len(p), batch_size):
-        q = p.subset(slice(s, s + batch_size))
-        x = q.seqs
-        _, sent = forward(model, x.input_ids.to(dev), x.attention_mask.to(dev), x.token_type_ids.to(dev),
-                          torch.zeros_like(x.input_ids, dtype=torch.bool, device=dev))
-        correct += int((sent.argmax(-1).cpu() == q.labels).sum())
-    return correct / max(1, len(p))
+
+    def logits(ids, att, types):
+        return forward(model, ids.to(dev), att.to(dev), types.to(dev),
+                       torch.zeros_like(ids, dtype=torch.bool, device=dev))[1]
+
+    return pairs.head_accuracy(logits, p, batch_size)
 
 
 def page_pool_accuracy(model, tok) -> dict[str, float]:
@@ -96,18 +94,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     if not (out / "bert" / "config.json").exists():
         raise SystemExit("bert-nsp starts from the BERT stand-in: build the bert recipe first")
     tok = AutoTokenizer.from_pretrained(out / "bert")  # the same WordPiece vocabulary and special tokens
-    train_file, valid_file = data.corpus_files(corpus)
-    train_stories = common.cached(work / "train_whole_stories.pt",
-                                  lambda: data.encode_sentences(tok, data.read_whole_stories(train_file)))
-    valid_stories = common.cached(work / "valid_whole_stories.pt",
-                                  lambda: data.encode_sentences(tok, data.read_whole_stories(valid_file)))
+    train_stories, valid_stories, train_file = pairs.whole_story_sets(tok, corpus, work)
     r = RECIPE
-    valid = pairs.segment_pairs(tok, pairs.segment_triples(valid_stories, r.final_bases,
-                                                           torch.Generator().manual_seed(r.valid_seed),
-                                                           r.max_sentences, int(r.mid_story_negatives),
-                                                           r.min_sentences), cfg.seq_len)
-    eval_idx = torch.cat([torch.arange(r.eval_bases), r.final_bases + torch.arange(r.eval_bases)])
-    eval_sets = {task: p.subset(eval_idx) for task, p in valid.items()}  # the first eval_bases, both versions
+    valid, eval_sets = pairs.held_out_tasks(tok, valid_stories, r, cfg.seq_len, int(r.mid_story_negatives))
 
     torch.manual_seed(cfg.seed)  # the fresh pooler and NSP head
     model = BertForPreTraining.from_pretrained(out / "bert").to(cfg.device)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from app.training import data
+from app.training import common, data
 
 OBJECTIVES = ("none", "nsp", "sop")
 
@@ -169,3 +169,39 @@ def segment_pairs(tokenizer, triples, seq_len: int) -> dict[str, Pairs]:
     sop = [(a, b, 0) for a, b, _ in triples] + [(b, a, 1) for a, b, _ in triples]
     return {"nsp": encode_segment_pairs(tokenizer, nsp, seq_len, "nsp"),
             "sop": encode_segment_pairs(tokenizer, sop, seq_len, "sop")}
+
+
+# ----------------------------------------------------------------------------- the sentence-head recipes' shared data
+
+
+def whole_story_sets(tokenizer, corpus, work) -> tuple:
+    """(train stories, valid stories, train file) as the sentence-head recipes (bert-nsp, albert-sop) read them:
+    ``data.read_whole_stories``, each story's sentences encoded, cached in ``work``."""
+    train_file, valid_file = data.corpus_files(corpus)
+    train = common.cached(work / "train_whole_stories.pt",
+                          lambda: data.encode_sentences(tokenizer, data.read_whole_stories(train_file)))
+    valid = common.cached(work / "valid_whole_stories.pt",
+                          lambda: data.encode_sentences(tokenizer, data.read_whole_stories(valid_file)))
+    return train, valid, train_file
+
+
+def held_out_tasks(tokenizer, valid_stories, r, seq_len: int, other_from: int) -> tuple[dict, dict]:
+    """The sentence-head recipes' held-out pairs: ``r.final_bases`` draws (seed ``r.valid_seed``, segments of
+    ``r.min_sentences``..``r.max_sentences``) as both tasks ({"nsp": ..., "sop": ...}, the final numbers), and the
+    first ``r.eval_bases`` of them in both versions (the evaluations during training)."""
+    valid = segment_pairs(tokenizer, segment_triples(valid_stories, r.final_bases,
+                                                     torch.Generator().manual_seed(r.valid_seed), r.max_sentences,
+                                                     other_from, r.min_sentences), seq_len)
+    idx = torch.cat([torch.arange(r.eval_bases), r.final_bases + torch.arange(r.eval_bases)])
+    return valid, {task: p.subset(idx) for task, p in valid.items()}
+
+
+def head_accuracy(logits, p: Pairs, batch_size: int = 256) -> float:
+    """A sentence head's argmax against ``p``'s labels (1 = not next / swapped). ``logits(ids, attention,
+    token_types)`` gives the head's (B, 2) logits on the model's device."""
+    correct = 0
+    for s in range(0, len(p), batch_size):
+        q = p.subset(slice(s, s + batch_size))
+        x = q.seqs
+        correct += int((logits(x.input_ids, x.attention_mask, x.token_type_ids).argmax(-1).cpu() == q.labels).sum())
+    return correct / max(1, len(p))
