@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from app.core.text import html
 from app.figures.albert_params import model_colour, as_list  # one colour per model on both ALBERT pages
+from app.figures import kept
 
 METRICS = (  # (key, panel title, x axis); the top panels' x axis is the layer, as the titles say
     ("l2", "L2 distance, input → output, by layer", "layer"),
@@ -21,6 +22,7 @@ METRICS = (  # (key, panel title, x axis); the top panels' x axis is the layer, 
 )
 
 
+@kept
 def layer_metrics_figure(series: dict[str, dict]) -> go.Figure:
     """Four panels, one line per model. series: {model name: {"l2": (L,), "cosine": (L,), "angle": (L,),
     "norm": (L + 1,), "entropy": (L,)}}; layers count from 1, depth 0 is the input to layer 1."""
@@ -49,6 +51,7 @@ def layer_metrics_figure(series: dict[str, dict]) -> go.Figure:
     return fig
 
 
+@kept
 def similarity_heatmaps(r) -> go.Figure:
     """Side-by-side depth × depth similarity heatmaps, one per model (``r.albert.similarity``, ``r.bert.similarity``
     under ``r.measure``), on one colour scale."""
@@ -73,6 +76,7 @@ def similarity_heatmaps(r) -> go.Figure:
     return fig
 
 
+@kept
 def unroll_figure(r) -> go.Figure | None:
     """Applying the shared block past L = ``r.albert.layers``: ``r.unrolled.steps`` (app.lessons.albert_activations.steps,
     each (N,)). Left: how far each application moves the tokens; right: how similar the state stays to the model's
@@ -117,6 +121,7 @@ def one_two_five(values) -> list[float]:
     return [v for v in out if (below and v >= below[-1] or not below) and (above and v <= above[0] or not above)]
 
 
+@kept
 def trajectory_figure(r) -> go.Figure:
     """The followed word's path (``r.words[r.word]``) through the depths, one panel per model that has a piece
     for it, in that model's own 2-D PCA.
@@ -173,6 +178,7 @@ def trajectory_figure(r) -> go.Figure:
 # ----------------------------------------------------------------------------- the lessons' key figures
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The shared-layers lesson's key figure, from ``albert_activations.run``'s Result: ALBERT's one block applied L times
     beside BERT's L layers, measure by measure."""

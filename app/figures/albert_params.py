@@ -9,6 +9,7 @@ import math
 import plotly.graph_objects as go
 
 from app.lessons.albert_params import human_count
+from app.figures import kept
 
 
 PARTS = ("embeddings", "attention", "ffn", "pooler")
@@ -26,6 +27,7 @@ def as_list(x) -> list:
     return x.tolist() if hasattr(x, "tolist") else list(x)
 
 
+@kept
 def params_stacked_bar(bars: list[dict]) -> go.Figure:
     """One stacked bar per setting. bars: [{"label", "embeddings", "attention", "ffn", "pooler"}] with
     parameter counts; hover shows each part exactly and the bar's total."""
@@ -46,6 +48,7 @@ def params_stacked_bar(bars: list[dict]) -> go.Figure:
     return fig
 
 
+@kept
 def embedding_sweep_figure(r) -> go.Figure:
     """Total parameters as the embedding size E varies (factorized: ``r.yours.sweep``), against BERT-style V·H
     embeddings (``r.yours.unfactorized_total``), with your E starred when factorized (``r.arch``)."""
@@ -67,6 +70,7 @@ def embedding_sweep_figure(r) -> go.Figure:
     return fig
 
 
+@kept
 def compute_scatter(r) -> go.Figure:
     """Parameters (x, log) against FLOPs per token (y, log): sharing moves a model left, not down.
     ``r.presets``: [{"model", "params", "flops"}]; your setting (``r.yours``) starred when it can be built. The other
@@ -102,6 +106,7 @@ def compute_scatter(r) -> go.Figure:
     return fig
 
 
+@kept
 def key_figure(r) -> go.Figure | None:
     """The ALBERT parameters lesson's key figure, from ``albert_params.run``'s Result: where the parameters of your
     encoder live, beside the same shape without factorization or sharing (None: settings that cannot be built)."""

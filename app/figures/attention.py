@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.core import text as txt
-from app.figures import Document
+from app.figures import Document, kept
 
 COLORSCALE = "Blues"
 
@@ -21,6 +21,7 @@ def _label(token: str) -> str:
     return txt.html(str(token).replace("Ġ", "").replace("▁", "").strip() or str(token))
 
 
+@kept
 def attention_heatmap(r, *, colorbar_title: str = "weight") -> go.Figure:
     """The map for ``attention.run``'s Result: ``r.weights`` (T, T), row i = how token ``r.tokens[i]``'s attention is
     spread over the tokens (rows sum to 1), titled with the model (``r.label``) and what the map is (``r.what``)."""

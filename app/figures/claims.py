@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from app.experiments.results import short_label
 from app.core.text import html as esc
+from app.figures import kept
 
 BETTER, WORSE, OTHER = "#4c78a8", "#f58518", "#9d9d9d"
 X_TITLES = {"step": "training step", "flops": "training FLOPs", "params": "parameters"}
@@ -59,6 +60,7 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     return fig
 
 
+@kept
 def curves_figure(curves, x: str, metric_label: str, higher_is_better: bool | None, better: str, worse: str) -> go.Figure:
     """Every curve as its mean over seeds (a line) inside a band of mean ± one sd (a shaded area).
 
@@ -88,6 +90,7 @@ def curves_figure(curves, x: str, metric_label: str, higher_is_better: bool | No
     return _layout(fig, f"Mean over seeds, band = ± 1 sd{' (per FLOP)' if x == 'flops' else ''}", 460)
 
 
+@kept
 def finals_figure(r) -> go.Figure:
     """The final number of every seed (dots) and each arm's mean ± sd (a diamond with error bars), from
     ``claims.run``'s Result: ``r.finals`` on the chosen comparison's metric.
@@ -130,6 +133,7 @@ FAMILY_EDGE = 8.0  # the overview's x-axis runs over ± this many margins; longe
 KIND_MARK = {"superiority": ">", "noninferiority": "≥", "equivalence": "≈"}
 
 
+@kept
 def family_figure(r) -> go.Figure:
     """Every comparison of the page (``r.family``: app.lessons.claims.FamilyRow), one row each, top to bottom in
     the page's order: A − B over its metric's margin (a dot) with its 95% interval (a bar), coloured by the
@@ -200,6 +204,7 @@ def family_figure(r) -> go.Figure:
                    130 + 30 * len(rows))
 
 
+@kept
 def live_figure(c) -> go.Figure:
     """A live run's curves so far (``claims.LiveCurves``), one colour per arm: left, each arm's own training loss at
     every step (traces 0..n-1); right, the held-out metric at every evaluation (traces n..2n-1).
@@ -223,6 +228,7 @@ def live_figure(c) -> go.Figure:
     return fig
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure (stage and handout): the chosen comparison's curves, mean ± sd over seeds."""
     comp = r.comparison

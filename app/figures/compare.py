@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 
 from app.core.text import html as esc
 from app.figures import electra as electra_figures
+from app.figures import kept
 
 PIECES = [[0.0, "#eef5ee"], [0.34, "#cfe8cf"], [0.67, "#f6d28b"], [1.0, "#e4572e"]]  # 1 piece ... 4+ pieces
 PROB = "Blues"
@@ -38,6 +39,7 @@ def words_per_band(texts, n_words: int, width: float = GRID_WIDTH) -> int:
     return max(1, -(-n_words // bands)) if n_words else 1
 
 
+@kept
 def token_grid_figure(r) -> go.Figure:
     """One row per variant (``r.labels``), one column per word of ``r.window`` (a window of the text around the
     masked word ``r.word``, marked [like this]); a cell lists the pieces that word became. The words wrap into
@@ -83,6 +85,7 @@ def token_grid_figure(r) -> go.Figure:
     return _room(fig)
 
 
+@kept
 def fill_mask_figure(r) -> go.Figure:
     """Rows = models (``r.guesses``), columns = rank 1..k: the token each model ranks there for the hidden word's
     first piece, coloured by probability; the masked word as that model saw it is marked in the hover.
@@ -110,6 +113,7 @@ def fill_mask_figure(r) -> go.Figure:
     return _room(fig)
 
 
+@kept
 def discriminator_figure(rows: list[tuple[str, list[str], list[float]]]) -> go.Figure:
     """ELECTRA's discriminator (``Result.electra``), one row per input: (name, tokens, P(replaced) per token).
 
@@ -135,6 +139,7 @@ def discriminator_figure(rows: list[tuple[str, list[str], list[float]]]) -> go.F
     return _room(fig)
 
 
+@kept
 def cost_figure(labels: list[str], params: list[int], memory_bytes: list[int], latency_ms: list[float],
                 device: str) -> go.Figure:
     """Three bar panels: parameters (millions), memory (MiB: parameters + buffers), median latency (ms)."""
@@ -160,6 +165,7 @@ def _room(fig: go.Figure) -> go.Figure:
     return fig
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``compare.run``'s Result: what each variant costs on this machine —
     parameters, memory and forward latency, measured."""

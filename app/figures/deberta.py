@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core import text as txt
+from app.figures import kept
 
 SCORES = "RdBu_r"  # red = raises the score, blue = lowers it, white = 0
 DISTANCE = "PuOr"
@@ -32,6 +33,7 @@ def _side(n: int) -> int:
     return max(300, min(760, 120 + 16 * n))
 
 
+@kept
 def terms_figure(tokens, terms, query_pos: int | None = None, key_pos: int | None = None) -> go.Figure:
     """Four heatmaps in one row: c2c, c2p, p2c and their sum, on one colour scale centred on 0.
 
@@ -67,6 +69,7 @@ def terms_figure(tokens, terms, query_pos: int | None = None, key_pos: int | Non
     return fig
 
 
+@kept
 def positions_figure(r) -> go.Figure:
     """The distance i − j of every pair of the sentence (``r.tokens``), coloured; hover adds the row of the
     relative-position table the model in use reads and the bucket DeBERTa-v3 would use (``r.positions``)."""
@@ -90,6 +93,7 @@ def positions_figure(r) -> go.Figure:
     return fig
 
 
+@kept
 def buckets_figure(r) -> go.Figure:
     """Distance -> bucket for DeBERTa v1 (the model in use: clipped at ±k) and v3 (256 log buckets), over every
     distance either can see (``r.positions``); the band marks the distances inside this sentence (``r.tokens``)."""
@@ -109,6 +113,7 @@ def buckets_figure(r) -> go.Figure:
     return fig
 
 
+@kept
 def shift_figure(shifts) -> go.Figure:
     """First-layer score of every (query, key) pair of the sentence, alone (x) and behind the prefix (y), every
     head: one panel per model (BERT first), each with its diagonal — a model whose scores ignore where the sentence
@@ -147,6 +152,7 @@ def shift_figure(shifts) -> go.Figure:
     return fig
 
 
+@kept
 def prediction_figure(prediction) -> go.Figure:
     """The top guesses for the blank's first piece, likeliest on top."""
     names = [txt.html(t) for t, _ in prediction.first.read][::-1]
@@ -162,12 +168,14 @@ def prediction_figure(prediction) -> go.Figure:
     return fig
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``deberta.run``'s Result: one head's attention scores taken apart into
     content → content, content → position and position → content, and their sum."""
     return terms_figure(r.tokens, r.terms, r.query_pos, r.key_pos)
 
 
+@kept
 def prefix_figure(r) -> go.Figure | None:
     """``shift_figure`` of ``deberta.run``'s Result; None without words put in front (nothing to compare)."""
     return shift_figure(r.shifts) if r.shifts else None

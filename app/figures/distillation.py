@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 
 from app.core.text import html as esc
 from app.lessons.distillation import RECIPE
+from app.figures import kept
 
 TEACHER, STUDENT = "#4c78a8", "#f58518"
 LIGHT_TEACHER, LIGHT_STUDENT = "#b7cde3", "#fbcf9f"
@@ -22,6 +23,7 @@ def shares(values) -> list[float]:
     return [float(v) / total if total > 0 else 0.0 for v in values]
 
 
+@kept
 def soft_targets_figure(tokens: list[str], teacher_1: list[float], teacher_t: list[float], student_1: list[float],
                         student_t: list[float], temperature: float, gold: str | None = None) -> go.Figure:
     """Two panels (teacher, student): the shape of the soft targets at T = 1 (pale) and at T (solid) — each shown
@@ -62,6 +64,7 @@ def soft_targets_figure(tokens: list[str], teacher_1: list[float], teacher_t: li
     return _room(fig)
 
 
+@kept
 def temperature_figure(r, recipe_temperature: float = RECIPE.temperature) -> go.Figure:
     """From ``distillation.run``'s Result: left, entropy of teacher and student vs T (flatter = higher); right, the
     recipe's T²·KL vs T (``r.sweep``). Dotted lines mark the chosen T (``r.temperature``) and the recipe's T."""
@@ -87,6 +90,7 @@ def temperature_figure(r, recipe_temperature: float = RECIPE.temperature) -> go.
     return _room(fig)
 
 
+@kept
 def position_kl_figure(r) -> go.Figure:
     """T² · KL at every position of the sentence (``r.kl_per_token`` at ``r.temperature``): where the student
     disagrees with its teacher; the masked word's positions (``r.masked``) in red."""
@@ -102,6 +106,7 @@ def position_kl_figure(r) -> go.Figure:
     return _room(fig)
 
 
+@kept
 def claims_figure(rows: dict[str, dict[str, float | None]]) -> go.Figure:
     """``Result.claims`` as grouped bars: for each claim ("smaller", "faster", "retained"), one bar per source
     ("paper", "measured here", "model card"); None = not available from that source."""
@@ -139,6 +144,7 @@ def _room(fig: go.Figure) -> go.Figure:
     return fig
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``distillation.run``'s Result: the teacher's and the student's soft
     targets for the masked word, at T = 1 and at the chosen temperature."""

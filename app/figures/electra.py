@@ -17,6 +17,7 @@ from plotly.colors import get_colorscale
 
 from app.core.text import html as esc
 from app.lessons.electra import DEFAULTS
+from app.figures import kept
 
 GREY = [[0.0, "#f2f2f2"], [1.0, "#c9c9c9"]]  # content, special
 MASKED = [[0.0, "#f2f2f2"], [1.0, "#ffb000"]]  # kept, masked
@@ -98,6 +99,7 @@ def _score_bar(title="P(replaced)") -> dict:
     return dict(title=dict(text=title, side="right"), thickness=14, len=0.9, tickvals=[0, 0.5, 1])
 
 
+@kept
 def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE) -> go.Figure:
     """Six stages, one row each: original -> masked -> generator samples -> corrupted -> P(replaced)
     -> ground truth. ``rnd`` is an app.lessons.electra.Round.
@@ -160,6 +162,7 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE) -> go
                    "Replaced-token detection, stage by stage", per_line)
 
 
+@kept
 def edit_figure(r, threshold: float = DEFAULTS.threshold, per_line: int = PER_LINE) -> go.Figure:
     """The hand-edited sentence, the discriminator's P(replaced) for every token, and the truth, from
     ``electra.run``'s Result (``edited_tokens``, ``edit_scores``, ``edit_labels``, the sentence as encoded, and
@@ -186,6 +189,7 @@ def edit_figure(r, threshold: float = DEFAULTS.threshold, per_line: int = PER_LI
     return _strips([sentence, score, truth], n, "Your edit through the discriminator", per_line)
 
 
+@kept
 def signal_figure(counts: dict[str, int]) -> go.Figure:
     """Positions that send a training signal for the same sentence (``Result.signal``): MLM (masked only) vs
     replaced-token detection (every token). x = [MLM count, RTD count]."""
@@ -205,6 +209,7 @@ def signal_figure(counts: dict[str, int]) -> go.Figure:
     ))
 
 
+@kept
 def auc_curve_figure(curves: dict) -> go.Figure:
     """The discriminator's held-out ROC-AUC by training step (``Result.curves``, ``electra.read_curves``), with chance (0.5) as a
     dashed line. With a joint stage before it, that stage comes first (grey: the generator learning beside
@@ -243,6 +248,7 @@ def auc_curve_figure(curves: dict) -> go.Figure:
     ))
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage."""
     return pipeline_figure(r.round, DEFAULTS.threshold)

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
 from app.lessons.masking import STRATEGY_LABELS, STRATEGY_SHORT
 from app.core.text import html as esc
+from app.figures import kept
 
 SPECIAL = 4  # the grid's value for a special token (never a target)
 GRID_NAMES = {**KIND_NAMES, SPECIAL: "special token (never a target)"}
@@ -43,6 +44,7 @@ def _discrete_scale(colors: list[str]) -> list:
     return scale
 
 
+@kept
 def epoch_grid_figure(tokens: list[str], special: list[bool], kinds: list[list[int]], shown: list[list[str]],
                       copies: list[int], highlight: int | None = None, title: str = "") -> go.Figure:
     """Epochs × positions: what each position became in each epoch.
@@ -75,6 +77,7 @@ def epoch_grid_figure(tokens: list[str], special: list[bool], kinds: list[list[i
         yaxis=dict(autorange="reversed")))
 
 
+@kept
 def coverage_figure(r) -> go.Figure:
     """Fraction of positions that have been a target at least once, by epoch, per strategy (``r.coverage``), with the
     epochs chosen (``r.epochs``) marked.
@@ -108,6 +111,7 @@ def coverage_figure(r) -> go.Figure:
         height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.2), shapes=shapes, annotations=notes))
 
 
+@kept
 def distinct_masks_figure(r) -> go.Figure:
     """Per position of ``r.sentence`` (special tokens left out): in how many distinct masks it was a target, per
     strategy, over ``r.epochs`` epochs.
@@ -130,6 +134,7 @@ def distinct_masks_figure(r) -> go.Figure:
                                   legend=dict(orientation="h", y=1.12)))
 
 
+@kept
 def span_length_figure(spans) -> go.Figure:
     """Span lengths in words (``Result.spans``): the truncated geometric pmf, the drawn lengths and those actually
     placed.
@@ -160,6 +165,7 @@ def span_length_figure(spans) -> go.Figure:
     return fig
 
 
+@kept
 def predictions_figure(r) -> go.Figure:
     """Targets × rank: the model's (``r.label``) top-k at each target of the chosen epoch (``r.predictions``),
     coloured by probability.
@@ -189,6 +195,7 @@ def predictions_figure(r) -> go.Figure:
     return fig
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``masking_lab.run``'s Result (the page's stage and the handout): which
     positions are targets, epoch by epoch, under the chosen strategy."""

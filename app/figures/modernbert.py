@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core import text as txt
+from app.figures import kept
 
 GLOBAL, LOCAL = "#1f5fa8", "#e07b00"  # global (full_attention) and local (sliding_attention) layers, everywhere
 KIND_COLOUR = {"full_attention": GLOBAL, "sliding_attention": LOCAL}
@@ -36,6 +37,7 @@ def _piece(piece: str) -> str:
 # ----------------------------------------------------------------------------- fill-mask
 
 
+@kept
 def fill_figure(r, model: str = "ModernBERT") -> go.Figure:
     """ModernBERT's top guesses for the masked word (``r.fill``): bars of probability, the original's guess marked."""
     top, original = list(r.fill.top), r.fill.words[r.fill.word]
@@ -52,6 +54,7 @@ def fill_figure(r, model: str = "ModernBERT") -> go.Figure:
 # ----------------------------------------------------------------------------- 1. RoPE
 
 
+@kept
 def spectrum_figure(r) -> go.Figure:
     """Tokens per full turn (2π / θ_i) of every rotated pair (``r.rope``), for each layer type, on a log scale, with
     the local window's reach (``r.half``) and the context length (``r.cost.max_positions``) for scale."""
@@ -81,6 +84,7 @@ def spectrum_figure(r) -> go.Figure:
                         "whole passages", 420)
 
 
+@kept
 def relative_figure(rope) -> go.Figure:
     """``Result.rope``. Left: the score of one query and one key against their distance, with the pair at positions
     near ``base`` and again ``shift`` further along (the curves coincide). Right: the score for every (query
@@ -116,6 +120,7 @@ def relative_figure(rope) -> go.Figure:
 # ----------------------------------------------------------------------------- 2. alternating attention
 
 
+@kept
 def layers_figure(r) -> go.Figure:
     """One cell per layer (``r.attention.checks``), coloured by its type, the shown layer (``r.layer``) framed;
     hover gives the rule and what the model's weights showed."""
@@ -152,6 +157,7 @@ def block_mean(a: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return summed / np.outer(sizes, sizes)
 
 
+@kept
 def attention_figure(rule: np.ndarray, weights: np.ndarray, layer: int, kind: str, half: int | None) -> go.Figure:
     """Left: which cells the layer's rule allows (1) or blocks (0). Right: the model's attention weights on the
     long input, mean over heads (rows: queries, columns: keys). Past ``MOST_CELLS`` positions a cell averages a
@@ -198,6 +204,7 @@ def attention_figure(rule: np.ndarray, weights: np.ndarray, layer: int, kind: st
     return _layout(fig, title, 520)
 
 
+@kept
 def cost_figure(r) -> go.Figure:
     """From ``r.cost``. Left: attention FLOPs of a forward (all layers) against the length, alternating vs
     all-global, log-log. Right: the alternating model's share of the all-global cost, for this model (``r.label``)
@@ -223,6 +230,7 @@ def cost_figure(r) -> go.Figure:
     return _layout(fig, "Attention cost as the input grows, counted exactly", 440)
 
 
+@kept
 def timing_figure(r) -> go.Figure:
     """Measured forward times at growing lengths (``r.cost``, on ``r.device``): as loaded (window masks) and with
     every layer global."""
@@ -240,6 +248,7 @@ def timing_figure(r) -> go.Figure:
 # ----------------------------------------------------------------------------- 3. GeGLU
 
 
+@kept
 def ffn_figure(rows) -> go.Figure:
     """Parameters of one feed-forward block, counted from the modules (``Result.feed_forwards``)."""
     names = [txt.html(r.name) for r in rows][::-1]
@@ -254,6 +263,7 @@ def ffn_figure(rows) -> go.Figure:
     return _layout(fig, "Feed-forward parameters per layer, counted from the modules", 330)
 
 
+@kept
 def gate_figure(g) -> go.Figure:
     """Every channel of the feed-forward at one token (``Result.gate``): x = GELU(x·W) (what an ungated GELU layer
     passes on), y = GELU(x·W) · (x·V) (what GeGLU passes on), coloured by the gate."""
@@ -280,6 +290,7 @@ def gate_figure(g) -> go.Figure:
 # ----------------------------------------------------------------------------- 4. unpadding
 
 
+@kept
 def batch_figure(u) -> go.Figure:
     """``Result.unpadding``. Top: the padded batch, one row per sentence, padding in grey. Bottom: the same tokens
     unpadded, one sequence, each sentence in its colour. Hover: sentence, position inside it, token."""
@@ -312,6 +323,7 @@ def batch_figure(u) -> go.Figure:
     return _layout(fig, "The same batch, padded and unpadded", 300 + 22 * rows)
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``modernbert.run``'s Result: the chosen layer's rule (a local window or
     every key) beside the attention the model really spent on a long input."""

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from app.core.text import html as esc
 from app.lessons.sentence_order import KIND_LABELS, KINDS
+from app.figures import kept
 
 COLOURS = {"sop": "#4c78a8", "nsp": "#f58518"}  # ALBERT's SOP head, BERT's NSP head
 ORDERS = ("(A, B): as typed", "(B, A): swapped")
@@ -26,6 +27,7 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
 Probs = tuple[float, float]  # (P(B follows A), P(it does not))
 
 
+@kept
 def order_figure(heads: list[tuple[str, str, str]], user: dict[str, tuple[Probs, Probs]]) -> go.Figure:
     """The key figure: each head's P(B does not follow A) for the pair as typed and swapped.
 
@@ -54,6 +56,7 @@ def _heads(r) -> list[tuple[str, str, str]]:
     return [(h.key, h.objective, h.name) for h in r.heads]
 
 
+@kept
 def kinds_figure(r) -> go.Figure:
     """Mean P(B does not follow A) per kind of generated pair (in order, B from another story, swapped:
     ``r.mean_not``), one bar trace per head."""
@@ -81,6 +84,7 @@ def _two_lines(label: str) -> str:
     return label.replace(" (", "<br>(", 1)
 
 
+@kept
 def accuracy_figure(r) -> go.Figure:
     """Each head (rows) on each task (columns): accuracy (``r.accuracy``) over the task's 2 · n_pairs pairs (half
     negatives: 0.5 is chance). z[i][j] = accuracy of head i on task j (NSP, SOP); the title is the lesson's, computed
@@ -102,6 +106,7 @@ def accuracy_figure(r) -> go.Figure:
     return _layout(fig, esc(head) + (f"<br>({esc(aside)}" if aside else ""), 130 + 90 * len(heads))
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure (stage and handout): every head on the user's pair, in order and swapped."""
     return order_figure(_heads(r), r.user)

@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from app.core import text as txt
 from app.lessons.xlnet import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
+from app.figures import kept
 
 ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}
 ORDER_COLOURS = {HIDDEN: "#eeeeee", CONTEXT: "#9ecae1", EARLIER: "#2b6cb0", OWN: "#f28e2b"}
@@ -53,6 +54,7 @@ def _discrete(colours: list[str]) -> list:
     return scale
 
 
+@kept
 def order_figure(view: MaskView) -> go.Figure:
     """Rows: the steps of the order, top to bottom; columns: the positions, in place. A target's row shows
     what its query stream sees when it is predicted; a context row what its content stream sees.
@@ -96,6 +98,7 @@ TITLE_FONT, STREAM_PLOT_PX = 13, 680
 LEGEND_ROOM = 150  # px under the panels: their rotated position labels and axis titles, then the colour key
 
 
+@kept
 def stream_masks_figure(view: MaskView) -> go.Figure:
     """Three aligned panels on the same columns (positions j): the content-stream mask (T, T), the
     query-stream mask (T, T; rows of non-targets are empty, nothing is computed there) and
@@ -137,6 +140,7 @@ def stream_masks_figure(view: MaskView) -> go.Figure:
     return fig
 
 
+@kept
 def attention_figure(r) -> go.Figure:
     """The attention probabilities the model used, from ``xlnet.run``'s Result: ``r.attention`` (T, T), one layer
     (``r.layer``, 0 = the last) of ``r.stream``, mean over heads, for ``r.attention_rows`` only (other rows empty).
@@ -166,6 +170,7 @@ def attention_figure(r) -> go.Figure:
     return fig
 
 
+@kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``xlnet.run``'s Result: the factorization order, step by step, and what
     each step may see while every token stays in its place."""

@@ -4,8 +4,8 @@ otherwise wait for — and that yields to them while they are served.
 In order: the heavy imports (``app.core.preload``), every catalogue model as a visitor who changed nothing gets
 them (``loading.default_settings``; the *warm start* proper, whose end ``warm_progress()["seconds"]`` marks, so
 timings taken before it are taken again), then every lesson's default view computed into the pages' own cache
-(``app.ui.cache``: the same steps, arguments and model identities a page uses), so a lesson opened at its
-defaults finds its expensive steps done. Lecture mode puts the deck's next slide on the same queue while a
+(``app.ui.cache``: the same steps, arguments and model identities a page uses), its stage figure built and
+kept (``app.figures.kept``), so a lesson opened at its defaults finds its expensive steps done and its figure drawn. Lecture mode puts the deck's next slide on the same queue while a
 slide is shown (:func:`precompute`), so → finds it computed.
 
 Yielding: the router starts the thread at the *end* of the first page run (``streamlit_app.py``), so the first
@@ -103,8 +103,12 @@ def default_views() -> list:
 
 def compute_view(view, settings_: tuple[str, str, str]) -> None:
     """Run ``view``'s lesson as its page would, on the shared models under ``settings_``, through the pages'
-    cache: what the page then finds computed. Before each expensive step it steps aside for visitors' pages.
+    cache, and build its stage figure: what the page then finds computed and drawn. Before each expensive step it steps aside for visitors' pages.
     Raises what the lesson raises (a Stop included)."""
+    import importlib
+
+    from app.core import state
+    from app.figures import stage_figure
     from app.lecture import handout
     from app.ui import loading
     from app.ui.cache import cache
@@ -120,7 +124,12 @@ def compute_view(view, settings_: tuple[str, str, str]) -> None:
         yield_to_visitors()
         return cache(step, *args)
 
-    lib.run(models, lib.Inputs.from_values(handout.values_of(view)), stepping_aside)
+    values = handout.values_of(view)
+    result = lib.run(models, lib.Inputs.from_values(values), stepping_aside)
+    build = handout.key_figure_function(view)
+    if build is not None:  # and its stage figure, which the page then finds kept (``app.figures.kept``)
+        yield_to_visitors()
+        stage_figure(importlib.import_module(build.__module__), result, values.get(state.FIGURE))
 
 
 def _work(w: Warm) -> None:

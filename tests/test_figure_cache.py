@@ -1,0 +1,140 @@
+"""Kept figures (app/figures/__init__.py ``kept``): a builder called again with equal arguments gives the same
+figure, made from the stored data without plotly's checks, and never one built from other arguments."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from app import figures
+from app.ui import stage
+
+
+@dataclass(frozen=True)
+class Result:
+    values: tuple[float, ...]
+    title: str
+
+
+calls: list[Result] = []
+
+
+@figures.kept
+def bars(r: Result, *, colour: str = "#1f77b4") -> go.Figure:
+    calls.append(r)
+    fig = go.Figure(go.Bar(x=list(range(len(r.values))), y=list(r.values), marker_color=colour))
+    fig.update_layout(title=r.title, height=300)
+    return fig
+
+
+@figures.kept
+def nothing(r) -> None:
+    calls.append(r)
+    return None
+
+
+def test_equal_arguments_give_the_stored_figure_and_other_arguments_a_new_one():
+    calls.clear()
+    first = bars(Result((1.0, 2.0, 3.0), "one"))
+    again = bars(Result((1.0, 2.0, 3.0), "one"))  # an equal result, another object
+    assert len(calls) == 1
+    assert again is not first and again.to_plotly_json() == first.to_plotly_json()
+    other = bars(Result((1.0, 2.0, 4.0), "one"))
+    titled = bars(Result((1.0, 2.0, 3.0), "two"))
+    coloured = bars(Result((1.0, 2.0, 3.0), "one"), colour="#000000")
+    assert len(calls) == 4
+    assert list(other.data[0].y) == [1.0, 2.0, 4.0] and titled.layout.title.text == "two"
+    assert coloured.data[0].marker.color == "#000000"
+
+
+def test_a_figure_given_back_is_a_copy_a_page_may_change():
+    calls.clear()
+    r = Result((5.0, 6.0), "mine")
+    fig = bars(r)
+    fig.update_layout(height=999, title="changed")
+    fig.data[0].y = (0.0, 0.0)
+    kept = bars(r)
+    kept.update_layout(height=111)
+    assert bars(r).layout.height == 300 and bars(r).layout.title.text == "mine"
+    assert list(bars(r).data[0].y) == [5.0, 6.0]
+    assert len(calls) == 1
+
+
+def test_what_cannot_be_kept_is_built_every_time():
+    calls.clear()
+    lock = threading.Lock()  # cannot be pickled
+    bars(Result((1.0,), "x"), colour="#111111")
+    before = figures.kept_counts()
+    for _ in range(2):
+        nothing(lock)
+        nothing(Result((1.0,), "x"))  # a builder that gives no figure (nothing to draw) keeps nothing
+    assert len(calls) == 5 and figures.kept_counts()["built"] == before["built"]
+
+
+def test_the_store_keeps_the_most_recently_used(monkeypatch):
+    monkeypatch.setattr(figures, "KEPT_FIGURES", 3)
+    calls.clear()
+    for i in range(5):
+        bars(Result((float(i),), "n"))
+    bars(Result((4.0,), "n"))
+    assert len(calls) == 5
+    bars(Result((0.0,), "n"))  # dropped: built again
+    assert len(calls) == 6
+
+
+def test_presenter_style_styles_a_kept_figure_as_a_built_one():
+    r = Result((3.0, 1.0, 2.0), "A title for the projector")
+    built = bars.__wrapped__(r)
+    kept = bars(r)
+    bars(r)
+    stage.presenter_style(built)
+    stage.presenter_style(kept)
+    assert kept.to_plotly_json() == built.to_plotly_json()
+    assert kept.layout.template.layout.plot_bgcolor == "white"
+
+
+def plain(fig: go.Figure):
+    """The figure as the browser gets it (JSON), as plain data."""
+    return json.loads(pio.to_json(fig, validate=False))
+
+
+LESSONS = {  # lessons whose figures have subplots, shapes, annotations and heatmaps
+    "modernbert": ("modernbert", "bert"), "xlnet": ("xlnet", "bert"), "compare": None, "deberta": ("deberta", "bert"),
+    "masking": ("bert",), "albert_activations": ("albert", "bert"),
+}
+
+
+@pytest.mark.parametrize("slug", sorted(LESSONS))
+def test_every_figure_of_a_lesson_comes_back_from_the_store_as_it_was_built(slug):
+    import importlib
+
+    from app.models import loading
+
+    lib = importlib.import_module(f"app.lessons.{slug}")
+    module = importlib.import_module(f"app.figures.{slug}")
+    keys = LESSONS[slug] or tuple(lib.MODELS)
+    r = lib.run({k: loading.load(k) for k in keys}, lib.Inputs())
+    builders = {name: getattr(module, name) for name in dir(module)
+                if callable(getattr(module, name)) and hasattr(getattr(module, name), "__wrapped__")}
+    checked = 0
+    for name, build in builders.items():
+        try:
+            built = build.__wrapped__(copy.deepcopy(r))
+        except (AttributeError, TypeError):  # a builder of a part of the result (r.shifts, r.view, ...)
+            continue
+        if not isinstance(built, go.Figure):
+            continue
+        build(r)
+        again = build(copy.deepcopy(r))
+        assert plain(again) == plain(built), name
+        stage.presenter_style(built)
+        stage.presenter_style(again)
+        assert plain(again) == plain(built), name
+        checked += 1
+    assert checked >= 2
