@@ -138,6 +138,8 @@ def deck_bar() -> None:
     if target and 1 <= target <= len(views):
         go_to_slide(target, views)
     view, here = views[n - 1], views[n - 1].page == url.page()
+    if here:
+        stage.on_slide()  # the lesson's figures off the stage are folded (stage.folding)
     back = n - 1 if here else n  # off the deck (another page), Back and Next return to slide n
     forward = n + 1 if here else n
     with st.container(key="bve-deck-bar", horizontal=True, vertical_alignment="center", gap="small", wrap=False):

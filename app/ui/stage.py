@@ -35,6 +35,10 @@ MIN_STAGE = 300  # px: the stage never shrinks below this on a very short window
 STAGE = "_stage"  # session state: this run's stage container (None until made)
 STAGED = "_staged"  # session state: the name of the figure on this run's stage (None until one is)
 FALLBACK = "_stage_fallback"  # session state: draws this run's key figure on the stage, when the view named another
+ON_SLIDE = "_on_slide"  # session state: this run draws a deck's slide (the deck bar says so)
+FOLDED = "_folded"  # session state: figures this run folded under the stage
+UNFOLD = "_slides_unfolded"  # session state: the lecturer asked slides to draw every figure of their lesson
+FOLDED_STYLE = "font-size:0.8em;color:#555"
 
 
 def presenting() -> bool:
@@ -46,6 +50,56 @@ def clear() -> None:
     st.session_state[STAGE] = None
     st.session_state[STAGED] = None
     st.session_state[FALLBACK] = None
+    st.session_state[ON_SLIDE] = False
+    st.session_state[FOLDED] = 0
+
+
+def on_slide() -> None:
+    """This run draws a deck's slide on a projector (the deck bar calls it): the lesson's figures that are not on
+    the stage are folded (:func:`fold`)."""
+    st.session_state[ON_SLIDE] = True
+
+
+def folding() -> bool:
+    """Whether this run folds the figures that are not on the stage: a deck's slide on a projector, unless the
+    lecturer asked for every figure. A slide is its stage; drawing the rest of the lesson under it took most of a
+    slide change (scripts/benchmark.py --only deck: the browser drawing them, the server building them), so
+    → showed the next slide in 1.1–2.0 s instead of 0.3–1.1 s."""
+    return presenting() and bool(st.session_state.get(ON_SLIDE)) and not st.session_state.get(UNFOLD)
+
+
+def _unfold(value: bool) -> None:
+    st.session_state[UNFOLD] = value
+
+
+def fold(title: str) -> None:
+    """A folded figure's place: its title, and at the first one of the run the button that draws them all (for
+    the rest of the presentation; "Fold them again" then comes back in their place)."""
+    n = st.session_state.get(FOLDED, 0)
+    st.session_state[FOLDED] = n + 1
+    line = f"Folded on this slide: {text.html(title) or 'a figure'}."
+    if n == 0:
+        st.markdown(f'<div class="bve-folded" style="{FOLDED_STYLE}">{line} The slide shows its stage figure; the lesson\'s other figures '
+                    "are drawn when asked, so the next slide comes at once.</div>", unsafe_allow_html=True)
+        st.button("Draw the lesson's other figures", icon=":material/unfold_more:", key="bve-unfold",
+                  on_click=_unfold, args=(True,), help="On every slide from now on (a slide change then takes longer)")
+    else:
+        st.markdown(f'<div class="bve-folded" style="{FOLDED_STYLE}">{line}</div>', unsafe_allow_html=True)
+
+
+def unfolded_note() -> None:
+    """Once per run, on a slide whose figures the lecturer unfolded: the button that folds them again."""
+    if (presenting() and st.session_state.get(ON_SLIDE) and st.session_state.get(UNFOLD)
+            and not st.session_state.get(FOLDED)):
+        st.session_state[FOLDED] = -1  # said once
+        st.button("Fold the lesson's other figures again", icon=":material/unfold_less:", key="bve-fold",
+                  on_click=_unfold, args=(False,), help="Faster slide changes: each slide draws its stage figure only")
+
+
+def figure_title(fig) -> str:
+    """A figure's title as plain text (its first line), for the line that stands in its place when folded."""
+    title = fig.layout.title.text or ""
+    return re.sub(r"<[^>]*>", "", re.split(r"<br\s*/?>", title)[0]).strip()
 
 
 def make() -> None:
@@ -157,15 +211,21 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
     ``key=True`` marks the lesson's key figure, ``key="<name>"`` another figure a view can name as its stage figure
     (``FIGURES``): on a projector the stage figure goes on the stage, as large as the window allows."""
     if presenting():
-        presenter_style(fig)
         staged = staged_name(key) if st.session_state.get(STAGED) is None else None
         if staged:
+            presenter_style(fig)
             fig.update_layout(height=None, autosize=True)  # the box's height, whatever the figure was made for
             _plotly(_figure_box(staged), fig, name, height="stretch")
             return
         if key is True:  # the key figure, while the view names another: the stage's if that one is not drawn
             key_name = figure_choice()[1] if figure_choice() else KEY_NAME
-            st.session_state[FALLBACK] = lambda: _plotly(_figure_box(key_name), fig, f"{name}-stage", height="stretch")
+            st.session_state[FALLBACK] = lambda: (presenter_style(fig), _plotly(_figure_box(key_name), fig,
+                                                                                 f"{name}-stage", height="stretch"))
+        if folding():
+            fold(figure_title(fig))
+            return
+        unfolded_note()
+        presenter_style(fig)
     if height:
         fig.update_layout(height=height)
     _plotly(st, fig, name)
@@ -182,6 +242,9 @@ def show_html(document, alt: str, key: bool | str = False) -> None:
                "fit(); window.addEventListener('resize', fit); })();</script>")
         html_text = document.html.replace("<head>", f"<head>{fit}", 1)
         _figure_box(staged).iframe(html_text, height="stretch", alt=alt)
+        return
+    if folding():
+        fold(alt)
         return
     st.iframe(document.html, height=document.height, alt=alt)
 
