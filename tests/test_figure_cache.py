@@ -138,3 +138,10 @@ def test_every_figure_of_a_lesson_comes_back_from_the_store_as_it_was_built(slug
         assert plain(again) == plain(built), name
         checked += 1
     assert checked >= 2
+
+
+def test_a_folded_figure_is_named_by_its_title_read_once():
+    """The line that stands in a folded figure's place reads the title's escaped words once: a typed ``<b>`` stays
+    ``<b>`` on screen, not ``&lt;b&gt;`` (the builders escape user words in titles; ``fold`` escapes again)."""
+    fig = go.Figure(layout={"title": {"text": "Soft targets for &lt;b&gt; &amp; co<br><sup>second line</sup>"}})
+    assert stage.figure_title(fig) == "Soft targets for <b> & co"

@@ -14,6 +14,7 @@ figure on the stage. Streamlit cannot read the window's size on the server, so t
 
 from __future__ import annotations
 
+import html
 import re
 
 import streamlit as st
@@ -62,9 +63,9 @@ def on_slide() -> None:
 
 def folding() -> bool:
     """Whether this run folds the figures that are not on the stage: a deck's slide on a projector, unless the
-    lecturer asked for every figure. A slide is its stage; drawing the rest of the lesson under it took most of a
-    slide change (scripts/benchmark.py --only deck: the browser drawing them, the server building them), so
-    → showed the next slide in 1.1–2.0 s instead of 0.3–1.1 s."""
+    lecturer asked for every figure. A slide is its stage; drawing the rest of the lesson under it was most of a
+    slide change (the server building those figures, the browser drawing them): → showed the next slide in
+    1.1–2.0 s with them, 0.3–1.1 s without (scripts/benchmark.py --only deck, 2026-11-26)."""
     return presenting() and bool(st.session_state.get(ON_SLIDE)) and not st.session_state.get(UNFOLD)
 
 
@@ -79,8 +80,9 @@ def fold(title: str) -> None:
     st.session_state[FOLDED] = n + 1
     line = f"Folded on this slide: {text.html(title) or 'a figure'}."
     if n == 0:
-        st.markdown(f'<div class="bve-folded" style="{FOLDED_STYLE}">{line} The slide shows its stage figure; the lesson\'s other figures '
-                    "are drawn when asked, so the next slide comes at once.</div>", unsafe_allow_html=True)
+        line += (" The slide shows its stage figure; the lesson's other figures are drawn when asked, so the next "
+                 "slide comes at once.")
+        st.markdown(f'<div class="bve-folded" style="{FOLDED_STYLE}">{line}</div>', unsafe_allow_html=True)
         st.button("Draw the lesson's other figures", icon=":material/unfold_more:", key="bve-unfold",
                   on_click=_unfold, args=(True,), help="On every slide from now on (a slide change then takes longer)")
     else:
@@ -97,9 +99,10 @@ def unfolded_note() -> None:
 
 
 def figure_title(fig) -> str:
-    """A figure's title as plain text (its first line), for the line that stands in its place when folded."""
+    """A figure's title as plain text (its first line, tags dropped, entities read: the builders escape the words
+    they put in titles, and ``fold`` escapes this once), for the line that stands in its place when folded."""
     title = fig.layout.title.text or ""
-    return re.sub(r"<[^>]*>", "", re.split(r"<br\s*/?>", title)[0]).strip()
+    return html.unescape(re.sub(r"<[^>]*>", "", re.split(r"<br\s*/?>", title)[0])).strip()
 
 
 def make() -> None:

@@ -4,9 +4,10 @@ otherwise wait for — and that yields to them while they are served.
 In order: the heavy imports (``app.core.preload``), every catalogue model as a visitor who changed nothing gets
 them (``loading.default_settings``; the *warm start* proper, whose end ``warm_progress()["seconds"]`` marks, so
 timings taken before it are taken again), then every lesson's default view computed into the pages' own cache
-(``app.ui.cache``: the same steps, arguments and model identities a page uses), its stage figure built and
-kept (``app.figures.kept``), so a lesson opened at its defaults finds its expensive steps done and its figure drawn. Lecture mode puts the deck's next slide on the same queue while a
-slide is shown (:func:`precompute`), so → finds it computed.
+(``app.ui.cache``: the same steps, arguments and model identities a page uses) and its stage figure built
+(``app.figures.kept``), so a lesson opened at its defaults finds its expensive steps done and its figure made.
+Lecture mode puts the deck's next slide on the same queue while a slide is shown (:func:`precompute`), so →
+finds it computed.
 
 Yielding: the router starts the thread at the *end* of the first page run (``streamlit_app.py``), so the first
 page a visitor opens is not slowed by it; between two steps the thread waits while any visitor's page is
@@ -103,8 +104,8 @@ def default_views() -> list:
 
 def compute_view(view, settings_: tuple[str, str, str]) -> None:
     """Run ``view``'s lesson as its page would, on the shared models under ``settings_``, through the pages'
-    cache, and build its stage figure: what the page then finds computed and drawn. Before each expensive step it steps aside for visitors' pages.
-    Raises what the lesson raises (a Stop included)."""
+    cache, and build its stage figure: what the page then finds computed and made. Before each expensive step it
+    steps aside for visitors' pages. Raises what the lesson raises (a Stop included)."""
     import importlib
 
     from app.core import state
