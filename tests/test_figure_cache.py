@@ -8,6 +8,7 @@ import json
 import threading
 from dataclasses import dataclass
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -51,6 +52,18 @@ def test_equal_arguments_give_the_stored_figure_and_other_arguments_a_new_one():
     assert len(calls) == 4
     assert list(other.data[0].y) == [1.0, 2.0, 4.0] and titled.layout.title.text == "two"
     assert coloured.data[0].marker.color == "#000000"
+
+
+def test_arrays_come_back_as_arrays():
+    """Plotly ≥ 6 packs numpy arrays as {"dtype", "bdata"} in ``to_dict``; a kept figure keeps the arrays."""
+    @figures.kept
+    def heat(z: tuple) -> go.Figure:
+        return go.Figure(go.Heatmap(z=np.array(z, dtype=np.float32), x=list(range(len(z[0])))))
+
+    z = ((1.0, 2.0), (3.0, 4.0))
+    built, kept = heat(z), heat(z)
+    assert isinstance(kept.data[0].z, np.ndarray) and kept.data[0].z.dtype == built.data[0].z.dtype
+    assert np.array_equal(kept.data[0].z, built.data[0].z) and type(kept.data[0].x) is type(built.data[0].x)
 
 
 def test_a_figure_given_back_is_a_copy_a_page_may_change():
@@ -133,6 +146,12 @@ def test_every_figure_of_a_lesson_comes_back_from_the_store_as_it_was_built(slug
         build(r)
         again = build(copy.deepcopy(r))
         assert plain(again) == plain(built), name
+        for mine, theirs in zip(again.data, built.data):  # what code reads from the figure, not only its JSON
+            for prop in ("x", "y", "z", "text", "customdata"):
+                a, b = getattr(mine, prop, None), getattr(theirs, prop, None)
+                assert type(a) is type(b), (name, prop, type(a), type(b))
+                if isinstance(b, np.ndarray):
+                    assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=b.dtype.kind == "f"), (name, prop)
         stage.presenter_style(built)
         stage.presenter_style(again)
         assert plain(again) == plain(built), name

@@ -57,7 +57,7 @@ def kept(builder):
             return go.Figure(pickle.loads(spec), _validate=False)
         figure = builder(*args, **kwargs)
         if key is not None and isinstance(figure, go.Figure):
-            data = pickle.dumps(figure.to_dict(), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(_checked_data(figure), protocol=pickle.HIGHEST_PROTOCOL)
             with _kept_lock:
                 _kept[key] = data
                 _counts["built"] += 1
@@ -66,6 +66,15 @@ def kept(builder):
         return figure
 
     return build
+
+
+def _checked_data(figure) -> dict:
+    """The figure's data as plotly holds it once checked: what ``to_dict`` copies (``_data``, ``_layout``, the
+    frames' ``_props``), before it packs numpy arrays into {"dtype", "bdata"} for the browser (plotly ≥ 6). A figure
+    made without checks from packed data would hand those dicts back where the built one has arrays."""
+    data = {"data": figure._data, "layout": figure._layout}
+    frames = [frame._props for frame in figure._frame_objs]
+    return {**data, "frames": frames} if frames else data
 
 
 def kept_counts() -> dict[str, int]:
