@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import math
 
-
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core.text import html
-from app.figures.albert_params import model_colour, as_list  # one colour per model on both ALBERT pages
 from app.figures import kept
+from app.figures.albert_params import model_colour, as_list  # one colour per model on both ALBERT pages
 
 METRICS = (  # (key, panel title, x axis); the top panels' x axis is the layer, as the titles say
     ("l2", "L2 distance, input → output, by layer", "layer"),

@@ -38,6 +38,7 @@ STAGED = "_staged"  # session state: the name of the figure on this run's stage 
 FALLBACK = "_stage_fallback"  # session state: draws this run's key figure on the stage, when the view named another
 ON_SLIDE = "_on_slide"  # session state: this run draws a deck's slide (the deck bar says so)
 FOLDED = "_folded"  # session state: figures this run folded under the stage
+FOLD_OFFERED = "_fold_offered"  # session state: this run showed "Fold the lesson's other figures again"
 UNFOLD = "_slides_unfolded"  # session state: the lecturer asked slides to draw every figure of their lesson
 FOLDED_STYLE = "font-size:0.8em;color:#555"
 
@@ -53,6 +54,7 @@ def clear() -> None:
     st.session_state[FALLBACK] = None
     st.session_state[ON_SLIDE] = False
     st.session_state[FOLDED] = 0
+    st.session_state[FOLD_OFFERED] = False
 
 
 def on_slide() -> None:
@@ -92,8 +94,8 @@ def fold(title: str) -> None:
 def unfolded_note() -> None:
     """Once per run, on a slide whose figures the lecturer unfolded: the button that folds them again."""
     if (presenting() and st.session_state.get(ON_SLIDE) and st.session_state.get(UNFOLD)
-            and not st.session_state.get(FOLDED)):
-        st.session_state[FOLDED] = -1  # said once
+            and not st.session_state.get(FOLD_OFFERED)):
+        st.session_state[FOLD_OFFERED] = True
         st.button("Fold the lesson's other figures again", icon=":material/unfold_less:", key="bve-fold",
                   on_click=_unfold, args=(False,), help="Faster slide changes: each slide draws its stage figure only")
 
