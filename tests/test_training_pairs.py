@@ -176,6 +176,25 @@ def test_sop_breakdown_splits_the_heads_answers_by_where_a_sits(bundled):
             assert 0 <= r["nsp_accuracy"] <= 1
 
 
+def test_the_topic_baseline_finds_the_topic_and_cannot_read_order(bundled):
+    """The order-blind topic detector the NSP head's card compares with: on stories whose topics share no content
+    word it tells B from another story (NSP near 1), and it scores a swapped pair as it scores the pair in order
+    (SOP exactly 0.5); on stories that share every word it has no topic to read (NSP near chance)."""
+    from transformers import AutoTokenizer
+
+    from app.training import bert_nsp
+
+    tok = AutoTokenizer.from_pretrained(catalogue.bundled_root() / catalogue.CATALOGUE["bert"].bundled)
+    topics = [["cat", "milk", "sofa"], ["ship", "sea", "storm"], ["tree", "apple", "garden"], ["car", "road", "truck"],
+              ["cake", "oven", "sugar"], ["ball", "park", "grass"]]
+    story = lambda w: " ".join(f"The {w[i % 3]} and the {w[(i + 1) % 3]} were here." for i in range(6))  # noqa: E731
+    stories = data.encode_sentences(tok, [story(t) for t in topics])
+    split = bert_nsp.topic_baseline(tok, stories, stories, bases=60, train_bases=300, words=50)
+    assert split["pairs"] == 120 and split["nsp"] > 0.9 and split["sop"] == 0.5
+    same = data.encode_sentences(tok, [story(topics[0])] * 6)
+    assert bert_nsp.topic_baseline(tok, same, same, bases=60, train_bases=300, words=50)["nsp"] <= 0.6
+
+
 def test_the_report_says_whether_any_checkpoint_had_nsp_at_its_floor_and_sop_near_chance():
     from app.training import report
 
