@@ -150,10 +150,14 @@ def staged_name(key: bool | str) -> str | None:
 
 
 def intro(markdown: str) -> None:
-    """The lesson's idea in two or three sentences: shown, or on a projector folded away under the stage."""
+    """The lesson's idea in two or three sentences: shown, or on a projector folded away under the stage (a tool
+    page's, such as Lecture mode's, under "What this page shows")."""
     if presenting():
+        from app.lessons import TOOLS
+
         make()
-        with st.expander("What this lesson shows", icon=":material/menu_book:"):
+        what = "page" if url.page() in {t.slug for t in TOOLS} else "lesson"
+        with st.expander(f"What this {what} shows", icon=":material/menu_book:"):
             st.markdown(markdown)
     else:
         st.markdown(markdown)

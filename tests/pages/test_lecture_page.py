@@ -224,3 +224,11 @@ def test_a_slide_draws_its_stage_figure_and_folds_the_others_until_the_lecturer_
     for query in ({"presenter": "1", **v.params}, dict(v.params)):
         at = open_page("pages/electra.py", **query)
         assert not at.exception and not _folded(at) and len(at.get("plotly_chart")) == 1 + folded
+
+
+def test_on_a_projector_a_tool_page_folds_its_intro_as_a_page_a_lesson_as_a_lesson(app_page):
+    """Presenter mode folds each page's intro under the stage: Lecture mode is a tool, not a lesson."""
+    tool = [e.label for e in app_page("pages/lecture.py", presenter="1").expander]
+    lesson = [e.label for e in app_page("pages/electra.py", presenter="1").expander]
+    assert "What this page shows" in tool and "What this lesson shows" not in tool
+    assert "What this lesson shows" in lesson and "What this page shows" not in lesson
