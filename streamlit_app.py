@@ -1,9 +1,10 @@
 """Entry point: routing (st.navigation over the files in pages/), the shared sidebar, and in lecture mode the
 deck bar above the page; the page runs between ui.start_page and ui.finish_page, then ui.after_page. Nothing else."""
 
-from app.core import startup, visitors
+from app.core import prefetch, startup, visitors
 
 startup.mark("router start")
+prefetch.start()  # once per process (``streamlit run`` too): the disk reads ahead what the heavy imports will read
 visitors.page_started()  # from here to ui.after_page, background work steps aside (app.core.visitors)
 import streamlit as st  # noqa: E402
 

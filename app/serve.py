@@ -4,6 +4,10 @@ from a cold disk) begun in a background thread a moment after the server is up w
 (:data:`IDLE_START_S`), so a lecturer who opens the app a few seconds after starting it finds them done; a
 visitor who comes at once gets the first page drawn first, then the imports begin.
 
+Once the server is up, the thread first asks the kernel to read ahead, from the disk, what those imports will read
+(``app.core.prefetch``): on a cold disk (a machine that just booted, a Space that just woke) the disk then works
+while the browser loads the app and the first page is drawn, instead of after.
+
 The thread steps aside between two imports while a visitor's page that does not need them (the home page) is
 being served, and never while a page waits for them (``preload.waited_for``): a visitor who arrives during the
 warm-up is served first, not queued behind it. ``streamlit run streamlit_app.py`` works too (Hugging Face
@@ -43,12 +47,14 @@ def _preload(poll_s: float = 0.05, give_up_s: float = 60.0) -> None:
     pages between imports, and never waiting while a page waits for them."""
     import time
 
-    from app.core import preload, visitors
+    from app.core import prefetch, preload, visitors
 
     t = time.monotonic()
     while not server_up() and not preload.waited_for() and time.monotonic() - t < give_up_s:
         time.sleep(poll_s)
     up = time.monotonic()
+    prefetch.start()  # the disk reads ahead what the imports will read while the browser loads the first page
+    # (begun before the server is up, it slowed the server's own start from a cold disk)
     while (not preload.waited_for() and not visitors.pages_finished()
            and (visitors.running() or time.monotonic() - up < IDLE_START_S) and time.monotonic() - t < give_up_s):
         time.sleep(poll_s)

@@ -49,6 +49,11 @@ def test_the_first_visitors_come_before_the_warm_start(tmp_path, launcher):
         assert home_end < pre_start, "the imports began before the first page was drawn"
         assert events[pre_start]["thread"] in (("bve-preload", "bve-warm-start") if launcher else ("bve-warm-start",))
         assert pre_end < lesson_end
+        # the disk was asked for what those imports read (app.core.prefetch), or its cache held it already
+        asked = next((i for i in (first(events, "prefetch asked"), first(events, "prefetch skipped")) if i is not None),
+                     None)
+        assert asked is not None and events[asked]["thread"] == "bve-prefetch", [e["what"] for e in events]
+        assert events[asked]["what"] == "prefetch skipped" or events[asked]["files"] > 100
         warm_end, idle = first(events, "warm start end"), first(events, "precompute idle")
         assert idle is None or lesson_end < idle, "the lesson waited for the precomputed lessons"
         assert warm_end is None or lesson_end < warm_end, "the lesson waited for the warm start's other models"

@@ -1,0 +1,101 @@
+"""app.core.prefetch: the read-ahead of what the heavy imports read, asked of the kernel at process start."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core import prefetch
+
+
+def test_the_list_is_parsed_whole_files_and_ranges():
+    text = "# a comment\n\npurelib\tpkg/a.pyc\t120\t\nplatlib\tpkg/lib.so\t90000\t0:4096,65536:8192\n"
+    assert prefetch.parse(text) == [("purelib", "pkg/a.pyc", 120, []),
+                                    ("platlib", "pkg/lib.so", 90000, [(0, 4096), (65536, 8192)])]
+
+
+def test_read_ahead_asks_for_the_listed_ranges_and_skips_missing_or_changed_files(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "whole.pyc").write_bytes(b"x" * 5000)
+    (tmp_path / "pkg" / "big.so").write_bytes(b"y" * 200_000)
+    (tmp_path / "pkg" / "rebuilt.so").write_bytes(b"z" * 10)
+    entries = [("purelib", "pkg/whole.pyc", 5000, []),  # the whole file
+               ("purelib", "pkg/big.so", 200_000, [(0, 4096), (131072, 8192)]),  # its listed ranges only
+               ("purelib", "pkg/rebuilt.so", 11, []),  # another size than listed: another build, skipped
+               ("purelib", "pkg/gone.pyc", 7, []),  # missing: skipped
+               ("nowhere", "pkg/whole.pyc", 5000, [])]  # a root this interpreter has not: skipped
+    done = prefetch.read_ahead(entries, {"purelib": tmp_path})
+    assert done == {"files": 2, "bytes": 5000 + 4096 + 8192, "skipped": 3}
+
+
+def test_resident_ranges_are_the_pages_in_the_cache(tmp_path):
+    """What --write records: after evicting a file and reading one page in its middle, the pages around that read
+    are listed and the start of the file is not (where the filesystem lets a file be evicted)."""
+    path = tmp_path / "data.bin"
+    size = 8 * 1024 * 1024
+    path.write_bytes(os.urandom(size))
+    assert prefetch._resident(path, size) == [(0, size)]  # just written: all in the cache
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, size, os.POSIX_FADV_DONTNEED)
+        if prefetch._resident(path, size):
+            pytest.skip("this filesystem keeps the file's pages after DONTNEED")
+        os.pread(fd, 4096, 6 * 1024 * 1024)
+    finally:
+        os.close(fd)
+    ranges = prefetch._resident(path, size)
+    assert ranges and ranges[0][0] > 0
+    assert any(o <= 6 * 1024 * 1024 < o + n for o, n in ranges)
+    assert all(o % prefetch.PAGE == 0 and o + n <= size for o, n in ranges)
+
+
+def test_the_committed_list_fits_this_interpreters_torch():
+    """The list was written on the project's machines (the pinned torch 2.13.0, its CPU build, python 3.11): there, the files it
+    names for torch are this torch's, at their listed sizes; elsewhere it is skipped file by file, at no cost."""
+    import torch
+
+    if torch.__version__.split("+")[0] != "2.13.0" or torch.version.cuda or sys.version_info[:2] != (3, 11):
+        pytest.skip(f"the list is for torch 2.13.0 on python 3.11; this is torch {torch.__version__}")
+    entries = prefetch.parse(prefetch.MANIFEST.read_text())
+    where = prefetch.roots()
+    mine = [(r, p, s) for r, p, s, _ in entries if p.startswith("torch/")]
+    assert any(p == "torch/lib/libtorch_cpu.so" for _, p, _ in mine)
+    fits = [(where[r] / p).is_file() and (where[r] / p).stat().st_size == s for r, p, s in mine]
+    assert len(mine) > 100 and sum(fits) >= 0.98 * len(mine)
+
+
+def test_start_runs_once_and_can_be_turned_off(monkeypatch):
+    monkeypatch.setattr(prefetch, "_started", type(prefetch._started)())
+    monkeypatch.setenv("BVE_PREFETCH", "0")
+    assert prefetch.start() is False
+    monkeypatch.delenv("BVE_PREFETCH")
+    monkeypatch.setattr(prefetch, "MANIFEST", Path("/nonexistent/prefetch.txt"))
+    assert prefetch.start() is False
+    monkeypatch.setattr(prefetch, "MANIFEST", Path(prefetch.__file__).with_name("prefetch.txt"))
+    assert prefetch.start() is True and prefetch.start() is False
+
+
+def test_a_warm_page_cache_is_seen_and_nothing_is_asked(tmp_path):
+    """Judged on the list's largest file: just written, its pages are cached (nothing to ask); evicted, they are
+    not (where the filesystem lets a file be evicted)."""
+    path = tmp_path / "pkg" / "big.so"
+    path.parent.mkdir()
+    size = 4 * 1024 * 1024
+    path.write_bytes(os.urandom(size))
+    (tmp_path / "pkg" / "small.pyc").write_bytes(b"x" * 100)
+    entries = [("purelib", "pkg/small.pyc", 100, []), ("purelib", "pkg/big.so", size, [(0, 65536), (1048576, 4096)])]
+    assert prefetch.already_cached(entries, {"purelib": tmp_path})
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, size, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    if prefetch._resident(path, size):
+        pytest.skip("this filesystem keeps the file's pages after DONTNEED")
+    assert not prefetch.already_cached(entries, {"purelib": tmp_path})
+    assert not prefetch.already_cached([("purelib", "pkg/big.so", size + 1, [])], {"purelib": tmp_path})
