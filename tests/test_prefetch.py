@@ -79,6 +79,31 @@ def test_start_runs_once_and_can_be_turned_off(monkeypatch):
     assert prefetch.start() is True and prefetch.start() is False
 
 
+def test_callers_at_the_same_instant_start_one_read_ahead(monkeypatch):
+    """The router and app.serve's preload thread may call start() together: exactly one of them starts it."""
+    import threading
+
+    monkeypatch.setattr(prefetch, "_started", type(prefetch._started)())
+    monkeypatch.delenv("BVE_PREFETCH", raising=False)
+    threads_started = []
+    Thread = threading.Thread  # prefetch.threading is this module: keep the real one for the callers
+    monkeypatch.setattr(prefetch.threading, "Thread",
+                        lambda **kw: type("T", (), {"start": lambda self: threads_started.append(kw["name"])})())
+    gate = threading.Barrier(8)
+    answers = []
+
+    def call():
+        gate.wait()
+        answers.append(prefetch.start())
+
+    workers = [Thread(target=call) for _ in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert sorted(answers) == [False] * 7 + [True] and threads_started == ["bve-prefetch"]
+
+
 def test_a_warm_page_cache_is_seen_and_nothing_is_asked(tmp_path):
     """Judged on the list's largest file: just written, its pages are cached (nothing to ask); evicted, they are
     not (where the filesystem lets a file be evicted)."""

@@ -31,6 +31,7 @@ MERGE_GAP = 256 * 1024  # ranges closer than this are read as one (the kernel re
 CHUNK = 128 * 1024
 
 _started = threading.Event()
+_lock = threading.Lock()  # the router and app.serve's preload thread may both call start() at once
 
 
 def roots() -> dict[str, Path]:
@@ -87,7 +88,10 @@ def start() -> bool:
     if (_started.is_set() or not hasattr(os, "posix_fadvise") or not MANIFEST.exists()
             or os.environ.get("BVE_PREFETCH", "1") == "0"):
         return False
-    _started.set()
+    with _lock:  # check and set as one step, so two callers at the same instant start one read-ahead
+        if _started.is_set():
+            return False
+        _started.set()
 
     def run() -> None:
         from app.core import startup
