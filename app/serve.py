@@ -81,11 +81,12 @@ def skip_component_scan() -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from app.core import startup
+    from app.core import preload, startup
 
     startup.mark("process start")
-    from streamlit.web import bootstrap, cli  # noqa: F401  (here, not in the thread: two threads importing
-    # streamlit at once get "partially initialized module")
+    with preload.collector_paused():  # 0.07 s of its 0.5 s of CPU time is garbage collection otherwise
+        from streamlit.web import bootstrap, cli  # noqa: F401  (here, not in the thread: two threads importing
+        # streamlit at once get "partially initialized module")
 
     skip_component_scan()
 

@@ -76,13 +76,16 @@ def test_a_run_that_never_reports_its_end_stops_counting(monkeypatch):
 
 def test_the_heavy_imports_pause_between_steps_and_say_when_a_page_waits_for_them():
     """In a fresh interpreter (this one has imported them): ``pause`` runs before each module and each class,
-    and a second thread calling load() meanwhile is seen waiting (``waited_for``), then finds them done."""
+    and a second thread calling load() meanwhile is seen waiting (``waited_for``), then finds them done. The
+    garbage collector is off during the imports (one full collection at the end, before the freeze) and on after."""
     code = """
-import threading, time
+import gc, threading, time
 from app.core import preload
-calls, seen = [], []
+calls, seen, collecting = [], [], set()
+full = gc.get_stats()[2]["collections"]
 def pause():
     calls.append(1)
+    collecting.add(gc.isenabled())
     if len(calls) == 3:
         t = threading.Thread(target=preload.load); t.start()
         for _ in range(200):
@@ -91,11 +94,14 @@ def pause():
         seen.append(preload.waited_for())
 preload.load(pause=pause)
 import sys
+print(sorted(collecting), gc.isenabled(), gc.get_stats()[2]["collections"] - full)
 print(len(calls), seen, preload.done(), "torch" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    n, seen, done, torch = out.stdout.split(maxsplit=3)
+    gc_line, rest = out.stdout.split("\n", 1)
+    n, seen, done, torch = rest.split(maxsplit=3)
+    assert gc_line.split() == ["[False]", "True", "1"]  # off at every step, on after, one full collection
     from app.core import preload
 
     assert int(n) >= len(preload.MODULES) + len(preload.TRANSFORMERS_NAMES)

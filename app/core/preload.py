@@ -22,6 +22,7 @@ are moved to the collector's permanent generation (``gc.freeze``); a collection 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import threading
@@ -73,17 +74,18 @@ def load(pause: Callable[[], object] | None = None) -> None:
         startup.mark("preload start")
         step = pause or (lambda: None)
         mods = {}
-        for name in MODULES:
-            step()
-            mods[name] = importlib.import_module(name)
-        from app.models.catalogue import CATALOGUE
+        with collector_paused():
+            for name in MODULES:
+                step()
+                mods[name] = importlib.import_module(name)
+            from app.models.catalogue import CATALOGUE
 
-        for name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):
-            step()
-            getattr(mods["transformers"], name)  # resolves the lazy attribute: imports the model's module now
-        for name in PLOTLY_NAMES:
-            getattr(mods["plotly.graph_objects"], name)
-        freeze_long_lived()
+            for name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):
+                step()
+                getattr(mods["transformers"], name)  # resolves the lazy attribute: imports the model's module now
+            for name in PLOTLY_NAMES:
+                getattr(mods["plotly.graph_objects"], name)
+            freeze_long_lived()
         _done = True
         startup.mark("preload end")
     finally:
@@ -100,6 +102,23 @@ def waited_for() -> bool:
 
 def done() -> bool:
     return _done
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """The garbage collector off for the block, as it was after it. The imports allocate ~470,000 objects that
+    live as long as the process; with the collector on, they set off ~8 full collections on the way, each
+    walking everything imported so far (a fifth of the imports' CPU time, measured). Nothing they allocate is
+    garbage worth collecting before :func:`freeze_long_lived` collects once at the end. The collector is
+    off for the whole process meanwhile (Python has one), which only delays the freeing of reference cycles in
+    other threads by those seconds."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def freeze_long_lived() -> None:
