@@ -368,3 +368,32 @@ def test_trained_student_agrees_with_its_teacher(bundled):
     top_s = set(pair.s_logits[m].topk(5).indices.tolist())
     assert len(top_t & top_s) >= 3
     assert pair.gold[0] in top_t
+
+
+def test_the_reports_speed_up_times_teacher_and_student_in_turns(monkeypatch):
+    """The model card's and the quality report's forward speed-up (app.training.distilbert.forward_speedup) goes
+    through the page's own interleaved timing: a teacher twice as slow as its student reads ~2×, and the calls
+    alternate (teacher, student, teacher, ...), so background load falls on both alike."""
+    import time
+
+    calls = []
+
+    class Slow(torch.nn.Module):
+        def __init__(self, name, ms):
+            super().__init__()
+            self.name, self.ms, self.w = name, ms, torch.nn.Parameter(torch.zeros(1))
+
+        @property
+        def device(self):
+            return self.w.device
+
+        def forward(self, **inputs):
+            calls.append(self.name)
+            time.sleep(self.ms / 1000)
+
+    tok = lambda text, return_tensors: {"input_ids": torch.zeros(1, 5, dtype=torch.long)}  # noqa: E731
+    out = recipe.forward_speedup(Slow("teacher", 8.0), Slow("student", 4.0), tok, repeats=20)
+    assert 1.6 < out["speedup"] < 2.2, out
+    assert out["teacher_ms"] >= 8.0 and out["student_ms"] >= 4.0
+    timed = calls[-40:]
+    assert timed == ["teacher", "student"] * 20

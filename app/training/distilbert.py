@@ -119,21 +119,17 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     common.save_checkpoint(student, tok, out / "distilbert", curves, card)
 
 
-def forward_speedup(teacher, student, tok, repeats: int = 50) -> dict[str, float]:
-    """Median single-sentence forward time of teacher and student on this machine's CPU."""
-    import statistics
-    import time
+SPEED_TEXT = "The little girl found a red ball in the park. She was very happy."
 
-    enc = tok("The little girl found a red ball in the park. She was very happy.", return_tensors="pt")
-    times = {}
-    for name, model in [("teacher_ms", teacher), ("student_ms", student)]:
-        with torch.inference_mode():
-            for _ in range(5):
-                model(**{k: v for k, v in enc.items() if k != "token_type_ids" or name == "teacher_ms"})
-            samples = []
-            for _ in range(repeats):
-                t = time.perf_counter()
-                model(**{k: v for k, v in enc.items() if k != "token_type_ids" or name == "teacher_ms"})
-                samples.append((time.perf_counter() - t) * 1000)
-        times[name] = statistics.median(samples)
+
+def forward_speedup(teacher, student, tok, repeats: int = 300) -> dict[str, float]:
+    """Median single-sentence forward time of teacher and student on this machine's CPU, timed in turns (teacher,
+    student, teacher, ...: ``measure.forward_latencies``, as the Distillation page times them), so a burst of
+    background load falls on both alike. Timed one after the other, 50 each, six runs on an idle machine gave
+    speed-ups from 1.29× to 2.42×."""
+    from app import measure
+
+    timed = measure.forward_latencies({"teacher": (teacher, tok), "student": (student, tok)}, SPEED_TEXT,
+                                      repeats=repeats)
+    times = {"teacher_ms": timed["teacher"]["median_ms"], "student_ms": timed["student"]["median_ms"]}
     return {**times, "speedup": times["teacher_ms"] / times["student_ms"]}
