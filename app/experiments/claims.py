@@ -127,7 +127,9 @@ MASKING = Claim(
                    kind="noninferiority", margin=LOSS_MARGIN, margin_why=LOSS_WHY),
         Comparison("span_vs_token", "Masking random spans beats masking single (sub-word) tokens.", "span", "dynamic",
                    "probe_acc", f"{SPANBERT}, Table 6", (PaperRow("SQuAD 2.0 F1", 85.4, 83.8),),
-                   note="Random spans beat the other masking schemes on every task of that table except coreference."),
+                   note="Random spans beat the other masking schemes on every task of that table except coreference. "
+                        "Those are fine-tuned tasks, most of them answered by selecting a span; ours is a frozen model's "
+                        "features telling a sentence from itself with two adjacent words swapped (local word order)."),
         Comparison("word_vs_token", "Masking whole words beats masking single (sub-word) tokens.", "word", "dynamic",
                    "probe_acc", f"{SPANBERT}, Table 6", (PaperRow("SQuAD 2.0 F1", 84.3, 83.8),)),
     ),
