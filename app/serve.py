@@ -1,5 +1,5 @@
 """Serve the app: ``python -m app.serve [streamlit run options]`` is ``streamlit run streamlit_app.py`` with the
-heavy imports (``app.core.preload``: torch, transformers and the model classes, ~5.6 s on 2 warm cores, ~6.6 s
+heavy imports (``app.core.preload``: torch, transformers and the model classes, ~4 s on 2 warm cores, ~5.6 s
 from a cold disk) begun in a background thread a moment after the server is up when no visitor has come yet
 (:data:`IDLE_START_S`), so a lecturer who opens the app a few seconds after starting it finds them done; a
 visitor who comes at once gets the first page drawn first, then the imports begin.
@@ -36,7 +36,10 @@ def server_up() -> bool:
 
 #: with no visitor yet, the imports begin this long after the server is up; a visitor's first page ends first
 #: otherwise (benchmarked: begun at once, they competed with the browser loading the app and slowed the first
-#: page by a second and the first lesson too)
+#: page by a second and the first lesson too; measured again on 2026-11-26, 6 interleaved fresh servers each way:
+#: begun at once, home 3.0 s (2.7-3.3) against 2.6 s (2.2-3.3) and the first lesson 7.2 s (6.1-7.8) against
+#: 7.8 s (7.4-8.4), medians: the home page lost its 3 s goal for 0.6 s on the lesson; the imports' thread at
+#: nice 10 did not change that)
 IDLE_START_S = 3.0
 
 
