@@ -137,11 +137,21 @@ def _timed_forward(model, inputs: dict):
         return model(**inputs)
 
 
-def latencies(models: tuple, text: str, settled: bool) -> dict[str, dict]:
+def latencies(models: tuple, text: str, settled: bool, encoders: bool = False) -> dict[str, dict]:
     """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled`` (whether
     the server's warm start had finished loading models) only keys the cache: timings taken while it still
-    loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes."""
-    return forward_latencies({m.variant.key: (m.model, m.tokenizer) for m in models}, text, budget_ms=DEFAULTS.budget_ms)
+    loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes.
+    ``encoders``: also time each model's encoder alone (``base_model``: no masked-LM head over the vocabulary),
+    in the same turns, as ``"encoder_median_ms"`` — what a downstream task with a small head runs."""
+    forwards = {(m.variant.key, "whole"): (m.model, m.tokenizer) for m in models}
+    if encoders:
+        forwards.update({(m.variant.key, "encoder"): (m.model.base_model, m.tokenizer) for m in models})
+    timed = forward_latencies(forwards, text, budget_ms=DEFAULTS.budget_ms)
+    out = {key: v for (key, part), v in timed.items() if part == "whole"}
+    for key, v in out.items():
+        if (key, "encoder") in timed:
+            v["encoder_median_ms"] = timed[key, "encoder"]["median_ms"]
+    return out
 
 
 def warm_done(progress: dict | None) -> bool:

@@ -223,6 +223,25 @@ def test_summary_lines_follow_the_numbers():
     hub = {**base, "student_params": 600, "smaller": -5.0, "speedup": 0.5, "student_ms": 20.0}
     text = "\n".join(distillation.summary_lines(hub, {}, False, 9))
     assert "6.0× larger" in text and "2.00× slower" in text and "not trained by this project" in text
+    assert "masked-LM head" not in text  # not timed: not mentioned
+    timed = {**base, "teacher_whole_ms": 12.0, "student_whole_ms": 8.0, "speedup_whole": 1.5}
+    text = "\n".join(distillation.summary_lines(timed, {}, True, 9))
+    assert "the encoder at **2.00× the speed**" in text and "head over the whole vocabulary" in text
+    assert "1.50× the speed (12.00 → 8.00 ms)" in text
+
+
+def test_the_speed_caption_says_what_the_head_did_to_the_speed_up():
+    """Worded from the numbers: the head narrows the speed-up where it costs both models alike, and the caption
+    does not say so where the whole models' speed-up is the larger one."""
+    base = {"teacher_params": 100, "student_params": 80, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 3.2,
+            "student_ms": 1.6, "speedup": 2.0}
+    assert "masked-LM head" not in distillation.speed_caption(base)
+    narrows = {**base, "teacher_whole_ms": 4.7, "student_whole_ms": 2.9, "speedup_whole": 4.7 / 2.9}
+    text = distillation.speed_caption(narrows)
+    assert "encoder time 0.50" in text and "with the masked-LM head 0.62" in text
+    assert "with it, the speed-up narrows (2.00× → 1.62×)" in text
+    wider = {**base, "teacher_whole_ms": 6.2, "student_whole_ms": 2.6, "speedup_whole": 6.2 / 2.6}
+    assert "the speed-up did not narrow in this timing (2.00× → 2.38×)" in distillation.speed_caption(wider)
 
 
 def test_card_numbers_come_from_the_bundled_model_card(bundled):
@@ -254,9 +273,11 @@ def pair_models(bundled) -> dict:
 
 
 def quick_cache(step, *args):
-    """Plain calls, except that the latencies are made up (compare's tests time real forwards)."""
+    """Plain calls, except that the latencies are made up (compare's tests time real forwards): the encoders
+    at 4 and 2 ms, with the masked-LM head 5 and 3 ms."""
     if step is measure.latencies:
-        return {m.variant.key: {"median_ms": 4.0 / (i + 1), "samples_ms": [1.0], "n_tokens": 13} for i, m in enumerate(args[0])}
+        return {m.variant.key: {"median_ms": 4.0 / (i + 1) + 1.0, "encoder_median_ms": 4.0 / (i + 1),
+                                "samples_ms": [1.0], "n_tokens": 13} for i, m in enumerate(args[0])}
     return step(*args)
 
 
@@ -279,6 +300,8 @@ def test_run_on_the_bundled_pair(bundled):
     assert r.kl_per_token == pytest.approx(distillation.kl_per_position(pair.s_logits, pair.t_logits, 4.0))
     assert r.tokens == pair.tokens and r.masked == pair.masked
     assert r.size["speedup"] == pytest.approx(2.0) and r.size["teacher_layers"] == 2 * r.size["student_layers"]
+    assert r.size["speedup_whole"] == pytest.approx(5 / 3) and r.claims["measured here"]["faster"] == pytest.approx(1.0)
+    assert "the encoder at **2.00× the speed**" in r.summary[1] and "head over the whole vocabulary" in r.summary[1]
     assert r.claims["paper"] == {"smaller": 0.4, "faster": 0.6, "retained": 0.97}
     assert r.claims["measured here"]["smaller"] == pytest.approx(r.size["smaller"])
     assert ("model card" in r.claims) == bool(r.card) and len(r.summary) == 3
@@ -371,9 +394,10 @@ def test_trained_student_agrees_with_its_teacher(bundled):
 
 
 def test_the_reports_speed_up_times_teacher_and_student_in_turns(monkeypatch):
-    """The model card's and the quality report's forward speed-up (app.training.distilbert.forward_speedup) goes
-    through the page's own interleaved timing: a teacher twice as slow as its student reads ~2×, and the calls
-    alternate (teacher, student, teacher, ...), so background load falls on both alike."""
+    """The model card's and the quality report's forward speed-ups (app.training.distilbert.forward_speedup) go
+    through the page's own interleaved timing: a teacher twice as slow as its student reads ~2×, an encoder three
+    times as slow ~3×, and the calls alternate (teacher, student, their encoders, teacher, ...), so background load
+    falls on each alike."""
     import time
 
     calls = []
@@ -392,8 +416,9 @@ def test_the_reports_speed_up_times_teacher_and_student_in_turns(monkeypatch):
             time.sleep(self.ms / 1000)
 
     tok = lambda text, return_tensors: {"input_ids": torch.zeros(1, 5, dtype=torch.long)}  # noqa: E731
-    out = recipe.forward_speedup(Slow("teacher", 8.0), Slow("student", 4.0), tok, repeats=20)
-    assert 1.6 < out["speedup"] < 2.2, out
-    assert out["teacher_ms"] >= 8.0 and out["student_ms"] >= 4.0
-    timed = calls[-40:]
-    assert timed == ["teacher", "student"] * 20
+    teacher, student = Slow("teacher", 8.0), Slow("student", 4.0)
+    teacher.base_model, student.base_model = Slow("teacher encoder", 6.0), Slow("student encoder", 2.0)
+    out = recipe.forward_speedup(teacher, student, tok, repeats=20)
+    assert 1.6 < out["speedup"] < 2.2 and 2.5 < out["encoder_speedup"] < 3.2, out
+    assert out["teacher_ms"] >= 8.0 and out["student_ms"] >= 4.0 and out["encoder_student_ms"] >= 2.0
+    assert calls[-80:] == ["teacher", "student", "teacher encoder", "student encoder"] * 20

@@ -6,7 +6,8 @@ What it measures on each bundled checkpoint (so the table is true of the files, 
 - the held-out numbers each recipe saved in curves.json (masked top-1/top-5 on tinystories_valid);
 - ELECTRA: the discriminator's held-out ROC-AUC (curves.json) and, live, the share of the generator's
   samples at masked content words on the ELECTRA page's default sentence that are words (100 seeds);
-- DistilBERT: its top-1 as a share of its teacher's (curves.json) and, live, its forward speed-up on this CPU;
+- DistilBERT: its top-1 as a share of its teacher's (curves.json) and, live, its encoder's forward speed-up on
+  this CPU (the paper timed a full pass of STS-B: an encoder with a one-number head, no vocabulary head);
 - the NSP stand-in (bert-nsp): its head's NSP and SOP accuracy on held-out story pairs (curves.json) and, live,
   on the NSP vs SOP page's own pool (60 base pairs of assets/sentence_order/stories.txt, scored as the page does).
 """
@@ -83,8 +84,9 @@ def measure() -> dict[str, dict]:
             row["checks"].append(("top-1 kept of the teacher's", retained, RETAINED_FLOOR,
                                   retained is not None and retained >= RETAINED_FLOOR))
             torch.set_num_threads(1)  # one core, as a class server gives each session
-            speed = forward_speedup(loaded["bert"].model, m.model, m.tokenizer)["speedup"]
-            row["checks"].append(("forward speed-up on this CPU", speed, SPEEDUP_FLOOR, speed >= SPEEDUP_FLOOR))
+            # the encoders, as the paper timed them (a full pass of STS-B: one number out, no vocabulary head)
+            speed = forward_speedup(loaded["bert"].model, m.model, m.tokenizer)["encoder_speedup"]
+            row["checks"].append(("encoder forward speed-up on this CPU", speed, SPEEDUP_FLOOR, speed >= SPEEDUP_FLOOR))
         if key == "albert" and c.get("stage2"):
             sop = f.get("segment_sop_accuracy")
             row["checks"].append(("held-out SOP accuracy on story segments", sop, SOP_FLOOR,

@@ -71,8 +71,13 @@ def test_defaults_show_soft_targets_terms_and_measurements(app_page, bundled):
     teacher, student = size.loc["teacher (BERT)"], size.loc["student (DistilBERT)"]
     assert student["layers"] * 2 == teacher["layers"] and student["parameters"] < teacher["parameters"]
     assert teacher["checkpoint"] == bundled("bert").shown_as and student["checkpoint"] == bundled("distilbert").shown_as
-    latency = next(c for c in size.columns if c.startswith("forward on"))
+    latency = next(c for c in size.columns if c.startswith("encoder, "))
+    whole = "with MLM head (ms)"
     assert teacher[latency] > 0 and student[latency] > 0
+    assert teacher[whole] > teacher[latency] and student[whole] > student[latency]  # the head costs time in both
+    caption = next(c.value for c in at.caption if c.value.startswith("Student / teacher"))
+    assert f"encoder time {student[latency] / teacher[latency]:.2f}" in caption
+    assert f"with the masked-LM head {student[whole] / teacher[whole]:.2f}" in caption
     assert "40% smaller, 60% faster, 97%" in text
     assert list(figs["claims"]["data"][0]["y"]) == pytest.approx([40, 60, 97])
     assert at.selectbox(key=K + "word").value == r.word and f"Soft targets for {txt.md(r.words[r.word])}" in text
@@ -85,12 +90,12 @@ def test_temperature_slider_url_round_trip_and_timings_kept(app_page):
     assert at.selectbox(key=K + "word").value == 6 and "Soft targets for `ball`" in shown_text(at)
     assert "at your T = 4.5" in table(at, "weighted, T = 2").columns
     hot = max(figures(at)["soft-targets"]["data"][1]["y"])
-    timed = list(table(at, "layers").filter(like="forward on").iloc[:, 0])
+    timed = list(table(at, "layers").filter(like="encoder, ").iloc[:, 0])
     at.slider(key=K + "temperature").set_value(1.0).run()
     assert not at.exception
     cold = max(figures(at)["soft-targets"]["data"][1]["y"])
     assert cold > hot  # a lower temperature: a sharper teacher
-    assert list(table(at, "layers").filter(like="forward on").iloc[:, 0]) == timed  # timed once per sentence
+    assert list(table(at, "layers").filter(like="encoder, ").iloc[:, 0]) == timed  # timed once per sentence
     assert at.query_params["temperature"] in (["1"], "1")
     at.selectbox(key=K + "word").set_value(2).run()
     assert not at.exception and "Soft targets for `girl`" in shown_text(at)
