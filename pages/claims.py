@@ -85,13 +85,11 @@ if r.has_results:
     k1, k2, k3 = st.columns([3, 3, 2])
     ui.set_value(SPEC.metric, r.metric_choice)
     ui.widget(SPEC.metric, k1, options=r.metric_options,
-              format_func=lambda m: "auto: " + comp.metric if m == "auto" else m)
+              format_func=lambda m: "auto: " + r.metric if m == "auto" else m)  # what the curves show
     ui.widget(SPEC.x, k2)
     ui.widget(SPEC.arms, k3)
     ui.show_figure(figures.key_figure(r), f"claims-{r.name}-curves", key=True)
-    st.caption(f"{r.metric_label}, on held-out text at every evaluation. Lines: the mean over seeds; shaded: ± one "
-               "standard deviation over seeds — where two bands overlap, the seeds alone could move one arm onto the "
-               "other. Blue is A, orange B, grey the claim's other arms. Hover for the numbers.")
+    st.caption(claims.curves_caption(r))
 
     # ------------------------------------------------------------------------- final numbers
     st.subheader("Final numbers and their spread")

@@ -169,6 +169,28 @@ def test_a_quick_run_a_bad_comparison_and_a_missing_curve_are_notes(results_dir)
     assert claims.run({}, claims.Inputs(claim="electra", metric="train_loss")).curves[0].x == (2000.0, 4000.0)
 
 
+def test_a_metric_measured_only_after_training_says_which_curve_is_shown_instead(results_dir):
+    """The acceptability probe is measured once, after training: on "auto", the curves fall back to the training
+    loss, and the page says so — the note, the selector's "auto" (r.metric) and a caption that does not call the
+    training loss held-out. A comparison whose metric has a curve shows it, on held-out text, with no note."""
+    doc = make_doc("masking")
+    for arm in doc["arms"].values():
+        for seed in arm["seeds"]:
+            del seed["curves"]["probe_acc"]
+    write(results_dir, doc)
+    span = next(i for i, c in enumerate(claims.comparisons("masking", doc, {})) if c.metric == "probe_acc")
+    r = claims.run({}, claims.Inputs(claim="masking", compare=span))
+    assert r.comparison.metric == "probe_acc" and r.metric == "train_loss"
+    text = " ".join(n.text for n in r.notes)
+    assert "measured once, after training, so it has no curve" in text and "training loss" in text
+    caption = claims.curves_caption(r)
+    assert caption.startswith("training loss") and "not on held-out text" in caption
+    loss = claims.run({}, claims.Inputs(claim="masking", compare=0))
+    assert loss.metric == loss.comparison.metric != "train_loss"
+    assert not any("no curve" in n.text for n in loss.notes)
+    assert "on held-out text at every evaluation" in claims.curves_caption(loss)
+
+
 def test_a_partial_run_has_no_verdict_for_the_missing_arms(results_dir):
     doc = make_doc("sharing")
     doc["arms"] = {k: v for k, v in doc["arms"].items() if k in ("none", "all")}
@@ -238,6 +260,25 @@ def test_figures_draw_the_bands_the_means_and_every_seed(results_dir):
     assert [list(t.y) for t in lv.data] == [[6.0, 5.9, 5.7], [6.0, 5.8], [3.0, 2.5], [3.0, 2.7]]
     assert [t.xaxis for t in lv.data] == ["x", "x", "x2", "x2"] and lv.data[3].name == "static1"
     assert lv.data[0].line.color == lv.data[2].line.color == figures.BETTER
+
+
+def test_a_long_claim_and_its_verdict_wrap_in_the_key_figures_title_and_push_the_plot_down(results_dir):
+    """At 1280 px a title of one line ran off the figure's right edge: the claim wraps, the verdict gets its own
+    line, and the top margin and the height grow by a line each, so the legend and the plot keep their room."""
+    import re
+
+    write(results_dir, make_doc("sharing"))
+    comps = claims.comparisons("sharing", make_doc("sharing"), {})
+    longest = max(range(len(comps)), key=lambda i: len(comps[i].claim))
+    r = claims.run({}, claims.Inputs(claim="sharing", compare=longest))
+    assert len(r.comparison.claim) > figures.TITLE_CHARS
+    fig = figures.key_figure(r)
+    lines = [re.sub("<[^>]+>", "", x) for x in fig.layout.title.text.split("<br>")]
+    assert len(lines) >= 3 and lines[-1].startswith("verdict: ") and "<b>" in fig.layout.title.text
+    assert all(len(x) <= figures.TITLE_CHARS for x in lines[:-1])
+    plain = figures.curves_figure(r.curves, r.x, r.metric_label, None, r.comparison.better, r.comparison.worse)
+    grown = (len(lines) - 1) * figures.TITLE_LINE_PX
+    assert fig.layout.margin.t == plain.layout.margin.t + grown and fig.layout.height == plain.layout.height + grown
 
 
 def test_the_legend_of_every_arm_gets_its_own_rows_above_the_plot_clear_of_the_title(results_dir):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 
+import textwrap
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -38,6 +40,8 @@ def _rgba(hex_colour: str, alpha: float) -> str:
 LEGEND_PER_ROW = 2  # legend entries a row holds at a projector's font size (the arms' labels are long)
 LEGEND_ROW_PX = 32  # one legend row at a projector's font size (22 px), with its gap
 TITLE_PX = 60  # the title above the legend
+TITLE_CHARS = 90  # a line of the key figure's title: at 1280 px a longer one ran off the figure's right edge
+TITLE_LINE_PX = 22
 
 
 def legend_rows(fig: go.Figure) -> int:
@@ -236,5 +240,11 @@ def key_figure(r) -> go.Figure:
         (c.higher_is_better for c in r.comparisons if c.metric == r.metric), None)
     fig = curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
     verdict = (comp.verdict or {}).get("label")  # on a projector the verdict stands with its curves (and its scale)
-    fig.update_layout(title_text=esc(comp.claim) + (f" — verdict: <b>{esc(verdict)}</b>" if verdict else ""))
+    lines = textwrap.wrap(comp.claim, TITLE_CHARS) + ([f"verdict: {verdict}"] if verdict else [])
+    text = "<br>".join(esc(line) for line in lines)
+    if verdict:
+        text = text.replace(f"verdict: {esc(verdict)}", f"verdict: <b>{esc(verdict)}</b>")
+    more = (len(lines) - 1) * TITLE_LINE_PX  # a title of several lines pushes the legend and the plot down
+    fig.update_layout(title=dict(text=text, y=1, yref="container", yanchor="top", pad=dict(t=30)),
+                      margin=dict(t=fig.layout.margin.t + more), height=fig.layout.height + more)
     return fig

@@ -483,6 +483,10 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             notes.append(Note(f"This claim's runs have no curve of {txt.md(inputs.metric)}; showing its comparison's "
                               f"metric, {txt.md(comp.metric)}."))
         metric = comp.metric if _has_curve(doc, comp.metric) else "train_loss"
+        if inputs.metric == "auto" and metric != comp.metric:
+            notes.append(Note(f"The comparison's {comp.metric_label} is measured once, after training, so it has no "
+                              f"curve: the curves show the {_metric_label(name, metric)}; the comparison's own final "
+                              "numbers are under them."))
     curves, finals = [], []
     if doc is not None:
         pair = {comp.better, comp.worse}
@@ -514,6 +518,16 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         finals=tuple(finals), params_axis=claim.x_axis == "params", live=live_of(name), notes=tuple(notes),
         family=family_rows(found, name, comp.key), m=max((v["m"] for d in found.values() for v in d.values()), default=0),
     )
+
+
+def curves_caption(r: Result) -> str:
+    """The caption under the training curves, true of the metric they show: held-out metrics are measured at every
+    evaluation; the training loss is logged every 20 steps on the batches trained on."""
+    where = ("on the batches trained on, not on held-out text" if r.metric == "train_loss"
+             else "on held-out text at every evaluation")
+    return (f"{r.metric_label}, {where}. Lines: the mean over seeds; shaded: ± one standard deviation over seeds — "
+            "where two bands overlap, the seeds alone could move one arm onto the other. Blue is A, orange B, grey the "
+            "claim's other arms. Hover for the numbers.")
 
 
 def live_points(progress, metric: str, x: str) -> dict[str, tuple[list[float], list[float]]]:
