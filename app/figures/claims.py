@@ -37,17 +37,29 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-LEGEND_PER_ROW = 2  # legend entries a row holds at a projector's font size (the arms' labels are long)
-LEGEND_ROW_PX = 32  # one legend row at a projector's font size (22 px), with its gap
+# The legend is laid out for a projector's font size (22 px), the largest it is drawn at: on a laptop it then has room
+LEGEND_ROW_PX = 32  # one legend row, with its gap
+LEGEND_WIDTH_PX = 1100  # what a row holds on the stage at 1280 px
+LEGEND_CHAR_PX = 9.5  # one character of an entry's label (Source Sans at 22 px)
+LEGEND_ENTRY_PX = 45  # an entry's line symbol and the gap after it
 TITLE_PX = 60  # the title above the legend
 TITLE_CHARS = 90  # a line of the key figure's title: at 1280 px a longer one ran off the figure's right edge
-TITLE_LINE_PX = 22
+TITLE_LINE_PX = 30  # one more line of it, at a projector's title size (24 px)
 
 
 def legend_rows(fig: go.Figure) -> int:
-    """How many rows the horizontal legend takes: its entries (traces shown in it), LEGEND_PER_ROW a row."""
-    entries = sum(1 for t in fig.data if t.showlegend is not False)
-    return max(1, -(-entries // LEGEND_PER_ROW))
+    """How many rows the horizontal legend takes on a projector: its entries (traces shown in it) packed into rows
+    of LEGEND_WIDTH_PX by the width of their labels (two arms' long labels took two rows there, where a count of
+    two entries a row had made room for one and the title ran into them)."""
+    rows, used = 1, 0.0
+    for t in fig.data:
+        if t.showlegend is False:
+            continue
+        width = LEGEND_ENTRY_PX + LEGEND_CHAR_PX * len(t.name or "")
+        if used and used + width > LEGEND_WIDTH_PX:
+            rows, used = rows + 1, 0.0
+        used += width
+    return rows
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
