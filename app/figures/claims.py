@@ -252,11 +252,9 @@ def key_figure(r) -> go.Figure:
         (c.higher_is_better for c in r.comparisons if c.metric == r.metric), None)
     fig = curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
     verdict = (comp.verdict or {}).get("label")  # on a projector the verdict stands with its curves (and its scale)
-    lines = textwrap.wrap(comp.claim, TITLE_CHARS) + ([f"verdict: {verdict}"] if verdict else [])
-    text = "<br>".join(esc(line) for line in lines)
-    if verdict:
-        text = text.replace(f"verdict: {esc(verdict)}", f"verdict: <b>{esc(verdict)}</b>")
+    lines = [esc(line) for line in textwrap.wrap(comp.claim, TITLE_CHARS)]
+    lines += [f"verdict: <b>{esc(verdict)}</b>"] if verdict else []
     more = (len(lines) - 1) * TITLE_LINE_PX  # a title of several lines pushes the legend and the plot down
-    fig.update_layout(title=dict(text=text, y=1, yref="container", yanchor="top", pad=dict(t=30)),
+    fig.update_layout(title=dict(text="<br>".join(lines), y=1, yref="container", yanchor="top", pad=dict(t=30)),
                       margin=dict(t=fig.layout.margin.t + more), height=fig.layout.height + more)
     return fig
