@@ -25,6 +25,24 @@ def needs(*keys):
 # ----------------------------------------------------------------------------- conventions
 
 
+MOJIBAKE = ("€", "â", "Ã", "œ", "™")  # what the corpus's old mis-decoded quotes (“ ’ as â€œ â€™) left in a vocabulary
+RETRAINED = {"modernbert"}  # stand-ins rebuilt on the repaired corpus (issue 26); the others wait for theirs
+
+
+@pytest.mark.parametrize("key", sorted(catalogue.CATALOGUE))
+def test_no_vocabulary_piece_is_left_from_the_corpus_s_old_mis_decoded_quotes(key, bundled, request):
+    """../shared/corpus had its quotes repaired: a tokenizer built on it has no piece like "a€œ" or "œmom", which a
+    student would otherwise meet among a model's guesses. Stand-ins not yet rebuilt are strict xfails: this test
+    turns green (and must be moved to RETRAINED) when one is."""
+    needs(key)
+    if key not in RETRAINED:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="built before the corpus was repaired (issue 26)"))
+    tok = bundled(key).tokenizer
+    pieces = [tok.convert_tokens_to_string([t]) for t in tok.get_vocab()]
+    left = [p for p in pieces if any(c in p for c in MOJIBAKE)]
+    assert left == [], f"{len(left)} pieces, e.g. {left[:5]}"
+
+
 @pytest.mark.parametrize("key", MLMS + ["xlnet"])
 def test_the_mask_string_typed_in_plain_text_is_one_mask_piece_and_no_stray_space(key, bundled):
     """roberta-base, albert-base-v2 and xlnet-base-cased declare their mask with lstrip=True: " <mask>" is
