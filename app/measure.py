@@ -141,17 +141,22 @@ def latencies(models: tuple, text: str, settled: bool, encoders: bool = False) -
     """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled`` (whether
     the server's warm start had finished loading models) only keys the cache: timings taken while it still
     loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes.
-    ``encoders``: also time each model's encoder alone (``base_model``: no masked-LM head over the vocabulary),
-    in the same turns, as ``"encoder_median_ms"`` — what a downstream task with a small head runs."""
-    forwards = {(m.variant.key, "whole"): (m.model, m.tokenizer) for m in models}
+    ``encoders``: also time each model's encoder alone (:func:`with_encoders`)."""
+    pairs = {m.variant.key: (m.model, m.tokenizer) for m in models}
     if encoders:
-        forwards.update({(m.variant.key, "encoder"): (m.model.base_model, m.tokenizer) for m in models})
-    timed = forward_latencies(forwards, text, budget_ms=DEFAULTS.budget_ms)
-    out = {key: v for (key, part), v in timed.items() if part == "whole"}
-    for key, v in out.items():
-        if (key, "encoder") in timed:
-            v["encoder_median_ms"] = timed[key, "encoder"]["median_ms"]
-    return out
+        return with_encoders(pairs, text, budget_ms=DEFAULTS.budget_ms)
+    return forward_latencies(pairs, text, budget_ms=DEFAULTS.budget_ms)
+
+
+def with_encoders(models: dict[str, tuple[object, object]], text: str, **timing) -> dict[str, dict]:
+    """:func:`forward_latencies` of each model whole and of its encoder alone (``base_model``: no masked-LM head
+    over the vocabulary, what a downstream task with a small head runs), all in the same turns; each name's entry
+    gets ``"encoder_median_ms"`` too."""
+    forwards = {(name, "whole"): pair for name, pair in models.items()}
+    forwards.update({(name, "encoder"): (model.base_model, tok) for name, (model, tok) in models.items()})
+    timed = forward_latencies(forwards, text, **timing)
+    return {name: {**timed[name, "whole"], "encoder_median_ms": timed[name, "encoder"]["median_ms"]}
+            for name in models}
 
 
 def warm_done(progress: dict | None) -> bool:
