@@ -251,7 +251,11 @@ def test_a_file_list_that_lies_about_sizes_is_stopped_by_the_download(in_head, o
     home = tmp_path / "hf"
     nothing_linked(home, hub_id)
     assert not list(storage(home, hub_id).glob("blobs/*.incomplete"))  # what arrived was deleted
-    sent = sum(r.sent for r in own_hub.gets(name="model.safetensors")) - header
+    for _ in range(100):  # the hub logs a download when its handler ends, which may be just after the client hung up
+        sent = sum(r.sent for r in own_hub.gets(name="model.safetensors")) - header
+        if sent > 100_000:
+            break
+        time.sleep(0.05)
     assert sent <= weights.size and (not in_head or sent > 100_000)
     assert written_outside(tmp_path, home) == []
 
