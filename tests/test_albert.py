@@ -344,11 +344,12 @@ def test_an_empty_text_stops_with_a_message(models, text):
     assert "empty" in stop.value.note.text
 
 
-def test_words_count_from_zero_and_a_word_beyond_the_text_is_the_last(models):
+def test_words_count_from_zero_and_a_word_beyond_the_text_is_its_last_content_word(models):
     r = A.run(models, A.Inputs(word=0))
     assert r.word == 0 and r.albert.tokens[r.albert.piece].lstrip("▁").lower() == "the"
     r = A.run(models, A.Inputs(word=40))
-    assert r.word == len(r.words) - 1 and any("Word 40" in n.text for n in r.notes)
+    assert r.words[r.word] == "park" and r.word == len(r.words) - 2  # not the full stop
+    assert any("Word 40" in n.text and "park" in n.text for n in r.notes)
 
 
 def test_unknown_pieces_show_the_unknown_token_itself(models):

@@ -156,7 +156,7 @@ def test_the_masked_word_is_clamped_and_moved_off_a_typed_special_token(bundled)
     tk = txt.tokenize(tok, TEXT)
     assert txt.choose_masked_word(words, [tk], 6) == (6, [])
     index, notes = txt.choose_masked_word(words, [tk], 40)
-    assert index == 10 and len(notes) == 1  # beyond the text: the last word, with a note
+    assert index == 9 and len(notes) == 1 and "park" in notes[0].text  # beyond the text: its last content word, named
     typed = f"the {tok.mask_token} ate"
     words, tk = txt.split_words(typed), txt.tokenize(tok, typed)
     index, notes = txt.choose_masked_word(words, [tk], 2)  # "MASK" inside "[MASK]": no piece of its own
@@ -171,7 +171,7 @@ def test_a_new_text_masks_its_nearest_content_word_never_its_full_stop(bundled):
     tok = bundled("bert").tokenizer
     new = "A cat sat on the mat."
     words, tk = txt.split_words(new), txt.tokenize(tok, new)
-    assert txt.choose_masked_word(words, [tk], 9)[0] == 6  # the same text (a link's word): the last word, with a note
+    assert txt.choose_masked_word(words, [tk], 9)[0] == 5  # the same text (a link's word): its last content word, with a note
     assert txt.choose_masked_word(words, [tk], 9, new_text=True) == (5, [])  # "mat"
     assert txt.choose_masked_word(words, [tk], 6, new_text=True) == (5, [])
     assert txt.choose_masked_word(words, [tk], 1, new_text=True) == (1, [])  # a content word stays

@@ -66,6 +66,13 @@ def test_words_and_windows():
     assert index == 2 and "counted from 0" in note
     with pytest.raises(ValueError):
         text.choose_word(0, 0)
+    # given the words, an index past the end lands on the last content word, named in the note, not on "."
+    words = text.split_words("The dog ran to the park .")
+    index, note = text.choose_word(len(words), 99, words)
+    assert index == 5 and "park" in note and "counted from 0" in note
+    assert text.choose_word(3, 99, ["a", "b", "c"])[0] == 2  # the last word is a content word: it
+    assert text.choose_word(2, 9, ["?", "!"])[0] == 1  # no content word at all: the last word
+    assert text.choose_word(len(words), 2, words) == (2, None)  # in range: as asked
     assert list(text.word_window(100, 50, 10)) == list(range(45, 55)) and list(text.word_window(5, 4, 10)) == [0, 1, 2, 3, 4]
 
 

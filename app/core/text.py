@@ -98,15 +98,24 @@ def split_words(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(), m.start(), m.end()) for m in WORD.finditer(text)]
 
 
-def choose_word(n_words: int, index: int) -> tuple[int, str | None]:
+def choose_word(n_words: int, index: int, words=None) -> tuple[int, str | None]:
     """The word to use in a text of ``n_words`` words, and a note when ``index`` is out of range
-    (words are counted from 0). Raises ValueError when there is no word at all."""
+    (words are counted from 0): then the last word, or, given the text's ``words`` (strings, or
+    :func:`split_words` triples), its last content word (:func:`is_content_word`), so that a link's
+    ``word=99`` lands on "park" rather than on the full stop. Raises ValueError when there is no word at all."""
     if n_words <= 0:
         raise ValueError("there are no words to choose from")
     if 0 <= index < n_words:
         return index, None
-    return n_words - 1, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
-                         "using the last word instead.")
+    last = n_words - 1
+    if words is not None:
+        names = [w if isinstance(w, str) else w[0] for w in words][:n_words]
+        content = [j for j, w in enumerate(names) if is_content_word(w)]
+        if content and content[-1] != last:
+            return content[-1], (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
+                                 f"using its last word, {md(names[content[-1]])}, instead.")
+    return last, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
+                  "using the last word instead.")
 
 
 def is_content_word(word: str) -> bool:
@@ -320,7 +329,7 @@ def choose_masked_word(words: list[tuple[str, int, int]], tks: list[Tokenized],
     maskable = [j for j in range(len(words)) if any(tk.pieces_of(j) for tk in tks)]
     if new_text and words:
         asked = word_for_new_text(words, int(asked), maskable)
-    index, why = choose_word(len(words), int(asked))
+    index, why = choose_word(len(words), int(asked), words)
     notes = [Note(why)] if why else []
     typed = list(dict.fromkeys(t for tk in tks for t in tk.typed_special))
     typed_md = ", ".join(md(t) for t in typed)

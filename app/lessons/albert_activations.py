@@ -526,7 +526,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     txt.require_text(inputs.text, DEFAULT_TEXT)
     words = txt.split_words(inputs.text)
     asked = txt.word_for_new_text(words, inputs.word) if inputs.new_text else int(inputs.word)  # never "." for new text
-    word, why = txt.choose_word(len(words), asked)
+    word, why = txt.choose_word(len(words), asked, words)
     notes = [Note(why)] if why else []
     runs = {}
     for key in MODELS:

@@ -422,7 +422,7 @@ def _nearest(index: int, allowed: tuple[int, ...]) -> int:
 
 
 def _word_choice(name: str, index: int, words: tuple[str, ...], allowed: tuple[int, ...], notes: list) -> int:
-    chosen, why = txt.choose_word(len(words), index)
+    chosen, why = txt.choose_word(len(words), index, words)
     if why:
         notes.append(Note(f"{name}: {why}"))
     if chosen not in allowed:

@@ -884,7 +884,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     if not candidates:
         raise Stop(f"Nothing in this text is a word {mb.variant.label} can mask. Try an English sentence, e.g. "
                    f"{txt.md(DEFAULT_TEXT, 100)}")
-    word, why = txt.choose_word(len(words), inputs.word)
+    word, why = txt.choose_word(len(words), inputs.word, words)
     if why:
         notes.append(Note(why))
     if word not in candidates:

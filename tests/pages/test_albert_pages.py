@@ -215,7 +215,7 @@ def test_activations_page_link_with_bad_values(app_page, bundled):
     assert "Ignored `measure=euclid`" in text and at.radio(key=A + "measure").value == "cka"
     assert at.slider(key=A + "repeat").value == 2
     n_words = len(expected(bundled).words)
-    assert at.selectbox(key=A + "word").value == n_words - 1  # beyond the text: the last word, with a note
+    assert at.selectbox(key=A + "word").value == n_words - 2  # beyond the text: its last content word ("park"), with a note
     assert any("40" in i.value for i in at.info)
 
 

@@ -108,11 +108,11 @@ def test_malformed_link_values_get_notes_and_the_defaults(app_page):
     assert at.selectbox(key=K + "layer").value == 1
 
 
-def test_a_word_beyond_the_sentence_uses_the_last_one_with_a_note(app_page):
+def test_a_word_beyond_the_sentence_uses_its_last_content_word_with_a_note(app_page):
     at = app_page(PAGE, word="80")
     assert not at.exception
     words = len(mbl.txt.split_words(mbl.DEFAULT_TEXT))
-    assert at.selectbox(key=K + "word").value == words - 1
+    assert at.selectbox(key=K + "word").value == words - 2  # "mom", not the full stop
     assert any("80" in i.value for i in at.info)
 
 
