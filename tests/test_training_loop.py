@@ -27,6 +27,10 @@ def test_an_extension_resumes_where_the_last_run_stopped_and_is_recorded(tmp_pat
     curves = _loop(cfg, tmp_path, calls)
     assert calls == list(range(6)) and "runs" not in curves  # one run: nothing to say
     assert "- Rebuild: `cmd`" in common.describe_runs(cfg, curves, "cmd")
+    assert "- Rebuild: `cmd`" in common.describe_runs(cfg, curves, "cmd", default_steps=6)  # the recipe's own count
+    assert "- Rebuild: `cmd --steps 6`" in common.describe_runs(cfg, curves, "cmd", default_steps=3000)  # overridden
+    assert common.recipe_steps("xlnet") == 3000 and common.recipe_steps("albert-sop") > 0
+    assert common.recipe_steps("no-such-recipe") is None
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -220,13 +220,15 @@ def processor_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def describe_runs(cfg: LoopConfig, curves: dict, rebuild: str) -> str:
-    """The card's schedule and rebuild lines: one run of ``cfg.steps``, or, when later runs extended a finished
-    one with a larger ``--steps`` (``curves["runs"]``, recorded by train_loop), each total in turn."""
+def describe_runs(cfg: LoopConfig, curves: dict, rebuild: str, default_steps: int | None = None) -> str:
+    """The card's schedule and rebuild lines: one run of ``cfg.steps`` (with ``--steps`` in the rebuild command
+    when that is not the recipe's own ``default_steps``), or, when later runs extended a finished one with a
+    larger ``--steps`` (``curves["runs"]``, recorded by train_loop), each total in turn."""
     runs = curves.get("runs") or []
     schedule = f"AdamW, peak learning rate {cfg.lr}, warm-up {cfg.warmup} steps, cosine decay to a tenth"
     if len(runs) < 2:
-        return f"- Optimiser: {schedule}\n- Rebuild: `{rebuild}`"
+        steps = f" --steps {cfg.steps}" if default_steps is not None and cfg.steps != default_steps else ""
+        return f"- Optimiser: {schedule}\n- Rebuild: `{rebuild}{steps}`"
     totals = [r["to_step"] for r in runs]
     starts = [str(r["from_step"]) for r in runs[1:]]
     restarts = starts[0] if len(starts) == 1 else ", ".join(starts[:-1]) + " and " + starts[-1]
@@ -251,6 +253,17 @@ def describe_compute(cfg: LoopConfig, curves: dict) -> str:
     return (f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
             f"token positions seen), {cfg.precision} autocast, {curves.get('train_seconds', 0) / 60:.0f} min of training on "
             f"{machine} ({cpu})")
+
+
+def recipe_steps(recipe: str) -> int | None:
+    """The step count recipe ``recipe`` (``python -m app.training --recipe``) trains for unless ``--steps`` says
+    otherwise; None for a name that is not a recipe module with a ``LOOP``."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"app.training.{recipe.replace('-', '_')}").LOOP.steps
+    except (ImportError, AttributeError):
+        return None
 
 
 def model_card(
@@ -287,7 +300,8 @@ It is a teaching model: it knows simple children's-story English and little else
 - Corpus: {corpus} (TinyStories, Eldan & Li 2023, CDLA-Sharing-1.0)
 - Parameters: {count_parameters(model):,}
 - Compute: {describe_compute(cfg, curves)}
-{describe_runs(cfg, curves, f"python -m app.training --recipe {recipe_name or family} --corpus ../shared/corpus --out assets/models")}
+{describe_runs(cfg, curves, f"python -m app.training --recipe {recipe_name or family} --corpus ../shared/corpus --out assets/models",
+               recipe_steps(recipe_name or family))}
 
 ## Quality
 
