@@ -413,7 +413,7 @@ def test_out_of_range_values_move_with_a_note(standin):
     r = deberta.run(standin, deberta.Inputs(layer=40, head=60, query=500, word=3))
     cfg = standin["deberta"].model.config
     assert r.layer == cfg.num_hidden_layers - 1 and r.head == cfg.num_attention_heads - 1
-    assert r.query == len(r.words) - 1
+    assert r.query == len(r.words) - 2 and r.words[r.query] == "park"  # its last content word, not "."
     assert len(r.notes) == 3
 
 

@@ -408,7 +408,7 @@ def test_emoji_and_cjk_are_byte_pieces_with_a_note(models):
 def test_out_of_range_values_are_adjusted_with_notes(models):
     layers = models["modernbert"].model.config.num_hidden_layers
     r = mbl.run(models, mbl.Inputs(text="A dog ran.", word=40, layer=layers + 5))
-    assert r.fill.word == 3 and r.layer == layers - 1
+    assert r.fill.word == 2 and r.layer == layers - 1  # "ran", its last content word, not "."
     assert any("beyond" in n.text for n in r.notes) and any(f"Layer {layers + 5}" in n.text for n in r.notes)
 
 

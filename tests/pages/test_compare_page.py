@@ -123,7 +123,7 @@ def test_malformed_and_out_of_range_word_get_notes(app_page):
     at = app_page(PAGE, word="40")
     assert not at.exception
     assert any("40" in i.value and "11" in i.value for i in at.info)  # beyond the text's 11 words: a note
-    assert at.selectbox(key=K + "word").value == 10
+    assert at.selectbox(key=K + "word").value == 9  # its last content word, "park", not "."
 
 
 def test_empty_text_asks_for_a_sentence(app_page):

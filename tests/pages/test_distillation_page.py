@@ -110,7 +110,7 @@ def test_bad_values_in_the_link_get_notes(app_page):
     assert at.slider(key=K + "temperature").value == 2.0 and at.selectbox(key=K + "word").value == 9
     far = app_page(PAGE, **CPU, word="40")
     assert not far.exception and far.info
-    assert far.selectbox(key=K + "word").value == 10  # the last word of the default sentence
+    assert far.selectbox(key=K + "word").value == 9  # the default sentence's last content word, "park", not "."
 
 
 def test_empty_long_and_strange_input(app_page, bundled):
