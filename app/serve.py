@@ -39,7 +39,10 @@ def server_up() -> bool:
 #: page by a second and the first lesson too; measured again on 2026-11-26, 6 interleaved fresh servers each way:
 #: begun at once, home 3.0 s (2.7-3.3) against 2.6 s (2.2-3.3) and the first lesson 7.2 s (6.1-7.8) against
 #: 7.8 s (7.4-8.4), medians: the home page lost its 3 s goal for 0.6 s on the lesson; the imports' thread at
-#: nice 10 did not change that)
+#: nice 10 did not change that. On 2026-11-27, 5 interleaved fresh servers each: begun at once, home 2.9 s against
+#: 2.2 s and the first lesson 6.7 s against 6.8 s; with the interpreter's switch interval cut to 0.5 ms or 0.1 ms
+#: during the imports, so that the server's threads get the GIL sooner, home 2.8 s and lesson 6.5 s / 6.8 s: within
+#: the spread, no gain. Server and browser pinned to a core each: worse, home 3.0 s, lesson 7.3 s)
 IDLE_START_S = 3.0
 
 
