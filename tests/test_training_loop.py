@@ -79,3 +79,16 @@ def test_the_reports_training_column_counts_each_electra_model_by_its_own_stages
     assert report._training("electra-discriminator", curves) == "2500 joint + 2500 steps · 55 + 15 min CPU"
     assert report._training("bert", {"steps_done": 6000, "train_seconds": 1200.0}) == "6000 steps · 20 min CPU"
     assert report._training("bert", {}) == "—"
+
+
+def test_a_card_trained_on_a_gpu_names_the_gpu_not_the_host_cpu_alone(monkeypatch):
+    """A checkpoint built on a GPU says which one (the cards of the stand-ins rebuilt on an H100 do)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.setattr(common, "processor_name", lambda: "Intel(R) Xeon(R) Processor")
+    cfg = common.LoopConfig(steps=6000, device="cuda")
+    text = common.describe_compute(cfg, {"steps_done": 6000, "train_seconds": 133})
+    assert text.endswith("2 min of training on GPU (NVIDIA H100 80GB HBM3, CUDA 13.0; host Intel(R) Xeon(R) Processor)")
+    cpu = common.describe_compute(common.LoopConfig(steps=6000), {"steps_done": 6000, "train_seconds": 133})
+    assert "on CPU, " in cpu and "thread" in cpu and cpu.endswith("(Intel(R) Xeon(R) Processor)")

@@ -248,11 +248,21 @@ def describe_compute(cfg: LoopConfig, curves: dict) -> str:
     steps = curves.get("steps_done", 0)
     counts = sorted({r["threads"] for r in curves.get("runs") or [] if r.get("threads")} | {torch.get_num_threads()})
     threads = "–".join(map(str, counts))
-    machine = f"CPU, {threads} thread{'s' if counts != [1] else ''}" if cfg.device == "cpu" else cfg.device
-    cpu = processor_name()
+    if cfg.device == "cpu":
+        machine = f"CPU, {threads} thread{'s' if counts != [1] else ''} ({processor_name()})"
+    else:
+        machine = f"GPU ({device_name(cfg.device)}; host {processor_name()})"
     return (f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
             f"token positions seen), {cfg.precision} autocast, {curves.get('train_seconds', 0) / 60:.0f} min of training on "
-            f"{machine} ({cpu})")
+            f"{machine}")
+
+
+def device_name(device: str) -> str:
+    """What a training device is, for model cards: a CUDA device's name and CUDA version ("NVIDIA H100 80GB HBM3,
+    CUDA 13.0"), else the device string as given."""
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return f"{torch.cuda.get_device_name(torch.device(device))}, CUDA {torch.version.cuda}"
+    return device
 
 
 def recipe_steps(recipe: str) -> int | None:
