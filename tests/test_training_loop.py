@@ -81,6 +81,32 @@ def test_the_reports_training_column_counts_each_electra_model_by_its_own_stages
     assert report._training("bert", {}) == "—"
 
 
+def test_the_reports_training_column_says_which_device_trained_each_stage():
+    """Stand-ins rebuilt on a GPU say so (curves.json "devices"), also where a resumed stage moved to the CPU."""
+    from app.training import report
+
+    gpu = ["H100 80GB HBM3 GPU"]
+    curves = {"steps_done": 2500, "train_seconds": 900.0,
+              "joint_stage": {"steps_done": 2500, "train_seconds": 180.0, "devices": gpu},
+              "generator_stage": {"steps_done": 250, "train_seconds": 15.0, "devices": gpu}}
+    assert report._training("electra-generator", curves) == "250 steps · 0 min H100 80GB HBM3 GPU, alone (stage 1)"
+    assert report._training("electra-discriminator", curves) == "2500 joint + 2500 steps · 3 min H100 80GB HBM3 GPU + 15 min CPU"
+    both = {"steps_done": 1500, "train_seconds": 120.0, "devices": gpu,
+            "stage1": {"steps_done": 11000, "train_seconds": 285.0, "devices": gpu}}
+    assert report._training("albert", both).startswith("11000 + 1500 steps · 5 + 2 min H100 80GB HBM3 GPU (stage 2")
+    assert report._training("bert", {"steps_done": 6000, "train_seconds": 133.0, "devices": gpu}) == \
+        "6000 steps · 2 min H100 80GB HBM3 GPU"
+
+
+def test_the_loop_records_the_device_of_the_steps_it_trains(tmp_path):
+    cfg = common.LoopConfig(steps=4, batch_size=2, seq_len=4, eval_every=2, warmup=1, precision="fp32")
+    calls = []
+    curves = _loop(cfg, tmp_path, calls)
+    assert curves["devices"] == ["CPU"]
+    again = _loop(cfg, tmp_path, calls)  # nothing left to train: nothing new recorded
+    assert again["devices"] == ["CPU"] and len(calls) == 4
+
+
 def test_a_card_trained_on_a_gpu_names_the_gpu_not_the_host_cpu_alone(monkeypatch):
     """A checkpoint built on a GPU says which one (the cards of the stand-ins rebuilt on an H100 do)."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

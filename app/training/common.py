@@ -94,6 +94,7 @@ def train_loop(
                     "curves": curves, "config": asdict(cfg)}, state_path)
 
     model.train()
+    first_step = step
     t_last_save = time.time()
     window: list[float] = []
     while step < cfg.steps and spent < cfg.time_budget_s and "stopped_at" not in curves:
@@ -129,6 +130,10 @@ def train_loop(
         if time.time() - t_last_save > 120:
             save_state()
             t_last_save = time.time()
+    if step > first_step:  # what trained these steps, for the card and the README's table (a resume may move)
+        devices = curves.setdefault("devices", [])
+        if not devices or devices[-1] != device_label(cfg.device):
+            devices.append(device_label(cfg.device))
     save_state()
     model.eval()
     curves["steps_done"] = step
@@ -255,6 +260,15 @@ def describe_compute(cfg: LoopConfig, curves: dict) -> str:
     return (f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
             f"token positions seen), {cfg.precision} autocast, {curves.get('train_seconds', 0) / 60:.0f} min of training on "
             f"{machine}")
+
+
+def device_label(device: str) -> str:
+    """A short name of a training device for tables: "CPU", or the GPU's name ("H100 80GB HBM3 GPU")."""
+    if device == "cpu":
+        return "CPU"
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.device(device)).removeprefix("NVIDIA ") + " GPU"
+    return device
 
 
 def device_name(device: str) -> str:

@@ -118,23 +118,29 @@ def _fmt(what: str, value, floor) -> str:
 
 
 def _training(key: str, c: dict) -> str:
-    """Steps and CPU minutes; ELECTRA's recipe has stages (app/training/electra.py): the generator row counts
+    """Steps, minutes and the device (CPU unless curves.json says otherwise); ELECTRA's recipe has stages (app/training/electra.py): the generator row counts
     its own stage, the discriminator row the joint stage and its own."""
     steps = c.get("steps_done")
     if not steps:
         return "—"
     minutes = lambda d: d.get("train_seconds", 0) / 60  # noqa: E731
+    on = lambda d: " + ".join(d.get("devices") or ["CPU"])  # noqa: E731  (curves before devices were recorded: CPU)
+
+    def stages(a: dict, b: dict) -> str:
+        if on(a) == on(b):
+            return f"{minutes(a):.0f} + {minutes(b):.0f} min {on(b)}"
+        return f"{minutes(a):.0f} min {on(a)} + {minutes(b):.0f} min {on(b)}"
+
     joint, gen = c.get("joint_stage") or {}, c.get("generator_stage") or {}
     if key == "electra-generator" and gen.get("steps_done"):
-        return f"{gen['steps_done']} steps · {minutes(gen):.0f} min CPU, alone (stage 1)"
+        return f"{gen['steps_done']} steps · {minutes(gen):.0f} min {on(gen)}, alone (stage 1)"
     if key == "electra-discriminator" and joint.get("steps_done"):
-        return f"{joint['steps_done']} joint + {steps} steps · {minutes(joint):.0f} + {minutes(c):.0f} min CPU"
+        return f"{joint['steps_done']} joint + {steps} steps · {stages(joint, c)}"
     first = c.get("stage1") or {}
     if key == "albert" and first.get("steps_done"):  # ALBERT's stage 2 (app/training/albert_sop.py)
-        return (f"{first['steps_done']} + {steps} steps · {minutes(first):.0f} + {minutes(c):.0f} min CPU "
-                "(stage 2: SOP on story segments)")
+        return f"{first['steps_done']} + {steps} steps · {stages(first, c)} (stage 2: SOP on story segments)"
     start = f", from {c['starts_from']}" if c.get("starts_from") else ""  # a recipe that fine-tunes another stand-in
-    return f"{steps} steps · {minutes(c):.0f} min CPU{start}"
+    return f"{steps} steps · {minutes(c):.0f} min {on(c)}{start}"
 
 
 def _sop_with_nsp(c: dict) -> str:
