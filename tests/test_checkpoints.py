@@ -26,7 +26,7 @@ def needs(*keys):
 
 
 MOJIBAKE = ("€", "â", "Ã", "œ", "™")  # what the corpus's old mis-decoded quotes (“ ’ as â€œ â€™) left in a vocabulary
-RETRAINED = {"deberta", "modernbert", "roberta", "xlnet"}  # stand-ins rebuilt on the repaired corpus (issue 26); the others wait for theirs
+RETRAINED = {"bert", "bert-nsp", "deberta", "distilbert", "modernbert", "roberta", "xlnet"}  # stand-ins rebuilt on the repaired corpus (issue 26); the others wait for theirs
 
 
 @pytest.mark.parametrize("key", sorted(catalogue.CATALOGUE))
@@ -234,18 +234,32 @@ def test_the_nsp_head_stays_near_chance_on_sop(key):
     assert abs(final["sop_accuracy"] - 0.5) <= report.SOP_NEAR_CHANCE
 
 
-@pytest.mark.trained
-@pytest.mark.parametrize("key", [short_of_floor("bert-nsp")])
-def test_the_nsp_head_solves_nsp_on_the_pages_own_pool_and_not_sop(key, bundled):
-    """Measured now, on the files, as the NSP vs SOP page measures it (60 base pairs of held-out stories: 120 pairs
-    a task). 120 pairs are coarse (±0.09 at 95%), so the bars sit below the held-out floor."""
-    needs(key)
+def _page_pool_accuracy(key, bundled) -> dict[str, float]:
     from app.lessons import sentence_order as so
 
     r = so.run({"albert": "not loaded in this test", key: bundled(key)}, so.Inputs())
-    acc = r.accuracy[key]
     assert r.n_pairs == so.DEFAULTS.sample_pairs
-    assert acc["nsp"] >= 0.75 and abs(acc["sop"] - 0.5) <= 0.15, acc
+    return r.accuracy[key]
+
+
+@pytest.mark.trained
+@pytest.mark.parametrize("key", [short_of_floor("bert-nsp")])
+def test_the_nsp_head_solves_nsp_on_the_pages_own_pool(key, bundled):
+    """Measured now, on the files, as the NSP vs SOP page measures it (60 base pairs of held-out stories: 120 pairs
+    a task). 120 pairs are coarse (±0.09 at 95%), so the bar sits below the held-out floor."""
+    needs(key)
+    acc = _page_pool_accuracy(key, bundled)
+    assert acc["nsp"] >= 0.75, acc
+
+
+@pytest.mark.trained
+@pytest.mark.parametrize("key", [short_of_floor("bert-nsp", "bert-nsp:sop")])
+def test_the_nsp_head_stays_near_chance_on_sop_on_the_pages_own_pool(key, bundled):
+    """The same pool's SOP pairs, with a bound as coarse as the pool (0.5 ± 0.15). The held-out SOP bound's miss
+    (report.SHORT_OF_FLOOR) shows here too: the page says what its grid shows, not the paper's 52%."""
+    needs(key)
+    acc = _page_pool_accuracy(key, bundled)
+    assert abs(acc["sop"] - 0.5) <= 0.15, acc
 
 
 @pytest.mark.trained

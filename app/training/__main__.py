@@ -32,6 +32,9 @@ def main(argv=None) -> None:
     p.add_argument("--time-budget", type=float, default=None, help="seconds of training per recipe")
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--precision", choices=["bf16", "fp32"], default=None,
+                   help="override each recipe's: bf16 autocast is fast on GPUs and on CPUs with AMX/AVX512-bf16, "
+                        "but many times slower than fp32 on a CPU without them (AVX2 only)")
     a = p.parse_args(argv)
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -42,7 +45,8 @@ def main(argv=None) -> None:
         module = importlib.import_module(f"app.training.{name.replace('-', '_')}")
         cfg = getattr(module, "LOOP", LoopConfig())
         overrides = {k: v for k, v in {"steps": a.steps, "time_budget_s": a.time_budget,
-                                        "batch_size": a.batch_size, "device": a.device}.items() if v is not None}
+                                        "batch_size": a.batch_size, "device": a.device,
+                                        "precision": a.precision}.items() if v is not None}
         cfg = LoopConfig(**{**cfg.__dict__, **overrides})
         t = time.time()
         module.run(a.corpus, a.out, a.work, cfg)
