@@ -258,6 +258,17 @@ def test_card_numbers_come_from_the_bundled_model_card(bundled):
     assert distillation.card_summary({}) == {}
 
 
+def test_a_student_above_its_teacher_is_said_so_with_why_and_one_below_is_not():
+    size = {"teacher_params": 2, "student_params": 1, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 2.0,
+            "student_ms": 1.0, "smaller": 0.5, "speedup": 2.0, "faster": 1.0, "embedding_share": 0.3}
+    above = {"student_top1": 0.516, "teacher_top1": 0.5, "retained_top1": 1.032, "speedup": 1.6, "faster": 0.6}
+    text = "\n".join(distillation.summary_lines(size, above, True, 9))
+    assert "103% retained" in text and "beats its teacher" in text and "more training than the teacher" in text
+    below = {**above, "student_top1": 0.485, "retained_top1": 0.97}
+    text = "\n".join(distillation.summary_lines(size, below, True, 9))
+    assert "97% retained" in text and "beats" not in text
+
+
 def test_pair_notes_say_when_the_teacher_is_not_the_real_one():
     assert distillation.pair_notes("bundled", "/x/bert", "bundled") == []
     notes = distillation.pair_notes("hub", "google/bert_uncased_L-4_H-256_A-4", "hub")

@@ -265,7 +265,10 @@ def summary_lines(sz: dict, card: dict, student_bundled: bool, repeats: int, pap
                 f"{card['teacher_top1']:.1%}, **{card['retained_top1']:.0%} retained** (masked-LM accuracy on held-out "
                 "TinyStories, not GLUE)")
         if card["retained_top1"] > 1:
-            line += " — the student beats its teacher on this measure"
+            line += (" — the student beats its teacher on this measure: it starts as every other layer of the teacher "
+                     "and trains on, on the same stories (the masked words are one of its three losses), so it has "
+                     "had more training than the teacher, which is itself small; the paper's teacher, BERT-base, was "
+                     "far stronger than its student, which kept 97% of it")
         if card.get("speedup"):
             line += (f"; the whole model's speed-up (with its masked-LM head) measured when it was trained: "
                      f"{card['speedup']:.2f}×")
