@@ -110,10 +110,10 @@ def choose_word(n_words: int, index: int, words=None) -> tuple[int, str | None]:
     last = n_words - 1
     if words is not None:
         names = [w if isinstance(w, str) else w[0] for w in words][:n_words]
-        content = [j for j, w in enumerate(names) if is_content_word(w)]
-        if content and content[-1] != last:
-            return content[-1], (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
-                                 f"using its last word, {md(names[content[-1]])}, instead.")
+        j = word_for_new_text([(w, 0, 0) for w in names], last)  # the content word nearest the end
+        if j != last:
+            return j, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
+                       f"using its last word, {md(names[j])}, instead.")
     return last, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
                   "using the last word instead.")
 
