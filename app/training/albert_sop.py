@@ -132,9 +132,11 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
     model.config.architectures = ["AlbertForPreTraining"]
     n = len(valid["sop"])
     s1_min = first.get("train_seconds", 0) / 60
+    s1_on = f" on {' + '.join(first['devices'])}" if first.get("devices") else ""
+    s1_sop = final["stage1_segment_sop_accuracy"]
     card = common.model_card(
         name="albert-tiny-tinystories", family="albert", stands_in_for="albert/albert-base-v2",
-        recipe=(f"two stages. **Stage 1** (`--recipe albert`, {first.get('steps_done')} steps, {s1_min:.0f} min): "
+        recipe=(f"two stages. **Stage 1** (`--recipe albert`, {first.get('steps_done')} steps, {s1_min:.0f} min{s1_on}): "
                 "masked LM (dynamic, 15%, 80/10/10) + sentence-order prediction on packed chunks of 128 tokens cut at "
                 "a random point; factorized embedding E=" f"{model.config.embedding_size} < H={model.config.hidden_size}; "
                 f"one transformer layer shared by all {model.config.num_hidden_layers} (num_hidden_groups=1); no "
@@ -143,7 +145,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
                 "model and tokenizer continued on masked LM + "
                 f"{r.sop_weight:g} × SOP over pairs drawn as the NSP vs SOP lesson draws its pool — A and B "
                 f"consecutive segments of {r.min_sentences}–{r.max_sentences} sentences of one whole story, at most "
-                f"{cfg.seq_len} tokens, half of every batch swapped. Stage 1's SOP head was at chance on such pairs"),
+                f"{cfg.seq_len} tokens, half of every batch swapped. Stage 1's SOP head scored {s1_sop:.2f} on such "
+                f"pairs (chance is 0.50)"),
         model=model, cfg=cfg, curves=curves, recipe_name="albert-sop", starts_from="its own stage 1",
         metrics={f"SOP accuracy (held-out story segments: {n} pairs, in order vs swapped)": final["segment_sop_accuracy"],
                  f"NSP accuracy (held-out story segments: {n} pairs, in order vs B from another story; 'swapped' "
@@ -164,5 +167,5 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
     )
     curves["final"] = {**final, "sop_accuracy": final["segment_sop_accuracy"]}
     curves["stage2"] = STAGE
-    curves["stage1"] = {k: first.get(k) for k in ("steps_done", "train_seconds", "final")}
+    curves["stage1"] = {k: first.get(k) for k in ("steps_done", "train_seconds", "final", "devices") if k in first}
     common.save_checkpoint(model, tok, out / OUT, curves, card)
