@@ -116,5 +116,7 @@ def test_a_card_trained_on_a_gpu_names_the_gpu_not_the_host_cpu_alone(monkeypatc
     cfg = common.LoopConfig(steps=6000, device="cuda")
     text = common.describe_compute(cfg, {"steps_done": 6000, "train_seconds": 133})
     assert text.endswith("2 min of training on GPU (NVIDIA H100 80GB HBM3, CUDA 13.0; host Intel(R) Xeon(R) Processor)")
-    cpu = common.describe_compute(common.LoopConfig(steps=6000), {"steps_done": 6000, "train_seconds": 133})
+    assert "bf16 autocast" in text
+    cpu = common.describe_compute(common.LoopConfig(steps=6000, precision="fp32"), {"steps_done": 6000, "train_seconds": 133})
+    assert "float32, 2 min" in cpu and "autocast" not in cpu
     assert "on CPU, " in cpu and "thread" in cpu and cpu.endswith("(Intel(R) Xeon(R) Processor)")
