@@ -54,7 +54,8 @@ def seed_curves(curves: dict, step0: dict, flops_per_step: float) -> dict:
     FLOPs of every step beside it."""
     out = {"step": list(curves.get("step", [])), "train_loss": list(curves.get("train_loss", []))}
     eval_steps = list(curves.get("eval_step", []))
-    metrics = [k for k in curves if k not in ("step", "train_loss", "eval_step", "steps_done", "train_seconds")]
+    not_metrics = ("step", "train_loss", "eval_step", "steps_done", "train_seconds", "devices", "runs")  # run facts
+    metrics = [k for k in curves if k not in not_metrics]
     if step0:
         eval_steps = [0] + eval_steps
     out["eval_step"] = eval_steps
