@@ -268,7 +268,7 @@ def summary_lines(sz: dict, card: dict, student_bundled: bool, repeats: int, pap
             line += (" — the student beats its teacher on this measure: it starts as every other layer of the teacher "
                      "and trains on, on the same stories (the masked words are one of its three losses), so it has "
                      "had more training than the teacher, which is itself small; the paper's teacher, BERT-base, was "
-                     "far stronger than its student, which kept 97% of it")
+                     f"far stronger than its student, which kept {paper.retained:.0%} of it")
         if card.get("speedup"):
             line += (f"; the whole model's speed-up (with its masked-LM head) measured when it was trained: "
                      f"{card['speedup']:.2f}×")

@@ -263,21 +263,24 @@ def describe_compute(cfg: LoopConfig, curves: dict) -> str:
             f"{machine}")
 
 
+def _gpu_name(device: str) -> str | None:
+    """A CUDA device's name ("NVIDIA H100 80GB HBM3"), None for any other device."""
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return torch.cuda.get_device_name(torch.device(device))
+    return None
+
+
 def device_label(device: str) -> str:
     """A short name of a training device for tables: "CPU", or the GPU's name ("H100 80GB HBM3 GPU")."""
-    if device == "cpu":
-        return "CPU"
-    if device.startswith("cuda") and torch.cuda.is_available():
-        return torch.cuda.get_device_name(torch.device(device)).removeprefix("NVIDIA ") + " GPU"
-    return device
+    gpu = _gpu_name(device)
+    return "CPU" if device == "cpu" else gpu.removeprefix("NVIDIA ") + " GPU" if gpu else device
 
 
 def device_name(device: str) -> str:
     """What a training device is, for model cards: a CUDA device's name and CUDA version ("NVIDIA H100 80GB HBM3,
     CUDA 13.0"), else the device string as given."""
-    if device.startswith("cuda") and torch.cuda.is_available():
-        return f"{torch.cuda.get_device_name(torch.device(device))}, CUDA {torch.version.cuda}"
-    return device
+    gpu = _gpu_name(device)
+    return f"{gpu}, CUDA {torch.version.cuda}" if gpu else device
 
 
 def recipe_steps(recipe: str) -> int | None:

@@ -118,8 +118,9 @@ def _fmt(what: str, value, floor) -> str:
 
 
 def _training(key: str, c: dict) -> str:
-    """Steps, minutes and the device (CPU unless curves.json says otherwise); ELECTRA's recipe has stages (app/training/electra.py): the generator row counts
-    its own stage, the discriminator row the joint stage and its own."""
+    """Steps, minutes and the device (CPU unless curves.json says otherwise); ELECTRA's recipe has stages
+    (app/training/electra.py): the generator row counts its own stage, the discriminator row the joint stage and
+    its own."""
     steps = c.get("steps_done")
     if not steps:
         return "—"
