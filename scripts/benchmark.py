@@ -365,6 +365,21 @@ def _settle(most_s: float = 90.0) -> None:
         time.sleep(2)
 
 
+def cpu_name() -> str:
+    """The CPU as rows name it: its model name and its widest vector extensions ("AMD EPYC, AVX2"), so that rows
+    measured on different machines can share the table (bf16 on a CPU without AVX512-BF16/AMX is ~10x slower)."""
+    from app.training.common import processor_name
+
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo", encoding="utf-8")
+                      if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    isa = [name for flag, name in (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"),
+                                   ("amx_bf16", "AMX")) if flag in flags]
+    return ", ".join([processor_name()] + isa[-2:])
+
+
 def _load_note() -> str:
     """Says how busy the machine was before a section started (1-minute load average, after :func:`_settle`)
     and torch's threads."""
@@ -373,9 +388,10 @@ def _load_note() -> str:
     _settle()
     load, cores, threads = os.getloadavg()[0], os.cpu_count() or 1, torch.get_num_threads()
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"{when}, MEASURED UNDER LOAD (load average {load:.1f} on {cores} cores before the run, torch {threads} "
-            f"thread{'s' if threads > 1 else ''}): provisional" if load > 0.5 * cores
-            else f"{when}, idle machine (load average {load:.1f}), torch {threads} thread{'s' if threads > 1 else ''}")
+    return (f"{when}, {cpu_name()}, MEASURED UNDER LOAD (load average {load:.1f} on {cores} cores before the run, "
+            f"torch {threads} thread{'s' if threads > 1 else ''}): provisional" if load > 0.5 * cores
+            else f"{when}, {cpu_name()}, idle machine (load average {load:.1f}), torch {threads} "
+                 f"thread{'s' if threads > 1 else ''}")
 
 
 VARIANTS_AT_BASE_SIZE = {"masking": ("roberta",), "attention": ("modernbert",)}  # pages with a model select: the
@@ -1041,7 +1057,7 @@ def main() -> None:
     rows.append((PEAK, f"{peak:.0f} MiB", "ru_maxrss" + (f" of {how}" if partial else "")))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     n = torch.get_num_threads()
-    machine = f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {n} thread{'s' if n > 1 else ''}"
+    machine = f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {n} thread{'s' if n > 1 else ''}"
     before = a.out.read_text(encoding="utf-8") if a.out.exists() else ""
     head, old, tail = parse(before)
     update = f"Rows last updated by {how} on {when} ({machine}); every other row is kept from earlier runs."

@@ -150,6 +150,7 @@ def _work(w: Warm) -> None:
         except Exception:  # a broken checkpoint shows its message on the page that needs it
             pass
         w.done.append(key)
+    yield_to_visitors()  # the first call below walks everything the imports made (see app.core.preload)
     preload.freeze_long_lived()  # the models live as long as the server: keep them out of every rerun's GC
     w.seconds = time.perf_counter() - t
     startup.mark("warm start end")
