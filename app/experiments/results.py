@@ -355,17 +355,22 @@ def short_label(label: str) -> str:
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
-    """A measured number as the pages print it: 3 significant digits, "—" when missing."""
+    """A measured number as the pages print it: 3 significant digits, trailing zeros kept ("9.00" beside
+    "5.32", not "9"), "—" when missing."""
     if value is None or not math.isfinite(value):
         return "—"
-    return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return _sig(value, digits) if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _sig(value: float, digits: int) -> str:
+    return f"{value:#.{digits}g}".rstrip(".").replace(".e", "e")
 
 
 def signed(value: float | None, digits: int = 3) -> str:
     """A difference as the pages print it: "+0.0123", "−0.45" (a real minus sign), "—" when missing."""
     if value is None or not math.isfinite(value):
         return "—"
-    return ("+" if value >= 0 else "−") + f"{abs(value):.{digits}g}"
+    return ("+" if value >= 0 else "−") + _sig(abs(value), digits)
 
 
 @functools.lru_cache(maxsize=32)

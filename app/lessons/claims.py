@@ -300,14 +300,14 @@ def verdict_text(c: Comparison, m: int) -> str:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
     if v["design"] == "paired":
-        per_seed = ", ".join(f"seed {s}: {a:.4g} vs {b:.4g} → {_n(d)}" for s, a, b, d in
+        per_seed = ", ".join(f"seed {s}: {results.fmt(a, 4)} vs {results.fmt(b, 4)} → {_n(d)}" for s, a, b, d in
                              zip(v["seeds"], v["a"], v["b"], v["diffs"]))
         measured = (f"**Measured**, paired by seed (the same seed gives both arms the same batches and masks), A vs B "
                     f"and the difference {sign}: {per_seed}. Mean {_n(v['difference'])}, sd {v['sd']:.3g}, "
                     f"se = sd/√{v['n']} = {v['se']:.3g}, df = {v['n']} − 1 = {v['df']:g}.")
     else:
-        measured = (f"**Measured**, unpaired (the arms share no seeds): A {v['mean_a']:.4g} (sd {v['sd_a']:.3g}, "
-                    f"{v['n_a']} seeds) vs B {v['mean_b']:.4g} (sd {v['sd_b']:.3g}, {v['n_b']} seeds): {sign} = "
+        measured = (f"**Measured**, unpaired (the arms share no seeds): A {results.fmt(v['mean_a'], 4)} (sd {v['sd_a']:.3g}, "
+                    f"{v['n_a']} seeds) vs B {results.fmt(v['mean_b'], 4)} (sd {v['sd_b']:.3g}, {v['n_b']} seeds): {sign} = "
                     f"{_n(v['difference'])}, se = √(sA²/nA + sB²/nB) = {v['se']:.3g}, Welch's df = {v['df']:.3g}.")
     where = {rule.SUPERIORITY: "above 0", rule.NONINFERIORITY: f"above −{v['margin']:g}",
              rule.EQUIVALENCE: f"inside ±{v['margin']:g}"}[v["kind"]]
