@@ -351,7 +351,7 @@ SHAPES = {"shrinking": "shrink at every layer (converging)", "growing": "grow at
 def layers_story(r: "Result") -> str:
     """What the layer-by-layer figure shows, computed from it: whether ALBERT's first layer (which starts from
     the embeddings projected from E up to H) makes the largest step, how the later steps move in each model,
-    and whether that matches what the paper reports (Lan et al. 2020, Figure 2: ALBERT's layer-to-layer
+    and whether that matches what the paper reports (Lan et al. 2020, Figure 1 and §3.1: ALBERT's layer-to-layer
     transitions smoother than BERT's, oscillating rather than converging)."""
     a, b = r.albert, r.bert
     l2a, l2b = [float(x) for x in a.series["l2"]], [float(x) for x in b.series["l2"]]
@@ -367,7 +367,7 @@ def layers_story(r: "Result") -> str:
                f"a layer; BERT's {b.layers} separate layers' steps {SHAPES[shape_b]}, turning them by "
                f"{b.turn[0]:.1f}°–{b.turn[1]:.1f}°.")
     paper = ("The paper reports ALBERT's transitions as smoother than BERT's, oscillating rather than converging "
-             "(Figure 2: 24-layer models trained on billions of tokens)")
+             "(Figure 1: 24-layer models trained on billions of tokens)")
     if shape_a == "oscillating":
         out.append(f"{paper}; this stand-in oscillates too.")
     else:
