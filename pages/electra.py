@@ -91,14 +91,9 @@ if edit.message:
 if not values["edit_word"].strip():
     st.caption("Type a word to replace the chosen token; below, the discriminator reads your sentence untouched.")
 ui.show_figure(figures.edit_figure(r), "electra-edit")
-others = [r.edit_scores[i] for i in r.positions if i != r.edit_pos]
 if edit.ok and r.edit_labels[r.edit_pos]:
-    mine = r.edit_scores[r.edit_pos]
-    rank = 1 + sum(o > mine for o in others)
-    st.markdown(f"Your {md(edit.piece)} at position {r.edit_pos} gets **P(replaced) = {mine:.3f}**; the most "
-                f"suspicious untouched token gets {max(others, default=float('nan')):.3f}. Rank {rank} of "
-                f"{len(others) + 1}: " + ("**caught**." if rank == 1 and mine > D.threshold else
-                                         "the top suspect." if rank == 1 else "it slipped past."))
+    st.markdown(electra.edit_verdict(edit.piece, r.edit_pos, r.edit_scores,
+                                     [i for i in r.positions if i != r.edit_pos], D.threshold))
 elif edit.ok:
     st.markdown(f"The sentence is unchanged, so every label is *original*; the highest P(replaced) is "
                 f"{max(r.edit_scores[i] for i in r.positions):.3f}.")

@@ -7,7 +7,7 @@ from app import ui
 from app.lessons import masking as lab
 from app.figures import masking as figs
 from app.masking import KIND_NAMES
-from app.core.text import md
+from app.core.text import count, md
 
 SPEC = lab.SPEC
 
@@ -45,7 +45,7 @@ s = r.sentence
 
 # ----------------------------------------------------------------------------- the pieces
 st.subheader("1 · What the model sees")
-st.markdown(f"{len(s.ids)} pieces, {r.n_words} words (counted from 0; tokenizer of {r.shown_as}). {r.marker} "
+st.markdown(f"{count(len(s.ids), 'piece')}, {count(r.n_words, 'word')} (counted from 0; tokenizer of {r.shown_as}). {r.marker} "
             "Special tokens (★) are added by the tokenizer, or typed as one, and are **never** prediction targets.")
 st.dataframe(
     {"": ["piece", "id", "word", "special"],

@@ -186,6 +186,10 @@ def test_the_swap_caption_says_what_the_discriminator_did_with_the_word():
     assert "lit it up" in lit and "0.81" in lit and "missed" not in lit
     crowded = compare.swap_verdict("tree", (0.0, 0.9, 0.6, 0.7, 0.0), special, 2)
     assert "marks `tree` replaced" in crowded and "2 original tokens replaced as well" in crowded
+    alone = compare.swap_verdict("tree", (0.0, 0.2, 0.0), (True, False, True), 1)  # a one-word sentence
+    assert "the sentence's only token" in alone and "1 tokens" not in alone and "highest" not in alone
+    far = compare.swap_verdict("tree", (0.0,) + (0.9,) * 21 + (0.1, 0.0), (True,) + (False,) * 22 + (True,), 22)
+    assert "22nd highest of the sentence's 22 tokens" in far  # not "22th"
 
 
 # ----------------------------------------------------------------------------- predictions

@@ -233,6 +233,19 @@ def test_detection_metrics_by_hand_and_undefined_cases():
 # ----------------------------------------------------------------------------- hand edits
 
 
+def test_the_verdict_on_a_hand_edit_is_read_from_the_scores_even_with_nothing_to_rank_against():
+    scores = (0.0, 0.1, 0.7, 0.3, 0.0)  # [CLS] a b c [SEP]; the edit is at 2
+    caught = electra.edit_verdict("ran", 2, scores, [1, 3], 0.5)
+    assert "P(replaced) = 0.700" in caught and "gets 0.300" in caught and "Rank 1 of 3: **caught**" in caught
+    slipped = electra.edit_verdict("ran", 1, scores, [2, 3], 0.5)
+    assert "Rank 3 of 3: it slipped past" in slipped
+    top = electra.edit_verdict("ran", 3, (0.0, 0.1, 0.2, 0.4, 0.0), [1, 2], 0.5)
+    assert "Rank 1 of 3: the top suspect" in top and "caught" not in top  # first, but under the threshold
+    alone = electra.edit_verdict("ran", 1, (0.0, 0.445, 0.0), [], 0.5)  # a one-piece sentence
+    assert "nan" not in alone and "Rank" not in alone and "only word piece" in alone and "not flagged" in alone
+    assert "**caught**" in electra.edit_verdict("ran", 1, (0.0, 0.9, 0.0), [], 0.5)
+
+
 def test_hand_edits_use_the_first_piece_and_refuse_what_cannot_be_one_token(pair):
     tok = pair[0].tokenizer
     enc = electra.encode(tok, SENTENCE)

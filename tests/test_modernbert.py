@@ -374,11 +374,6 @@ def test_published_numbers_are_computed_from_modernbert_bases_config(models):
     assert rows["RoPE θ, global / local"].base == "160,000 / 10,000"
 
 
-def test_ordinals():
-    assert [mbl.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23)] == [
-        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd"]
-
-
 # ----------------------------------------------------------------------------- run: defaults, input, caching
 
 

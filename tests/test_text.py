@@ -74,6 +74,15 @@ def test_words_and_windows():
     assert text.choose_word(2, 9, ["?", "!"])[0] == 1  # no content word at all: the last word
     assert text.choose_word(len(words), 2, words) == (2, None)  # in range: as asked
     assert list(text.word_window(100, 50, 10)) == list(range(45, 55)) and list(text.word_window(5, 4, 10)) == [0, 1, 2, 3, 4]
+    index, note = text.choose_word(1, 9)  # a one-word text: the note's count agrees with its number
+    assert index == 0 and "this text's 1 word (" in note and "its only word" in note and "1 words" not in note
+
+
+def test_counts_and_ordinals_in_prose():
+    assert [text.count(n, "word") for n in (0, 1, 2, 1234)] == ["0 words", "1 word", "2 words", "1,234 words"]
+    assert text.count(1, "child", "children") == "1 child" and text.count(3, "child", "children") == "3 children"
+    assert [text.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th", "112th"]
 
 
 @pytest.mark.parametrize("key", ["bert", "roberta", "albert", "xlnet"])

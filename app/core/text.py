@@ -38,6 +38,19 @@ WORD = re.compile(r"\w+|[^\w\s]")
 _INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f]")  # control characters (newlines, tabs, ...)
 
 
+# ----------------------------------------------------------------------------- numbers in prose
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 word", "3 words" ("1 child", "2 children" with ``plural``): a sentence's count agrees with its number."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd, 101st."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 # ----------------------------------------------------------------------------- escaping
 
 
@@ -112,10 +125,10 @@ def choose_word(n_words: int, index: int, words=None) -> tuple[int, str | None]:
         names = [w if isinstance(w, str) else w[0] for w in words][:n_words]
         j = word_for_new_text([(w, 0, 0) for w in names], last)  # the content word nearest the end
         if j != last:
-            return j, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
+            return j, (f"Word {index} is beyond this text's {count(n_words, 'word')} (they are counted from 0): "
                        f"using its last word, {md(names[j])}, instead.")
-    return last, (f"Word {index} is beyond this text's {n_words} words (they are counted from 0): "
-                  "using the last word instead.")
+    return last, (f"Word {index} is beyond this text's {count(n_words, 'word')} (they are counted from 0): "
+                  f"using {'its only' if n_words == 1 else 'the last'} word instead.")
 
 
 def is_content_word(word: str) -> bool:

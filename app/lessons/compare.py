@@ -179,8 +179,8 @@ def swap_verdict(put: str, probs: tuple[float, ...], special: tuple[bool, ...], 
     others = [q for i, q in enumerate(probs) if i != at and not special[i]]
     rank = 1 + sum(q > p for q in others)  # 1 = the highest P(replaced) of the sentence
     n = len(others) + 1
-    nth = {2: "2nd", 3: "3rd"}.get(rank, f"{rank}th")
-    where = f"the highest of the sentence's {n} tokens" if rank == 1 else f"the {nth} highest of the sentence's {n} tokens"
+    where = ("the sentence's only token" if n == 1 else f"the highest of the sentence's {n} tokens" if rank == 1
+             else f"the {txt.ordinal(rank)} highest of the sentence's {n} tokens")
     if p > 0.5 and rank == 1:
         return f"Here it lit it up: P(replaced) = {p:.2f} for {txt.md(put)}, {where}."
     if p > 0.5:

@@ -247,6 +247,23 @@ def apply_edit(tokenizer, input_ids, position: int, word: str) -> Edit:
     return Edit(True, tuple(new), pieces[0], message)
 
 
+def edit_verdict(piece: str, position: int, scores, others: list[int], threshold: float = DEFAULTS.threshold) -> str:
+    """What the discriminator made of a token the visitor swapped in at ``position``, from its scores (markdown):
+    its P(replaced), the highest among the untouched word pieces ``others``, its rank among them all, and whether
+    it was caught (ranked first and above ``threshold``). A one-piece sentence has nothing to rank it against."""
+    mine = float(scores[position])
+    caught = "**caught**" if mine > threshold else "not flagged"
+    head = f"Your {txt.md(piece)} at position {position} gets **P(replaced) = {mine:.3f}**"
+    if not others:
+        return (f"{head}: {caught} (above {threshold:g} flags a token). It is the sentence's only word piece, so "
+                "there is no untouched token to rank it against; type a longer sentence to see it among others.")
+    rest = [float(scores[i]) for i in others]
+    rank = 1 + sum(o > mine for o in rest)
+    return (f"{head}; the most suspicious untouched token gets {max(rest):.3f}. Rank {rank} of {len(rest) + 1}: "
+            + ("**caught**." if rank == 1 and mine > threshold else "the top suspect." if rank == 1 else
+               "it slipped past."))
+
+
 # ----------------------------------------------------------------------------- signal and curves
 
 

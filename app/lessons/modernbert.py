@@ -45,6 +45,7 @@ from app import mlm
 from app.core import lesson
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
+from app.core.text import ordinal
 from app.core.state import Param, Spec, seed_param, text_param
 from app.models import device as devices
 
@@ -181,10 +182,6 @@ def median_ms(fn, device, repeats: int = DEFAULTS.repeats, budget_ms: float = DE
 def half_window(config) -> int:
     """How far a local layer sees on each side: ``local_attention // 2`` (``config.sliding_window``)."""
     return int(config.local_attention) // 2
-
-
-def ordinal(n: int) -> str:
-    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def global_every(layer_types) -> int | None:
