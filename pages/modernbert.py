@@ -6,7 +6,7 @@ import streamlit as st
 from app import ui
 from app.lessons import modernbert
 from app.figures import modernbert as figures
-from app.core.text import md
+from app.core.text import count, md
 
 SPEC, D = modernbert.SPEC, modernbert.DEFAULTS
 KIND = {"full_attention": "global", "sliding_attention": "local"}
@@ -70,7 +70,7 @@ with tabs[0]:
     st.caption(
         f"One query and one key (random, from seed {values['seed']}), rotated by the model's own "
         "`ModernBertRotaryEmbedding` and `apply_rotary_pos_emb`. Lines: the query at position "
-        f"{rope.base}; circles: the same pair {rope.shift:,} positions further along. They coincide — largest "
+        f"{rope.base}; circles: the same pair {count(rope.shift, 'position')} further along. They coincide — largest "
         f"difference **{rope.max_difference:.2e}**, float32 rounding — because rotating both by the same extra "
         "angle leaves their dot product unchanged. The heatmap is constant along every diagonal for the same reason. "
         f"Model: {r.model}."
