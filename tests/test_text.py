@@ -78,6 +78,14 @@ def test_words_and_windows():
     assert index == 0 and "this text's 1 word (" in note and "its only word" in note and "1 words" not in note
 
 
+def test_a_cut_text_says_what_it_kept_in_words():
+    assert text.kept_words("The dog ran", "The dog ran to the park") == "the first 3 of its 6 words"
+    assert text.kept_words("The", "The dog ran") == "the first of its 3 words"
+    assert text.kept_words("The dog r", "The dog ran to") == "the first 2 of its 4 words and the start of the 3rd"
+    assert text.kept_words("super", "supercalifragilistic") == "the start of its only word"  # not "1 of 1 words"
+    assert text.kept_words("super", "supercalifragilistic and more") == "the start of its first word"
+
+
 def test_counts_and_ordinals_in_prose():
     assert [text.count(n, "word") for n in (0, 1, 2, 1234)] == ["0 words", "1 word", "2 words", "1,234 words"]
     assert text.count(1, "child", "children") == "1 child" and text.count(3, "child", "children") == "3 children"

@@ -312,8 +312,20 @@ def fit_text(text: str, tokenizers: dict[str, object], cap: int = 512) -> tuple[
         return text, None
     name, n, limit = worst
     return text, (f"Your text is {n} tokens long for {name}, which reads at most {limit}: every model gets the same "
-                  f"first {len(text)} of its {len(original)} characters ({len(split_words(text))} of "
-                  f"{len(split_words(original))} words).")
+                  f"first {len(text)} of its {len(original)} characters ({kept_words(text, original)}).")
+
+
+def kept_words(cut: str, original: str) -> str:
+    """What a text cut to its start keeps, in words: "the first 3 of its 10 words", "the first of its 10 words",
+    "the first 3 of its 10 words and the start of the 4th", "the start of its only word" (a cut inside a word)."""
+    whole, kept = split_words(original), split_words(cut)
+    n_whole = sum(1 for a, b in zip(kept, whole) if a == b)  # same word, same span: kept whole
+    of = f"of its {count(len(whole), 'word')}"
+    if len(kept) == n_whole:
+        return f"the first {n_whole if n_whole != 1 else ''} {of}".replace("  ", " ")
+    if n_whole == 0:
+        return f"the start of its {'only' if len(whole) == 1 else 'first'} word"
+    return f"the first {n_whole if n_whole != 1 else ''} {of} and the start of the {ordinal(n_whole + 1)}".replace("  ", " ")
 
 
 # ----------------------------------------------------------------------------- the word to mask

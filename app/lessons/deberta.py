@@ -437,9 +437,8 @@ def _fit(text: str, tokenizers: dict, notes: list) -> str:
     """The sentence cut (at a word boundary) to DEFAULTS.max_tokens tokens in every tokenizer, with a note."""
     fitted, cut = txt.fit_text(text, tokenizers, DEFAULTS.max_tokens)
     if cut:
-        n = len(txt.split_words(text))
-        notes.append(Note(f"Your text is longer than this lesson shows: it takes the first {len(txt.split_words(fitted))} "
-                          f"of its {n} words (at most {DEFAULTS.max_tokens} tokens with [CLS] and [SEP], so that every "
+        notes.append(Note(f"Your text is longer than this lesson shows: it takes {txt.kept_words(fitted, text)} "
+                          f"(at most {DEFAULTS.max_tokens} tokens with [CLS] and [SEP], so that every "
                           "cell of the heatmaps stays readable). The rest is cut.", "warning"))
     return fitted
 
