@@ -72,7 +72,7 @@ def test_spec_figures_module_and_page_name_the_same_figures(lesson):
 def test_the_default_deck_names_the_figure_each_title_is_about():
     by_title = {v.title: v.params.get(state.FIGURE) for v in DEFAULT}
     assert by_title["Static ×1 vs dynamic masking over 40 epochs"] == "coverage"  # all three strategies, over epochs
-    assert by_title["Unroll ALBERT's block 4× past its depth"] == "unrolled"
+    assert by_title["Unroll ALBERT's block to 4× its depth"] == "unrolled"
     assert by_title["A longer prefix: BERT's scores move, DeBERTa's first layer does not"] == "shift"
     assert by_title["Dark knowledge at temperature 4"] is None  # the key figure: the soft targets themselves
 
@@ -190,7 +190,7 @@ def test_every_shape_a_figure_marks_stays_visible_on_a_projector_and_on_paper():
 
 @pytest.mark.parametrize("title, marker", [
     ("Static ×1 vs dynamic masking over 40 epochs", "positions that have been a target"),
-    ("Unroll ALBERT's block 4× past its depth", "change per application"),
+    ("Unroll ALBERT's block to 4× its depth", "change per application"),
 ])
 def test_the_handout_prints_the_figure_the_view_names(title, marker):
     v = next(v for v in DEFAULT if v.title == title)
