@@ -8,6 +8,7 @@ synthetic corpus for a few seconds."""
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -154,6 +155,19 @@ def test_the_one_line_marks_a_smoke_run_and_reads_a_new_version_of_the_file(resu
     write(results_dir, make_doc("masking", {"dynamic": [2.50, 2.51, 2.49], "static1": [2.00, 2.01, 1.99]}))
     line = results.one_line("masking")
     assert "--quick" not in line and line.endswith(f"{verdict.REVERSES} at 20 steps, 3 seeds")
+
+
+def test_the_one_line_is_kept_until_a_results_file_of_its_family_changes(results_dir):
+    """Lesson pages show the line on every rerun: it is computed once per version of the files, and another
+    experiment's new results (which change Holm's family) change it too."""
+    write(results_dir, make_doc("masking", CLEAR))
+    alone = results.one_line("masking")
+    assert results.one_line("masking") is alone  # kept: the same string, not computed again
+    time.sleep(0.01)
+    write(results_dir, make_doc("electra"))
+    with_electra = results.one_line("masking")
+    m = lambda line: int(re.search(r"Holm over (\d+) comparisons", line).group(1))  # noqa: E731
+    assert m(with_electra) > m(alone)
 
 
 def test_a_quick_run_a_bad_comparison_and_a_missing_curve_are_notes(results_dir):

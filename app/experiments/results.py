@@ -406,8 +406,28 @@ def headline(doc: dict) -> dict | None:
 def one_line(name: str, where: Path | None = None) -> str:
     """The measured result of experiment ``name`` in one line, for the lesson that teaches its recipe:
     the headline comparison's two means, the seeds behind them and the computed verdict — or, before the
-    experiment has run, "not run yet" and the command that runs it."""
-    doc = read_current(name, where)
+    experiment has run, "not run yet" and the command that runs it. Every lesson page shows it on every rerun:
+    it is computed again only when a results file it depends on changes (the verdicts of the whole family, Holm
+    over all of them, took ~20 ms a rerun)."""
+    return _one_line(name, None if where is None else str(where), _versions(where))
+
+
+def _versions(where: Path | None) -> tuple:
+    """(path, modification time or None) of every results file :func:`one_line` reads: this claim's in ``where``
+    and the page family's in :func:`folder`."""
+    def mtime(path: Path) -> int | None:
+        try:
+            return path.stat().st_mtime_ns
+        except OSError:
+            return None
+
+    paths = {path_of(n, w) for n in CLAIMS for w in (where, None)}
+    return tuple(sorted((str(p), mtime(p)) for p in paths))
+
+
+@functools.lru_cache(maxsize=64)
+def _one_line(name: str, where: str | None, versions: tuple) -> str:
+    doc = read_current(name, None if where is None else Path(where))
     if doc is None:
         return f"Does it work? Not run yet: `{command(name)}`"
     h = headline(doc)
