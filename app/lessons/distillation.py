@@ -375,7 +375,7 @@ class Result:
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     """Mask one word -> teacher and student read the sentence (``pair_forward``, cached) -> soften both at
-    T = 1 and at the chosen T, the loss terms, the sweep over T (cheap: logits already computed) -> the
+    T = 1 and at the chosen T, the loss terms, the sweep over T (cached: it does not depend on the chosen T) -> the
     pair's size, and its latency timed once per sentence."""
     teacher, student = models["bert"], models["distilbert"]
     notes = [Note(n, "warning") for n in pair_notes(teacher.source, teacher.location, student.source)]
@@ -421,7 +421,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     return Result(
         teacher=teacher.shown_as, student=student.shown_as, words=tuple(w for w, _, _ in words), word=word,
         n_pieces=len(pair.masked), temperature=temp, soft=soft,
-        sweep=temperature_sweep(pair.s_logits[m], pair.t_logits[m]),
+        sweep=cache(temperature_sweep, pair.s_logits[m], pair.t_logits[m]),  # the same for every T: the slider's
+        # reruns find it kept
         terms_recipe=recipe_terms(pair, RECIPE.temperature), terms_yours=recipe_terms(pair, temp),
         tokens=pair.tokens, kl_per_token=tuple(kl_per_position(pair.s_logits, pair.t_logits, temp)),
         masked=pair.masked, size=sz, card=card, claims=claims,
