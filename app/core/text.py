@@ -320,12 +320,11 @@ def kept_words(cut: str, original: str) -> str:
     "the first 3 of its 10 words and the start of the 4th", "the start of its only word" (a cut inside a word)."""
     whole, kept = split_words(original), split_words(cut)
     n_whole = sum(1 for a, b in zip(kept, whole) if a == b)  # same word, same span: kept whole
-    of = f"of its {count(len(whole), 'word')}"
-    if len(kept) == n_whole:
-        return f"the first {n_whole if n_whole != 1 else ''} {of}".replace("  ", " ")
     if n_whole == 0:
         return f"the start of its {'only' if len(whole) == 1 else 'first'} word"
-    return f"the first {n_whole if n_whole != 1 else ''} {of} and the start of the {ordinal(n_whole + 1)}".replace("  ", " ")
+    first = "the first" if n_whole == 1 else f"the first {n_whole}"
+    tail = "" if len(kept) == n_whole else f" and the start of the {ordinal(n_whole + 1)}"
+    return f"{first} of its {count(len(whole), 'word')}{tail}"
 
 
 # ----------------------------------------------------------------------------- the word to mask

@@ -185,8 +185,8 @@ def swap_verdict(put: str, probs: tuple[float, ...], special: tuple[bool, ...], 
         return f"Here it lit it up: P(replaced) = {p:.2f} for {txt.md(put)}, {where}."
     if p > 0.5:
         flagged = sum(q > 0.5 for q in others)
-        return (f"Here it marks {txt.md(put)} replaced (P = {p:.2f}, {where}), but it marks {flagged} original "
-                f"token{'s' if flagged != 1 else ''} replaced as well.")
+        return (f"Here it marks {txt.md(put)} replaced (P = {p:.2f}, {where}), but it marks "
+                f"{txt.count(flagged, 'original token')} replaced as well.")
     return (f"Here it missed it: it scores the swapped-in {txt.md(put)} at P(replaced) = {p:.2f}, below 0.5 "
             f"({where}), so it takes the word for the original. A plausible word is the hard case: ELECTRA's "
             "generator is trained to produce exactly such swaps.")
