@@ -148,6 +148,27 @@ def test_bert_nsp_head_scores_each_pair_as_alone_even_when_padded_in_a_batch(mod
     assert all(abs(p0 + p1 - 1) < 1e-6 for p0, p1 in probs)
 
 
+def test_pairs_go_through_in_chunks_of_similar_length_with_the_logits_of_one_padded_batch(models):
+    bert = models["bert-nsp"]
+    sample = so.generate_pairs(so.load_stories(), 14, so.DEFAULTS.pool_seed)  # 42 pairs: more than one chunk
+    pairs = tuple((p.a, p.b) for p in sample)
+    assert len(pairs) > so.CHUNK
+    inputs = so.encode_pairs(bert.tokenizer, pairs, so.DEFAULTS.max_tokens, "cpu")
+    lengths = inputs["attention_mask"].sum(1)
+    chunks = list(so.in_length_order(inputs, so.CHUNK, right_padded=True))
+    rows = torch.cat([r for r, _ in chunks])
+    assert sorted(rows.tolist()) == list(range(len(pairs)))  # every pair once
+    for r, chunk in chunks:  # cut to its longest row, nothing of it lost
+        assert chunk["input_ids"].shape == (len(r), int(lengths[r].max()))
+        assert int(chunk["attention_mask"].sum()) == int(lengths[r].sum())
+    assert chunks[0][1]["input_ids"].shape[1] > chunks[-1][1]["input_ids"].shape[1]  # longest first
+    left = list(so.in_length_order(inputs, so.CHUNK, right_padded=False))  # left padding: never cut
+    assert {c["input_ids"].shape[1] for _, c in left} == {inputs["input_ids"].shape[1]}
+    with torch.no_grad():
+        whole = bert.model(**inputs).seq_relationship_logits  # BertForPreTraining's own, one padded batch
+    assert torch.allclose(so.sentence_logits(bert, pairs), whole, atol=1e-5)
+
+
 def test_a_checkpoint_without_a_sentence_head_is_left_out_with_a_note(models, tmp_path):
     from transformers import AlbertConfig, AlbertForMaskedLM, AutoTokenizer
 

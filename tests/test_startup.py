@@ -114,6 +114,41 @@ print(frozen, preload.freeze_long_lived(), gc.get_freeze_count() < frozen, prelo
     assert seen == "[True]" and done == "True" and torch.strip() == "True"
 
 
+def test_background_work_computes_on_one_thread_and_pages_and_timings_on_torchs_default():
+    """In a fresh interpreter with torch's default at 2 threads: the warm start's thread takes
+    ``BACKGROUND_THREADS`` for itself; a page thread started after it begins with that (torch hands the last
+    setting to new threads) and takes the default back (``use_page_threads``, the router's step); a timing in
+    the background thread runs at the default and leaves that thread's own setting as it was."""
+    code = """
+import json, threading, torch
+from app.core import preload
+from app.models import device as devices
+preload.load()
+seen = {"default": preload.torch_threads()}
+def background():
+    devices.use_threads(devices.BACKGROUND_THREADS)
+    seen["background"] = torch.get_num_threads()
+    with devices.timing():
+        seen["timing"] = torch.get_num_threads()
+    seen["after timing"] = torch.get_num_threads()
+def page():
+    seen["page before"] = torch.get_num_threads()
+    devices.use_page_threads()
+    seen["page"] = torch.get_num_threads()
+for work in (background, page):
+    t = threading.Thread(target=work); t.start(); t.join()
+print(json.dumps(seen))
+"""
+    env = {**__import__("os").environ, "OMP_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    from app.models import device as devices
+
+    assert devices.BACKGROUND_THREADS == 1
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "default": 2, "background": 1, "timing": 2, "after timing": 1, "page before": 1, "page": 2}
+
+
 def test_the_warm_queue_takes_a_decks_next_slide_first_and_each_view_once(monkeypatch):
     from app.lecture import deck
     from app.ui.warm import QUEUE_LIMIT, Warm

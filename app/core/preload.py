@@ -54,6 +54,7 @@ _lock = threading.Lock()
 _done = False
 _waiting = 0  # threads blocked in load() while another thread holds the lock
 _garbage_frozen = False  # load() froze the imports' garbage with them; the next freeze_long_lived() collects it
+_torch_threads = 0  # torch's intra-op threads as imported (its default: one per core, or OMP_NUM_THREADS)
 
 
 def load(pause: Callable[[], object] | None = None) -> None:
@@ -63,7 +64,7 @@ def load(pause: Callable[[], object] | None = None) -> None:
     ``pause()``, when given, is called between two imports: background callers (``app.serve`` begins the
     imports as the process starts) step aside there for visitors' pages that do not need them. It should
     return at once while :func:`waited_for` — a page is blocked here, waiting for these very imports."""
-    global _done, _waiting, _garbage_frozen
+    global _done, _waiting, _garbage_frozen, _torch_threads
     if _done:
         return
     with _count:
@@ -83,6 +84,7 @@ def load(pause: Callable[[], object] | None = None) -> None:
             for name in MODULES:
                 step()
                 mods[name] = importlib.import_module(name)
+            _torch_threads = mods["torch"].get_num_threads()  # before anything sets it (app.models.device.threads)
             from app.models.catalogue import CATALOGUE
 
             for name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):
@@ -108,6 +110,11 @@ def waited_for() -> bool:
 
 def done() -> bool:
     return _done
+
+
+def torch_threads() -> int:
+    """torch's intra-op threads as it was imported (0 before :func:`load`): what a visitor's page computes with."""
+    return _torch_threads
 
 
 @contextlib.contextmanager

@@ -390,7 +390,7 @@ def timed_forwards(loaded, length: int) -> tuple[tuple[int, ...], tuple[float, .
         ids = torch.tensor([long_ids(loaded.tokenizer, n)], device=model.device)  # (1, n)
         zero = torch.zeros(1, 1, n, n, device=model.device, dtype=model.dtype)  # additive: nothing blocked
         masks = {"full_attention": zero, "sliding_attention": zero}
-        with devices.forward(model):
+        with devices.forward(model), devices.timing():  # at a page's threads, in the warm start too
             _, first = first_call(lambda: model.model(input_ids=ids), model.device)  # allocations for this length
             as_loaded.append(median_ms(lambda: model.model(input_ids=ids), model.device, first_ms=first))
             all_global.append(median_ms(lambda: model.model(input_ids=ids, attention_mask=masks), model.device))

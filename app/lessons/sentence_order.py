@@ -204,24 +204,51 @@ def encode_pairs(tokenizer, pairs: tuple[tuple[str, str], ...], max_tokens: int,
     return {k: enc[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
 
 
+def in_length_order(inputs: dict, chunk: int, right_padded: bool):
+    """A padded batch in chunks of ``chunk`` rows of similar length, longest first, each cut to its longest row
+    (only where padding is on the right): (the chunk's row indices, its inputs). The pool's pairs are 53 tokens
+    long on average and padded to 87: a forward over the chunks reads 40% fewer positions, and holds less at once."""
+    lengths = inputs["attention_mask"].sum(1)
+    order = torch.argsort(lengths, descending=True, stable=True)
+    for start in range(0, len(order), chunk):
+        rows = order[start:start + chunk]
+        width = int(lengths[rows].max()) if right_padded else inputs["attention_mask"].shape[1]
+        yield rows, {k: v[rows, :width] for k, v in inputs.items()}
+
+
 def sentence_logits(loaded, pairs: tuple[tuple[str, str], ...], max_tokens: int = DEFAULTS.max_tokens):
     """The sentence head's logits for every (A, B): (N, 2) float32 on the CPU, index 0 = B follows A,
     1 = it does not; or None when the checkpoint has no sentence head.
 
-    NSP: ``BertForPreTraining``'s own ``seq_relationship_logits``. SOP: ALBERT's encoder (the loaded
-    masked LM's ``albert``), then the checkpoint's pooler (tanh of a dense layer on ``[CLS]``) and
-    ``sop_classifier``, as ``AlbertForPreTraining`` computes ``sop_logits``."""
+    NSP: ``BertForPreTraining``'s ``seq_relationship_logits``, computed as it computes them (its encoder's pooled
+    ``[CLS]``, then ``cls.seq_relationship``) without its masked-LM logits over the vocabulary, which this page
+    does not read. SOP: ALBERT's encoder (the loaded masked LM's ``albert``), then the checkpoint's pooler (tanh
+    of a dense layer on ``[CLS]``) and ``sop_classifier``, as ``AlbertForPreTraining`` computes ``sop_logits``.
+    Pairs go through in chunks of similar length (:func:`in_length_order`)."""
     model = loaded.model
-    inputs = encode_pairs(loaded.tokenizer, pairs, max_tokens, model.device)
-    with devices.forward(model):
-        if hasattr(model, "cls") and hasattr(model.cls, "seq_relationship"):
-            return model(**inputs).seq_relationship_logits.float().cpu()  # (N, 2)
+    if hasattr(model, "cls") and hasattr(model.cls, "seq_relationship") and hasattr(model, "bert"):
+        def head(x):
+            return model.cls.seq_relationship(model.bert(**x).pooler_output).float().cpu()  # (n, 2)
+    else:
         weights = sop_head_weights(_checkpoint_folder(loaded))
         if weights is None or not hasattr(model, "albert"):
             return None
-        cls = model.albert(**inputs).last_hidden_state[:, 0].float().cpu()  # (N, H)
-        pooled = torch.tanh(cls @ weights["albert.pooler.weight"].T + weights["albert.pooler.bias"])  # (N, H)
-        return pooled @ weights["sop_classifier.classifier.weight"].T + weights["sop_classifier.classifier.bias"]
+
+        def head(x):
+            cls = model.albert(**x).last_hidden_state[:, 0].float().cpu()  # (n, H)
+            pooled = torch.tanh(cls @ weights["albert.pooler.weight"].T + weights["albert.pooler.bias"])  # (n, H)
+            return pooled @ weights["sop_classifier.classifier.weight"].T + weights["sop_classifier.classifier.bias"]
+
+    inputs = encode_pairs(loaded.tokenizer, pairs, max_tokens, model.device)
+    logits = torch.empty(len(pairs), 2)
+    with devices.forward(model):
+        for rows, chunk in in_length_order(inputs, CHUNK, loaded.tokenizer.padding_side == "right"):
+            logits[rows.cpu()] = head(chunk)
+    return logits
+
+
+#: pairs a forward reads at once (:func:`in_length_order`)
+CHUNK = 32
 
 
 def head_probs(loaded, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[float, float], ...] | None:

@@ -10,6 +10,13 @@ child process asks torch, so even a GPU host's home page does not import it.
 Running on it: :func:`forward` is the one context every model call runs in (inference mode, autocast for
 half precision), and :func:`fallback_to_cpu` turns the GPU running out of memory in a step into the same
 step on the CPU.
+
+Threads: a visitor's page computes with torch's default intra-op threads (one per core); the server's
+background work (the warm start computing lessons ahead) with :data:`BACKGROUND_THREADS`, so that it leaves a
+core to the pages and to a browser on the same machine. torch keeps the setting per thread but a new thread
+starts with the last one set anywhere, and Streamlit runs every page in a new thread: so each lesson's run
+sets its own (:func:`use_page_threads`), and timings run at the pages' count whoever takes them
+(:func:`timing`), so a lesson computed ahead shows the times its page would have measured.
 """
 
 from __future__ import annotations
@@ -25,6 +32,42 @@ from pathlib import Path
 DTYPES = ("float32", "float16", "bfloat16")
 CHOICES = ("auto", "cpu", "cuda")
 CUDA_PROBE_S = 90  # seconds a child process may take to import torch and ask for CUDA
+#: torch threads of the server's background work. Measured with scripts/benchmark.py's walk through the lessons on
+#: 2 cores with chromium beside the server: with the warm start at torch's default (2), opening each lesson from
+#: the sidebar took 21.3 s for the 11 (medians of 3); with 1, 17.7 s (NSP vs SOP 2.7 → 0.5 s, Side by side 1.4
+#: → 0.8 s: the lessons computed ahead were ready sooner, and clicks waited less behind a starved browser)
+BACKGROUND_THREADS = 1
+
+
+def use_threads(n: int) -> None:
+    """torch's intra-op threads for this thread (and, torch being what it is, for threads started after it)."""
+    import torch
+
+    if n > 0 and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def use_page_threads() -> None:
+    """A visitor's page run: torch's default threads, whatever an earlier thread set (call after the imports)."""
+    from app.core import preload
+
+    use_threads(preload.torch_threads())
+
+
+@contextlib.contextmanager
+def timing():
+    """Time a model at the threads a visitor's page computes with, in any thread (the warm start's included);
+    this thread's own setting is back after the block."""
+    import torch
+
+    from app.core import preload
+
+    before = torch.get_num_threads()
+    use_threads(preload.torch_threads())
+    try:
+        yield
+    finally:
+        use_threads(before)
 
 
 def nvidia_driver_present() -> bool:

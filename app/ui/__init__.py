@@ -74,8 +74,10 @@ def start_page(slug: str, is_lesson: bool) -> None:
     st.session_state[IN_ROUTER] = True
     if is_lesson:
         from app.core import preload
+        from app.models import device as devices
 
         preload.load()
+        devices.use_page_threads()  # torch's default threads, not those a background thread set last
     own.start(slug, is_lesson)  # "Model for this lesson" in the sidebar: this page's role, or why it has none
 
 

@@ -32,6 +32,7 @@ import streamlit as st
 from app.core import startup
 from app.core.visitors import yield_to_visitors
 from app.models import catalogue
+from app.models import device as devices
 
 #: While the thread computes, the interpreter hands the GIL over every 1 ms instead of every 5: the server's event
 #: loop, which gives up the GIL at every socket call, otherwise waits 5 ms to get it back each time behind a
@@ -142,6 +143,7 @@ def _work(w: Warm) -> None:
     sys.setswitchinterval(BUSY_SWITCH_S)
     preload.load(pause=lambda: yield_to_visitors(unless=preload.waited_for))  # steps aside for pages, not for one
     # that waits for these imports
+    devices.use_threads(devices.BACKGROUND_THREADS)  # a core stays for the pages and a browser beside the server
     settings_ = loading.default_settings()
     for key in list(catalogue.CATALOGUE):
         yield_to_visitors()
