@@ -198,7 +198,7 @@ def browser_start() -> list[tuple]:
          f"p50 {statistics.median(walked):.2f} s · 10th {statistics.median(tenth):.2f} s · max {max(walked):.2f} s" if tenth else "—",
          f"lessons 2–{len(served[0]['walk']) + 1} right after the first, {STARTS} servers; "
          f"{held(max(tenth) if tenth else 99, GOALS['walk'])} for the 10th; the warm start computes each lesson's "
-         "defaults in the background and steps aside while a page runs"),
+         "defaults in the background, on one torch thread, and steps aside while a page runs"),
         ("Start-up [plain `streamlit run`, as Spaces]: home / first lesson interactive",
          f"{_spread([r['home'] for r in plain])} / {_spread([r['lesson'] for r in plain])}",
          "the heavy imports begin after the first page (app/ui/warm.py) instead of when the server is up"),
