@@ -215,7 +215,7 @@ def test_distilbert_keeps_its_teachers_top1():
 
 
 @pytest.mark.trained
-@pytest.mark.parametrize("key", [short_of_floor("bert-nsp")])
+@pytest.mark.parametrize("key", [short_of_floor("bert-nsp", "bert-nsp:nsp")])
 def test_the_nsp_head_solves_nsp_on_held_out_pairs(key):
     """NSP is the easy task (a topic detector): the bundled NSP head meets its floor on held-out story pairs
     (curves.json: the corpus is not in the repo) — ALBERT's Table 5 (NSP-trained: 90.5 on NSP)."""

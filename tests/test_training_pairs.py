@@ -51,6 +51,25 @@ def test_other_from_keeps_c_off_the_other_storys_opening_and_changes_nothing_els
         assert min(i for _, i in _where(c2)) >= 1 or not room
 
 
+def test_placed_as_b_starts_c_where_a_true_b_of_as_many_sentences_could_and_changes_nothing_else():
+    """The bert-nsp recipe's negatives: a true B of k sentences starts at its story's sentence k or later, so a C
+    starts there too (where the other story has room), and an early, introducing segment in B's place is no cue."""
+    stories = _stories()
+    later = pairs.segment_triples(stories, 300, torch.Generator().manual_seed(3), other_from=1)
+    placed = pairs.segment_triples(stories, 300, torch.Generator().manual_seed(3), other_from=1, placed_as_b=True)
+    starts_b, starts_c = [], []
+    for (a, b, c), (a2, b2, c2) in zip(later, placed):
+        assert (a, b) == (a2, b2) and len(c) == len(c2)
+        (sc,), (sc2,) = {s for s, _ in _where(c)}, {s for s, _ in _where(c2)}
+        assert sc == sc2
+        k, ko, n_other = len(_where(a)), len(_where(c2)), len(stories[sc2 - 1])
+        start = min(i for _, i in _where(c2))
+        assert start >= min(max(1, k), n_other - ko)  # from sentence k on, where the other story has room
+        starts_b.append(min(i for _, i in _where(b)))
+        starts_c.append(start)
+    assert min(starts_b) >= 1 and any(min(i for _, i in _where(c)) < len(_where(a)) for a, _, c in later)
+
+
 def test_min_sentences_draws_segments_of_that_many_sentences_or_more_where_the_story_has_room():
     stories = _stories()
     triples = pairs.segment_triples(stories, 300, torch.Generator().manual_seed(1), max_sentences=3, min_sentences=2)

@@ -12,8 +12,8 @@ there on the lesson's pairs. This recipe starts from what already knows the word
 (``assets/models/bert``: its weights and its WordPiece tokenizer; the pooler and the NSP head start fresh) —
 and trains on pairs drawn as the lesson draws its pool (app/training/pairs.py ``segment_triples``): A and B
 consecutive segments of 2–3 sentences of one whole story (the lesson's pool takes them inside held-out
-paragraphs), the negative B a segment of another story, cut longest side first to 96 tokens (what the page
-reads). Every batch is half IsNext, half NotNext;
+paragraphs), the negative B a segment of another story starting where a true B could (``Recipe``), cut longest
+side first to 96 tokens (what the page reads). Every batch is half IsNext, half NotNext;
 masked LM (dynamic 15%, 80/10/10) continues on the same pairs so the MLM head stays a masked LM.
 
 Scored on held-out pairs drawn the same way from ``tinystories_valid``: the head's NSP accuracy (in order vs
@@ -54,6 +54,11 @@ class Recipe:
     # head that saw opening lines as negatives learnt "B sounds like an opening" as a shortcut (it also read
     # swapped pairs whose second segment is an opening as "not next").
     mid_story_negatives: bool = True
+    # ... and from where a true B could start (sentence k of its story, k the segment's sentences, or later): with
+    # negatives from sentence 1 on, an early, introducing segment in B's place was a NotNext cue, and a swapped pair
+    # puts one there (pairs.segment_triples ``placed_as_b``). 6000 steps each way: held-out SOP 0.649 -> 0.551 (swapped
+    # pairs called "not next" 38% -> 19%), NSP 0.854 -> 0.845 (the cue had carried some of it)
+    negatives_placed_as_b: bool = True
     nsp_weight: float = 2.0  # loss = MLM + weight × NSP
 
 
@@ -96,7 +101,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     tok = AutoTokenizer.from_pretrained(out / "bert")  # the same WordPiece vocabulary and special tokens
     train_stories, valid_stories, train_file = pairs.whole_story_sets(tok, corpus, work)
     r = RECIPE
-    valid, eval_sets = pairs.held_out_tasks(tok, valid_stories, r, cfg.seq_len, int(r.mid_story_negatives))
+    valid, eval_sets = pairs.held_out_tasks(tok, valid_stories, r, cfg.seq_len, int(r.mid_story_negatives),
+                                           r.negatives_placed_as_b)
 
     torch.manual_seed(cfg.seed)  # the fresh pooler and NSP head
     model = BertForPreTraining.from_pretrained(out / "bert").to(cfg.device)
@@ -106,7 +112,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
 
     def step_loss(step, gen):
         tri = pairs.segment_triples(train_stories, cfg.batch_size, gen, r.max_sentences,
-                                    int(r.mid_story_negatives), r.min_sentences)
+                                    int(r.mid_story_negatives), r.min_sentences, placed_as_b=r.negatives_placed_as_b)
         rows = [(a, b, 0) for a, b, _ in tri[:half]] + [(a, c, 1) for a, _, c in tri[half:]]
         batch = pairs.encode_segment_pairs(tok, rows, cfg.seq_len, "nsp")
         s, dev = batch.seqs, cfg.device
@@ -150,7 +156,10 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         f"at most {cfg.seq_len} tokens (cut longest side first); half the pairs of every batch keep their B "
         "(IsNext, label 0), half take a segment of another story (NotNext, label 1)"
         + (", from its second sentence on (never an opening line, which a true B never is)" if r.mid_story_negatives
-           else "") + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
+           and not r.negatives_placed_as_b else "")
+        + (", starting where a true B of as many sentences could (at sentence k of its story or later, k the "
+           "segment's sentences: an early segment, which introduces the characters, is never a true B)"
+           if r.negatives_placed_as_b else "") + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
         + f"{model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}, "
         f"{model.config.num_attention_heads} heads; vocabulary {len(tok)}",
         model=model, cfg=cfg, curves=curves, recipe_name="bert-nsp", starts_from="the bundled BERT stand-in",
@@ -184,7 +193,8 @@ def sop_breakdown(model, tok, stories, bases: int = 1500, seed: int = 2, seq_len
     neither. ``stories``: encoded whole stories (``data.encode_sentences``), drawn as the recipe's held-out set."""
     r, where = RECIPE, []
     tri = pairs.segment_triples(stories, bases, torch.Generator().manual_seed(seed), r.max_sentences,
-                                int(r.mid_story_negatives), r.min_sentences, where=where)
+                                int(r.mid_story_negatives), r.min_sentences, where=where,
+                                placed_as_b=r.negatives_placed_as_b)
 
     def not_next(rows) -> torch.Tensor:
         p = pairs.encode_segment_pairs(tok, [(a, b, 0) for a, b in rows], seq_len, "nsp")
@@ -229,7 +239,7 @@ def topic_baseline(tok, train_stories, valid_stories, bases: int = RECIPE.final_
 
     def draw(stories, n, s):
         tri = pairs.segment_triples(stories, n, torch.Generator().manual_seed(s), r.max_sentences, other_from,
-                                    r.min_sentences)
+                                    r.min_sentences, placed_as_b=r.negatives_placed_as_b)
         return [tuple(content_words(tok.decode(x)) for x in t) for t in tri]
 
     train, valid = draw(train_stories, train_bases, seed + 1000), draw(valid_stories, bases, r.valid_seed)

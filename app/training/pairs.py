@@ -96,7 +96,7 @@ def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len:
 
 
 def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator, max_sentences: int = 3,
-                    other_from: int = 0, min_sentences: int = 1, where: list | None = None):
+                    other_from: int = 0, min_sentences: int = 1, where: list | None = None, placed_as_b: bool = False):
     """``n`` draws of (A, B, C) as token-id lists, the way the NSP vs SOP lesson draws its pool
     (app/lessons/sentence_order.py, ``generate_pairs``): A and B two consecutive segments of one story, each of
     k sentences (k uniform in ``min_sentences``..``max_sentences``, at most half the story), and C a segment of k sentences at a
@@ -105,7 +105,10 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
     ``other_from``: C starts at that sentence or later where the other story is long enough (1: C is never the
     other story's opening — a true B never is one, so an opening line would tell NotNext from IsNext without
     the topic, and would read "swapped" whenever A, an opening, comes second). The draws are the same numbers
-    whatever ``other_from``; 0 gives the lesson's own draw. ``where``: a list that gets, per draw, (A's first
+    whatever ``other_from``; 0 gives the lesson's own draw. ``placed_as_b``: C starts no earlier than a true B of
+    k sentences can (sentence k), so how early in its story a second segment sits is no cue either (an early
+    segment introduces the characters; a true B never starts before sentence k, a C from sentence 1 on could).
+    ``where``: a list that gets, per draw, (A's first
     sentence, k, the story's sentences) — where in its story a pair sits."""
     usable = [s for s in stories if len(s) >= 2]
     if len(usable) < 2:
@@ -120,7 +123,7 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
         o = (s + 1 + int(torch.randint(len(usable) - 1, (1,), generator=gen))) % len(usable)  # any story but s
         other = usable[o]
         ko = min(k, len(other))
-        start = min(other_from, len(other) - ko)
+        start = min(max(other_from, k) if placed_as_b else other_from, len(other) - ko)
         jo = start + int(torch.randint(len(other) - ko - start + 1, (1,), generator=gen))
         flat = lambda sents: [t for x in sents for t in x]  # noqa: E731
         out.append((flat(story[j:j + k]), flat(story[j + k:j + 2 * k]), flat(other[jo:jo + ko])))
@@ -185,13 +188,15 @@ def whole_story_sets(tokenizer, corpus, work) -> tuple:
     return train, valid, train_file
 
 
-def held_out_tasks(tokenizer, valid_stories, r, seq_len: int, other_from: int) -> tuple[dict, dict]:
+def held_out_tasks(tokenizer, valid_stories, r, seq_len: int, other_from: int,
+                   placed_as_b: bool = False) -> tuple[dict, dict]:
     """The sentence-head recipes' held-out pairs: ``r.final_bases`` draws (seed ``r.valid_seed``, segments of
     ``r.min_sentences``..``r.max_sentences``) as both tasks ({"nsp": ..., "sop": ...}, the final numbers), and the
     first ``r.eval_bases`` of them in both versions (the evaluations during training)."""
     valid = segment_pairs(tokenizer, segment_triples(valid_stories, r.final_bases,
                                                      torch.Generator().manual_seed(r.valid_seed), r.max_sentences,
-                                                     other_from, r.min_sentences), seq_len)
+                                                     other_from, r.min_sentences, placed_as_b=placed_as_b),
+                          seq_len)
     idx = torch.cat([torch.arange(r.eval_bases), r.final_bases + torch.arange(r.eval_bases)])
     return valid, {task: p.subset(idx) for task, p in valid.items()}
 
