@@ -84,7 +84,7 @@ def load(pause: Callable[[], object] | None = None) -> None:
             for name in MODULES:
                 step()
                 mods[name] = importlib.import_module(name)
-            _torch_threads = mods["torch"].get_num_threads()  # before anything sets it (app.models.device.threads)
+            _torch_threads = mods["torch"].get_num_threads()  # before anything sets it (app.models.device.use_threads)
             from app.models.catalogue import CATALOGUE
 
             for name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):

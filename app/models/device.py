@@ -33,9 +33,12 @@ DTYPES = ("float32", "float16", "bfloat16")
 CHOICES = ("auto", "cpu", "cuda")
 CUDA_PROBE_S = 90  # seconds a child process may take to import torch and ask for CUDA
 #: torch threads of the server's background work. Measured with scripts/benchmark.py's walk through the lessons on
-#: 2 cores with chromium beside the server: with the warm start at torch's default (2), opening each lesson from
-#: the sidebar took 21.3 s for the 11 (medians of 3); with 1, 17.7 s (NSP vs SOP 2.7 → 0.5 s, Side by side 1.4
-#: → 0.8 s: the lessons computed ahead were ready sooner, and clicks waited less behind a starved browser)
+#: 2 cores with chromium beside the server, 3 interleaved runs each way (medians): with the warm start at torch's
+#: default (2), opening the 11 lessons after the first from the sidebar took 21.9 s in all; with 1 (and every page
+#: at torch's default, :func:`use_page_threads`), 20.0 s; NSP vs SOP 3.3 → 0.9 s, the lesson computed ahead being
+#: ready sooner. With the pages at 1 thread as well (before use_page_threads, a page started after the warm start
+#: inherited its 1) the walk took 17.7 s, but a page computing alone on 1 thread is slower where it has real work
+#: (NSP vs SOP's first run, before its heads read pairs in chunks: 3.6 s on 2 threads, 5.8 s on 1)
 BACKGROUND_THREADS = 1
 
 
