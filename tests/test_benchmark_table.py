@@ -44,3 +44,15 @@ def test_the_start_up_breakdown_reads_the_servers_marks_and_the_browsers_times()
     assert steps.keys() == want.keys()
     assert all(abs(steps[k] - v) < 1e-9 for k, v in want.items()), steps
     assert benchmark.breakdown([], t0, 0.9, 2.7, "masking", 2.7, 5.9) == {"interpreter, imports, server up": 0.9}
+
+
+def test_the_start_up_rows_name_what_this_environment_imports_beyond_the_requirements():
+    deps = {"transformers": ["numpy", "huggingface-hub"], "huggingface_hub": ["httpx"], "numpy": []}
+    needed = benchmark.requirement_closure(["Transformers"], lambda name: deps.get(name.replace("-", "_"), []))
+    assert needed == {"transformers", "numpy", "huggingface-hub", "httpx"}
+    dists_of = {"transformers": ["transformers"], "scipy": ["scipy"], "huggingface_hub": ["huggingface_hub"],
+                "yaml": ["PyYAML"], "json": []}
+    # scipy: installed here, imported by transformers when present, needed by nothing in the requirements
+    assert benchmark.outside_requirements({"transformers", "scipy", "huggingface_hub", "json", "sys"}, needed,
+                                          dists_of) == ["scipy"]
+    assert benchmark.outside_requirements({"yaml"}, needed | {"pyyaml"}, dists_of) == []
