@@ -42,7 +42,10 @@ def server_up() -> bool:
 #: nice 10 did not change that. On 2026-11-27, 5 interleaved fresh servers each: begun at once, home 2.9 s against
 #: 2.2 s and the first lesson 6.7 s against 6.8 s; with the interpreter's switch interval cut to 0.5 ms or 0.1 ms
 #: during the imports, so that the server's threads get the GIL sooner, home 2.8 s and lesson 6.5 s / 6.8 s: within
-#: the spread, no gain. Server and browser pinned to a core each: worse, home 3.0 s, lesson 7.3 s)
+#: the spread, no gain. Server and browser pinned to a core each: worse, home 3.0 s, lesson 7.3 s. Again on 2026-11-27
+#: in a fresh environment holding requirements.txt only (no scipy: the imports alone 3.6 s, not 4.2 s), 3 servers each:
+#: after the first page, home 2.6 s and lesson 7.4 s; begun at once, home 3.8 s and lesson 8.0 s, the imports taking
+#: 5.8 s instead of 4.1 s beside the browser loading the app)
 IDLE_START_S = 3.0
 
 
