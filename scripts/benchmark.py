@@ -154,17 +154,20 @@ def import_floor() -> float:
     return time.perf_counter() - t
 
 
+def _norm(name: str) -> str:
+    """A distribution's name as PEP 503 compares it: lower case, runs of ``-_.`` as ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def requirement_closure(roots: list[str], requires) -> set[str]:
     """The distributions ``roots`` need, themselves included, following ``requires(name)`` (the names a
-    distribution depends on, markers already applied; ``[]`` for one not installed). Names are normalised
-    (PEP 503: lower case, runs of ``-_.`` as ``-``)."""
-    norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731
-    seen, todo = set(), [norm(r) for r in roots]
+    distribution depends on, markers already applied; ``[]`` for one not installed), as :func:`_norm` gives them."""
+    seen, todo = set(), [_norm(r) for r in roots]
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo.extend(norm(d) for d in requires(name))
+            todo.extend(_norm(d) for d in requires(name))
     return seen
 
 
@@ -173,8 +176,7 @@ def outside_requirements(modules: set[str], needed: set[str], dists_of: dict[str
     :func:`requirement_closure`) does not hold: what this environment imports that a host installing only
     requirements.txt would not have (transformers imports scipy, for one, whenever it is installed).
     ``dists_of``: module -> distributions (``importlib.metadata.packages_distributions()``)."""
-    norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731
-    return sorted({d for m in modules for d in dists_of.get(m, ()) if norm(d) not in needed})
+    return sorted({d for m in modules for d in dists_of.get(m, ()) if _norm(d) not in needed})
 
 
 def _installed_requires(name: str) -> list[str]:
