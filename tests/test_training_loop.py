@@ -1,10 +1,12 @@
 """The training loop's resume (app/training/common.py): a run that a later command extends with a larger
-``--steps`` is recorded, and the model card says so (the schedule restarts, the exact rebuild commands)."""
+``--steps`` is recorded, and the model card says so (the schedule restarts, the exact rebuild commands); a recipe
+that starts from the BERT stand-in keeps its vocabulary."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 import torch
 
 from app.training import common
@@ -120,3 +122,30 @@ def test_a_card_trained_on_a_gpu_names_the_gpu_not_the_host_cpu_alone(monkeypatc
     cpu = common.describe_compute(common.LoopConfig(steps=6000, precision="fp32"), {"steps_done": 6000, "train_seconds": 133})
     assert "float32, 2 min" in cpu and "autocast" not in cpu
     assert "on CPU, " in cpu and "thread" in cpu and cpu.endswith("(Intel(R) Xeon(R) Processor)")
+
+
+def test_a_recipe_that_starts_from_bert_keeps_bert_s_vocabulary(tmp_path):
+    """ELECTRA's discriminator and DistilBERT's student copy the BERT stand-in's embedding rows, so they must
+    encode with its tokenizer, not a WordPiece vocabulary trained again (two builds on one corpus differed in 8
+    pieces and 185 ids, which put other words' embeddings under 185 tokens)."""
+    from transformers import AutoTokenizer
+
+    from app.training import bert
+
+    story = "Lily saw a big red ball. She ran to the park with her dog Max, and they played all day.\n\n"
+    corpus = tmp_path / "stories.txt"
+    corpus.write_text(story * 40, encoding="utf-8")
+    other = tmp_path / "other.txt"
+    other.write_text(("A small cat sat on the warm mat and looked at the moon.\n\n") * 40, encoding="utf-8")
+    teacher_tok = AutoTokenizer.from_pretrained("assets/models/bert")
+    teacher = tmp_path / "bert"
+    teacher_tok.save_pretrained(teacher)
+
+    tok, train, _ = bert.prepare(corpus, tmp_path / "w", 32, vocabulary_of=teacher)
+    assert tok.get_vocab() == teacher_tok.get_vocab()
+    assert train.input_ids[0, 1:4].tolist() == teacher_tok("Lily saw a", add_special_tokens=False)["input_ids"]
+
+    built, _, _ = bert.prepare(other, tmp_path / "fresh", 32)  # no warm start: a vocabulary of its own corpus
+    assert built.get_vocab() != teacher_tok.get_vocab()
+    with pytest.raises(SystemExit, match="another vocabulary"):  # a work folder cached with another vocabulary
+        bert.prepare(other, tmp_path / "fresh", 32, vocabulary_of=teacher)

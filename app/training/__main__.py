@@ -1,7 +1,8 @@
 """Build the bundled checkpoints: ``python -m app.training --recipe all --corpus ../shared/corpus``.
 
 Each recipe resumes from its work folder (``--work``), so an interrupted build continues where it
-stopped; ``--time-budget`` caps the training seconds of each recipe. See app/training/README.md.
+stopped; ``--time-budget`` caps the training seconds of each recipe. See the project README's *The bundled
+checkpoints*.
 """
 
 from __future__ import annotations

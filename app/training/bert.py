@@ -39,10 +39,22 @@ def bert_config(vocab_size: int, shape: Shape = Shape()) -> BertConfig:
     )
 
 
-def prepare(corpus, work: Path, seq_len: int):
-    """Tokenizer and (train, valid) sequences, shared with DistilBERT and ELECTRA (same conventions)."""
+def prepare(corpus, work: Path, seq_len: int, vocabulary_of: Path | None = None):
+    """Tokenizer and (train, valid) sequences, shared with DistilBERT and ELECTRA (same conventions).
+
+    ``vocabulary_of``: a checkpoint folder (the BERT stand-in) whose tokenizer a recipe must keep because it starts
+    from that checkpoint's weights. Training a WordPiece vocabulary is not reproducible across machines and library
+    versions (two builds on the same corpus differed in 8 pieces and 185 ids), so rebuilding it would misalign the
+    embedding rows a warm start copies."""
     train_file, valid_file = data.corpus_files(corpus)
-    tok = common.cached_tokenizer(work, lambda: data.build_wordpiece(train_file, Shape.vocab_size))
+    if vocabulary_of is not None:
+        tok = common.cached_tokenizer(work, lambda: _tokenizer_of(vocabulary_of))
+        theirs = _tokenizer_of(vocabulary_of).get_vocab()
+        if tok.get_vocab() != theirs:
+            raise SystemExit(f"{work} holds sequences encoded with another vocabulary than {vocabulary_of}'s: "
+                             "delete that work folder and run again")
+    else:
+        tok = common.cached_tokenizer(work, lambda: data.build_wordpiece(train_file, Shape.vocab_size))
 
     def seqs(f, limit=None):
         stories = data.read_stories(f, limit)
@@ -51,6 +63,12 @@ def prepare(corpus, work: Path, seq_len: int):
     train = common.cached(work / "train.pt", lambda: seqs(train_file))
     valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 400_000))
     return tok, train, valid
+
+
+def _tokenizer_of(folder: Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(folder)
 
 
 def static_masks(train, tok, copies: int, cfg: MaskingConfig, seed: int):

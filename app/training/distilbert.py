@@ -62,7 +62,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     teacher = BertForMaskedLM.from_pretrained(out / "bert").eval().to(cfg.device)
     for p in teacher.parameters():
         p.requires_grad_(False)
-    tok, train, valid = bert.prepare(corpus, work / "bert", cfg.seq_len)
+    tok, train, valid = bert.prepare(corpus, work / "bert-vocabulary", cfg.seq_len, vocabulary_of=out / "bert")
     tok = DistilBertTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
     work = work / "distilbert"
     student = student_from_teacher(teacher).to(cfg.device)

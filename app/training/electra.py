@@ -132,9 +132,10 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
 
     The embeddings stay frozen after stage 0, so the frozen generator's fakes do not drift while the
     discriminator learns, and the app re-ties the pair exactly as trained."""
-    tok, train, valid = bert.prepare(corpus, work / "bert", cfg.seq_len)
-    tok = ElectraTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
     warm = shape.init_from_bert and (out / "bert" / "config.json").exists()
+    tok, train, valid = bert.prepare(corpus, work / ("bert-vocabulary" if warm else "bert"), cfg.seq_len,
+                                     vocabulary_of=out / "bert" if warm else None)  # its embeddings' rows
+    tok = ElectraTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
     root = work
     work = work / ("electra-disc-from-bert" if warm else "electra")
     torch.manual_seed(cfg.seed)
