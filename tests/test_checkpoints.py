@@ -26,21 +26,25 @@ def needs(*keys):
 
 
 MOJIBAKE = ("€", "â", "Ã", "œ", "™")  # what the corpus's old mis-decoded quotes (“ ’ as â€œ â€™) left in a vocabulary
-RETRAINED = {"albert", "bert", "bert-nsp", "deberta", "distilbert", "modernbert", "roberta", "xlnet"}  # stand-ins rebuilt on the repaired corpus (issue 26); the others wait for theirs
 
 
 @pytest.mark.parametrize("key", sorted(catalogue.CATALOGUE))
-def test_no_vocabulary_piece_is_left_from_the_corpus_s_old_mis_decoded_quotes(key, bundled, request):
-    """../shared/corpus had its quotes repaired: a tokenizer built on it has no piece like "a€œ" or "œmom", which a
-    student would otherwise meet among a model's guesses. Stand-ins not yet rebuilt are strict xfails: this test
-    turns green (and must be moved to RETRAINED) when one is."""
+def test_no_vocabulary_piece_is_left_from_the_corpus_s_old_mis_decoded_quotes(key, bundled):
+    """../shared/corpus had its quotes repaired and every stand-in was rebuilt on it (issue 26): no tokenizer has a
+    piece like "a€œ" or "œmom", which a student would otherwise meet among a model's guesses."""
     needs(key)
-    if key not in RETRAINED:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="built before the corpus was repaired (issue 26)"))
     tok = bundled(key).tokenizer
     pieces = [tok.convert_tokens_to_string([t]) for t in tok.get_vocab()]
     left = [p for p in pieces if any(c in p for c in MOJIBAKE)]
     assert left == [], f"{len(left)} pieces, e.g. {left[:5]}"
+
+
+@pytest.mark.parametrize("key", ["distilbert", "electra-generator", "electra-discriminator", "bert-nsp"])
+def test_stand_ins_that_start_from_bert_keep_its_vocabulary(key, bundled):
+    """They begin from the BERT stand-in's weights (DistilBERT's student, ELECTRA's discriminator and so the pair's
+    shared embeddings, the NSP head), so each row of their embeddings is the word it was in BERT's."""
+    needs("bert", key)
+    assert bundled(key).tokenizer.get_vocab() == bundled("bert").tokenizer.get_vocab()
 
 
 @pytest.mark.parametrize("key", MLMS + ["xlnet"])
