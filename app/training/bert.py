@@ -48,9 +48,11 @@ def prepare(corpus, work: Path, seq_len: int, vocabulary_of: Path | None = None)
     embedding rows a warm start copies."""
     train_file, valid_file = data.corpus_files(corpus)
     if vocabulary_of is not None:
-        tok = common.cached_tokenizer(work, lambda: _tokenizer_of(vocabulary_of))
-        theirs = _tokenizer_of(vocabulary_of).get_vocab()
-        if tok.get_vocab() != theirs:
+        from transformers import AutoTokenizer
+
+        theirs = AutoTokenizer.from_pretrained(vocabulary_of)  # loaded once: what a new work folder keeps, and
+        tok = common.cached_tokenizer(work, lambda: theirs)  # what a cached one must equal
+        if tok.get_vocab() != theirs.get_vocab():
             raise SystemExit(f"{work} holds sequences encoded with another vocabulary than {vocabulary_of}'s: "
                              "delete that work folder and run again")
     else:
@@ -63,12 +65,6 @@ def prepare(corpus, work: Path, seq_len: int, vocabulary_of: Path | None = None)
     train = common.cached(work / "train.pt", lambda: seqs(train_file))
     valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 400_000))
     return tok, train, valid
-
-
-def _tokenizer_of(folder: Path):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(folder)
 
 
 def static_masks(train, tok, copies: int, cfg: MaskingConfig, seed: int):
