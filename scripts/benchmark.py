@@ -55,6 +55,10 @@ def fmt_ms(x: float) -> str:
 
 STARTS = 3  # fresh servers per way of starting (median and spread)
 GOALS = {"home": 3.0, "lesson": 6.0, "walk": 1.0}  # issue 30: seconds after server start; each lesson in a row
+# the browser's steps in breakdown(), which the server-alone start (_one_start_alone) waits as long as
+FRONTEND_STEP = "browser loads the frontend, opens a session"
+HOME_DRAWN_STEP = "home page drawn in the browser"
+LESSON_DRAWN_STEP = "first lesson: drawn in the browser"
 
 
 def _first_done(page, old_title: str | None = None, timeout_ms: int = 120_000) -> None:
@@ -78,12 +82,12 @@ def breakdown(events: list[dict], started: float, healthy_s: float, home_s: floa
     out = {"interpreter, imports, server up": healthy_s}
     router, home_start, home_end = at("router start"), at("page start", page="home"), at("page end", page="home")
     if router is not None:
-        out["browser loads the frontend, opens a session"] = router - healthy_s
+        out[FRONTEND_STEP] = router - healthy_s
     if router is not None and home_start is not None:
         out["first script run: the router's imports"] = home_start - router
     if home_start is not None and home_end is not None:
         out["home page run"] = home_end - home_start
-        out["home page drawn in the browser"] = home_s - home_end
+        out[HOME_DRAWN_STEP] = home_s - home_end
     pre_start, pre_end = at("preload start"), at("preload end")
     if pre_start is not None and pre_end is not None:
         out["heavy imports (preload), in the background"] = pre_end - pre_start
@@ -103,7 +107,7 @@ def breakdown(events: list[dict], started: float, healthy_s: float, home_s: floa
         if run_end is not None and l_end is not None:
             out["first lesson: figures and the rest of the page"] = l_end - run_end
         if l_end is not None:
-            out["first lesson: drawn in the browser"] = lesson_s - l_end
+            out[LESSON_DRAWN_STEP] = lesson_s - l_end
     return out
 
 
@@ -121,6 +125,7 @@ def _one_start(launcher: bool, walk: bool) -> dict:
         log = str(Path(tmp) / "startup.log")
         page = watcher.watch(context.new_page())
         page.goto("about:blank")
+        browser_cpu = cpu_seconds("chrom")  # the browser's processes, from here (it is started) to the lesson drawn
         started, t0 = time.time(), time.perf_counter()
         with streamlit_server(env={"BVE_STARTUP_LOG": log}, launcher=launcher) as (base, healthy_s):
             page.goto(base)
@@ -131,6 +136,8 @@ def _one_start(launcher: bool, walk: bool) -> dict:
             page.click(f'[data-testid="stSidebarNav"] a[href$="/{first.slug}"]')
             _first_done(page, old)
             lesson_s = time.perf_counter() - t0
+            if browser_cpu is not None:
+                browser_cpu = cpu_seconds("chrom") - browser_cpu
             walked = []
             for lesson in LESSONS[1:] if walk else ():
                 old = page.inner_text("h1")
@@ -139,9 +146,59 @@ def _one_start(launcher: bool, walk: bool) -> dict:
                 _first_done(page, old)
                 walked.append(time.perf_counter() - t)
             events = startup.read(log)
-        return {"home": home_s, "lesson": lesson_s, "walk": walked, "first": first,
+        return {"home": home_s, "lesson": lesson_s, "walk": walked, "first": first, "browser_cpu": browser_cpu,
                 "steps": breakdown(events, started, healthy_s, home_s, first.slug, nav_s, lesson_s),
                 "blocked": len(watcher.blocked), "console": len(watcher.console_errors)}
+
+
+def _one_start_alone(frontend_s: float, home_drawn_s: float) -> dict:
+    """One fresh server (``python -m app.serve``) with no browser on this machine: a browserless client
+    (tests/e2e/stclient.py, the app's own websocket protocol) opens the home page ``frontend_s`` after the server
+    answers its health check and the first lesson ``home_drawn_s`` after the home page's run has ended — the pauses
+    a browser took here to load the frontend and to draw the home page. What a host whose visitors' browsers run on
+    their own machines (a Space, a class on their laptops) gets from the server; their drawing is not in it."""
+    import asyncio
+
+    from app.lessons import LESSONS
+    from tests.e2e.browser import streamlit_server
+    from tests.e2e.stclient import Session
+
+    first = LESSONS[0]
+    t0 = time.perf_counter()
+    with streamlit_server() as (base, _):
+        async def visit() -> tuple[float, float]:
+            await asyncio.sleep(frontend_s)
+            async with Session(base) as tab:
+                home = await tab.open("")
+                home_s = time.perf_counter() - t0
+                await asyncio.sleep(home_drawn_s)
+                lesson = await tab.open(first.slug)
+                if home.exceptions or lesson.exceptions:
+                    raise RuntimeError(f"a page raised: {home.exceptions + lesson.exceptions}")
+                return home_s, time.perf_counter() - t0
+
+        home_s, lesson_s = asyncio.run(visit())
+    return {"home": home_s, "lesson": lesson_s}
+
+
+def cpu_seconds(name_part: str, proc: Path = Path("/proc")) -> float | None:
+    """CPU seconds (user and system) the live processes whose name holds ``name_part`` have used so far, from
+    Linux's ``/proc`` (None where there is none): what a browser on the server's machine takes from its cores."""
+    if not proc.is_dir():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:  # the process ended meanwhile
+            continue
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        if name_part in name:
+            total += (int(rest[11]) + int(rest[12])) / tick  # utime, stime: fields 14 and 15 of proc(5)
+    return total
 
 
 def import_floor() -> float:
@@ -272,6 +329,27 @@ def browser_start() -> list[tuple]:
     for step in served[0]["steps"]:
         xs = [r["steps"][step] for r in served if step in r["steps"]]
         rows.append((f"Start-up breakdown: {step}", _spread(xs), "`python -m app.serve`, seconds; BVE_STARTUP_LOG marks"))
+    step_med = lambda step: statistics.median(r["steps"].get(step, 0.0) for r in served)  # noqa: E731
+    frontend_s, home_drawn_s = step_med(FRONTEND_STEP), step_med(HOME_DRAWN_STEP)
+    lesson_drawn_s = step_med(LESSON_DRAWN_STEP)
+    alone = [_one_start_alone(frontend_s, home_drawn_s) for _ in range(STARTS)]
+    rows.append(("Start-up, the server alone (no browser on its cores): server start → home / first lesson run ended",
+                 f"{_spread([r['home'] for r in alone])} / {_spread([r['lesson'] for r in alone])}",
+                 f"`python -m app.serve`, {STARTS} fresh servers; a browserless client (tests/e2e/stclient.py) opens the "
+                 f"home page {frontend_s:.1f} s after the health check and the lesson {home_drawn_s:.1f} s after the home "
+                 "page's run, as the browser above took to load the app and to draw the home page; what a host whose "
+                 "visitors' browsers run on their own machines (a Space, a class on laptops) gets from the server. "
+                 f"Their drawing of the lesson ({lesson_drawn_s:.1f} s in chromium here) comes on top: "
+                 f"{med(alone, 'lesson') + lesson_drawn_s:.1f} s against the {GOALS['lesson']:g} s goal"))
+    cpu = [(r["browser_cpu"], r["lesson"]) for r in served if r.get("browser_cpu") is not None]
+    if cpu:
+        used, span = statistics.median(c for c, _ in cpu), statistics.median(t for _, t in cpu)
+        rows.append(("Start-up: the browser's CPU on the server's cores, until the first lesson is drawn",
+                     f"{used:.1f} core-s of {2 * span:.1f}",
+                     f"Debian chromium (headless, software rendering) on the same {os.cpu_count()} cores as the server, "
+                     f"median of {STARTS} starts, from server start to the first lesson drawn ({span:.1f} s): the "
+                     "server's Python runs on one core at a time (the GIL), so the heavy imports "
+                     f"({floor:.1f} s of one core) and the browser loading and drawing the app share the machine"))
     if drop_disk_cache():  # again from a cold disk, STARTS times: the import floor, then a start
         cold_floors, cold = [], []
         for _ in range(STARTS):

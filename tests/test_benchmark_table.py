@@ -56,3 +56,23 @@ def test_the_start_up_rows_name_what_this_environment_imports_beyond_the_require
     assert benchmark.outside_requirements({"transformers", "scipy", "huggingface_hub", "json", "sys"}, needed,
                                           dists_of) == ["scipy"]
     assert benchmark.outside_requirements({"yaml"}, needed | {"pyyaml"}, dists_of) == []
+
+
+def test_a_browsers_cpu_seconds_are_read_from_proc_by_process_name(tmp_path):
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def proc(pid, name, utime, stime):
+        (tmp_path / pid).mkdir()
+        (tmp_path / pid / "stat").write_text(f"{pid} ({name}) S 1 1 1 0 -1 4194560 10 0 0 0 {utime} {stime} 0 0 20 0 9 0\n")
+
+    proc("101", "chromium", 3 * tick, tick)
+    proc("102", "chrome (gpu) x", 2 * tick, 0)  # a name may hold spaces and parentheses
+    proc("103", "python3", 50 * tick, 0)
+    (tmp_path / "104").mkdir()  # a process that ended while /proc was read
+    (tmp_path / "self").mkdir()
+    assert benchmark.cpu_seconds("chrom", tmp_path) == 6.0
+    assert benchmark.cpu_seconds("python", tmp_path) == 50.0
+    assert benchmark.cpu_seconds("firefox", tmp_path) == 0.0
+    assert benchmark.cpu_seconds("chrom", tmp_path / "absent") is None
