@@ -22,13 +22,29 @@ def test_read_ahead_asks_for_the_listed_ranges_and_skips_missing_or_changed_file
     (tmp_path / "pkg" / "whole.pyc").write_bytes(b"x" * 5000)
     (tmp_path / "pkg" / "big.so").write_bytes(b"y" * 200_000)
     (tmp_path / "pkg" / "rebuilt.so").write_bytes(b"z" * 10)
+    (tmp_path / "pkg" / "elsewhere.pyc").write_bytes(b"w" * 985)
     entries = [("purelib", "pkg/whole.pyc", 5000, []),  # the whole file
+               ("purelib", "pkg/elsewhere.pyc", 1000, [(0, 1000)]),  # bytecode of a source at another path: whole
                ("purelib", "pkg/big.so", 200_000, [(0, 4096), (131072, 8192)]),  # its listed ranges only
                ("purelib", "pkg/rebuilt.so", 11, []),  # another size than listed: another build, skipped
                ("purelib", "pkg/gone.pyc", 7, []),  # missing: skipped
                ("nowhere", "pkg/whole.pyc", 5000, [])]  # a root this interpreter has not: skipped
     done = prefetch.read_ahead(entries, {"purelib": tmp_path})
-    assert done == {"files": 2, "bytes": 5000 + 4096 + 8192, "skipped": 3}
+    assert done == {"files": 3, "bytes": 5000 + 985 + 4096 + 8192, "skipped": 3}
+
+
+def test_the_standard_library_is_found_in_the_base_installation_from_a_virtual_environment(monkeypatch, tmp_path):
+    """In a virtual environment sysconfig's platstdlib is the environment's lib folder (packages only); the list's
+    lib-dynload and stdlib files are the base interpreter's."""
+    monkeypatch.setattr(sys, "base_prefix", str(tmp_path / "base"))
+    monkeypatch.setattr(sys, "base_exec_prefix", str(tmp_path / "base"))
+    where = prefetch.roots()
+    assert where["stdlib"].is_relative_to(tmp_path / "base") and where["platstdlib"].is_relative_to(tmp_path / "base")
+    monkeypatch.undo()
+    if hasattr(sys.modules.get("_bisect") or __import__("_bisect"), "__file__"):  # an extension in lib-dynload here
+        import _bisect
+
+        assert Path(_bisect.__file__).resolve().is_relative_to(prefetch.roots()["platstdlib"])
 
 
 def test_resident_ranges_are_the_pages_in_the_cache(tmp_path):
@@ -55,7 +71,8 @@ def test_resident_ranges_are_the_pages_in_the_cache(tmp_path):
 
 def test_the_committed_list_fits_this_interpreters_torch():
     """The list was written on the project's machines (the pinned torch 2.13.0, its CPU build, python 3.11): there, the files it
-    names for torch are this torch's, at their listed sizes; elsewhere it is skipped file by file, at no cost."""
+    names for torch are this torch's, at their listed sizes (bytecode at any size: it holds its source's path, so a
+    torch installed elsewhere has it a few bytes longer or shorter); elsewhere it is skipped file by file, at no cost."""
     import torch
 
     if torch.__version__.split("+")[0] != "2.13.0" or torch.version.cuda or sys.version_info[:2] != (3, 11):
@@ -64,7 +81,7 @@ def test_the_committed_list_fits_this_interpreters_torch():
     where = prefetch.roots()
     mine = [(r, p, s) for r, p, s, _ in entries if p.startswith("torch/")]
     assert any(p == "torch/lib/libtorch_cpu.so" for _, p, _ in mine)
-    fits = [(where[r] / p).is_file() and (where[r] / p).stat().st_size == s for r, p, s in mine]
+    fits = [(where[r] / p).is_file() and (p.endswith(".pyc") or (where[r] / p).stat().st_size == s) for r, p, s in mine]
     assert len(mine) > 100 and sum(fits) >= 0.98 * len(mine)
 
 
@@ -124,3 +141,19 @@ def test_a_warm_page_cache_is_seen_and_nothing_is_asked(tmp_path):
         pytest.skip("this filesystem keeps the file's pages after DONTNEED")
     assert not prefetch.already_cached(entries, {"purelib": tmp_path})
     assert not prefetch.already_cached([("purelib", "pkg/big.so", size + 1, [])], {"purelib": tmp_path})
+
+
+def test_the_projects_own_files_are_read_whole_sources_first(tmp_path):
+    for rel in ("streamlit_app.py", "pages/home.py", "app/ui/__init__.py", "app/lessons/presets.json",
+                "app/__pycache__/x.cpython-311.pyc", "assets/models/bert/model.safetensors", "assets/icon.png",
+                "notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"b" * 100)
+    entries = prefetch.project_entries(tmp_path)
+    names = [rel for _, rel, _, _ in entries]
+    assert names == ["streamlit_app.py", "pages/home.py", "app/ui/__init__.py", "app/lessons/presets.json",
+                     "assets/icon.png", "assets/models/bert/model.safetensors"]  # no bytecode, nothing outside
+    assert {(root, size, tuple(ranges)) for root, _, size, ranges in entries} == {("project", 100, ())}
+    assert prefetch.read_ahead(entries, {"project": tmp_path}) == {"files": 6, "bytes": 600, "skipped": 0}
+    real = [rel for _, rel, _, _ in prefetch.project_entries()]
+    assert "app/core/prefetch.py" in real and "assets/models/bert/model.safetensors" in real

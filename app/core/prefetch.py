@@ -1,6 +1,7 @@
 """Read ahead, from a cold disk, what the heavy imports will read: ``start()`` asks the kernel (``posix_fadvise``
 ``WILLNEED``) to bring into its page cache the parts of the files that ``app.core.preload`` reads, listed in
-``prefetch.txt`` beside this module, while the server starts and draws the first page.
+``prefetch.txt`` beside this module, then the project's own files (its sources and the bundled models, which the
+first lesson reads once those imports are done), while the server starts and draws the first page.
 
 Why: on a machine that just booted, or a Space that just woke, the heavy imports spend most of their time waiting
 for the disk (BENCHMARKS.md: the import floor is several seconds longer from a cold disk), and they begin only after
@@ -24,6 +25,10 @@ import threading
 from pathlib import Path
 
 MANIFEST = Path(__file__).with_name("prefetch.txt")
+PROJECT = Path(__file__).resolve().parents[2]
+#: the project's own files, read whole after the list: what the first lesson reads once the imports are done (the
+#: app's sources, then the bundled models and the other assets; 51 MB in all)
+PROJECT_FILES = ("streamlit_app.py", "pages/*.py", "app/**/*.py", "app/**/*.json", "assets/**/*")
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 MERGE_GAP = 256 * 1024  # ranges closer than this are read as one (the kernel reads ahead in such steps anyway)
 #: one call asks for at most this much: Linux reads at most the device's read-ahead size per WILLNEED call
@@ -35,11 +40,26 @@ _lock = threading.Lock()  # the router and app.serve's preload thread may both c
 
 
 def roots() -> dict[str, Path]:
-    """The folders the list's paths are relative to: this interpreter's stdlib and its package folders."""
+    """The folders the list's paths are relative to: this interpreter's stdlib and its package folders. The standard
+    library is the base installation's: in a virtual environment, sysconfig's ``platstdlib`` names the environment's
+    own lib folder, which holds only its packages, not ``lib-dynload``."""
     paths = sysconfig.get_paths()
-    out = {"stdlib": Path(paths["stdlib"]), "platstdlib": Path(paths["platstdlib"]),
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+                                     "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix})
+    out = {"stdlib": Path(base["stdlib"]), "platstdlib": Path(base["platstdlib"]),
            "purelib": Path(paths["purelib"]), "platlib": Path(paths["platlib"])}
     return {k: v.resolve() for k, v in out.items()}
+
+
+def project_entries(root: Path = PROJECT) -> list[tuple[str, str, int, list]]:
+    """The project's own files (:data:`PROJECT_FILES`, in that order, each once) as entries of root "project", whole,
+    at their sizes now (they change with the project, so they are not in the list)."""
+    seen: dict[Path, None] = {}
+    for pattern in PROJECT_FILES:
+        for path in sorted(root.glob(pattern)):
+            if path.is_file() and "__pycache__" not in path.parts:
+                seen.setdefault(path, None)
+    return [("project", str(p.relative_to(root)), p.stat().st_size, []) for p in seen]
 
 
 def parse(text: str) -> list[tuple[str, str, int, list[tuple[int, int]]]]:
@@ -58,7 +78,9 @@ def parse(text: str) -> list[tuple[str, str, int, list[tuple[int, int]]]]:
 def read_ahead(entries, where: dict[str, Path] | None = None) -> dict[str, int]:
     """Ask the kernel to read each entry's ranges into its page cache (returns at once per range; the disk works
     in the background). Returns {"files", "bytes", "skipped"}: files asked for, bytes asked for, entries skipped
-    (missing, or another size than listed)."""
+    (missing, or another size than listed). Cached bytecode (``.pyc``) of another size is read whole instead: it
+    holds its source's absolute path, so the same package installed elsewhere (another virtual environment) gives
+    files a few bytes longer or shorter, all read whole by the import anyway."""
     where = where or roots()
     files = asked = skipped = 0
     for root, rel, size, ranges in entries:
@@ -69,9 +91,12 @@ def read_ahead(entries, where: dict[str, Path] | None = None) -> dict[str, int]:
             skipped += 1
             continue
         try:
-            if os.fstat(fd).st_size != size:
-                skipped += 1
-                continue
+            actual = os.fstat(fd).st_size
+            if actual != size:
+                if not rel.endswith(".pyc"):
+                    skipped += 1
+                    continue
+                size, ranges = actual, []
             for offset, length in ranges or [(0, size)]:
                 for start in range(offset, offset + length, CHUNK):
                     os.posix_fadvise(fd, start, min(CHUNK, offset + length - start), os.POSIX_FADV_WILLNEED)
@@ -101,7 +126,7 @@ def start() -> bool:
             if already_cached(entries):
                 startup.mark("prefetch skipped", reason="the page cache holds it already")
                 return
-            done = read_ahead(entries)
+            done = read_ahead(entries + project_entries(), {**roots(), "project": PROJECT})
             startup.mark("prefetch asked", **done)
         except Exception:  # an optimisation only: never in the way of a start
             pass
