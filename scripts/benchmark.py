@@ -363,7 +363,8 @@ def browser_start() -> list[tuple]:
                      f"the kernel's page cache emptied before each, {STARTS} fresh servers; the heavy imports alone take "
                      f"{_spread(cold_floors)} from a cold disk, so the first lesson is {above:.1f} s above that floor "
                      f"(medians; goal ≤ 2 s: {'met' if above <= 2 else 'NOT MET'}); the server asks the disk to read "
-                     "ahead what those imports read once it is up (app/core/prefetch.py)"))
+                     "ahead what those imports read, then the project's sources and bundled models, once it is up "
+                     "(app/core/prefetch.py)"))
     rows.append(("Browser: blocked network requests / console errors",
                  f"{sum(r['blocked'] for r in served + plain)} / {sum(r['console'] for r in served + plain)}", ""))
     return rows
