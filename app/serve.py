@@ -47,7 +47,11 @@ def server_up() -> bool:
 #: the spread, no gain. Server and browser pinned to a core each: worse, home 3.0 s, lesson 7.3 s. Again on 2026-11-27
 #: in a fresh environment holding requirements.txt only (no scipy: the imports alone 3.6 s, not 4.2 s), 3 servers each:
 #: after the first page, home 2.6 s and lesson 7.4 s; begun at once, home 3.8 s and lesson 8.0 s, the imports taking
-#: 5.8 s instead of 4.1 s beside the browser loading the app)
+#: 5.8 s instead of 4.1 s beside the browser loading the app. Later on 2026-11-27 in a requirements-only virtual
+#: environment, 3 interleaved servers each: begun at once, home 2.84-3.20 s against 2.27-2.53 s, lesson 6.61-7.12 s
+#: against 6.75-7.88 s. With warm_first_page: numpy, pandas and plotly begun at once and torch after the first page,
+#: home 2.16-2.34 s against 2.10-2.25 s, lesson 6.27-6.45 s against 6.20-6.69 s (no gain); begun at once only on a
+#: cold disk (2 servers each), home 3.05-3.22 s against 2.58-2.62 s, lesson 7.25-8.08 s against 7.15-7.19 s (worse))
 IDLE_START_S = 3.0
 
 
@@ -88,7 +92,10 @@ def warm_first_page() -> None:
     import importlib
 
     for name in FIRST_PAGE_MODULES:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optimisation only: the router's own import then says what is missing
+            pass
 
 
 def skip_use_warning() -> bool:
