@@ -29,8 +29,10 @@ def first(events, what, **k):
 def test_the_first_visitors_come_before_the_warm_start(tmp_path, launcher):
     log = tmp_path / "startup.log"
     lesson = LESSONS[0].slug
-    with streamlit_server(env={"BVE_STARTUP_LOG": str(log)}, launcher=launcher) as (base, _), \
-            browser() as (context, watcher):
+    with browser() as (context, watcher), \
+            streamlit_server(env={"BVE_STARTUP_LOG": str(log)}, launcher=launcher) as (base, _):
+        # the browser is up before the server: its visitor comes at once (launched after, it took 1-2 s here, and
+        # app.serve begins the imports IDLE_START_S after the server is up when nobody has come)
         page = watcher.watch(context.new_page())
         page.goto(base)
         wait_for_app(page)
