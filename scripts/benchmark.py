@@ -125,7 +125,7 @@ def _one_start(launcher: bool, walk: bool) -> dict:
         log = str(Path(tmp) / "startup.log")
         page = watcher.watch(context.new_page())
         page.goto("about:blank")
-        browser_cpu = cpu_seconds("chrom")  # the browser's processes, from here (it is started) to the lesson drawn
+        cpu_before = cpu_seconds("chrom")  # the browser's processes, from here (it is started) to the lesson drawn
         started, t0 = time.time(), time.perf_counter()
         with streamlit_server(env={"BVE_STARTUP_LOG": log}, launcher=launcher) as (base, healthy_s):
             page.goto(base)
@@ -136,8 +136,7 @@ def _one_start(launcher: bool, walk: bool) -> dict:
             page.click(f'[data-testid="stSidebarNav"] a[href$="/{first.slug}"]')
             _first_done(page, old)
             lesson_s = time.perf_counter() - t0
-            if browser_cpu is not None:
-                browser_cpu = cpu_seconds("chrom") - browser_cpu
+            browser_cpu = None if cpu_before is None else cpu_seconds("chrom") - cpu_before
             walked = []
             for lesson in LESSONS[1:] if walk else ():
                 old = page.inner_text("h1")

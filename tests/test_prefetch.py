@@ -41,9 +41,9 @@ def test_the_standard_library_is_found_in_the_base_installation_from_a_virtual_e
     where = prefetch.roots()
     assert where["stdlib"].is_relative_to(tmp_path / "base") and where["platstdlib"].is_relative_to(tmp_path / "base")
     monkeypatch.undo()
-    if hasattr(sys.modules.get("_bisect") or __import__("_bisect"), "__file__"):  # an extension in lib-dynload here
-        import _bisect
+    import _bisect
 
+    if getattr(_bisect, "__file__", None):  # an extension in lib-dynload in this build (not built in)
         assert Path(_bisect.__file__).resolve().is_relative_to(prefetch.roots()["platstdlib"])
 
 

@@ -40,14 +40,15 @@ _lock = threading.Lock()  # the router and app.serve's preload thread may both c
 
 
 def roots() -> dict[str, Path]:
-    """The folders the list's paths are relative to: this interpreter's stdlib and its package folders. The standard
+    """The folders the entries' paths are relative to: this interpreter's stdlib and its package folders, and the
+    project's own folder (:func:`project_entries`). The standard
     library is the base installation's: in a virtual environment, sysconfig's ``platstdlib`` names the environment's
     own lib folder, which holds only its packages, not ``lib-dynload``."""
     paths = sysconfig.get_paths()
     base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
                                      "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix})
     out = {"stdlib": Path(base["stdlib"]), "platstdlib": Path(base["platstdlib"]),
-           "purelib": Path(paths["purelib"]), "platlib": Path(paths["platlib"])}
+           "purelib": Path(paths["purelib"]), "platlib": Path(paths["platlib"]), "project": PROJECT}
     return {k: v.resolve() for k, v in out.items()}
 
 
@@ -126,7 +127,7 @@ def start() -> bool:
             if already_cached(entries):
                 startup.mark("prefetch skipped", reason="the page cache holds it already")
                 return
-            done = read_ahead(entries + project_entries(), {**roots(), "project": PROJECT})
+            done = read_ahead(entries + project_entries())
             startup.mark("prefetch asked", **done)
         except Exception:  # an optimisation only: never in the way of a start
             pass

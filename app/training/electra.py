@@ -265,7 +265,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
               f"same size learns alone with MLM ({gen_curves.get('steps_done', 0)} steps, {minutes(gen_curves):.0f} min) "
               "on the shared token/position embeddings, frozen from here on — the paper's two-stage variant (§3.2) — "
               "and stops while its fakes are still catchable: "
-              + (f"at step {gen_curves['stopped_at']}, the first evaluation (every {shape.generator_eval_every} steps, 256 held-out sequences) "
+              + (f"at step {gen_curves['stopped_at']}, the first evaluation (every {shape.generator_eval_every} steps, "
+                 "256 held-out sequences) "
                  f"where its masked top-5 reached {shape.generator_top5:g}, on a learning-rate schedule of "
                  f"{shape.generator_steps} steps" if "stopped_at" in gen_curves else
                  f"its masked top-5 never reached {shape.generator_top5:g} in {shape.generator_steps} steps")
