@@ -9,7 +9,7 @@ import streamlit as st
 from app import ui
 from app.lessons import electra
 from app.figures import electra as figures
-from app.core.text import md
+from app.core.text import count, md
 
 SPEC, D = electra.SPEC, electra.DEFAULTS
 
@@ -68,7 +68,7 @@ m1.metric("Replaced tokens", f"{det.n_replaced} of {det.n_tokens}")
 m2.metric(f"Precision at {D.threshold:g}", fmt(det.precision), help="Of the tokens it flagged, the share really replaced.")
 m3.metric(f"Recall at {D.threshold:g}", fmt(det.recall), help="Of the replaced tokens, the share it flagged.")
 m4.metric("ROC-AUC", fmt(det.auc), help="Chance that a random replaced token scores above a random original one.")
-note = f"Scored on the {det.n_tokens} word pieces of the sentence ([CLS], [SEP] and [UNK] are never replaced)."
+note = f"Scored on the {count(det.n_tokens, 'word piece')} of the sentence ([CLS], [SEP] and [UNK] are never replaced)."
 if det.n_flagged == 0:
     note += f" No token scored above {D.threshold:g}, so precision is undefined (—)."
 st.caption(note)
@@ -103,7 +103,7 @@ st.header("Why this is efficient: every token teaches")
 counts = r.signal
 ui.show_figure(figures.signal_figure(counts), "electra-signal", height=260)
 st.markdown(
-    f"For this very sentence, the masked LM gets a loss term at the **{counts['mlm']}** masked positions only; "
+    f"For this very sentence, the masked LM gets a loss term at the **{count(counts['mlm'], 'masked position')}** only; "
     f"replaced-token detection gets one at **all {counts['rtd']}** tokens ([CLS] and [SEP] included, as in "
     "training). Clark et al.'s efficiency analysis traces much of ELECTRA's advantage to this: a discriminator "
     "trained on the masked 15% only (*ELECTRA 15%*) loses much of the gain."

@@ -8,7 +8,7 @@ import streamlit as st
 from app import ui
 from app.lessons import xlnet
 from app.figures import xlnet as figures
-from app.core.text import md
+from app.core.text import count, md
 
 SPEC = xlnet.SPEC
 
@@ -54,7 +54,7 @@ r = ui.run(xlnet.run, models, xlnet.Inputs.from_values(values))
 p, masks, n = r.pieces, r.masks, r.pieces.n_content
 with pieces_slot:
     ui.show_notes(r.notes)
-    st.markdown(f"{r.xlnet_label}'s SentencePiece splits the text into **{n} content pieces** (`▁` marks the start "
+    st.markdown(f"{r.xlnet_label}'s SentencePiece splits the text into **{count(n, 'content piece')}** (`▁` marks the start "
                 "of a word) and appends `<sep> <cls>` **at the end** (BERT puts `[CLS]` first). The numbers are the "
                 "positions you use to type an order (counted from 0).")
     st.code("   ".join(f"{i}:{piece}" for i, piece in enumerate(p.pieces[:n])) + "   |   " + "  ".join(p.pieces[n:]),
