@@ -72,6 +72,7 @@ import json
 import os
 import re
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,7 +126,17 @@ MEMORY_SHARE, GPU_SHARE = 0.4, 0.5  # of free memory, of free GPU memory: the de
 FLOAT32 = 4
 #: the sane range of every size a config gives (a config outside it is refused, never estimated)
 BOUNDS = (1, 1 << 24)
-HUB_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}")
+#: the hub's own rule for a repository id (ASCII letters, digits, ``_ . -``; not starting or ending with ``.`` or
+#: ``-``; at most 96 characters a part): a look-alike id in Cyrillic letters never reaches the hub
+_ID_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
+HUB_ID = re.compile(rf"(?:{_ID_PART}/)?{_ID_PART}", re.ASCII)
+#: tokenizer files a brought model may have, and the largest read: the largest published tokenizer of a family
+#: here (xlm-roberta's tokenizer.json) is 17 MB; a 252 MB one held 4.1 GB and froze the server for minutes
+TOKENIZER_CAP = 32 << 20
+#: memory a tokenizer holds per byte of its files (a 252 MB tokenizer.json: 4.13 GB kept, 5.59 GB at its peak)
+TOKENIZER_FACTOR = 20
+#: the deepest nesting of objects and lists a config may have (published configs: 3, e.g. task_specific_params)
+MAX_DEPTH = 12
 
 
 @dataclass(frozen=True)
@@ -161,6 +172,14 @@ class Admitted:
     limit: int | None  # the host's limit it was checked against (None: off)
     embeddings: tuple[int, int]  # (vocabulary, embedding width): what tying ELECTRA's pair needs to agree
     config_overrides: tuple[tuple[str, object], ...] = ()
+    tokenizer_bytes: int = 0  # what its tokenizer is estimated to hold (TOKENIZER_FACTOR x its files' bytes)
+    shown: str = ""  # the name as the visitor typed it (a sentence says this, never a resolved path)
+    measured: bool = False  # parameters and memory_bytes counted on the meta device (measure), not estimated
+
+    @property
+    def name(self) -> str:
+        """What a sentence calls it: what the visitor typed."""
+        return self.shown or self.source
 
     @property
     def replaces(self) -> str:
@@ -242,21 +261,33 @@ def host_limit(device: str = "cpu", environ=os.environ, memory: int | None = Non
     return limit, why
 
 
-def allowed(source: str, environ=os.environ) -> bool:
-    """Whether ``BVE_ALLOW_MODELS`` (ids or globs, comma-separated; unset: everything) lets ``source`` in."""
+def _patterns(environ) -> tuple[list[str], list[str]]:
+    """``BVE_ALLOW_MODELS`` split into (hub-id patterns, folder patterns): a folder pattern starts with ``/``,
+    ``~`` or ``.``; every other one is a hub id or a glob of ids."""
     patterns = [p.strip() for p in environ.get(ALLOW_ENV, "").split(",") if p.strip()]
-    return not environ.get(ALLOW_ENV, "").strip() or any(
-        fnmatch.fnmatchcase(source.lower(), p.lower()) for p in patterns)
+    folders = [p for p in patterns if p.startswith(("/", "~", "."))]
+    return [p for p in patterns if p not in folders], folders
+
+
+def allowed(source: str, environ=os.environ) -> bool:
+    """Whether ``BVE_ALLOW_MODELS`` (ids or globs, comma-separated; unset: everything) lets the hub id ``source``
+    in. Only its hub-id patterns count: ``*bert*`` names hub ids, never a folder of this computer."""
+    if not environ.get(ALLOW_ENV, "").strip():
+        return True
+    ids, _ = _patterns(environ)
+    return any(fnmatch.fnmatchcase(source.lower(), p.lower()) for p in ids)
 
 
 def folder_allowed(folder: str, environ=os.environ) -> bool:
-    """Whether a local folder (resolved) may be loaded: inside a root of ``BVE_MODEL_FOLDERS``, or named by an
-    allow-list the host set (``BVE_ALLOW_MODELS``: a folder the host wrote there is the host's choice)."""
+    """Whether a local folder (resolved) may be loaded: inside a root of ``BVE_MODEL_FOLDERS``, or matched by a
+    folder pattern of the allow-list (one the host wrote starting with ``/``, ``~`` or ``.``). A hub-id pattern
+    never opens a folder."""
     path = Path(folder).resolve()
     roots = [Path(os.path.expanduser(r)).resolve() for r in environ.get(FOLDERS_ENV, "").split(os.pathsep) if r.strip()]
     if any(path == r or r in path.parents for r in roots):
         return True
-    return bool(environ.get(ALLOW_ENV, "").strip()) and allowed(str(path), environ)
+    _, folders = _patterns(environ)
+    return any(fnmatch.fnmatchcase(str(path), str(Path(os.path.expanduser(p)).absolute())) for p in folders)
 
 
 # -- the parameters a config describes -----------------------------------------------------------------------------
@@ -280,7 +311,8 @@ def config_sizes(config: dict) -> dict[str, int]:
         out[key] = value
     for key, field, default in [("embedding", "embedding_size", out["hidden"]),
                                 ("positions", "max_position_embeddings", 0), ("types", "type_vocab_size", 0),
-                                ("groups", "num_hidden_groups", 1), ("buckets", "position_buckets", 0)]:
+                                ("groups", "num_hidden_groups", 1), ("buckets", "position_buckets", 0),
+                                ("inner_groups", "inner_group_num", 1)]:
         value = config.get(field, default)
         if value is None or value == -1:
             value = default
@@ -298,7 +330,7 @@ def estimate_parameters(config: dict) -> int:
     mt = config.get("model_type")
     v, h, e, n, i, p, t = c["vocab"], c["hidden"], c["embedding"], c["layers"], c["inner"], c["positions"], c["types"]
     if mt == "albert":
-        n = c["groups"] * max(int(config.get("inner_group_num", 1) or 1), 1)  # one set of weights per group
+        n = c["groups"] * max(c["inner_groups"], 1)  # one set of weights per group
     attention = 4 * (h * h + h)  # q, k, v, output
     if mt == "deberta" and config.get("relative_attention"):
         attention += 2 * h * h  # pos_proj, pos_q_proj
@@ -318,6 +350,17 @@ def estimate_parameters(config: dict) -> int:
     return embeddings + n * layer + head
 
 
+def depth(value, limit: int = MAX_DEPTH) -> int:
+    """How deeply objects and lists nest in ``value`` (a scalar: 0), counted no further than ``limit + 1``."""
+    deepest, level, todo = 0, 0, [(value, 0)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, (dict, list)) and level <= limit:
+            deepest = max(deepest, level + 1)
+            todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _count(n: int) -> str:
     return f"{n / 1e9:.1f} B" if n >= 1e9 else f"{n / 1e6:.0f} M" if n >= 1e6 else f"{n / 1e3:.0f} K"
 
@@ -326,30 +369,52 @@ def _count(n: int) -> str:
 
 def decide(source: str, role: str, config: dict, files: dict[str, int | None], *, kind: str = "hub",
            commit: str | None = None, revision: str = "main", device: str = "cpu", environ=os.environ,
-           memory: int | None = None, gpu: int | None = None, disk: int | None = None) -> Admitted | Refusal:
+           memory: int | None = None, gpu: int | None = None, disk: int | None = None,
+           shown: str | None = None) -> Admitted | Refusal:
     """The rules (see the module's docstring) applied to what was read: ``config`` (config.json) and ``files``
     ({file: bytes} of the repository or folder). Pure: no network; ``memory``, ``gpu`` and ``disk`` (bytes free)
-    are measured when not given."""
+    are measured when not given. ``shown`` is the name a sentence says (what the visitor typed; default
+    ``source``). Never raises for anything the config or the file list holds."""
+    try:
+        return _decide(source, role, config, files, kind=kind, commit=commit, revision=revision, device=device,
+                       environ=environ, memory=memory, gpu=gpu, disk=disk, shown=shown or source)
+    except (ValueError, TypeError, OverflowError, KeyError, AttributeError, RecursionError) as e:
+        return Refusal(shown or source, role, "config", f"{shown or source} is refused: its config.json holds values "
+                       f"this app cannot read ({type(e).__name__}), so it cannot be checked.")
+
+
+def _decide(source: str, role: str, config, files: dict, *, kind: str, commit: str | None, revision: str,
+            device: str, environ, memory: int | None, gpu: int | None, disk: int | None,
+            shown: str) -> Admitted | Refusal:
     r = ROLES[role]
 
     def refuse(rule: str, why: str) -> Refusal:
-        return Refusal(source, role, rule, f"{source} is refused{for_role(rule)}: {why}.")
+        return Refusal(shown, role, rule, f"{shown} is refused{for_role(rule)}: {why}.")
 
     def for_role(rule: str) -> str:
         return f" for {r.lesson}" if rule in ("family", "head", "pair") else ""
 
     if not isinstance(config, dict):
         return refuse("config", "its config.json is not a JSON object, so it cannot be checked")
+    if depth(config) > MAX_DEPTH:
+        return refuse("config", f"its config.json nests objects more than {MAX_DEPTH} deep, which no model "
+                                "config does")
+    if not isinstance(files, dict) or not all(isinstance(f, str) and (n is None or isinstance(n, int) and n >= 0)
+                                              for f, n in files.items()):
+        return refuse("config", "its file list is not a list of files with sizes")
     if config.get("auto_map") or config.get("trust_remote_code"):
         return refuse("remote-code", "its config.json asks for remote code (auto_map), and this app never runs code "
                                      "from a model repository; choose a checkpoint that transformers supports natively")
     mt = config.get("model_type")
-    if mt not in r.model_types:
+    if not isinstance(mt, str) or mt not in r.model_types:
         other = next((o.lesson for o in ROLES.values() if mt in o.model_types and o.name != role), None)
         what = f"its model_type is {json.dumps(mt)[:40]}" if mt else "its config.json names no model_type"
         return refuse("family", f"{what}, and that lesson reads {_either(r.model_types)}"
                       + (f"; use it as {other} instead" if other else ""))
-    architectures = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    named = config.get("architectures") or []
+    if not isinstance(named, list):
+        return refuse("config", "its config.json's architectures is not a list of class names")
+    architectures = [a for a in named if isinstance(a, str)]
     discriminator = any(a == "ElectraForPreTraining" for a in architectures)
     if architectures and not any(a.endswith(h) for a in architectures for h in r.heads) \
             or (r.variant_role != "discriminator" and discriminator):
@@ -373,12 +438,19 @@ def decide(source: str, role: str, config: dict, files: dict[str, int | None], *
     if any(files.get(f) is None for f in chosen):
         return refuse("size", "the hub did not say how large its files are, so its size cannot be checked before "
                               "downloading")
+    tokenizer_files = [f for f in chosen if f in TOKENIZER_FILES or f in ("merges.txt", "added_tokens.json")]
+    big = next((f for f in tokenizer_files if files[f] > TOKENIZER_CAP), None)
+    if big is not None:
+        return refuse("tokenizer", f"its {big} is {download._human(files[big])}, more than the "
+                                   f"{download._human(TOKENIZER_CAP)} this app reads for a tokenizer (the largest "
+                                   "published tokenizer of a family here, XLM-RoBERTa's, is 17 MB)")
     try:
         parameters = estimate_parameters(config)
     except ValueError as e:
         return refuse("config", f"its config.json gives {e}, which is not a size a model of this family has")
     weight_bytes = sum(files[f] for f in weights if f.endswith(".safetensors"))
-    memory_bytes = max(parameters * FLOAT32, weight_bytes)
+    tokenizer_bytes = TOKENIZER_FACTOR * sum(files[f] for f in tokenizer_files)
+    memory_bytes = max(parameters * FLOAT32, weight_bytes) + tokenizer_bytes
     download_bytes = sum(files[f] for f in chosen)
     try:
         limit, why = host_limit(device, environ, memory, gpu)
@@ -386,7 +458,7 @@ def decide(source: str, role: str, config: dict, files: dict[str, int | None], *
         return refuse("size", f"this host's {LIMIT_ENV} is malformed ({e})")
     if limit is not None and memory_bytes > limit:
         return refuse("size", f"it needs about {download._human(memory_bytes)} of memory ({_count(parameters)} "
-                              f"parameters in float32), more than this host's limit of {download._human(limit)} "
+                              f"parameters in float32{_and_tokenizer(tokenizer_bytes)}), more than this host's limit of {download._human(limit)} "
                               f"({why}); choose a smaller checkpoint (a base-size one needs about 0.5 GB), or ask "
                               f"the host to raise {LIMIT_ENV}")
     if weight_bytes < parameters // 2:  # even 8-bit weights take a byte a parameter
@@ -404,7 +476,12 @@ def decide(source: str, role: str, config: dict, files: dict[str, int | None], *
     overrides["use_safetensors"] = True  # never a pickle, even one lying beside the safetensors
     return Admitted(source, kind, revision, commit, role, mt, FAMILIES[mt], _model_class(role, mt, architectures),
                     tuple((f, files[f]) for f in chosen), parameters, download_bytes, memory_bytes, limit,
-                    (config_sizes(config)["vocab"], config_sizes(config)["embedding"]), tuple(overrides.items()))
+                    (config_sizes(config)["vocab"], config_sizes(config)["embedding"]), tuple(overrides.items()),
+                    tokenizer_bytes, shown)
+
+
+def _and_tokenizer(tokenizer_bytes: int) -> str:
+    return f", and about {download._human(tokenizer_bytes)} for its tokenizer" if tokenizer_bytes >= 1 << 20 else ""
 
 
 def _model_class(role: str, model_type: str, architectures: list[str]) -> str:
@@ -443,11 +520,13 @@ def read_folder(folder: Path) -> tuple[dict, dict[str, int]]:
     return json.loads((folder / "config.json").read_text()), files
 
 
-def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADLINE_S
+def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADLINE_S, budget=None
              ) -> tuple[str, dict, dict[str, int | None]]:
     """(commit, config, {file: bytes}) of a hub repository: its file list from the hub's API and its config.json,
-    read into memory, within ``deadline`` seconds; nothing is written. Raises what the downloader raises."""
-    budget = download._Budget(deadline)
+    read into memory, within ``deadline`` seconds (or ``budget``: ``budget.step`` names the read under way);
+    nothing is written. Raises what the downloader raises."""
+    budget = budget or download._Budget(deadline)
+    budget.step = f"the file list of {repo_id}"
     info = download._repo_info(repo_id, budget, revision)
     if not isinstance(info.sha, str) or not download.CHECKSUM.fullmatch(info.sha):
         raise download.Refused(f"the hub named a commit for {repo_id} that is not a commit id (40 or 64 hex "
@@ -455,7 +534,12 @@ def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADL
     files = {s.rfilename: s.size for s in info.siblings or [] if "/" not in s.rfilename}
     if "config.json" not in files:
         raise download.Refused(f"{repo_id} has no config.json, so what it is cannot be checked")
+    budget.step = f"config.json of {repo_id}"
     config = json.loads(download.read_small(repo_id, info.sha, "config.json", CONFIG_CAP, budget))
+    if depth(config) > MAX_DEPTH:
+        raise download.Refused(f"its config.json nests objects more than {MAX_DEPTH} deep, which no model config "
+                               "does")
+    budget.step = None
     return info.sha, config, files
 
 
@@ -503,25 +587,35 @@ def tensor_names(adm: Admitted, deadline: float = ADMIT_DEADLINE_S) -> set[str] 
     names = dict(adm.files)
     try:
         if adm.kind == "folder":
-            folder = Path(adm.source)
+            return folder_tensor_names(Path(adm.source), names)
+        def read(budget):
+            budget.step = f"the header of {adm.source}'s weights"
             if "model.safetensors.index.json" in names:
-                return _index_names((folder / "model.safetensors.index.json").read_bytes()[:CONFIG_CAP * 8])
+                return _index_names(download.read_small(adm.source, adm.commit, "model.safetensors.index.json",
+                                                        CONFIG_CAP * 8, budget))
             if "model.safetensors" not in names:
                 return None
-            with open(folder / "model.safetensors", "rb") as f:
-                def read(start: int, length: int) -> bytes:
-                    f.seek(start)
-                    return f.read(length)
-                return safetensors_names(read)
-        budget = download._Budget(deadline)
-        if "model.safetensors.index.json" in names:
-            return _index_names(download.read_small(adm.source, adm.commit, "model.safetensors.index.json",
-                                                    CONFIG_CAP * 8, budget))
-        if "model.safetensors" not in names:
-            return None
-        return safetensors_names(lambda start, length: download.read_range(adm.source, adm.commit,
-                                                                           "model.safetensors", start, length, budget))
+            return safetensors_names(lambda start, length: download.read_range(
+                adm.source, adm.commit, "model.safetensors", start, length, budget))
+        return within(deadline, read)
     except Exception:  # noqa: BLE001 — unreadable names refuse nothing; loading says what is wrong
+        return None
+
+
+def folder_tensor_names(folder: Path, files) -> set[str] | None:
+    """Every tensor name in the weights of a model in a local folder (or a cached snapshot); None when unreadable."""
+    try:
+        if "model.safetensors.index.json" in files:
+            with open(folder / "model.safetensors.index.json", "rb") as f:
+                return _index_names(f.read(CONFIG_CAP * 8))
+        if "model.safetensors" not in files:
+            return None
+        with open(folder / "model.safetensors", "rb") as f:
+            def read(start: int, length: int) -> bytes:
+                f.seek(start)
+                return f.read(length)
+            return safetensors_names(read)
+    except (OSError, ValueError):
         return None
 
 
@@ -553,63 +647,169 @@ def missing_head(model_class: str, config: dict, names: set[str]) -> tuple[str, 
     return () if not head or any(h in have for h in head) else head
 
 
-def check_head(adm: Admitted, config: dict, names: set[str] | None) -> Refusal | None:
-    """A Refusal when the admitted model's weights carry no head for its role (:func:`missing_head`)."""
+def check_head(adm: Admitted, config: dict, names: set[str] | None,
+               head: tuple[str, ...] | None = None) -> Refusal | None:
+    """A Refusal when the admitted model's weights carry no head for its role (:func:`missing_head`); ``head``:
+    the head's parameter names when already counted (:func:`measure`, in the box)."""
     if not names:
         return None
-    try:
-        head = missing_head(adm.model_class, config, names)
-    except Exception:  # noqa: BLE001 — a config transformers cannot build is the loader's to report
-        return None
+    if head is not None:
+        have = {_normal(n) for n in names}
+        head = () if not head or any(h in have for h in head) else head
+    else:
+        try:
+            head = missing_head(adm.model_class, config, names)
+        except Exception:  # noqa: BLE001 — a config transformers cannot build is the loader's to report
+            return None
     if not head:
         return None
     r = ROLES[adm.role]
     common = os.path.commonprefix(list(head)).rpartition(".")[0]
     prefix = f"{common}.*" if common else ", ".join(sorted({f"{h.split('.')[0]}.*" for h in head}))
-    return Refusal(adm.source, adm.role, "head-weights",
-                   f"{adm.source} is refused for {r.lesson}: its weights carry no {_head_of(r)} (none of the "
+    return Refusal(adm.name, adm.role, "head-weights",
+                   f"{adm.name} is refused for {r.lesson}: its weights carry no {_head_of(r)} (none of the "
                    f"{len(head)} tensors {prefix} is in its safetensors), so that head would start from random "
                    f"weights and its guesses would mean nothing; choose a checkpoint published with the head "
                    f"(its model card says it was pre-trained with it)")
 
 
+# -- the exact count, in the box -------------------------------------------------------------------------------------
+# The estimate above reads the fields every family has; a config can add others that size the model too
+# (DeBERTa v2's conv_kernel_size=400001, attention_head_size=1e6, max_relative_positions=1e7 with position_buckets
+# 0): 1.29 MB of files admitted as "1.2 MB in memory" took the server to 9.9 GB. So an admitted model is built from
+# its config on the meta device — no weights, no memory — in a child process with a memory limit and a deadline
+# (app.models.box: building can allocate too), and its exact count decides.
+
+def measure(adm: Admitted, config: dict, names: set[str] | None = None) -> Admitted | Refusal:
+    """``adm`` with its parameters and memory counted exactly (the model built from ``config`` on the meta device
+    in the box: parameters in float32, buffers, the tokenizer's estimate), or a Refusal: the build failed or
+    outlasted its deadline, the count is past the host's limit, or the weights are far smaller than it; then the
+    head check on the tensor ``names`` of its weights (:func:`check_head`)."""
+    from app.models import box
+
+    allowance = adm.limit if adm.limit is not None else int(free_memory() * MEMORY_SHARE)
+    got = box.measure_config(adm.model_class, config, allowance)
+    if not got.ok or not isinstance(got.value, dict):
+        return Refusal(adm.name, adm.role, "config",
+                       f"{adm.name} is refused: a model built from its config.json (on the meta device, with no "
+                       f"weights) could not be counted — {got.error}; choose a checkpoint whose config transformers "
+                       "builds as published.")
+    parameters, buffers = got.value["parameters"], got.value["buffers"]
+    weight_bytes = sum(n or 0 for f, n in adm.files if f.endswith(".safetensors"))
+    memory_bytes = max(parameters * FLOAT32, weight_bytes) + buffers + adm.tokenizer_bytes
+    if adm.limit is not None and memory_bytes > adm.limit:
+        return Refusal(adm.name, adm.role, "size",
+                       f"{adm.name} is refused: built from its config.json it has {_count(parameters)} parameters, "
+                       f"so it needs about {download._human(memory_bytes)} of memory (in float32, with its buffers"
+                       f"{_and_tokenizer(adm.tokenizer_bytes)}), more than this host's limit of "
+                       f"{download._human(adm.limit)}; choose a smaller checkpoint, or ask the host to raise "
+                       f"{LIMIT_ENV}.")
+    if weight_bytes < parameters // 2:
+        return Refusal(adm.name, adm.role, "config",
+                       f"{adm.name} is refused: its config.json describes {_count(parameters)} parameters, but its "
+                       f"weights are only {download._human(weight_bytes)}: they do not match.")
+    import dataclasses
+
+    counted = dataclasses.replace(adm, parameters=parameters, memory_bytes=memory_bytes, measured=True)
+    return check_head(counted, config, names, head=tuple(got.value["head"])) or counted
+
+
 def _source_kind(source: str) -> str | None:
-    """"folder" for an existing directory (or a path-like text), "hub" for a hub id, None for neither."""
+    """"folder" for an existing directory (or a path-like text), "hub" for a hub id (the hub's own character
+    rules: :data:`HUB_ID`, no ``--`` or ``..``, not ending ``.git``), None for neither."""
     if source.startswith(("/", "./", "../", "~")) or os.path.isdir(os.path.expanduser(source)):
         return "folder"
-    return "hub" if HUB_ID.fullmatch(source) and ".." not in source and "--" not in source else None
+    ok = HUB_ID.fullmatch(source) and ".." not in source and "--" not in source and not source.endswith(".git")
+    return "hub" if ok else None
 
 
-def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, dict, dict] | Refusal:
-    """(source as kept, kind, commit, config, files) or a Refusal (role left blank) for the checks before the
-    rules: allow-list, what the text names, and reading it."""
+def said(source: str) -> str:
+    """What the visitor typed, as a sentence may quote it: invisible and direction characters shown as code
+    points, at most 100 characters. Never a path this computer resolved it to."""
+    from app.core.text import visible
+
+    text = visible(source.strip())
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+#: hub reads of admission abandoned at their deadline and still waiting on the hub (a hub that trickles its headers
+#: keeps a connection open past any read timeout); past ``MAX_LINGERING``, new hub admissions are refused until
+#: they end, so a slow hub cannot pile up threads on the server
+MAX_LINGERING = 8
+_LINGERING: set[threading.Thread] = set()
+_LINGERING_LOCK = threading.Lock()
+
+
+class AdmissionTimeout(RuntimeError):
+    """Admission's reads of the hub did not end within their deadline; ``step`` says which was under way."""
+
+    def __init__(self, step: str, seconds: float):
+        super().__init__(f"the hub did not finish sending {step} within {seconds:.0f} s")
+        self.step, self.seconds = step, seconds
+
+
+def within(deadline: float, work, *args):
+    """``work(budget, *args)`` with one deadline over every request it makes, response headers included: it runs in
+    a thread of its own, and at the deadline the caller gets :class:`AdmissionTimeout` naming the step that was
+    under way (``budget.step``) while the thread is told to stop (it ends at its next byte)."""
+    with _LINGERING_LOCK:
+        _LINGERING.difference_update([t for t in _LINGERING if not t.is_alive()])
+        if len(_LINGERING) >= MAX_LINGERING:
+            raise download.Refused(f"this server is still waiting on {len(_LINGERING)} slow answers from the hub; "
+                                   "try again in a minute")
+    budget = download._Budget(deadline)
+    answer: dict = {}
+
+    def run() -> None:
+        try:
+            answer["value"] = work(budget, *args)
+        except BaseException as e:  # noqa: BLE001 — handed to the caller
+            answer["error"] = e
+
+    thread = threading.Thread(target=run, name="admission-read", daemon=True)
+    thread.start()
+    thread.join(deadline)
+    if thread.is_alive():
+        budget.cancelled = True
+        with _LINGERING_LOCK:
+            _LINGERING.add(thread)
+        raise AdmissionTimeout(budget.step or "its answer", deadline)
+    if "error" in answer:
+        raise answer["error"]
+    return answer["value"]
+
+
+def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, dict, dict, str] | Refusal:
+    """(source as kept, kind, commit, config, files, the name as typed) or a Refusal (role left blank) for the
+    checks before the rules: allow-list, what the text names, and reading it. A Refusal names what the visitor
+    typed, never the path this computer resolved it to."""
     source = source.strip()
+    shown = said(source)
     kind = _source_kind(source)
 
     def refuse(rule: str, why: str) -> Refusal:
-        return Refusal(source, "", rule, f"{source or 'an empty name'} is refused: {why}.")
+        return Refusal(shown, "", rule, f"{shown or 'an empty name'} is refused: {why}.")
 
     if kind is None:
-        return refuse("source", "it is neither a hub id (organisation/name, e.g. google-bert/bert-large-uncased) nor "
-                                "a folder on this computer")
+        return refuse("source", "it is neither a hub id (organisation/name in ASCII letters, digits, - _ and ., e.g. "
+                                "google-bert/bert-large-uncased) nor a folder on this computer")
     if kind == "folder":
-        source = str(Path(os.path.expanduser(source)).resolve())
-    if not allowed(source, environ):
-        return refuse("allow-list", f"this host allows only the models in {ALLOW_ENV} "
-                                    f"({environ.get(ALLOW_ENV, '').strip()[:120]}); ask the host to add it")
-    if kind == "folder" and not folder_allowed(source, environ):
-        return refuse("source", f"this server does not load local folders named by visitors; the host lists the "
-                                f"folders they may load from in {FOLDERS_ENV} (e.g. {FOLDERS_ENV}=~/checkpoints), or "
-                                "names the folder in " + ALLOW_ENV)
-    if kind == "folder":
-        folder = Path(source)
+        resolved = str(Path(os.path.expanduser(source)).resolve())
+        if not folder_allowed(resolved, environ):
+            return refuse("source", f"this server does not load local folders named by visitors; the host lists the "
+                                    f"folders they may load from in {FOLDERS_ENV} (e.g. {FOLDERS_ENV}=~/checkpoints), "
+                                    f"or names the folder in {ALLOW_ENV} (starting with / or ~)")
+        folder = Path(resolved)
         if not (folder / "config.json").is_file():
             return refuse("source", "that folder has no config.json (save a model there with save_pretrained)")
         try:
             config, files = read_folder(folder)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             return refuse("config", f"its config.json cannot be read ({type(e).__name__})")
-        return source, kind, None, config, files
+        return resolved, kind, None, config, files, shown
+    if not allowed(source, environ):
+        return refuse("allow-list", f"this host allows only the models in {ALLOW_ENV} "
+                                    f"({environ.get(ALLOW_ENV, '').strip()[:120]}); ask the host to add it")
     if download_offline(environ):
         return refuse("hub", "HF_HUB_OFFLINE is set, so the hub cannot be asked; unset it, or give a folder")
     from huggingface_hub import constants
@@ -617,13 +817,20 @@ def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, 
     from app.core.text import visible
 
     try:
-        commit, config, files = read_hub(source, revision)
-    except json.JSONDecodeError:
-        return refuse("config", "its config.json is not JSON")
+        commit, config, files = within(ADMIT_DEADLINE_S, _read_hub, source, revision)
+    except AdmissionTimeout as e:
+        return refuse("hub", f"it could not be checked: {e} (admission reads the file list and config.json "
+                             "before anything is downloaded); nothing was downloaded or kept")
+    except (json.JSONDecodeError, RecursionError):
+        return refuse("config", "its config.json is not JSON this app can read")
     except Exception as e:  # noqa: BLE001 — every failure is one sentence
         why, _ = download._describe(e, constants.ENDPOINT, visible)
         return refuse("hub", f"it could not be checked ({why})")
-    return source, kind, commit, config, files
+    return source, kind, commit, config, files, shown
+
+
+def _read_hub(budget, repo_id: str, revision: str):
+    return read_hub(repo_id, revision, budget=budget)
 
 
 def download_offline(environ=os.environ) -> bool:
@@ -633,48 +840,56 @@ def download_offline(environ=os.environ) -> bool:
 def admit(source: str, role: str | None = None, *, revision: str = "main", device: str = "cpu",
           environ=os.environ) -> Admitted | Refusal:
     """Whether ``source`` (a hub id or a local folder) may play ``role`` (a key of :data:`ROLES`; None: the first
-    role its config fits), decided from its file list, config.json and the tensor names in its weights' header
-    (never the weights themselves). Never raises for anything the hub,
-    the folder or the config does: the Refusal says it in one sentence."""
+    role its config fits), decided from its file list, config.json, the model built from that config on the meta
+    device (:func:`measure`, in a box) and the tensor names in its weights' header — never the weights themselves.
+    Never raises for anything the hub, the folder or the config does: the Refusal says it in one sentence."""
     if role is not None and role not in ROLES:
         raise ValueError(f"unknown role {role!r}; the roles are {', '.join(ROLES)}")
     got = _gather(source, revision, environ)
     if isinstance(got, Refusal):
         return Refusal(got.source, role or "", got.rule, got.sentence)
-    source, kind, commit, config, files = got
+    source, kind, commit, config, files, shown = got
     roles = [role] if role else [n for n, r in ROLES.items() if isinstance(config, dict)
                                  and config.get("model_type") in r.model_types] or ["masked-lm"]
     answers = [decide(source, r, config, files, kind=kind, commit=commit, revision=revision, device=device,
-                      environ=environ) for r in roles]
+                      environ=environ, shown=shown) for r in roles]
     chosen = next((a for a in answers if isinstance(a, Admitted)), answers[0])
-    if isinstance(chosen, Admitted):  # the weights' own tensor names: a head the config names may be absent
-        return check_head(chosen, config, tensor_names(chosen)) or chosen
+    if isinstance(chosen, Admitted):  # counted exactly; the weights' own tensor names: a head may be absent
+        return measure(chosen, config, tensor_names(chosen))
     return chosen
+
+
+def pair(generator: Admitted, discriminator: Admitted) -> tuple[Admitted, Admitted] | Refusal:
+    """ELECTRA's generator and discriminator, each admitted for its role, checked together: they must share a
+    vocabulary and embeddings of one shape (the lesson feeds the generator's samples to the discriminator, and ties
+    their token embeddings as the paper does), and together fit the host's limit; else a Refusal. The one rule for
+    a pair, wherever its two answers came from (the hub, the cache, a folder)."""
+    g, d = generator, discriminator
+    both = f"{g.name} + {d.name}"
+    if g.embeddings != d.embeddings:
+        return Refusal(both, "electra-discriminator", "pair",
+                       f"{g.name} and {d.name} cannot be paired for ELECTRA's lesson: their token embeddings are "
+                       f"{g.embeddings[0]} x {g.embeddings[1]} and {d.embeddings[0]} x {d.embeddings[1]}, so they "
+                       "cannot be tied and the generator's samples would not be the discriminator's words; choose "
+                       "a generator and discriminator released together (e.g. google/electra-base-generator with "
+                       "google/electra-base-discriminator).")
+    need = g.memory_bytes + d.memory_bytes  # the pair together must fit the limit each fitted alone
+    limit = min((x for x in (g.limit, d.limit) if x is not None), default=None)
+    if limit is not None and need > limit:
+        return Refusal(both, "electra-discriminator", "size",
+                       f"{g.name} and {d.name} are refused together: they need about {download._human(need)} of "
+                       f"memory, more than this host's limit of {download._human(limit)}; choose a smaller pair, "
+                       f"or ask the host to raise {LIMIT_ENV}.")
+    return g, d
 
 
 def admit_pair(generator: str, discriminator: str, *, revision: str = "main", device: str = "cpu",
                environ=os.environ) -> tuple[Admitted, Admitted] | Refusal:
-    """ELECTRA's generator and discriminator, admitted together: each for its role, and the two must share a
-    vocabulary and embeddings of one shape (the lesson feeds the generator's samples to the discriminator, and
-    ties their token embeddings as the paper does); else a Refusal saying they cannot be tied."""
+    """ELECTRA's generator and discriminator, admitted together: each for its role, then :func:`pair`."""
     g = admit(generator, "electra-generator", revision=revision, device=device, environ=environ)
     if isinstance(g, Refusal):
         return g
     d = admit(discriminator, "electra-discriminator", revision=revision, device=device, environ=environ)
     if isinstance(d, Refusal):
         return d
-    shapes = [g.embeddings, d.embeddings]
-    if shapes[0] != shapes[1]:
-        return Refusal(f"{generator} + {discriminator}", "electra-discriminator", "pair",
-                       f"{generator} and {discriminator} cannot be paired for ELECTRA's lesson: their token "
-                       f"embeddings are {shapes[0][0]} x {shapes[0][1]} and {shapes[1][0]} x {shapes[1][1]}, so they "
-                       "cannot be tied and the generator's samples would not be the discriminator's words; choose "
-                       "a generator and discriminator released together (e.g. google/electra-base-generator with "
-                       "google/electra-base-discriminator)")
-    need = g.memory_bytes + d.memory_bytes  # the pair together must fit the limit each fitted alone
-    if g.limit is not None and need > g.limit:
-        return Refusal(f"{generator} + {discriminator}", "electra-discriminator", "size",
-                       f"{generator} and {discriminator} are refused together: they need about "
-                       f"{download._human(need)} of memory, more than this host's limit of "
-                       f"{download._human(g.limit)}; choose a smaller pair, or ask the host to raise {LIMIT_ENV}")
-    return g, d
+    return pair(g, d)

@@ -181,6 +181,7 @@ class _Budget:
         self.file, self.file_done, self.file_size = None, 0, None
         self.files_done, self.files = 0, 0
         self.bar = bar
+        self.step: str | None = None  # what is being read (admission names it when its deadline passes)
 
     def left(self) -> float:
         return self.ends - time.monotonic()

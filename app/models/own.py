@@ -24,6 +24,7 @@ from app.core import preload  # noqa: F401  (first, as in every app module; noth
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -188,19 +189,65 @@ def location(spec: Admitted) -> Path:
     return snapshot
 
 
+#: the longest a brought model may take to load in the box: the server then loads it too, and a load holds the
+#: interpreter's lock for most of its time (a 252 MB tokenizer.json: 179 s with the server frozen for everyone)
+LOAD_SECONDS_S = 30.0
+_CHECKED: dict[str, int] = {}  # spec key -> the bytes its load took in the box (checked once per process)
+_CHECKED_LOCK = threading.Lock()
+
+
+def native(e: BaseException) -> bool:
+    """Whether ``e`` is a failure to turn into a sentence: an Exception, or a panic from native code (pyo3's
+    ``PanicException``, raised by the tokenizers library, derives from BaseException) — never Streamlit's
+    rerun/stop, a keyboard interrupt or an interpreter exit."""
+    return isinstance(e, Exception) or type(e).__name__ == "PanicException"
+
+
+def check_load(spec: Admitted, where: Path) -> int:
+    """Load the admitted model once in the box (:mod:`app.models.box`: a child process with the host's memory
+    limit and a deadline) before the server does; the bytes it took there. Raises ``loading.ModelUnavailable``
+    with a sentence when it needs more memory than allowed, takes longer than ``LOAD_SECONDS_S``, or cannot be
+    read at all (a native panic, a crash) — the server has then read none of it."""
+    with _CHECKED_LOCK:
+        if spec.key in _CHECKED:
+            return _CHECKED[spec.key]
+    from app.models import admission, box
+
+    allowance = spec.limit if spec.limit is not None else int(admission.free_memory() * admission.MEMORY_SHARE)
+    got = box.measure_load(where, spec.model_class, spec.variant.load_kwargs, allowance,
+                           seconds=max(box.LOAD_DEADLINE_S, LOAD_SECONDS_S))
+    if not got.ok:
+        raise loading.ModelUnavailable(f"{spec.name} was admitted, but reading its files failed in a separate "
+                                       f"process ({got.error}), so this server did not load it")
+    if got.seconds > LOAD_SECONDS_S:
+        raise loading.ModelUnavailable(f"{spec.name} takes {got.seconds:.0f} s to load here, more than the "
+                                       f"{LOAD_SECONDS_S:.0f} s this server gives a brought model (loading holds the "
+                                       "server for every visitor); choose a smaller checkpoint")
+    if spec.limit is not None and got.peak > spec.limit:
+        raise loading.ModelUnavailable(f"{spec.name} took {download._human(got.peak)} of memory to load, more "
+                                       f"than this host's limit of {download._human(spec.limit)}")
+    with _CHECKED_LOCK:
+        _CHECKED[spec.key] = got.peak
+    return got.peak
+
+
 def load_admitted(spec: Admitted, device: str = "cpu", dtype: str = "float32") -> loading.Loaded:
     """The admitted model, loaded as the catalogue's are (see the module's docstring), from the cache or its folder,
-    never the network. Raises ``loading.ModelUnavailable`` with a sentence (not downloaded; transformers cannot
-    read what was downloaded) — never a half-loaded model."""
+    never the network, after a load in the box showed it fits (:func:`check_load`). Raises
+    ``loading.ModelUnavailable`` with a sentence (not downloaded; too large or slow in the box; transformers
+    cannot read what was downloaded) — never a half-loaded model."""
     where = location(spec)
+    check_load(spec, where)
     variant = spec.variant
     started = time.perf_counter()
     with loading._LOAD_LOCK:
         try:
             got = loading._from_pretrained(variant, where, local_only=True)
-        except Exception as e:  # noqa: BLE001 — what transformers says, as one sentence
+        except BaseException as e:  # noqa: BLE001 — what transformers (or a native panic) says, as one sentence
+            if not native(e):
+                raise
             raise loading.ModelUnavailable(
-                f"{spec.source} was admitted but transformers cannot load it ({type(e).__name__}: "
+                f"{spec.name} was admitted but transformers cannot load it ({type(e).__name__}: "
                 f"{download._first_line(e)[:160]})") from None
         loaded = loading._finish(variant, got, "folder" if spec.kind == "folder" else "hub cache", [], device, dtype,
                                  started)
@@ -224,3 +271,72 @@ def load_set(keys, own: dict[str, Admitted] | None = None, source: str = "bundle
         if generator in own and discriminator in own and generator in loaded and discriminator in loaded:
             loading.tie_electra_pair(loaded[generator], loaded[discriminator])
     return {k: loaded[k] for k in keys if k in loaded}
+
+
+# -- one memory budget for every brought model -----------------------------------------------------------------------
+# Each model was admitted against the memory free at its own admission; eight of them together could exceed it. The
+# server keeps its brought models here, within one budget (the host's limit, counting the memory they hold as
+# available to them), and evicts the least recently used first.
+
+_RESIDENT: OrderedDict[tuple, tuple[dict, int]] = OrderedDict()
+_RESIDENT_LOCK = threading.RLock()
+
+
+def cost(spec: Admitted) -> int:
+    """The bytes a brought model is taken to hold: its admitted memory, or what its load took in the box when
+    more."""
+    with _CHECKED_LOCK:
+        return max(spec.memory_bytes, _CHECKED.get(spec.key, 0))
+
+
+def held() -> int:
+    """The bytes the brought models kept now hold (by :func:`cost`)."""
+    with _RESIDENT_LOCK:
+        return sum(n for _, n in _RESIDENT.values())
+
+
+def budget(device: str = "cpu") -> int | None:
+    """The memory every brought model together may take: ``BVE_MODEL_LIMIT`` when set, else the host's share of
+    the memory free now plus what the kept models hold (None: no limit)."""
+    from app.models import admission
+
+    free = admission.free_memory() + held()
+    return admission.host_limit(device, memory=free)[0]
+
+
+def resident(own: dict[str, Admitted], device: str = "cpu", dtype: str = "float32") -> dict[str, loading.Loaded]:
+    """The admitted models ``own`` ({catalogue key: spec}) loaded (``load_set``) and kept for every session within
+    :func:`budget`, the least recently used evicted first. Raises ``loading.ModelUnavailable`` when they alone need
+    more than the budget; a failure keeps nothing."""
+    import gc
+
+    key = (tuple((k, s.key) for k, s in own.items()), device, dtype)
+    with _RESIDENT_LOCK:
+        if key in _RESIDENT:
+            _RESIDENT.move_to_end(key)
+            return _RESIDENT[key][0]
+        for spec in own.values():
+            check_load(spec, location(spec))
+        need = sum(cost(s) for s in own.values())
+        limit = budget(device)
+        if limit is not None and need > limit:
+            names = " and ".join(s.name for s in own.values())
+            raise loading.ModelUnavailable(f"{names} needs about {download._human(need)} of memory, more than this "
+                                           f"server's budget for brought models ({download._human(limit)})")
+        evicted = False
+        while _RESIDENT and limit is not None and held() + need > limit:
+            _RESIDENT.popitem(last=False)  # the least recently used
+            evicted = True
+        if evicted:
+            gc.collect()
+        loaded = load_set(list(own), own=own, device=device, dtype=dtype)
+        _RESIDENT[key] = (loaded, need)
+        return loaded
+
+
+def forget_resident() -> None:
+    """Drop every kept brought model (tests; a host that changed its limits)."""
+    with _RESIDENT_LOCK:
+        _RESIDENT.clear()
+    with _CHECKED_LOCK:
+        _CHECKED.clear()

@@ -15,13 +15,16 @@ The order on a page, once per run, at its first model (:func:`resolve`, called b
    per server at a time — a second visitor asking for the same model waits on the first and hears its progress,
    one asking for another waits in line and is told what runs and its place); the page shows a bar per file
    (size, speed) and a Cancel button (which also leaves the line); a failure is one warning and the catalogue;
-4. the load, shared by every session (``st.cache_resource``), never a half-loaded model.
+4. the load: first in a box (``own.check_load``: a child process with the host's memory limit and a deadline), then
+   in the server, shared by every session within one budget for brought models (``own.resident``, least recently
+   used evicted first), never a half-loaded model.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from collections import OrderedDict
 import threading
 import time
 
@@ -37,7 +40,9 @@ ACTIVE = "_own_active"  # session state: {catalogue key: the model's name} loade
 CANCELLED = "_own_cancelled"  # session state: the names whose download this visitor cancelled
 ADMIT_TTL_S, RETRY_TTL_S = 600.0, 20.0
 
-_ANSWERS: dict[tuple, tuple[float, object]] = {}
+MAX_ANSWERS = 256  # admission answers kept (20,000 refused names otherwise stayed for the process's life)
+
+_ANSWERS: OrderedDict[tuple, tuple[float, object]] = OrderedDict()
 _ANSWERS_LOCK = threading.Lock()
 
 
@@ -107,27 +112,38 @@ def _admit_one(name: str, role: str, device: str, network: bool):
         if snapshot is not None and (not network or admission.download_offline()):
             try:
                 config, files = admission.read_folder(snapshot)
-                return admission.decide(name, role, config, files, kind="hub", commit=snapshot.name, device=device,
-                                        disk=1 << 62)
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 pass
+            else:
+                answer = admission.decide(name, role, config, files, kind="hub", commit=snapshot.name, device=device,
+                                          disk=1 << 62)
+                if isinstance(answer, admission.Refusal):
+                    return answer
+                return admission.measure(answer, config, admission.folder_tensor_names(snapshot, files))
     return admission.admit(name, role, device=device)
 
 
 def admitted(names: tuple[str, ...], role: chosen.PageRole, device: str, network: bool):
     """(Admitted, ...) in the order of ``role.replaces``, or a Refusal; kept for ``ADMIT_TTL_S`` by every
-    session (a hub that could not be asked for ``RETRY_TTL_S``)."""
+    session (a hub that could not be asked for ``RETRY_TTL_S``), at most ``MAX_ANSWERS`` of them (expired ones
+    first, then the least recently asked)."""
     env = tuple(os.environ.get(k, "") for k in ("HF_ENDPOINT", "HF_HOME", "HF_HUB_OFFLINE", admission.ALLOW_ENV,
-                                                admission.LIMIT_ENV))
+                                                admission.LIMIT_ENV, admission.FOLDERS_ENV))
     key = (names, role.role, device, network, env)
     now = time.monotonic()
     with _ANSWERS_LOCK:
         if key in _ANSWERS and _ANSWERS[key][0] > now:
+            _ANSWERS.move_to_end(key)
             return _ANSWERS[key][1]
     answer = _decide(names, role, device, network)
     ttl = RETRY_TTL_S if isinstance(answer, admission.Refusal) and answer.rule == "hub" else ADMIT_TTL_S
     with _ANSWERS_LOCK:
         _ANSWERS[key] = (now + ttl, answer)
+        _ANSWERS.move_to_end(key)
+        for old in [k for k, (until, _) in _ANSWERS.items() if until <= now]:
+            del _ANSWERS[old]
+        while len(_ANSWERS) > MAX_ANSWERS:
+            _ANSWERS.popitem(last=False)
     return answer
 
 
@@ -143,10 +159,7 @@ def _decide(names, role: chosen.PageRole, device: str, network: bool):
         refused = next((a for a in answers if isinstance(a, admission.Refusal)), None)
         if refused is not None:
             return refused
-        g, d = answers
-        if g.embeddings != d.embeddings:  # admission.admit_pair's rule, on answers that may come from the cache
-            return admission.admit_pair(*names, device=device)
-        return tuple(answers)
+        return admission.pair(*answers)  # the one rule for a pair, wherever the answers came from
     if len(names) != 1:
         return admission.Refusal(said, role.role, "pair", f"{said} is not used: this lesson takes one model (a pair "
                                  "is for ELECTRA's lesson); name one hub id or folder.")
@@ -303,13 +316,13 @@ def _download(spec) -> str | None:
 # ----------------------------------------------------------------------------- loading
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _load(keys: tuple[str, ...], spec_keys: tuple[str, ...], device: str, dtype: str, _specs=()):
-    """The admitted models (``_specs``, named by ``spec_keys``) under the catalogue ``keys`` they replace, loaded
-    once for every session; an ELECTRA pair tied. A failure raises, so it is never cached."""
+def _load(keys: tuple[str, ...], device: str, dtype: str, specs: tuple):
+    """The admitted models (``specs``) under the catalogue ``keys`` they replace, loaded once for every session
+    within the server's one budget for brought models (``own.resident``: least recently used evicted first); an
+    ELECTRA pair tied. A failure raises, so it is never kept."""
     from app.models import own
 
-    return own.load_set(list(keys), own=dict(zip(keys, _specs)), device=device, dtype=dtype)
+    return own.resident(dict(zip(keys, specs)), device=device, dtype=dtype)
 
 
 def model(key: str, device: str | None = None, dtype: str | None = None):
@@ -323,11 +336,15 @@ def model(key: str, device: str | None = None, dtype: str | None = None):
 
     if device is None:
         _, device, dtype = settings()
+    from app.models import own
+
     keys = tuple(mine)
-    with st.spinner(f"Loading {mine[key].source}…"):
+    with st.spinner(f"Loading {mine[key].name}…"):
         try:
-            loaded = _load(keys, tuple(s.key for s in mine.values()), device, dtype, tuple(mine.values()))[key]
-        except Exception as e:  # noqa: BLE001 — transformers could not read it: a sentence, the catalogue
+            loaded = _load(keys, device, dtype, tuple(mine.values()))[key]
+        except BaseException as e:  # noqa: BLE001 — a native panic (pyo3) is a BaseException: a sentence too
+            if not own.native(e):
+                raise
             st.warning(text.plain(str(e) or type(e).__name__) + " This page runs on the catalogue's model.",
                        icon=":material/block:")
             st.session_state[RESOLVED] = {}

@@ -124,7 +124,9 @@ def test_the_size_rule_depends_on_the_host(setting, memory, gpu, device, fits, s
     if fits and setting not in ("off", ""):
         assert got.limit == admission.parse_size(setting)
     if isinstance(got, Refusal) and setting != "lots":
-        assert "needs about 1.2 GB of memory (335 M parameters in float32)" in got.sentence, got.sentence
+        # 335 M parameters in float32, and the tokenizer: TOKENIZER_FACTOR x its 500 KB tokenizer.json
+        assert "needs about 1.3 GB of memory (335 M parameters in float32, and about 9.5 MB for its tokenizer)" \
+            in got.sentence, got.sentence
 
 
 def test_sizes_a_host_writes():
@@ -215,7 +217,8 @@ def test_served_checkpoints_are_admitted_from_their_file_list_and_config_alone(h
     ("evil/wrong-type", "family", 'its model_type is "gpt2", and that lesson reads bert, roberta'),
     ("evil/remote-code", "remote-code", "asks for remote code (auto_map), and this app never runs code"),
     ("evil/pickle-only", "safetensors", "ships its weights only as pickle (pytorch_model.bin), which can run code"),
-    ("evil/ten-billion", "size", "(10.3 B parameters in float32), more than this host's limit of 1.9 GB"),
+    ("evil/ten-billion", "size", "(10.3 B parameters in float32, and about 2.2 MB for its tokenizer), more than "
+                                 "this host's limit of 1.9 GB"),
     ("evil/nowhere", "hub", "has no repository by that name (404)"),
     ("not/a/hub id", "source", "neither a hub id (organisation/name"),
 ])
