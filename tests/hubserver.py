@@ -34,6 +34,8 @@ A hostile or slow hub, switched per test with attributes (all off by default):
   sizes on, after announcing the full length).
 - ``server.trickle = seconds``: bodies go out one byte per that many seconds (only answers whose path
   contains ``server.trickle_paths``, every one when it is ``""``); a stopped server stops trickling.
+  ``server.trickle_headers = seconds`` does the same to the status line and headers (a client's read timeout
+  never fires: a byte always comes in time).
 - ``server.errors = {regex: status}``: a request whose path matches (``re.search``) answers that status;
   ``server.reason`` is the reason phrase of every error answer (``"500 ![x](http://...)"``).
 - ``server.redirects = {regex: base}``: a request whose path matches answers ``302`` to ``base`` + the path
@@ -126,6 +128,7 @@ class HubServer:
         self.truncate: dict[str, int] = {}
         self.trickle: float | None = None
         self.trickle_paths = ""
+        self.trickle_headers: float | None = None
         self.errors: dict[str, int] = {}
         self.reason: str | None = None
         self.redirects: dict[str, str] = {}
@@ -368,6 +371,7 @@ class _Handler(BaseHTTPRequestHandler):
         unsized = unsized or (not hub.sizes and "/resolve/" in self._entry["path"] and status < 400)
         die = die or unsized
         gap = hub.trickle if hub.trickle and hub.trickle_paths in self._entry["path"] else None
+        slow = hub.trickle_headers if hub.trickle_headers and hub.trickle_paths in self._entry["path"] else None
         try:
             self.send_response(status, hub.reason if status >= 400 and hub.reason else None)
             for k, v in headers.items():
@@ -376,7 +380,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(len(body) if length is None else length))
             if die:
                 self.send_header("Connection", "close")
-            self.end_headers()
+            if slow is not None:  # the status line and headers, a byte at a time
+                head, self._headers_buffer = b"".join(self._headers_buffer) + b"\r\n", []
+                for i in range(len(head)):
+                    if hub._stop.wait(slow):
+                        raise OSError("stopped")
+                    self.wfile.write(head[i:i + 1])
+                    self.wfile.flush()
+            else:
+                self.end_headers()
             self.wfile.flush()
             if self.command != "HEAD" and body:
                 if gap is None:  # in pieces, counting each: a client that hangs up mid-body is logged with what went

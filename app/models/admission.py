@@ -680,11 +680,12 @@ def check_head(adm: Admitted, config: dict, names: set[str] | None,
 # its config on the meta device — no weights, no memory — in a child process with a memory limit and a deadline
 # (app.models.box: building can allocate too), and its exact count decides.
 
-def measure(adm: Admitted, config: dict, names: set[str] | None = None) -> Admitted | Refusal:
+def measure(adm: Admitted, config: dict, names=None) -> Admitted | Refusal:
     """``adm`` with its parameters and memory counted exactly (the model built from ``config`` on the meta device
     in the box: parameters in float32, buffers, the tokenizer's estimate), or a Refusal: the build failed or
     outlasted its deadline, the count is past the host's limit, or the weights are far smaller than it; then the
-    head check on the tensor ``names`` of its weights (:func:`check_head`)."""
+    head check on the tensor ``names`` of its weights (:func:`check_head`; ``names`` may be a function that reads
+    them, called only once the count has admitted the model: a refused one costs no read of its weights)."""
     from app.models import box
 
     allowance = adm.limit if adm.limit is not None else int(free_memory() * MEMORY_SHARE)
@@ -711,6 +712,7 @@ def measure(adm: Admitted, config: dict, names: set[str] | None = None) -> Admit
     import dataclasses
 
     counted = dataclasses.replace(adm, parameters=parameters, memory_bytes=memory_bytes, measured=True)
+    names = names() if callable(names) else names
     return check_head(counted, config, names, head=tuple(got.value["head"])) or counted
 
 
@@ -855,7 +857,7 @@ def admit(source: str, role: str | None = None, *, revision: str = "main", devic
                       environ=environ, shown=shown) for r in roles]
     chosen = next((a for a in answers if isinstance(a, Admitted)), answers[0])
     if isinstance(chosen, Admitted):  # counted exactly; the weights' own tensor names: a head may be absent
-        return measure(chosen, config, tensor_names(chosen))
+        return measure(chosen, config, lambda: tensor_names(chosen))
     return chosen
 
 

@@ -92,6 +92,9 @@ def run(job: str, args: tuple, *, memory: int, seconds: float) -> Boxed:
         except (EOFError, OSError):
             child.join(1.0)
             return Boxed(error=_death(child.exitcode, memory), seconds=time.monotonic() - started)
+        if kind == "ok" and peak > memory:  # finished, but held more than it was allowed (within the slack)
+            return Boxed(None, f"it needs {_human(peak)} of memory, more than the allowed {_human(memory)}", peak,
+                         took)
         return Boxed(value, None, peak, took) if kind == "ok" else Boxed(None, value, peak, took)
     finally:
         here.close()
