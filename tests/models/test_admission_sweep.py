@@ -69,7 +69,8 @@ def _files(tokenizer: int = 4_000) -> dict:
 
 
 def _answer(config, files=None):
-    role = ROLE.get(config.get("model_type") if isinstance(config, dict) else None, "masked-lm")
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    role = ROLE.get(model_type, "masked-lm") if isinstance(model_type, str) else "masked-lm"
     got = admission.decide("sweep/model", role, config, files or _files(), environ=ENV, disk=1 << 40)
     assert isinstance(got, (Admitted, Refusal)), got
     if isinstance(got, Refusal):
