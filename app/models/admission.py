@@ -23,7 +23,18 @@ deadline, checksums, no redirect to another host), then applies the rules in thi
    cache's disk; and the weights' bytes may not be far smaller than the parameters the config claims (a config
    claiming 10 B parameters over a few kilobytes of weights is a lie, even where the host turned the limit off).
 
-Then, for an admitted model, one more read: 8. **the head's weights** — the tensor names in the weights'
+Every rule reads only what ``decide`` is given, and ``decide`` never raises: a value it cannot read (Infinity, a
+list where a name goes, a config nested deeper than ``MAX_DEPTH``) is a Refusal. The tokenizer counts too: a
+tokenizer file over ``TOKENIZER_CAP`` is refused from the file list, and ``TOKENIZER_FACTOR`` x its bytes is added
+to the memory it needs. Hub ids follow the hub's own ASCII rules; folders are matched only by folder rules
+(``BVE_MODEL_FOLDERS``, or an allow-list pattern starting with ``/``, ``~`` or ``.``), hub ids only by hub-id
+patterns; a sentence names what the visitor typed, never a path this computer resolved it to.
+
+Then, for a model the rules admit: 7b. **the exact count** (:func:`measure`) — the model is built from its config
+on the meta device in a box (:mod:`app.models.box`: a child process with the host's limit and a deadline), since a
+config can size a model through fields no estimate reads; its parameters, buffers and tokenizer must fit the limit.
+One deadline (``ADMIT_DEADLINE_S``) covers admission's reads, response headers included (:func:`within`).
+And one more read: 8. **the head's weights** — the tensor names in the weights'
 safetensors header (a ``Range`` read of a few KB, or the shards' index) must include the head the role needs
 (:func:`check_head`): a config naming a masked-LM head over weights without one (DeBERTa v3) is refused, since the
 head would start from random weights.

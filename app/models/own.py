@@ -191,7 +191,7 @@ def location(spec: Admitted) -> Path:
 
 #: the longest a brought model may take to load in the box: the server then loads it too, and a load holds the
 #: interpreter's lock for most of its time (a 252 MB tokenizer.json: 179 s with the server frozen for everyone)
-LOAD_SECONDS_S = 30.0
+LOAD_SECONDS_S = 15.0
 _CHECKED: dict[str, int] = {}  # spec key -> the bytes its load took in the box (checked once per process)
 _CHECKED_LOCK = threading.Lock()
 
