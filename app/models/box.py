@@ -75,13 +75,13 @@ def _context():
 def run(job: str, args: tuple, *, memory: int, seconds: float) -> Boxed:
     """Run ``JOBS[job](*args)`` in a fresh child allowed ``memory`` more bytes than it starts with and ``seconds``;
     never raises for anything the job does."""
-    ctx = _context()
-    here, there = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(there, job, args, int(memory)), daemon=True)
     started = time.monotonic()
     try:
+        ctx = _context()
+        here, there = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_child, args=(there, job, args, int(memory)), daemon=True)
         child.start()
-    except Exception as e:  # noqa: BLE001 — no process could be made: say so, refuse
+    except Exception as e:  # noqa: BLE001 — no process could be made (no file descriptors, no memory): refuse
         return Boxed(error=f"no worker process could be started ({type(e).__name__})")
     there.close()
     try:
