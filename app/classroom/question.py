@@ -81,3 +81,89 @@ def normalise(question: Question | dict, value: object) -> str | None:
     if not word or len(word) > MAX_ANSWER_CHARS or not all(ch.isalnum() or ch in "'-" for ch in word):
         return None
     return word
+
+
+def reads(piece: str) -> str:
+    """A vocabulary piece as a person reads it: WordPiece's ``##`` and the BPE/SentencePiece space marks dropped."""
+    return piece[2:] if piece.startswith("##") else piece.lstrip("Ġ▁")
+
+
+def join_pieces(pieces) -> str:
+    """Pieces as a line of text: a WordPiece continuation (``##``) joins its word, a BPE/SentencePiece space mark
+    starts one, and every other piece is a word of its own."""
+    out = ""
+    for p in pieces:
+        if p.startswith("##"):
+            out += p[2:]
+        elif p.startswith(("Ġ", "▁")):
+            out += " " + p[1:]
+        else:
+            out += ("" if not out or p in ".,!?;:'" else " ") + p
+    return out.strip()
+
+
+def unique_labels(words) -> tuple[str, ...]:
+    """Labels a phone can tap, one per word: a repeated word gets its place, "the", "the (2)"."""
+    seen: dict[str, int] = {}
+    out = []
+    for w in words:
+        seen[w] = seen.get(w, 0) + 1
+        out.append(w if seen[w] == 1 else f"{w} ({seen[w]})")
+    return tuple(out)
+
+
+def window(n: int, around: int, size: int = MAX_CHOICES - 1) -> range:
+    """At most ``size`` consecutive indices of ``range(n)`` that hold ``around`` (a phone shows that many tokens)."""
+    start = min(max(around - size // 2, 0), max(n - size, 0))
+    return range(start, min(start + size, n))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def reveal(question: Question, tally: dict[str, int], in_vocabulary=None) -> dict:
+    """What the projector and the phones show on *Reveal*, computed from the hall's ``tally`` ({answer: count}):
+    ``rows`` [{answer, count, hall (share of those who answered), model (its probability, or None), right}],
+    ``answered`` (answers counted), ``left_out`` (free words not in the model's vocabulary, by ``in_vocabulary``:
+    they do not enter the histogram), and one ``sentence`` that says it."""
+    tally = {a: int(n) for a, n in tally.items() if int(n) > 0}
+    left_out = 0
+    if question.kind == "word" and in_vocabulary is not None:
+        kept = {a: n for a, n in tally.items() if in_vocabulary(a)}
+        left_out = sum(tally.values()) - sum(kept.values())
+        tally = kept
+    answered = sum(tally.values())
+    model = dict(question.model)
+    right = set(question.answer)
+    if question.kind == "multi":  # each choice: the share of answers that tapped it
+        counts = {c: sum(n for a, n in tally.items() if c in a.split(SEPARATOR)) for c in question.choices}
+    elif question.kind == "choice":
+        counts = {c: tally.get(c, 0) for c in question.choices}
+    else:
+        counts = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))[:12])
+        for a in (*question.answer, *model):
+            counts.setdefault(a, 0)
+    rows = [{"answer": a, "count": n, "hall": n / answered if answered else 0.0, "model": model.get(a),
+             "right": a in right} for a, n in counts.items()]
+    return {"rows": rows, "answered": answered, "left_out": left_out,
+            "sentence": _sentence(question, rows, answered, left_out)}
+
+
+def _sentence(question: Question, rows: list[dict], answered: int, left_out: int) -> str:
+    said = []
+    if not answered:
+        said.append("Nobody answered" + (f" with a word the model knows ({left_out} did not)" if left_out else ""))
+    else:
+        top = max(rows, key=lambda r: (r["count"], r["answer"] in question.answer))
+        verb = "tapped" if question.kind == "multi" else "chose" if question.kind == "choice" else "wrote"
+        said.append(f"{_pct(top['hall'])} of you {verb} {top['answer']}")
+    with_p = sorted((r for r in rows if r["model"] is not None), key=lambda r: -r["model"])
+    if with_p and question.kind != "multi":
+        said.append("the model put " + ", ".join(f"{_pct(r['model'])} on {r['answer']}" for r in with_p[:2]))
+    elif question.answer:
+        said.append("the answer: " + ", ".join(question.answer))
+    text = "; ".join(said) + "."
+    if left_out and answered:
+        text += f" {left_out} answer{'s' if left_out != 1 else ''} not in the model's vocabulary left out."
+    return text + (f" {question.explain}" if question.explain else "")

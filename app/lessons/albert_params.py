@@ -738,3 +738,32 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     presets = preset_rows(cache(count_presets), seq_len)
     loaded = cache(loaded_counts, models["albert"]) if "albert" in models else None
     return Result(arch, seq_len, yours, tuple(presets), tuple(table4_rows()), loaded, tuple(notes))
+
+
+# ----------------------------------------------------------------------------- ask the class
+
+
+def _millions(n: int) -> str:
+    return f"{n / 1e6:.1f} M" if n >= 1e5 else f"{n:,}"
+
+
+def question(result: Result):
+    """"How many parameters does E = 128 save here?": BERT's V·H embeddings against ALBERT's V·E + E·H + H at this
+    page's V and H, with three computed distractors (forgetting the projection, the whole V·H, the projection
+    alone). None when the four values do not read apart."""
+    from app.classroom.question import Question
+
+    arch = result.arch
+    v, h, e = arch.vocab_size, arch.hidden_size, 128
+    if e >= h:
+        return None
+    saved = v * h - (v * e + e * h + h)
+    options = {"saved": saved, "no projection": v * (h - e), "all of V·H": v * h, "the projection": e * h + h}
+    labels = {k: _millions(n) for k, n in options.items()}
+    if len(set(labels.values())) < 4:
+        return None
+    return Question("albert_params", f"Vocabulary V = {v:,}, hidden size H = {h:,}. How many parameters does a "
+                                     f"factorized embedding with E = {e} save against BERT's V·H?", "choice",
+                    tuple(labels[k] for k in sorted(options, key=options.get)),
+                    (labels["saved"],), (),
+                    f"V·H − (V·E + E·H + H) = {v * h:,} − {v * e + e * h + h:,} = {saved:,}.")

@@ -450,3 +450,25 @@ def sweep_story(sweep: dict, vocab: int) -> str:
                + (": the T² factor keeps it from vanishing as the distributions meet." if 0.1 <= ratio <= 10 else
                   f" ({ratio:.2g}× — the T² factor does not hold it steady here)."))
     return " ".join(out)
+
+
+# ----------------------------------------------------------------------------- ask the class
+
+ASKED_TEMPERATURES = (1.0, 2.0, 4.0, 8.0)
+
+
+def question(result: Result):
+    """"At which temperature does the student learn most?": the T whose T²·KL term (the soft-target loss the
+    student is trained on, :func:`temperature_sweep`) is largest on this sentence, among four of the sweep's."""
+    from app.classroom.question import Question
+
+    sweep = result.sweep
+    at = {t: k for t, k in zip(sweep["temperature"], sweep["kl_term"]) if t in ASKED_TEMPERATURES}
+    if len(at) < 2:
+        return None
+    best = max(at, key=at.get)
+    labels = {t: f"T = {t:g}" for t in at}
+    return Question("distillation", "At which temperature does the student get the largest soft-target signal "
+                                    "(T²·KL) from the teacher on this word?", "choice", tuple(labels.values()),
+                    (labels[best],), (),
+                    "T²·KL here: " + ", ".join(f"{labels[t]}: {at[t]:.3f}" for t in at) + ".")

@@ -459,3 +459,27 @@ def pooled_detection(models: dict, texts, seeds: int = 3, rate: float = DEFAULTS
             scores.append(discriminator_side(disc, tuple(corrupted.tolist()))[keep])
             labels.append((corrupted != torch.tensor(enc.input_ids))[keep])
     return detection_metrics(torch.cat(scores), torch.cat(labels))
+
+
+# ----------------------------------------------------------------------------- ask the class
+
+
+def question(result: Result):
+    """"Which word did the generator replace?": every word piece of the corrupted sentence to tap (and "none"),
+    the generator's replacements as the answer, the discriminator's P(replaced) for each piece as the model's."""
+    from app.classroom.question import Question, unique_labels, window
+
+    r = result.round
+    keep = [i for i, special in enumerate(r.special) if not special]
+    if len(keep) < 2:
+        return None
+    first = next((k for k, i in enumerate(keep) if r.labels[i]), 0)
+    keep = [keep[k] for k in window(len(keep), first)]  # a long sentence: the pieces around the first swap
+    labels = unique_labels(r.corrupted[i] for i in keep)
+    replaced = tuple(label for label, i in zip(labels, keep) if r.labels[i])
+    model = tuple((label, float(r.scores[i])) for label, i in zip(labels, keep))
+    flagged = [label for label, i in zip(labels, keep) if r.scores[i] >= 0.5]
+    said = (f"The discriminator flagged {', '.join(flagged)} (P(replaced) ≥ 0.5)." if flagged
+            else "The discriminator flagged no piece (every P(replaced) < 0.5).")
+    return Question("electra", "Which word did the generator replace? Tap every word you think was swapped in.",
+                    "multi", (*labels, "none"), replaced or ("none",), model, said)

@@ -483,3 +483,35 @@ def spread_story(never: dict[str, int], n_maskable: int, epochs: int) -> str:
                    f"Dynamic masking left {left} of {n_maskable} out in {epochs} epoch(s): each epoch draws afresh, "
                    "so more epochs reach them.")
     return " ".join(out)
+
+
+# ----------------------------------------------------------------------------- ask the class
+
+
+def question(result: Result):
+    """"Which word goes in the blank?" for the first masked target of the inspected epoch: the model's four likeliest
+    words and the word that was there, in alphabetical order (the order gives nothing away), with the model's
+    probability for each; its answer is its first choice. None when no target was shown as the mask."""
+    from app.classroom.question import Question, join_pieces, reads
+
+    blank = next((b for b in result.predictions if b.kind == MASKED), None)
+    if blank is None:
+        return None
+    guesses = {}
+    for word, p in zip(blank.guesses.words, blank.guesses.probabilities):
+        word = reads(word).strip()
+        if word and word.isalpha() and word not in guesses and len(guesses) < 4:
+            guesses[word] = float(p)
+    original = reads(blank.original).strip()
+    if original:
+        guesses.setdefault(original, float(blank.p_original))
+    if len(guesses) < 2:
+        return None
+    fed = list(result.fed[result.epoch - 1])
+    fed[blank.position] = "____"
+    shown = [p for p, special in zip(fed, result.sentence.special) if not special]
+    top = reads(blank.guesses.words[0]).strip()
+    rank = f"its guess no. {blank.rank_original}" if blank.rank_original else "not among its guesses"
+    return Question("masking", f"Which word goes in the blank? {join_pieces(shown)}", "choice",
+                    tuple(sorted(guesses, key=str.lower)), (top,), tuple(guesses.items()),
+                    f"The word there was {original}: {rank} ({100 * blank.p_original:.0f}%), on {result.shown_as}.")

@@ -565,3 +565,26 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     shown = tuple(sorted((s for s in scored if s.pair.base in picked), key=lambda s: (picked.index(s.pair.base),
                                                                                        KINDS.index(s.pair.kind))))
     return Result(tuple(heads), a, b, user, pieces, shown, accuracy, mean_not, mean_shared, pool, tuple(notes), grid)
+
+
+# ----------------------------------------------------------------------------- ask the class
+
+
+def question(result: Result):
+    """"Is B the next sentence?" for a pair from the pool (a swapped one when there is one: where the two heads
+    differ), yes or no; the right answer is how the pair was made, the model's is the NSP head's, and the reveal
+    says what each head said."""
+    from app.classroom.question import Question
+
+    pool = sorted(result.examples, key=lambda s: s.pair.kind != "swapped")
+    if not pool or not result.heads:
+        return None
+    pair = pool[0]
+    nsp = next((h for h in result.heads if h.objective == "nsp"), result.heads[0])
+    p_no = pair.p_not.get(nsp.key)
+    model = () if p_no is None else (("yes", 1 - p_no), ("no", p_no))
+    said = " ".join(f"{h.name}: {100 * pair.p_not[h.key]:.0f}% {h.says}." for h in result.heads if h.key in pair.p_not)
+    truth = "no" if pair.pair.label else "yes"
+    return Question("sentence_order", f"A: {pair.pair.a}  B: {pair.pair.b}  Is B the sentence that comes next after "
+                                      "A?", "choice", ("yes", "no"), (truth,), model,
+                    f"This pair is {pair.pair.kind.replace('-', ' ')}. {said}")

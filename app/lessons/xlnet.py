@@ -684,3 +684,28 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                   (side.query if stream == "query" else side.content)[index], mask.numpy(), rows,
                   xl.shown_as, xl.variant.label, bert.shown_as, bert.variant.label, tuple(notes),
                   view=mask_view(pieces.pieces, masks))
+
+
+# ----------------------------------------------------------------------------- ask the class
+
+
+def question(result: Result):
+    """"In this factorization order, which tokens may position k see?": the middle target of the order, every
+    content piece to tap; the answer is its query stream's row of ``perm_mask`` (0: may attend), computed, not
+    written: the pieces that come before it in the order."""
+    from app.classroom.question import Question, reads, unique_labels, window
+
+    masks, n = result.masks, result.pieces.n_content
+    if not masks.targets or n < 2:
+        return None
+    visible = {t: [j for j in range(n) if float(masks.perm_mask[t][j]) == 0.0] for t in masks.targets}
+    target = min(masks.targets, key=lambda t: (abs(len(visible[t]) - n / 2), t))  # sees about half: not obvious
+    shown = list(window(n, target))
+    labels = dict(zip(shown, unique_labels(reads(result.pieces.pieces[j]) or result.pieces.pieces[j]
+                                           for j in shown)))
+    sees = tuple(labels[j] for j in visible[target] if j in labels)
+    order = " → ".join(labels[j] for j in masks.order if j in labels)
+    return Question("xlnet", f"Order: {order}. Which tokens may position {target} ({labels[target]}) see when it is "
+                             "predicted?", "multi", (*labels.values(), "none"), sees or ("none",), (),
+                    f"{labels[target]} is step {list(masks.order).index(target) + 1} of {len(masks.order)}: its query "
+                    f"stream sees the {len(visible[target])} pieces before it in the order, never itself.")
