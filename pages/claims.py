@@ -48,7 +48,9 @@ ui.intro(
     "the two arms (paired: a seed gives both arms the same batches and masks), their 95% interval against what the "
     "claim needs (above 0 for *A beats B*, above −margin for *not worse by more than*, inside ±margin for *about "
     "as good as*), adjusted by Holm for every comparison on this page. *reproduces* when it is clearly on the "
-    "claim's side, *reverses* when clearly on the other, *too small to tell at this scale* otherwise."
+    "claim's side, *reverses* when clearly on the other, *too small to tell at this scale* otherwise. First, every "
+    "arm must count as trained (a health check on every seed): a comparison with an arm that did not learn its task "
+    "gets *no verdict* and is left out of Holm's count."
 )
 values = ui.bind(SPEC)
 st.session_state.setdefault(OWNER, live.new_owner())
@@ -76,8 +78,12 @@ if not r.has_results:
 elif v is None:
     st.warning("No verdict: the results hold no run of one of the two arms.")
 else:
-    box = {"success": st.success, "info": st.info, "error": st.error}[claims.VERDICT_LEVEL[v["verdict"]]]
+    box = {"success": st.success, "info": st.info, "error": st.error,
+           "warning": st.warning}[claims.VERDICT_LEVEL[v["verdict"]]]
     box(claims.verdict_text(comp, r.m))
+if comp.health:
+    with st.expander("Health before verdict: what each arm must reach to count as trained", expanded=bool(v and v.get("health"))):
+        st.markdown("\n".join(f"- {line}" for line in comp.health))
 
 # ----------------------------------------------------------------------------- curves
 if r.has_results:

@@ -43,6 +43,7 @@ import statistics
 from pathlib import Path
 
 from app.experiments import verdict as verdict_rule
+from app.core.text import count
 from app.experiments.claims import CLAIMS
 
 SCHEMA = 1
@@ -249,11 +250,90 @@ def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
     return ", ".join(parts)
 
 
+def health_checks(doc: dict) -> list[dict]:
+    """What each arm must reach to count as trained (app/experiments/claims.py ``Health``, as data): a known
+    experiment's from today's claims, else as the document recorded them (none when it says nothing)."""
+    if doc.get("experiment") in CLAIMS:
+        return CLAIMS[doc["experiment"]].as_dict()["health"]
+    return list(doc.get("claim", {}).get("health") or [])
+
+
+def health_value(record: dict, measure: str) -> float | None:
+    """One seed's number for a health check: a final number, or "train_loss_drop" (the first logged training
+    loss minus the last) or "teacher_gap" (the teacher's held-out masked top-1 minus this student's); None when
+    the seed does not record it."""
+    if measure == "train_loss_drop":
+        losses = [x for x in (record.get("curves") or {}).get("train_loss", []) if x is not None and math.isfinite(x)]
+        return losses[0] - losses[-1] if len(losses) >= 2 else None
+    if measure == "teacher_gap":
+        teacher = ((record.get("details") or {}).get("teacher_final") or {}).get("top1")
+        student = (record.get("final") or {}).get("valid_top1")
+        ok = all(isinstance(x, (int, float)) and math.isfinite(x) for x in (teacher, student))
+        return float(teacher) - float(student) if ok else None
+    v = (record.get("final") or {}).get(measure)
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def health(doc: dict) -> dict[str, list[dict]]:
+    """Every arm's health checks, seed by seed: arm -> [{what, measure, floor, why, on, values: {seed: value or
+    None}, failed: [seeds below the floor or without the number], passed, failure}] where ``failure`` is the
+    sentence a comparison with this arm shows instead of a verdict ("electra did not learn its task
+    (discriminator ROC-AUC on held-out replaced tokens 0.561, 0.541, 0.544 on seeds 0, 1, 2; needs ≥ 0.75)")."""
+    out: dict[str, list[dict]] = {arm: [] for arm in doc.get("arms", {})}
+    for h in health_checks(doc):
+        floor = _floor(h, doc.get("budget") or {})
+        for arm in (h["arms"] or list(out)):
+            if arm not in out:
+                continue
+            values = {r.get("seed", i): health_value(r, h["measure"]) for i, r in enumerate(doc["arms"][arm]["seeds"])}
+            failed = [s for s, v in values.items() if v is None or floor is None or v < floor]
+            row = {"what": h["what"], "measure": h["measure"], "floor": floor, "why": h["why"], "on": tuple(h["on"]),
+                   "values": values, "failed": failed, "passed": not failed, "failure": ""}
+            if failed:
+                row["failure"] = f"{h['fails'].format(arm=arm)} ({_failed_text(h['what'], values, failed, floor)})"
+            out[arm].append(row)
+    return out
+
+
+def _failed_text(what: str, values: dict, failed: list, floor: float | None) -> str:
+    """"discriminator ROC-AUC 0.561, 0.541, 0.544 on seeds 0, 1, 2 of 3, needs ≥ 0.750"; more than 3 seeds as a
+    range: "probe accuracy 0.515 to 0.526 on 10 of 10 seeds, needs ≥ 0.531"."""
+    known = [values[s] for s in failed if values[s] is not None]
+    if len(known) < len(failed):
+        shown = "not recorded"
+    elif len(failed) <= 3:
+        shown = ", ".join(fmt(v) for v in known)
+    else:
+        shown = f"{fmt(min(known))} to {fmt(max(known))}"
+    where = (f"seed{'s' if len(failed) != 1 else ''} {', '.join(str(s) for s in failed)} of {len(values)}"
+             if len(failed) <= 3 else f"{len(failed)} of {len(values)} seeds")
+    needs = f"needs ≥ {fmt(floor)}" if floor is not None else "its floor needs a count the budget does not record"
+    return f"{what} {shown} on {where}, {needs}"
+
+
+def _floor(h: dict, budget: dict) -> float | None:
+    from app.experiments.claims import Health
+
+    return Health(**{**h, "arms": tuple(h["arms"]), "on": tuple(h["on"])}).floor_of(budget)
+
+
+def failures(checks: dict[str, list[dict]], comp: dict) -> str:
+    """Why ``comp``'s arms do not count as trained ("" when both do): the failed checks that apply to it (a
+    check limited to some metrics applies only to comparisons on them), A's first."""
+    found = []
+    for arm in (comp["better"], comp["worse"]):
+        for row in checks.get(arm, []):
+            if row["failure"] and (not row["on"] or comp["metric"] in row["on"]):
+                found.append(row["failure"])
+    return "; ".join(found)
+
+
 def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
     """Per comparison whose arms are in ``doc``: its test judged alone (verdict.compare, paired by seed), before
-    the family's adjustment."""
+    the family's adjustment — or no verdict (verdict.unhealthy) when an arm failed its health check."""
     out = {}
     comparisons, metrics = plan(doc)
+    checks = health(doc)
     for comp in comparisons:
         if comp["better"] not in doc["arms"] or comp["worse"] not in doc["arms"]:
             continue
@@ -261,9 +341,11 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
         if not a or not b:
             continue
         seeds = len(set(a) & set(b)) or min(len(a), len(b))
-        out[comp["key"]] = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
-                                                comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
-                                                scale(doc, comp, seeds))
+        v = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
+                                 comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
+                                 scale(doc, comp, seeds))
+        failure = failures(checks, comp)
+        out[comp["key"]] = verdict_rule.unhealthy(v, failure) if failure else v
     return out
 
 
@@ -310,12 +392,18 @@ def measured_table(where: Path | None = None) -> str:
     :func:`folder`), judged together (Holm over the m with results), as markdown."""
     docs = family(where)
     found = judged(docs)
-    m = max((v["m"] for d in found.values() for v in d.values()), default=0)
-    lines = [f"{m} comparisons with results, recomputed from `assets/experiments/*.json` by "
-             "`python -m app.experiments verdicts --readme README.md` (a full `run` rewrites it): paired t-tests on the "
+    rows = [v for d in found.values() for v in d.values()]
+    m = max((v["m"] for v in rows), default=0)
+    unhealthy = sum(bool(v["health"]) for v in rows)
+    lines = [f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
+             "`python -m app.experiments verdicts --readme README.md` (a full `run` rewrites it). First, health before "
+             "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
+             "(`Health` in `app/experiments/claims.py`); "
+             f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
+             f"the family. The other {m}: paired t-tests on the "
              "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
              "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
-             "5% over all of them (rank k needs p ≤ 0.05/(m − k + 1)).",
+             f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)).",
              "",
              "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | seeds | p (Holm needs) | verdict |",
              "|---|---|---|---|---|---|---|---|"]
@@ -330,11 +418,29 @@ def measured_table(where: Path | None = None) -> str:
                 lines.append(f"{head} — | — | — | not run yet |")
             elif not v["enough_seeds"]:
                 lines.append(f"{head} {signed(v['difference'])} | {v['n_a']}/{v['n_b']} | — | {v['label']} |")
+            elif v["health"]:
+                n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
+                lines.append(f"{head} {signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}] | {n} | "
+                             f"— (not tested) | {v['label']} |")
             else:
                 n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
                 lines.append(f"{head} {signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}] | {n} | "
                              f"{v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank {v['rank']}) | {v['label']} |")
     return "\n".join(lines)
+
+
+def rewrite_verdicts(where: Path | None = None) -> list[Path]:
+    """Rewrite the ``verdicts`` convenience copy of every results file in ``where`` (default :func:`folder`) from
+    its seeds with today's claims, health checks and family, so the stored JSON says what the page and README
+    say; nothing else in a file changes. Returns the files rewritten."""
+    docs, done = family(where), []
+    found = judged(docs)
+    for name, doc in docs.items():
+        doc = dict(doc)
+        doc["verdicts"] = [dict(key=key, **v) for key, v in found[name].items()]
+        write(doc, path_of(name, where))
+        done.append(path_of(name, where))
+    return done
 
 
 def write_measured(path: Path, where: Path | None = None) -> None:
@@ -439,6 +545,6 @@ def _one_line(name: str, where: str | None, versions: tuple) -> str:
     smoke = ", a --quick smoke run" if doc.get("quick") else ""
     interval = (f"; {signed(h['difference'])} in the claimed direction, 95% interval {signed(h['ci_low'])} to "
                 f"{signed(h['ci_high'])}, p {h['p']:.2g} where Holm over {h['m']} comparisons needs ≤ "
-                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] else "")
+                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] and not h["health"] else "")
     return (f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
             f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}{interval}) — {h['label']}")

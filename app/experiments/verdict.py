@@ -25,7 +25,8 @@ The test, in plain numbers:
    the same standard in both directions and for every kind, and can be read off one interval: the 95%
    interval of the difference, ``d̄ ± t₀.₉₇₅(df) · se``, lies entirely on one side of the boundary exactly
    when p < 0.05 (for equivalence that is stricter than the 90% interval of the usual 5% TOST).
-3. **Multiplicity**: the page makes m comparisons (18 when every experiment has results). Holm's step-down
+3. **Multiplicity**: the page makes m comparisons: every comparison of app/experiments/claims.py with results,
+   at least 2 seeds per arm and both arms healthy (m is counted, never written down). Holm's step-down
    at α = 0.05 over those m: sort the p values, p₍₁₎ ≤ … ≤ p₍ₘ₎; the comparison of rank k needs
    ``p ≤ α / (m − k + 1)``, and Holm stops at the first rank that misses — no later rank passes.
    Equivalently the Holm-adjusted p, ``max over j ≤ k of (m − j + 1) · p₍ⱼ₎``, is at most α.
@@ -37,6 +38,11 @@ The test, in plain numbers:
    The label says which "cannot tell" it is: where the 95% interval clears the boundary on its own (p ≤ α) but
    not after Holm's adjustment, the difference is not small — the seeds are too few to settle it among m
    comparisons — and the label says so ("not settled by 3 seeds") instead of "too small to tell".
+
+5. **Health before verdict**: an arm that did not reach what its experiment requires to count as trained
+   (app/experiments/claims.py, ``Health``; checked per seed by app/experiments/results.py) gets no verdict:
+   :func:`unhealthy` marks the comparison **no verdict**, with the arm and its numbers, and :func:`judge` leaves
+   it out of Holm's family — an untrained arm's comparison is not a test of the claim.
 
 When every seed difference is the same (se = 0), any difference from the boundary is clear (p = 0).
 Pure Python: the page imports it without torch or scipy.
@@ -51,6 +57,7 @@ from dataclasses import asdict, dataclass, replace
 REPRODUCES = "reproduces"
 TOO_SMALL = "too small to tell at this scale"
 REVERSES = "reverses"
+NO_VERDICT = "no verdict"  # an arm failed its health check: the comparison is not made (outside Holm's family)
 VERDICTS = (REPRODUCES, TOO_SMALL, REVERSES)
 MIN_SEEDS = 2
 ALPHA = 0.05  # the family-wise error rate Holm keeps
@@ -193,6 +200,7 @@ class Verdict:
     scale: str  # the scale it was measured at ("hidden 128, 2 layers, 1600 steps, 3 seeds"), "" when unknown
     reason: str  # the rule applied to these numbers, in one sentence
     why: str = ""  # the reason's last part: Holm's decision and what it means for the claim
+    health: str = ""  # why an arm does not count as trained ("electra did not learn its task (...)"); "" when both do
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -349,10 +357,20 @@ def unsettled_seeds(v: Verdict) -> str:
     return str(len(v.seeds)) if v.design == "paired" else (str(v.n_a) if v.n_a == v.n_b else f"{v.n_a} and {v.n_b}")
 
 
+def unhealthy(v: Verdict, failure: str) -> Verdict:
+    """``v`` with no verdict because an arm did not count as trained: ``failure`` says which and by what numbers
+    ("electra did not learn its task (discriminator ROC-AUC 0.541 on seed 1, needs ≥ 0.75)"). Its numbers stay
+    (what was measured); it is outside Holm's family (rank 0) and passes nothing."""
+    v = replace(v, verdict=NO_VERDICT, label=f"{NO_VERDICT}: {failure}", health=failure, rank=0,
+                holm_threshold=None, p_holm=None, holm_pass=False, holm_stopped_at=0)
+    return replace(v, reason=reason(v), why=why(v))
+
+
 def judge(tests: dict, alpha: float = ALPHA) -> dict:
-    """The family's verdicts: ``tests`` ({key: Verdict from :func:`compare`}) adjusted by Holm over the
-    comparisons that have a test (enough seeds). key -> Verdict with m, rank, threshold and the decision."""
-    steps = holm({k: v.p for k, v in tests.items() if v.enough_seeds}, alpha)
+    """The family's verdicts: ``tests`` ({key: Verdict from :func:`compare`, or :func:`unhealthy`}) adjusted by
+    Holm over the comparisons that have a test (enough seeds, both arms healthy). key -> Verdict with m, rank,
+    threshold and the decision."""
+    steps = holm({k: v.p for k, v in tests.items() if v.enough_seeds and not v.health}, alpha)
     m = len(steps)
     stopped = min((s.rank for s in steps.values() if not s.rejected), default=0)
     out = {}
@@ -411,6 +429,9 @@ def holm_text(v: Verdict) -> str:
 
 def why(v: Verdict) -> str:
     """Holm's decision on this comparison and what it means for the claim, in numbers."""
+    if v.health:
+        return (f"{v.health}: an arm that did not count as trained is no test of the claim, so this comparison has "
+                f"no verdict and is not among the comparisons Holm adjusts")
     if not v.enough_seeds:
         return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread, so "
                 f"{v.label}")
@@ -436,6 +457,8 @@ def why(v: Verdict) -> str:
 
 def reason(v: Verdict) -> str:
     """One sentence: the test on these numbers and why it gives this verdict."""
+    if v.health:
+        return f"{NO_VERDICT}: {why(v)}" + (f" ({v.m} are)" if v.m else "")
     if not v.enough_seeds:
         return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread"
                 + (f" (it is not among the {v.m} comparisons Holm adjusts)" if v.m else ""))

@@ -253,7 +253,9 @@ def key_figure(r) -> go.Figure:
     fig = curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
     verdict = (comp.verdict or {}).get("label")  # on a projector the verdict stands with its curves (and its scale)
     lines = [esc(line) for line in textwrap.wrap(comp.claim, TITLE_CHARS)]
-    lines += [f"verdict: <b>{esc(verdict)}</b>"] if verdict else []
+    if verdict:  # a long one (no verdict: which arm did not learn, with its numbers) wraps like the claim
+        lines += [f"{'verdict: ' if i == 0 else ''}<b>{esc(part)}</b>"
+                  for i, part in enumerate(textwrap.wrap(verdict, TITLE_CHARS - len("verdict: ")))]
     more = (len(lines) - 1) * TITLE_LINE_PX  # a title of several lines pushes the legend and the plot down
     fig.update_layout(title=dict(text="<br>".join(lines), y=1, yref="container", yanchor="top", pad=dict(t=30)),
                       margin=dict(t=fig.layout.margin.t + more), height=fig.layout.height + more)

@@ -17,10 +17,15 @@ run NAME`` writes ``assets/experiments/NAME.json``). This lesson only reads them
   more than a stated margin (*noninferiority*), A and B are within ± the margin (*equivalence*);
 - the **verdict** is app/experiments/verdict.py's rule applied to the per-seed final numbers: a paired t-test
   on the per-seed differences A − B (Welch's where the arms share no seeds), its 95% interval against the
-  claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page (m = 19
-  with every experiment's results). *reproduces* when the difference is clearly on the claim's side,
+  claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page that has a
+  test (m, counted from the results). *reproduces* when the difference is clearly on the claim's side,
   *reverses* when it is clearly on the other (with the scale it was measured at), *too small to tell at
-  this scale* otherwise. No conclusion on this page is written by hand.
+  this scale* otherwise. No conclusion on this page is written by hand;
+- **health before verdict**: each experiment states what an arm must reach to count as trained
+  (app/experiments/claims.py ``Health``: ELECTRA's discriminator a held-out ROC-AUC floor, a probe clearly above
+  chance, a teacher stronger than its students, a training loss that fell), checked on every seed; a comparison
+  with an arm that fails gets *no verdict* (with the arm and its numbers) and leaves Holm's family
+  (:func:`health_lines` says every check of the two arms).
 
 When no results are there yet (before the full runs), the lesson shows the paper's side, the command that
 produces ours, and the live run (app/experiments/live.py: the smallest pair of arms, trained for a minute).
@@ -69,7 +74,7 @@ SPEC = Spec(
     Param("seconds", "int", 60, lo=10, hi=60, step=5, widget="slider", label="Live run length (s)",
           help="Training wall time of the live run (at most 60 s), after its data is prepared."),
 )
-VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.TOO_SMALL: "info", rule.REVERSES: "error"}
+VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.TOO_SMALL: "info", rule.REVERSES: "error", rule.NO_VERDICT: "warning"}
 
 
 # ----------------------------------------------------------------------------- reading the results
@@ -130,6 +135,7 @@ class Comparison:
     kind: str = rule.SUPERIORITY
     margin: float = 0.0
     margin_why: str = ""
+    health: tuple[str, ...] = ()  # every health check of A and B, one markdown line each (health_lines)
 
 
 @dataclass(frozen=True)
@@ -260,6 +266,7 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
     if found is None:
         found = results.verdicts(doc) if doc else {}
     labels = arm_labels(name, doc)
+    checks = results.health(doc) if doc else {}
     out = []
     for c in claim.comparisons:
         m = claim.metrics[c.metric]
@@ -267,9 +274,25 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
             c.key, c.claim, c.better, c.worse, labels[c.better], labels[c.worse],
             c.metric, m.label, m.higher_is_better, m.unit, c.source, c.note,
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
-            c.kind, c.margin, c.margin_why,
+            c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
         ))
     return tuple(out)
+
+
+def health_lines(checks: dict[str, list[dict]], better: str, worse: str, metric: str) -> tuple[str, ...]:
+    """Every health check that applies to a comparison's two arms (results.health), one markdown line each: what
+    the arm must reach, its number on every seed, and whether it passed. Empty before a run."""
+    lines = []
+    for side, arm in (("A", better), ("B", worse)):
+        for row in checks.get(arm, []):
+            if row["on"] and metric not in row["on"]:
+                continue
+            floor = "—" if row["floor"] is None else results.fmt(row["floor"])
+            values = ", ".join(f"{'not recorded' if v is None else results.fmt(v)}" for v in row["values"].values())
+            verdict = "passes" if row["passed"] else f"**fails** on {txt.count(len(row['failed']), 'seed')}"
+            lines.append(f"{side} ({txt.md(arm)}): {row['what']} ≥ {floor} on every seed — {values}: {verdict}. "
+                         f"Why: {row['why']}.")
+    return tuple(lines)
 
 
 def _n(x: float, digits: int = 3) -> str:
@@ -296,6 +319,9 @@ def verdict_text(c: Comparison, m: int) -> str:
     """The verdict box (markdown): what was measured, the interval, the test with Holm's threshold, the
     verdict and why — every number a student needs to check it by hand."""
     v = c.verdict
+    if v.get("health"):
+        return (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction.")
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
@@ -329,8 +355,8 @@ def interval_text(v: dict | None) -> str:
 
 
 def p_text(v: dict | None) -> str:
-    """A verdict's p and what Holm needs of it for a table: "0.0052 (Holm: ≤ 0.0038, rank 6 of 18)"."""
-    if not v or not v.get("enough_seeds"):
+    """A verdict's p and what Holm needs of it for a table: "0.0052 (Holm: ≤ 0.0038, rank 6 of 14)"."""
+    if not v or not v.get("enough_seeds") or v.get("health"):
         return "—"
     return f"{v['p']:.2g} (Holm: ≤ {v['holm_threshold']:.2g}, rank {v['rank']} of {v['m']})"
 
