@@ -48,7 +48,8 @@ ui.intro(
     "the two arms (paired: a seed gives both arms the same batches and masks), their 95% interval against what the "
     "claim needs (above 0 for *A beats B*, above −margin for *not worse by more than*, inside ±margin for *about "
     "as good as*), adjusted by Holm for every comparison on this page. *reproduces* when it is clearly on the "
-    "claim's side, *reverses* when clearly on the other, *too small to tell at this scale* otherwise. First, every "
+    "claim's side, *reverses* when clearly on the other; *equivalent within ±margin* when neither but the interval "
+    "lies clearly inside ± the metric's margin; *inconclusive at this scale* otherwise. First, every "
     "arm must count as trained (a health check on every seed): a comparison with an arm that did not learn its task "
     "gets *no verdict* and is left out of Holm's count."
 )
@@ -133,7 +134,8 @@ st.subheader("Every comparison of this claim")
 st.dataframe([{"#": i, "claim": c.claim, "kind": c.kind + (f", margin {c.margin:g}" if c.margin else ""),
                "verdict": "not run yet" if not r.has_results else (c.verdict or {}).get("label", "—"),
                "here (A − B)": "—" if c.verdict is None else f"{c.verdict['difference']:+.4g}",
-               "95% interval": claims.interval_text(c.verdict), "p": claims.p_text(c.verdict), "metric": c.metric,
+               "95% interval": claims.interval_text(c.verdict), "in margins": claims.margins_cell(c.verdict),
+               "p": claims.p_text(c.verdict), "metric": c.metric,
                "paper (A − B)": "; ".join(f"{row.measure}: {fmt(row.difference)}" for row in c.paper) or "—"}
               for i, c in enumerate(r.comparisons)], hide_index=True, width="stretch")
 

@@ -417,3 +417,58 @@ def test_verdict_docstrings_do_not_write_down_a_wrong_family_size():
         for n in re.findall(r"(\d+) when every experiment has results|m = (\d+)", doc):
             assert int(next(x for x in n if x)) == total
     assert "(18 when" not in verdict.__doc__
+
+
+# ----------------------------------------------------------------------------- three outcomes against the margin
+
+
+def test_three_outcomes_different_equivalent_and_inconclusive_against_the_margin():
+    base = [5.0, 5.3, 4.7, 5.15, 4.85]
+    near = verdict.decide(seeds(base), seeds([x + e for x, e in zip(base, (0.002, -0.003, 0.001, -0.002, 0.002))]),
+                          higher_is_better=False, equivalence_margin=0.05)
+    assert near.outcome == verdict.WITHIN and near.verdict == verdict.EQUIVALENT and near.equivalent
+    assert near.label == "equivalent within ±0.05" and near.ci_low > -0.05 and near.ci_high < 0.05
+    assert near.in_margins == pytest.approx(near.difference / 0.05) and "no difference larger than the margin" in near.why
+    wide = verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.1, 0.95, 1.0]), equivalence_margin=0.05)
+    assert wide.outcome == verdict.NEITHER and wide.verdict == TOO_SMALL == verdict.INCONCLUSIVE
+    assert "not ruled out" in wide.why and wide.label == "inconclusive at this scale"
+    clear = verdict.decide(seeds([2.0, 2.1, 2.2]), seeds([1.0, 1.1, 1.2]), equivalence_margin=0.05)
+    assert clear.outcome == verdict.DIFFERENT and clear.verdict == REPRODUCES and clear.in_margins == pytest.approx(20)
+    no_margin = verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.001, 1.199, 0.9]))  # no margin: no equivalence test
+    assert no_margin.verdict == TOO_SMALL and not no_margin.equivalent and math.isnan(no_margin.p_equiv)
+
+
+def test_tost_clears_exactly_when_the_95_percent_interval_lies_inside_the_margin():
+    rng = random.Random(5)
+    for _ in range(200):
+        a = [rng.gauss(0, 1) for _ in range(4)]
+        b = [x + rng.gauss(0.02, 0.03) for x in a]
+        v = verdict.decide(seeds(a), seeds(b), equivalence_margin=0.06)
+        inside = -0.06 < v.ci_low and v.ci_high < 0.06
+        assert (v.p_equiv < 0.05) == inside
+
+
+def test_equivalence_is_adjusted_by_holm_at_the_same_level():
+    def tight(offset: float) -> verdict.Verdict:  # paired differences offset ± 0.003: TOST p alone ~0.003-0.02
+        a = [1.0, 1.1, 0.9]
+        return verdict.decide(seeds(a), seeds([x - offset + e for x, e in zip(a, (0.003, -0.003, 0.0))]),
+                              equivalence_margin=0.02)
+    alone = tight(0.012)
+    assert alone.equivalent and alone.p_equiv < 0.05
+    fam = verdict.judge({k: tight(0.012) for k in "abcdefghij"})
+    v = fam["a"]
+    assert v.m == 10 and v.equiv_threshold <= 0.05 / 1 and v.p_equiv > 0.05 / 10
+    assert not all(x.equivalent for x in fam.values())  # ten of them: Holm's first threshold is 0.005
+
+
+def test_todays_verdicts_the_readme_and_the_stored_json_say_the_same():
+    found = results.judged(results.family(results.BUNDLED))
+    t = found["distillation"]["temperature_above_one"]
+    assert t["verdict"] == verdict.EQUIVALENT and t["label"] == "equivalent within ±0.01" and t["p_equiv"] < 1e-6
+    assert t["in_margins"] == pytest.approx(t["difference"] / 0.01)
+    table = results.measured_table(results.BUNDLED)
+    assert "in margins" in table and "TOST p" in table and "| equivalent within ±0.01 |" in table
+    for name, d in found.items():
+        stored = {v["key"]: v for v in results.read(results.BUNDLED / f"{name}.json")["verdicts"]}
+        assert {k: stored[k]["label"] for k in d} == {k: v["label"] for k, v in d.items()}, name
+        assert all(stored[k]["outcome"] == v["outcome"] for k, v in d.items())

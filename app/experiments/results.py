@@ -44,7 +44,7 @@ from pathlib import Path
 
 from app.experiments import verdict as verdict_rule
 from app.core.text import count
-from app.experiments.claims import CLAIMS
+from app.experiments.claims import CLAIMS, MARGINS
 
 SCHEMA = 1
 BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "experiments"  # where `run` writes by default
@@ -343,7 +343,7 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
         seeds = len(set(a) & set(b)) or min(len(a), len(b))
         v = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
                                  comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
-                                 scale(doc, comp, seeds))
+                                 scale(doc, comp, seeds), MARGINS.get(comp["metric"], (0.0, ""))[0])
         failure = failures(checks, comp)
         out[comp["key"]] = verdict_rule.unhealthy(v, failure) if failure else v
     return out
@@ -381,7 +381,8 @@ def verdicts(doc: dict, others: dict[str, dict] | None = None) -> dict[str, dict
     name = doc.get("experiment", "")
     docs = {k: d for k, d in (family() if others is None else others).items() if k != name}
     docs[name] = doc
-    return judged(docs)[name]
+    order = list(CLAIMS) + sorted(k for k in docs if k not in CLAIMS)  # the page's order: Holm's ties keep it
+    return judged({k: docs[k] for k in order if k in docs})[name]
 
 
 MEASURED_START, MEASURED_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
@@ -403,10 +404,15 @@ def measured_table(where: Path | None = None) -> str:
              f"the family. The other {m}: paired t-tests on the "
              "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
              "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
-             f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)).",
+             f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)). Three outcomes against the margin: *different* "
+             "(Holm passes the claim's test: *reproduces* or *reverses*), *equivalent within ±margin* (not different, "
+             "but the 95% interval lies inside ± the metric's margin: TOST, Holm's step-down at the same 5% over the "
+             f"{m} equivalence tests), *inconclusive* (neither; *not settled by N seeds* where the interval clears "
+             "the boundary alone but not after Holm). A − B is also given in margins of its metric.",
              "",
-             "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | seeds | p (Holm needs) | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | in margins | seeds | "
+             "p (Holm needs) | TOST p (Holm needs) | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, claim in CLAIMS.items():
         for c in claim.comparisons:
             v = found.get(name, {}).get(c.key)
@@ -415,17 +421,19 @@ def measured_table(where: Path | None = None) -> str:
             kind = c.kind + (f", margin {c.margin:g}{unit}" if c.margin else "")
             head = f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {kind} | {short_label(metric.label)} |"
             if v is None:
-                lines.append(f"{head} — | — | — | not run yet |")
-            elif not v["enough_seeds"]:
-                lines.append(f"{head} {signed(v['difference'])} | {v['n_a']}/{v['n_b']} | — | {v['label']} |")
-            elif v["health"]:
-                n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
-                lines.append(f"{head} {signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}] | {n} | "
-                             f"— (not tested) | {v['label']} |")
+                lines.append(f"{head} — | — | — | — | — | not run yet |")
+                continue
+            margins = margins_text(v)
+            if not v["enough_seeds"]:
+                lines.append(f"{head} {signed(v['difference'])} | {margins} | {v['n_a']}/{v['n_b']} | — | — | {v['label']} |")
+                continue
+            n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
+            interval = f"{signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}]"
+            if v["health"]:
+                lines.append(f"{head} {interval} | {margins} | {n} | — (not tested) | — | {v['label']} |")
             else:
-                n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
-                lines.append(f"{head} {signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}] | {n} | "
-                             f"{v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank {v['rank']}) | {v['label']} |")
+                lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
+                             f"{v['rank']}) | {tost_text(v)} | {v['label']} |")
     return "\n".join(lines)
 
 
@@ -441,6 +449,27 @@ def rewrite_verdicts(where: Path | None = None) -> list[Path]:
         write(doc, path_of(name, where))
         done.append(path_of(name, where))
     return done
+
+
+def margins_text(v: dict) -> str:
+    """A difference and its interval as multiples of the margin it is judged against: "+0.63 [+0.10, +1.17]"
+    ("—" when no margin is stated for its metric)."""
+    m = v.get("eq_margin") or 0.0
+    if not m > 0 or v.get("difference") is None:
+        return "—"
+    if not v.get("enough_seeds"):
+        return f"{signed(v['difference'] / m, 2)}"
+    return f"{signed(v['difference'] / m, 2)} [{signed(v['ci_low'] / m, 2)}, {signed(v['ci_high'] / m, 2)}]"
+
+
+def tost_text(v: dict) -> str:
+    """The equivalence test in a table cell: "2.0e-07 (≤ 0.0036)", or "—" (no margin, no test, or the claim is
+    itself an equivalence claim, whose p is the claim's)."""
+    pe, thr = v.get("p_equiv"), v.get("equiv_threshold")
+    if v.get("kind") == verdict_rule.EQUIVALENCE or pe is None or thr is None or not math.isfinite(pe) \
+            or not math.isfinite(thr):
+        return "—"
+    return f"{pe:.2g} (≤ {thr:.2g})"
 
 
 def write_measured(path: Path, where: Path | None = None) -> None:

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.experiments.results import short_label
+from app.experiments import verdict as rule
 from app.core.text import html as esc
 from app.figures import kept
 
@@ -144,7 +145,8 @@ def finals_figure(r) -> go.Figure:
     return _layout(fig, "Final numbers: every seed (dots), mean ± sd (diamonds)", 420)
 
 
-VERDICT_COLOURS = {"reproduces": "#2e7d32", "too small to tell at this scale": "#8a8a8a", "reverses": "#c62828"}
+VERDICT_COLOURS = {rule.REPRODUCES: "#2e7d32", rule.EQUIVALENT: "#1565c0", rule.TOO_SMALL: "#8a8a8a",
+                   rule.REVERSES: "#c62828"}  # no verdict (an arm failed its health check): no dot
 FAMILY_EDGE = 8.0  # the overview's x-axis runs over ± this many margins; longer intervals are cut at the edge
 KIND_MARK = {"superiority": ">", "noninferiority": "≥", "equivalence": "≈"}
 

@@ -18,9 +18,11 @@ run NAME`` writes ``assets/experiments/NAME.json``). This lesson only reads them
 - the **verdict** is app/experiments/verdict.py's rule applied to the per-seed final numbers: a paired t-test
   on the per-seed differences A − B (Welch's where the arms share no seeds), its 95% interval against the
   claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page that has a
-  test (m, counted from the results). *reproduces* when the difference is clearly on the claim's side,
-  *reverses* when it is clearly on the other (with the scale it was measured at), *too small to tell at
-  this scale* otherwise. No conclusion on this page is written by hand;
+  test (m, counted from the results). Three outcomes against the margin: *different* (*reproduces* when
+  the difference is clearly on the claim's side, *reverses* when clearly on the other, with the scale it
+  was measured at), *equivalent within ±margin* (not different, and the interval clearly inside ± the
+  metric's margin: TOST, Holm at the same level), *inconclusive at this scale* (neither); every difference is
+  also shown as a multiple of its margin. No conclusion on this page is written by hand;
 - **health before verdict**: each experiment states what an arm must reach to count as trained
   (app/experiments/claims.py ``Health``: ELECTRA's discriminator a held-out ROC-AUC floor, a probe clearly above
   chance, a teacher stronger than its students, a training loss that fell), checked on every seed; a comparison
@@ -74,7 +76,8 @@ SPEC = Spec(
     Param("seconds", "int", 60, lo=10, hi=60, step=5, widget="slider", label="Live run length (s)",
           help="Training wall time of the live run (at most 60 s), after its data is prepared."),
 )
-VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.TOO_SMALL: "info", rule.REVERSES: "error", rule.NO_VERDICT: "warning"}
+VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.EQUIVALENT: "info", rule.TOO_SMALL: "info", rule.REVERSES: "error",
+                 rule.NO_VERDICT: "warning"}
 
 
 # ----------------------------------------------------------------------------- reading the results
@@ -344,7 +347,22 @@ def verdict_text(c: Comparison, m: int) -> str:
             f"{v['df']:.3g} df{' (on 2 df, P(T ≥ t) = ½(1 − t/√(t² + 2)))' if v['df'] == 2 else ''}. This page makes {m} "
             f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
             f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}.")
-    return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, f"**Why**: {v['why']}."))
+    return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, margin_line(v),
+                        f"**Why**: {v['why']}."))
+
+
+def margin_line(v: dict) -> str:
+    """The verdict box's line on the margin: the difference and its interval in margins, and the equivalence test
+    (TOST) with the threshold Holm gives it — the third outcome, *equivalent within ±margin*."""
+    m = v.get("eq_margin") or 0.0
+    if not m > 0:
+        return "**Against the margin**: no margin is stated for this metric, so there is no equivalence test."
+    said = (f"**Against the margin** (±{m:g}): A − B = {results.margins_text(v)} margins (mean [95% interval]); "
+            f"outcome **{v['outcome']}**")
+    if v["kind"] == rule.EQUIVALENCE:
+        return said + " (the claim's own test is the equivalence test)."
+    return (said + f"; TOST (two one-sided tests, the 95% interval inside ±{m:g}) p = {v['p_equiv']:.2g}, Holm over "
+            f"the {v['m']} equivalence tests needs ≤ {v['equiv_threshold']:.2g}.")
 
 
 def interval_text(v: dict | None) -> str:
@@ -352,6 +370,11 @@ def interval_text(v: dict | None) -> str:
     if not v or not v.get("enough_seeds"):
         return "—"
     return f"{_n(v['ci_low'])} to {_n(v['ci_high'])}"
+
+
+def margins_cell(v: dict | None) -> str:
+    """A verdict's A − B and interval in margins of its metric for a table ("—" without a verdict)."""
+    return results.margins_text(v) if v else "—"
 
 
 def p_text(v: dict | None) -> str:
@@ -380,7 +403,7 @@ def family(name: str, doc: dict | None) -> dict[str, dict[str, dict]]:
     docs = {k: d for k, d in results.family().items() if k != name}
     if doc is not None:
         docs[name] = doc
-    return results.judged(docs)
+    return results.judged({k: docs[k] for k in CLAIMS if k in docs})  # the page's order: Holm's ties keep it
 
 
 def family_rows(found: dict[str, dict[str, dict]], name: str, chosen_key: str) -> tuple[FamilyRow, ...]:

@@ -196,3 +196,16 @@ def test_an_arm_that_did_not_learn_its_task_gets_no_verdict_and_the_page_shows_i
     overview = at.dataframe[-1].value
     assert all(label.startswith("no verdict: ") for label in overview["verdict"]) and set(overview["p"]) == {"—"}
     assert results.one_line("electra").split(" — ")[-1].startswith("no verdict: electra did not learn its task")
+
+
+def test_the_verdict_box_gives_the_effect_in_margins_and_the_equivalence_test(app_page, results_dir):
+    write(results_dir, results.read(results.BUNDLED / "distillation.json"))
+    at = app_page(PAGE, claim="distillation", compare="3")  # T = 2 vs T = 1: clearly within ±0.01 of top-1
+    assert not at.exception
+    v = claims.run({}, claims.Inputs(claim="distillation", compare=3)).comparison.verdict
+    box = next(i.value for i in at.info if "Verdict: equivalent within ±0.01" in i.value)
+    assert "**Against the margin** (±0.01)" in box and f"outcome **{verdict.WITHIN}**" in box
+    assert results.margins_text(v) in box and f"{v['p_equiv']:.2g}" in box and f"{v['equiv_threshold']:.2g}" in box
+    overview = at.dataframe[-1].value
+    assert list(overview["in margins"]) == [claims.margins_cell(c.verdict) for c in
+                                            claims.run({}, claims.Inputs(claim="distillation")).comparisons]
