@@ -431,6 +431,19 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     )
 
 
+def vs_t1(change: float, temperature: float) -> str | None:
+    """A probability's change from T = 1, in percentage points (a difference of two percents is not a percent):
+    "-36.2 percentage points vs T = 1"; None at T = 1, where there is nothing to compare."""
+    return None if temperature == 1 else f"{change * 100:+.1f} percentage points vs T = 1"
+
+
+def bars_caption_start(temperature: float) -> str:
+    """The soft-target figure's first words: which bars are which temperature (at T = 1 the two are the same)."""
+    if temperature == 1:
+        return "At T = 1 the pale (T = 1) and solid bars are the same: move the temperature to see it soften them."
+    return f"Pale bars: T = 1; solid bars: T = {temperature:g}."
+
+
 def sweep_story(sweep: dict, vocab: int) -> str:
     """What the temperature figure shows, computed from its sweep: whether both distributions flatten as T grows
     (entropy rising towards log V), whether the gap between their entropies shrinks, and what the T²-scaled
