@@ -445,3 +445,19 @@ def test_the_overview_draws_every_comparison_against_its_boundary(results_dir):
     ni = [x for x, y in zip(ticks.x, ticks.y) if "dynamic_vs_static10" in y]
     assert eq == [-1.0, 1.0] and ni == [-1.0]
     assert "4 comparisons" in claims.family_caption(r) and "0.05 nats" in claims.family_caption(r)
+
+
+def test_pairing_by_seed_does_not_claim_the_same_batches_and_masks(results_dir):
+    import json
+
+    bundled = Path(__file__).resolve().parents[1] / "assets" / "experiments"
+    electra = json.loads((bundled / "electra.json").read_text())
+    text = claims.pairing_text(electra, "electra", "mlm")
+    assert "A trained 1,802 steps, B 2,000" in text and "same batches and masks" not in text
+    masking = json.loads((bundled / "masking.json").read_text())
+    assert claims.pairing_text(masking, "dynamic", "static10") == claims.PAIRING  # same steps, masks differ by design
+    assert "differs by design" in claims.PAIRING
+    write(results_dir, make_doc("masking", CLEAR))
+    r = claims.run({}, claims.Inputs(claim="masking"))
+    box = claims.verdict_text(r.comparison, r.m)
+    assert claims.PAIRING in box and "the same seed gives both arms the same batches and masks" not in box

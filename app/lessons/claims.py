@@ -104,6 +104,23 @@ def _version(name: str) -> tuple[str, int]:
 # ----------------------------------------------------------------------------- what the page shows
 
 
+PAIRING = ("a seed sets both arms' initial weights (the same where their shapes match) and the random stream that "
+           "orders their batches; what an arm's recipe changes — its masks, its copies of the data, its objective — "
+           "differs by design, so their batches and masks need not be the same")
+
+
+def pairing_text(doc: dict | None, better: str, worse: str) -> str:
+    """What pairing A and B by seed means for these two arms: :data:`PAIRING`, and their step counts when they
+    differ (ELECTRA's arms spend the same FLOPs in different numbers of steps)."""
+    arms = (doc or {}).get("arms", {})
+    steps = [sorted({r.get("steps") for r in arms.get(k, {}).get("seeds", []) if isinstance(r.get("steps"), int)})
+             for k in (better, worse)]
+    if all(len(x) == 1 for x in steps) and steps[0] != steps[1]:
+        return (f"{PAIRING}; and A trained {steps[0][0]:,} steps, B {steps[1][0]:,}, so even the number of batches "
+                "differs")
+    return PAIRING
+
+
 @dataclass(frozen=True)
 class PaperRow:
     measure: str
@@ -139,6 +156,7 @@ class Comparison:
     margin: float = 0.0
     margin_why: str = ""
     health: tuple[str, ...] = ()  # every health check of A and B, one markdown line each (health_lines)
+    pairing: str = PAIRING  # what pairing by seed shares between A and B, and what it does not (pairing_text)
 
 
 @dataclass(frozen=True)
@@ -278,6 +296,7 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
             c.metric, m.label, m.higher_is_better, m.unit, c.source, c.note,
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
             c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
+            pairing_text(doc, c.better, c.worse),
         ))
     return tuple(out)
 
@@ -324,14 +343,15 @@ def verdict_text(c: Comparison, m: int) -> str:
     v = c.verdict
     if v.get("health"):
         return (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
-                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction.")
+                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
+                f"seed ({c.pairing}).")
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
     if v["design"] == "paired":
         per_seed = ", ".join(f"seed {s}: {results.fmt(a, 4)} vs {results.fmt(b, 4)} → {_n(d)}" for s, a, b, d in
                              zip(v["seeds"], v["a"], v["b"], v["diffs"]))
-        measured = (f"**Measured**, paired by seed (the same seed gives both arms the same batches and masks), A vs B "
+        measured = (f"**Measured**, paired by seed ({c.pairing}), A vs B "
                     f"and the difference {sign}: {per_seed}. Mean {_n(v['difference'])}, sd {v['sd']:.3g}, "
                     f"se = sd/√{v['n']} = {v['se']:.3g}, df = {v['n']} − 1 = {v['df']:g}.")
     else:
