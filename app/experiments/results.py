@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import replace
 import math
 import os
 import statistics
@@ -369,6 +370,8 @@ def judged(docs: dict[str, dict]) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {name: {} for name in docs}
     for (name, key), v in decided.items():
         c = rows[(name, key)]
+        if c.get("ours"):  # tested away from where the paper made it: the label says whose claim it judges
+            v = replace(v, label=f"{v.label} {OURS}")
         out[name][key] = {"better": c["better"], "worse": c["worse"], "metric": c["metric"], **v.as_dict()}
     return out
 
@@ -384,6 +387,8 @@ def verdicts(doc: dict, others: dict[str, dict] | None = None) -> dict[str, dict
     order = list(CLAIMS) + sorted(k for k in docs if k not in CLAIMS)  # the page's order: Holm's ties keep it
     return judged({k: docs[k] for k in order if k in docs})[name]
 
+
+OURS = "(our setting, not the paper's)"
 
 MEASURED_START, MEASURED_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
 
@@ -419,7 +424,8 @@ def measured_table(where: Path | None = None) -> str:
             metric = claim.metrics[c.metric]
             unit = f" {metric.unit}" if metric.unit else ""
             kind = c.kind + (f", margin {c.margin:g}{unit}" if c.margin else "")
-            head = f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {kind} | {short_label(metric.label)} |"
+            ours = "*(ours)* " if c.ours else ""
+            head = f"| {name} | {ours}{c.claim} (`{c.better}` vs `{c.worse}`) | {kind} | {short_label(metric.label)} |"
             if v is None:
                 lines.append(f"{head} — | — | — | — | — | not run yet |")
                 continue

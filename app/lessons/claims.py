@@ -157,6 +157,7 @@ class Comparison:
     margin_why: str = ""
     health: tuple[str, ...] = ()  # every health check of A and B, one markdown line each (health_lines)
     pairing: str = PAIRING  # what pairing by seed shares between A and B, and what it does not (pairing_text)
+    ours: str = ""  # tested away from where the paper made it: where the paper did and where we do ("" otherwise)
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,7 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
             c.metric, m.label, m.higher_is_better, m.unit, c.source, c.note,
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
             c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
-            pairing_text(doc, c.better, c.worse),
+            pairing_text(doc, c.better, c.worse), c.ours,
         ))
     return tuple(out)
 
@@ -494,6 +495,35 @@ def compute_note(doc: dict, comp: Comparison) -> Note | None:
                 f"steps of {b[0] / 1e9:.1f} GFLOP ({ta / tb:.1f}×).")
 
 
+def nsp_on_sop_note(doc: dict) -> Note | None:
+    """The sentence experiment's NSP arm on SOP, beside chance and the arm without a sentence objective: ALBERT's
+    "an NSP-trained model cannot solve SOP" is not what sop_solves_sop tests, so its numbers are shown, not judged."""
+    arms = doc.get("arms", {})
+    if "nsp" not in arms:
+        return None
+    probe = results.spread(results.finals(doc, "nsp", "sop_probe"))
+    head = results.spread(results.finals(doc, "nsp", "sop_head"))
+    none = results.spread(results.finals(doc, "none", "sop_probe")) if "none" in arms else {"n": 0}
+    if not probe["n"]:
+        return None
+    said = (f"Not tested here: ALBERT's \"an NSP-trained model cannot solve SOP\" (52.0 in its Table 5, near chance). "
+            f"This experiment's NSP arm has SOP probe {probe['mean']:.3f} (sd {probe['sd']:.3f}, "
+            f"{txt.count(probe['n'], 'seed')}; chance 0.5)")
+    if none["n"]:
+        said += f", where the arm without a sentence objective has {none['mean']:.3f}"
+    if head["n"]:
+        said += f", and its own NSP head scores {head['mean']:.3f} on SOP pairs"
+    n = (doc.get("budget") or {}).get("probe_test")
+    if not isinstance(n, int) or n <= 0:
+        return Note(said + ".")
+    floor = 0.5 + 1.96 * (0.25 / n) ** 0.5  # clearly above chance on the probe's n test pairs, one-sided 2.5%
+    if probe["min"] > floor:
+        return Note(said + f": every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), so that half "
+                    "of the claim does not hold here as stated.")
+    return Note(said + f": not every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), in line with "
+                "that half of the claim, which no verdict here tests.")
+
+
 def teacher_note(doc: dict) -> Note | None:
     """Distillation only: the teacher's held-out top-1 beside its students' (the same 15% masking of the same
     held-out sequences), so the premise — a teacher much stronger than the student — is checked, not assumed."""
@@ -571,7 +601,10 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             sp = results.spread([v for _, v in kept])
             finals.append(Final(arm, a["label"], tuple(s for s, _ in kept), tuple(v for _, v in kept), sp["mean"],
                                 sp["sd"], sp["min"], sp["max"], a.get("params"), arm in pair))
-        for note in (teacher_note(doc) if name == "distillation" else None, compute_note(doc, comp)):
+        for note in (teacher_note(doc) if name == "distillation" else None,
+                     nsp_on_sop_note(doc) if (name, comp.key) == ("sentence", "sop_solves_sop") else None,
+                     Note(f"Ours, not the paper's setting: {comp.ours}") if comp.ours else None,
+                     compute_note(doc, comp)):
             if note is not None:
                 notes.append(note)
         missing = [a for a in (comp.better, comp.worse) if a not in doc["arms"]]
