@@ -140,8 +140,8 @@ st.dataframe([{"#": i, "claim": c.claim, "kind": c.kind + (f", margin {c.margin:
                "paper (A − B)": "; ".join(f"{row.measure}: {fmt(row.difference)}" for row in c.paper) or "—"}
               for i, c in enumerate(r.comparisons)], hide_index=True, width="stretch")
 
-if r.m:
-    st.subheader(f"All {r.m} comparisons of this page")
+if any(row.verdict for row in r.family):  # some experiment has results (a no verdict counts: its row is drawn)
+    st.subheader(f"All {len(r.family)} comparisons of this page")
     ui.show_figure(figures.family_figure(r), "claims-all-comparisons")
     st.caption(claims.family_caption(r))
 

@@ -218,8 +218,9 @@ def family_figure(r) -> go.Figure:
                      showgrid=False)
     fig.update_xaxes(range=[-edge * 1.05, edge * 1.05], zeroline=False,
                      title_text="A − B in margins of its metric (positive = the claimed direction)")
-    return _layout(fig, f"All {r.m} comparisons: 95% intervals against what each claim needs, Holm-adjusted verdicts",
-                   130 + 30 * len(rows))
+    tested = f"{r.m} tested" + (f"; {len(rows) - r.m} without a test have no dot" if len(rows) > r.m else "")
+    return _layout(fig, f"All {len(rows)} comparisons ({tested}): 95% intervals against what each claim needs, "
+                   "Holm-adjusted verdicts", 130 + 30 * len(rows))
 
 
 @kept

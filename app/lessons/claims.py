@@ -413,8 +413,10 @@ def family_caption(r) -> str:
     return (f"Every comparison of every claim on this page: A − B (positive = the claimed direction) in units of its "
             f"metric's margin ({units}), its 95% interval as a bar, and the boundary its claim needs (a black tick): "
             f"above 0 for *A beats B*, above −1 margin for *not worse by more than*, inside ±1 margin (shaded) for "
-            f"*about as good as*. The colour is the verdict after Holm's adjustment over the {r.m} comparisons with "
-            f"results, so an interval that clears its boundary can still be grey. Intervals past the edge are cut "
+            f"*about as good as*. The colour is the verdict after Holm's adjustment over the {r.m} comparisons tested "
+            f"(green reproduces, blue equivalent within ± the margin, grey inconclusive, red reverses), so an interval "
+            f"that clears its boundary can still be grey; a comparison with an arm that failed its health check, or "
+            f"not run yet, has no dot. Intervals past the edge are cut "
             f"there (the number is written at the edge); hover for every number.")
 
 

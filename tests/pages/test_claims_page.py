@@ -198,6 +198,8 @@ def test_an_arm_that_did_not_learn_its_task_gets_no_verdict_and_the_page_shows_i
     assert results.one_line("electra").split(" — ")[-1].startswith("no verdict: electra did not learn its task")
     text = shown_text(at)  # ELECTRA's arms differ even in their step counts: pairing shares seeds, not batches
     assert "same batches and masks" not in text and "A trained 1,802 steps, B 2,000" in text
+    total = sum(len(c.comparisons) for c in claims.CLAIMS.values())
+    assert f"All {total} comparisons of this page" in [h.value for h in at.subheader]  # counted, drawn with m tested
 
 
 def test_the_verdict_box_gives_the_effect_in_margins_and_the_equivalence_test(app_page, results_dir):
