@@ -104,3 +104,17 @@ def test_claims_tested_away_from_the_papers_setting_say_they_are_ours():
     assert table.count("| sharing | *(ours)* ") == 2
     r = claims.run({}, claims.Inputs(claim="sharing", compare=4))
     assert any(n.text.startswith("Ours, not the paper's setting: ALBERT's Table 3 shows it at E = 128") for n in r.notes)
+
+
+def test_a_comparison_without_a_verdict_describes_the_other_metrics_untested():
+    r = claims.run({}, claims.Inputs(claim="masking", compare=2))  # span vs token: the probe is near chance
+    assert r.comparison.verdict["verdict"] == "no verdict"
+    note = next(n.text for n in r.notes if n.text.startswith("No verdict here, so described, not tested"))
+    doc = _doc("masking")
+    loss = [next(s["final"]["valid_loss"] for s in doc["arms"][arm]["seeds"] if s["seed"] == k)
+            for k in range(10) for arm in ("dynamic", "span")]
+    mean = sum(loss[0::2][i] - loss[1::2][i] for i in range(10)) / 10  # a loss: B − A is the claimed direction
+    assert f"held-out masked-LM loss −{abs(mean):.3g} nats (that sign on 10 of 10 seeds)" in note
+    assert "cloze top-5 −0.0471" in note and "acceptability" not in note  # the comparison's own metric is not repeated
+    tested = claims.run({}, claims.Inputs(claim="masking", compare=0))  # a verdict: no such note
+    assert not any(n.text.startswith("No verdict here") for n in tested.notes)

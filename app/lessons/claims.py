@@ -497,6 +497,33 @@ def compute_note(doc: dict, comp: Comparison) -> Note | None:
                 f"steps of {b[0] / 1e9:.1f} GFLOP ({ta / tb:.1f}×).")
 
 
+def other_metrics_note(name: str, doc: dict, comp: Comparison) -> Note | None:
+    """When a comparison has no verdict (an arm failed its health check), what the same two arms show on the
+    experiment's other metrics: the mean paired difference A − B, signed so that positive is the claimed direction,
+    and on how many seeds it has that sign — described, not tested (no verdict rests on it)."""
+    v = comp.verdict or {}
+    if not v.get("health"):
+        return None
+    parts = []
+    for metric, m in CLAIMS[name].metrics.items():
+        if metric in (comp.metric, "params"):
+            continue
+        a, b = results.per_seed(doc, comp.better, metric), results.per_seed(doc, comp.worse, metric)
+        seeds = [s for s in a if s in b]
+        if len(seeds) < 2:
+            continue
+        sign = 1.0 if m.higher_is_better else -1.0
+        diffs = [sign * (a[s] - b[s]) for s in seeds]
+        mean = sum(diffs) / len(diffs)
+        same = sum(1 for d in diffs if (d > 0) == (mean > 0) and d != 0)
+        unit = f" {m.unit}" if m.unit else ""
+        parts.append(f"{short_label(m.label)} {_n(mean)}{unit} (that sign on {same} of {txt.count(len(seeds), 'seed')})")
+    if not parts:
+        return None
+    return Note("No verdict here, so described, not tested: the same two arms on the experiment's other metrics, A − B "
+                "with positive the claimed direction: " + "; ".join(parts) + ".")
+
+
 def nsp_on_sop_note(doc: dict) -> Note | None:
     """The sentence experiment's NSP arm on SOP, beside chance and the arm without a sentence objective: ALBERT's
     "an NSP-trained model cannot solve SOP" is not what sop_solves_sop tests, so its numbers are shown, not judged."""
@@ -603,7 +630,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             sp = results.spread([v for _, v in kept])
             finals.append(Final(arm, a["label"], tuple(s for s, _ in kept), tuple(v for _, v in kept), sp["mean"],
                                 sp["sd"], sp["min"], sp["max"], a.get("params"), arm in pair))
-        for note in (teacher_note(doc) if name == "distillation" else None,
+        for note in (teacher_note(doc) if name == "distillation" else None, other_metrics_note(name, doc, comp),
                      nsp_on_sop_note(doc) if (name, comp.key) == ("sentence", "sop_solves_sop") else None,
                      Note(f"Ours, not the paper's setting: {comp.ours}") if comp.ours else None,
                      compute_note(doc, comp)):
