@@ -17,6 +17,7 @@ from __future__ import annotations
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -25,14 +26,17 @@ from typing import Callable
 import torch
 
 from app.core import text as txt
+from app.experiments.verdict import t_critical
 from app.models import device as devices
+
+MIN_ROUNDS = 3  # rounds in turns behind a ratio's interval (2 degrees of freedom at least)
 
 
 @dataclass(frozen=True)
 class Defaults:
     repeats: int = 9  # timed forwards per (sentence, variant); the median is reported
     budget_ms: float = 1500.0  # ... but rounds stop once this much was timed (base-size models: a round takes ~1 s)
-    least: int = 2  # ... after at least this many rounds
+    least: int = 5  # ... after at least this many rounds: enough for an interval of a ratio (ratio_interval, 4 df)
     warmup: int = 2  # untimed rounds first (allocations, lazy init); one when it already took a third of the budget
 
 
@@ -156,8 +160,37 @@ def with_encoders(models: dict[str, tuple[object, object]], text: str, **timing)
     forwards = {(name, "whole"): pair for name, pair in models.items()}
     forwards.update({(name, "encoder"): (model.base_model, tok) for name, (model, tok) in models.items()})
     timed = forward_latencies(forwards, text, **timing)
-    return {name: {**timed[name, "whole"], "encoder_median_ms": timed[name, "encoder"]["median_ms"]}
-            for name in models}
+    return {name: {**timed[name, "whole"], "encoder_median_ms": timed[name, "encoder"]["median_ms"],
+                   "encoder_samples_ms": timed[name, "encoder"]["samples_ms"]} for name in models}
+
+
+# ----------------------------------------------------------------------------- how much quicker, with its interval
+
+
+def ratio_interval(slow: list[float], fast: list[float]) -> dict | None:
+    """How many times longer ``slow`` takes than ``fast``, from rounds timed in turns (round i of each ran back to
+    back, so a burst of load falls on both): the per-round ratios slow_i / fast_i, their geometric mean and its 95%
+    interval (Student's t on the logs, n − 1 df). {"ratio", "low", "high", "n"}; None with fewer than
+    :data:`MIN_ROUNDS` rounds or a non-positive time."""
+    n = min(len(slow), len(fast))
+    if n < MIN_ROUNDS or any(x <= 0 for x in (*slow[:n], *fast[:n])):
+        return None
+    logs = [math.log(a / b) for a, b in zip(slow[:n], fast[:n])]
+    mean, half = statistics.fmean(logs), t_critical(n - 1) * statistics.stdev(logs) / math.sqrt(n)
+    return {"ratio": math.exp(mean), "low": math.exp(mean - half), "high": math.exp(mean + half), "n": n}
+
+
+def clearly(iv: dict | None) -> str:
+    """What an interval of slow/fast supports: "quicker" (all of it above 1), "slower" (all below 1), or "noise"
+    (it contains 1: within noise on this machine); "" without an interval."""
+    if not iv:
+        return ""
+    return "quicker" if iv["low"] > 1 else "slower" if iv["high"] < 1 else "noise"
+
+
+def interval_words(iv: dict) -> str:
+    """"95% interval 1.82–2.41×, 5 rounds in turns"."""
+    return f"95% interval {iv['low']:.2f}–{iv['high']:.2f}×, {iv['n']} rounds in turns"
 
 
 def warm_done(progress: dict | None) -> bool:

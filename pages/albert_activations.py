@@ -12,21 +12,8 @@ from app.figures import albert_activations as figures
 from app.core.text import md, visible
 
 SPEC = albert.SPEC
-TRENDS = {
-    "settling": "keep shrinking — the block is settling towards a fixed point, where one more application changes little",
-    "slowing": "shrink, but slowly — the tokens are still drifting when we stop",
-    "not settling": "do not shrink — the block keeps moving the tokens, with no fixed point in sight",
-}
-
 st.title("ALBERT: one block, applied L times")
-ui.intro(
-    "BERT stacks L *different* transformer layers. ALBERT keeps **one** layer and applies it L times: the "
-    "output of one pass is the input of the next, through the very same weights. What does that do to the "
-    "representation? The ALBERT paper (Figure 1) measured, for every layer, how far its output moves from its "
-    "input, and found ALBERT's transitions *smoother* than BERT's — the shared block acts more like one step "
-    "of an iterative process. Here are the same measures, live, for your sentence, with ALBERT and BERT side "
-    "by side. You can also keep applying ALBERT's block **past** L and watch whether the tokens settle."
-)
+ui.intro(albert.INTRO)
 values = ui.bind(SPEC)
 # a new text (typed here or on another page): its word index meant a word of the old one
 values["new_text"] = ui.text_changed(SPEC.word, values["text"], albert.DEFAULT_TEXT)
@@ -108,7 +95,7 @@ else:
         st.markdown(
             f"Each application moves the tokens by {c['first']:.3f} at first, {c['at_L']:.3f} at application "
             f"{a.layers} (where the model stops) and {c['last']:.3f} at application {u.applications}: the steps "
-            f"{TRENDS[c['trend']]}. Training only ever saw L applications, so what happens after is the block's own "
+            f"{albert.TRENDS[c['trend']]}. Training only ever saw L applications, so what happens after is the block's own "
             "dynamics, untrained."
         )
 

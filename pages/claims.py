@@ -45,10 +45,14 @@ ui.intro(
     "the same data and training steps for every **arm** (ELECTRA's: the same FLOPs), changing only what the arm's "
     "label names — where two arms still spend different compute, the page says so — and several **seeds** per "
     "arm. The verdict is computed from those seeds by a fixed rule: the per-seed differences between "
-    "the two arms (paired: a seed gives both arms the same batches and masks), their 95% interval against what the "
+    "the two arms (paired: a seed sets both arms' initial weights and batch order, so they rise and fall together "
+    "across seeds; what an arm's recipe changes differs by design), their 95% interval against what the "
     "claim needs (above 0 for *A beats B*, above −margin for *not worse by more than*, inside ±margin for *about "
     "as good as*), adjusted by Holm for every comparison on this page. *reproduces* when it is clearly on the "
-    "claim's side, *reverses* when clearly on the other, *too small to tell at this scale* otherwise."
+    "claim's side, *reverses* when clearly on the other; *equivalent within ±margin* when neither but the interval "
+    "lies clearly inside ± the metric's margin; *inconclusive at this scale* otherwise. First, every "
+    "arm must count as trained (a health check on every seed): a comparison with an arm that did not learn its task "
+    "gets *no verdict* and is left out of Holm's count."
 )
 values = ui.bind(SPEC)
 st.session_state.setdefault(OWNER, live.new_owner())
@@ -76,8 +80,12 @@ if not r.has_results:
 elif v is None:
     st.warning("No verdict: the results hold no run of one of the two arms.")
 else:
-    box = {"success": st.success, "info": st.info, "error": st.error}[claims.VERDICT_LEVEL[v["verdict"]]]
+    box = {"success": st.success, "info": st.info, "error": st.error,
+           "warning": st.warning}[claims.VERDICT_LEVEL[v["verdict"]]]
     box(claims.verdict_text(comp, r.m))
+if comp.health:
+    with st.expander("Health before verdict: what each arm must reach to count as trained", expanded=bool(v and v.get("health"))):
+        st.markdown("\n".join(f"- {line}" for line in comp.health))
 
 # ----------------------------------------------------------------------------- curves
 if r.has_results:
@@ -127,12 +135,13 @@ st.subheader("Every comparison of this claim")
 st.dataframe([{"#": i, "claim": c.claim, "kind": c.kind + (f", margin {c.margin:g}" if c.margin else ""),
                "verdict": "not run yet" if not r.has_results else (c.verdict or {}).get("label", "—"),
                "here (A − B)": "—" if c.verdict is None else f"{c.verdict['difference']:+.4g}",
-               "95% interval": claims.interval_text(c.verdict), "p": claims.p_text(c.verdict), "metric": c.metric,
+               "95% interval": claims.interval_text(c.verdict), "in margins": claims.margins_cell(c.verdict),
+               "p": claims.p_text(c.verdict), "metric": c.metric,
                "paper (A − B)": "; ".join(f"{row.measure}: {fmt(row.difference)}" for row in c.paper) or "—"}
               for i, c in enumerate(r.comparisons)], hide_index=True, width="stretch")
 
-if r.m:
-    st.subheader(f"All {r.m} comparisons of this page")
+if any(row.verdict for row in r.family):  # some experiment has results (a no verdict counts: its row is drawn)
+    st.subheader(f"All {len(r.family)} comparisons of this page")
     ui.show_figure(figures.family_figure(r), "claims-all-comparisons")
     st.caption(claims.family_caption(r))
 

@@ -47,12 +47,12 @@ if r.n_pieces > 1:
 ui.show_figure(figures.key_figure(r), "distillation-soft-targets", key=True)
 a, b, c = st.columns(3)
 a.metric(f"Teacher's top token at T = {T:g}", f"{soft.teacher_top_t:.1%}",
-         f"{soft.teacher_top_t - soft.teacher_top_1:+.1%} vs T = 1", delta_color="off")
+         distillation.vs_t1(soft.teacher_top_t - soft.teacher_top_1, T), delta_color="off")
 b.metric(f"Mass on the other {soft.vocab - 1:,} tokens", f"{1 - soft.teacher_top_t:.1%}",
-         f"{soft.teacher_top_1 - soft.teacher_top_t:+.1%} vs T = 1", delta_color="off",
+         distillation.vs_t1(soft.teacher_top_1 - soft.teacher_top_t, T), delta_color="off",
          help="The dark knowledge: what the teacher says about the wrong answers.")
 c.metric(f"T² · KL at this token, T = {T:g}", f"{soft.kl:.5f}")
-st.caption(f"Pale bars: T = 1; solid bars: T = {T:g}. Each bar is the token's share of the probability the shown tokens "
+st.caption(f"{distillation.bars_caption_start(T)} Each bar is the token's share of the probability the shown tokens "
            f"hold together: over the whole vocabulary of {soft.vocab:,} tokens, T = {T:g} leaves every one of them a "
            "tiny probability, and what the temperature changes — how much the near-misses count against the top "
            f"token — is their ratios, which this keeps. The tokens are the teacher's top {values['top_k']} plus any of "

@@ -63,9 +63,7 @@ g1, g2, g3 = st.columns([1, 1, 3])
 g1.metric("Distinct masks", r.n_distinct, help="Different masked versions of the sentence over these epochs.")
 g2.metric("Targets per epoch", f"{r.targets_per_epoch:.1f}", help=f"Of {r.n_maskable} maskable positions.")
 if r.shares:
-    g3.markdown(f"Of the targets: **{r.shares[0]:.0%}** mask, **{r.shares[1]:.0%}** random, **{r.shares[2]:.0%}** "
-                f"unchanged (set: {lab.pct(r.cfg.mask_fraction)} / {lab.pct(r.cfg.random_fraction)} / "
-                f"{lab.pct(r.cfg.unchanged_fraction)}).")
+    g3.markdown(lab.split_text(r))
 st.caption("Rows are epochs, columns the pieces; a coloured cell is a target, labelled with what the model is fed "
            f"there (hover for the original and the masked copy). {lab.STRATEGY_READING[r.strategy]}")
 
@@ -146,6 +144,6 @@ elif r.predictions:
         column_config={"p(top guess)": st.column_config.NumberColumn(format="%.3f"),
                        "p(original)": st.column_config.NumberColumn(format="%.4f")})
 
-ui.takeaway(lab.TAKEAWAY)
+ui.takeaway(lab.takeaway(r))
 ui.claim_line("masking")
 ui.share_link(SPEC)

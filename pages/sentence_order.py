@@ -38,9 +38,8 @@ for col, h in zip(cols, r.heads):
                delta=f"{ba[1] - ab[1]:+.1%} when swapped", delta_color="off")
 st.caption(
     "Bars: each head's softmax probability that B does **not** follow A — *swapped* for the SOP head, *not the "
-    "next segment* for the NSP head (index 1 of its two logits; hover for both). An order-aware head goes up when "
-    "the pair is swapped; a head that only checks the topic gives both orders nearly the same answer, since the "
-    "same two sentences share the same words. "
+    "next segment* for the NSP head (index 1 of its two logits; hover for both). "
+    + lesson.pair_story(r.heads, r.user) + " "
     + " ".join(f"{h.name}: {h.shown_as}." for h in r.heads)
 )
 

@@ -381,3 +381,13 @@ def test_the_unrolled_step_sizes_log_axis_is_labelled_one_two_five():
     assert one_two_five([8.6, 2.3, 0.55]) == [0.5, 1.0, 2.0, 5.0, 10.0]
     assert one_two_five([0.01, 0.2]) == [0.01, 0.02, 0.05, 0.1, 0.2]
     assert one_two_five([0, None]) == []
+
+
+def test_the_shared_layers_intro_does_not_call_it_an_iterative_settling_while_quoting_oscillating():
+    quoted = "oscillating rather than converging"
+    assert quoted in A.INTRO and quoted in A.layers_story.__doc__  # what the paper reports, said the same way
+    for said in (A.INTRO, *A.TRENDS.values()):
+        assert "one step of an iterative process" not in said
+        assert "settling towards a fixed point" not in said  # only what this block does past L, measured
+    assert "past L" in A.TRENDS["settling"] and "did not ask" in A.INTRO
+    assert set(A.TRENDS) == {"settling", "slowing", "not settling"}  # every trend unroll's summary can give

@@ -287,3 +287,16 @@ def test_albert_sop_head_solves_sop_on_the_pages_own_pool(bundled):
 
     acc = so.run({"albert": bundled("albert"), "bert-nsp": "not loaded in this test"}, so.Inputs()).accuracy["albert"]
     assert acc["sop"] >= 0.65, acc
+
+
+def test_the_nsp_recipe_does_not_call_its_head_at_chance_on_sop_when_its_card_says_otherwise():
+    import re
+    from pathlib import Path
+
+    from app.training import bert_nsp
+
+    card = (Path(__file__).resolve().parents[1] / "assets" / "models" / "bert-nsp" / "README.md").read_text()
+    sop = float(re.search(r"\| SOP accuracy \(held-out pairs: 4000[^|]*\| ([0-9.]+) \|", card).group(1))
+    doc = " ".join(bert_nsp.__doc__.split())
+    assert sop - 0.5 > 1.96 * (0.25 / 4000) ** 0.5  # above chance on its 4000 held-out pairs
+    assert "head is at chance on SOP" not in doc and f"SOP {sop:.3f}" in doc

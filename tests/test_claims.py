@@ -26,7 +26,8 @@ STEPS = [0, 10, 20]
 def make_doc(name: str, finals: dict[str, list[float]] | None = None, quick: bool = False, spread: float = 0.01,
              seed: int = 0) -> dict:
     """A results document for experiment ``name`` in the real schema. Every arm gets 3 seeds whose every
-    metric ends near a per-arm value; ``finals[arm]`` fixes the comparison metrics' per-seed finals."""
+    metric ends near a per-arm value; ``finals[arm]`` fixes the comparison metrics' per-seed finals. Every arm
+    counts as trained (its training loss falls by 3 nats, a teacher 0.5 of top-1 above its students)."""
     rng = random.Random(seed)
     module = EXPERIMENTS[name].load()
     claim = CLAIMS[name]
@@ -35,7 +36,7 @@ def make_doc(name: str, finals: dict[str, list[float]] | None = None, quick: boo
     for i, arm in enumerate(module.arms(module.FULL)):
         seeds = []
         for s in range(3):
-            final, curves = {}, {"step": [20, 40], "train_loss": [6.0, 5.0], "flops": [2000.0, 4000.0],
+            final, curves = {}, {"step": [20, 40], "train_loss": [8.0, 5.0], "flops": [2000.0, 4000.0],
                                  "eval_step": STEPS, "eval_flops": [x * 100.0 for x in STEPS]}
             for metric in claim.metrics:
                 if metric == "params":
@@ -45,14 +46,15 @@ def make_doc(name: str, finals: dict[str, list[float]] | None = None, quick: boo
                     value = 1.0 + 0.1 * i + rng.uniform(-spread, spread)
                 final[metric] = value
                 curves[metric] = [value + 1.0, value + 0.5, value]
-            seeds.append({"seed": s, "steps": STEPS[-1], "train_seconds": 1.0, "wall_seconds": 1.0, "details": {},
+            details = {"teacher_final": {"top1": final["valid_top1"] + 0.5}} if "valid_top1" in final else {}
+            seeds.append({"seed": s, "steps": STEPS[-1], "train_seconds": 1.0, "wall_seconds": 1.0, "details": details,
                           "final": final, "curves": curves})
         arms[arm.name] = {"label": arm.label, "change": arm.change, "params": 1000 * (i + 1), "flops_per_step": 100.0,
                           "flops_parts": {}, "seeds": seeds}
     doc = {"schema": results.SCHEMA, "experiment": name, "quick": quick, "claim": claim.as_dict(),
            "meta": {"command": f"python -m app.experiments run {name}", "git": {"revision": "abc", "dirty": False},
                     "device": "cpu (test)", "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T01:00:00Z"},
-           "budget": {"steps": STEPS[-1]}, "arms": arms}
+           "budget": {"steps": STEPS[-1], "probe_test": 1000}, "arms": arms}
     doc["verdicts"] = [dict(key=k, **v) for k, v in results.verdicts(doc).items()]
     return doc
 
@@ -443,3 +445,19 @@ def test_the_overview_draws_every_comparison_against_its_boundary(results_dir):
     ni = [x for x, y in zip(ticks.x, ticks.y) if "dynamic_vs_static10" in y]
     assert eq == [-1.0, 1.0] and ni == [-1.0]
     assert "4 comparisons" in claims.family_caption(r) and "0.05 nats" in claims.family_caption(r)
+
+
+def test_pairing_by_seed_does_not_claim_the_same_batches_and_masks(results_dir):
+    import json
+
+    bundled = Path(__file__).resolve().parents[1] / "assets" / "experiments"
+    electra = json.loads((bundled / "electra.json").read_text())
+    text = claims.pairing_text(electra, "electra", "mlm")
+    assert "A trained 1,802 steps, B 2,000" in text and "same batches and masks" not in text
+    masking = json.loads((bundled / "masking.json").read_text())
+    assert claims.pairing_text(masking, "dynamic", "static10") == claims.PAIRING  # same steps, masks differ by design
+    assert "differs by design" in claims.PAIRING
+    write(results_dir, make_doc("masking", CLEAR))
+    r = claims.run({}, claims.Inputs(claim="masking"))
+    box = claims.verdict_text(r.comparison, r.m)
+    assert claims.PAIRING in box and "the same seed gives both arms the same batches and masks" not in box

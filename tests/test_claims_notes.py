@@ -71,3 +71,50 @@ def test_the_page_shows_both_notes_for_distillation():
     r = claims.run({}, claims.Inputs(claim="distillation", compare=0))
     texts = " ".join(n.text for n in r.notes)
     assert "The teacher" in texts and "did not spend the same compute" in texts
+
+
+def test_nsp_cannot_solve_sop_is_labelled_as_untested_and_shown_with_the_nsp_arms_numbers():
+    from app.experiments.claims import CLAIMS
+
+    comp = next(c for c in CLAIMS["sentence"].comparisons if c.key == "sop_solves_sop")
+    assert "cannot" not in comp.claim and "tests only that SOP beats NSP" in comp.note
+    doc = _doc("sentence")
+    note = claims.nsp_on_sop_note(doc)
+    sop = [r["final"]["sop_probe"] for r in doc["arms"]["nsp"]["seeds"]]
+    assert f"SOP probe {sum(sop) / len(sop):.3f}" in note.text and "Not tested here" in note.text
+    assert "every seed is clearly above chance (≥ 0.528 on 1,200 test pairs)" in note.text  # min 0.662
+    low = copy.deepcopy(doc)
+    low["arms"]["nsp"]["seeds"][0]["final"]["sop_probe"] = 0.51
+    assert "not every seed is clearly above chance" in claims.nsp_on_sop_note(low).text
+    r = claims.run({}, claims.Inputs(claim="sentence", compare=0))
+    assert note.text in [n.text for n in r.notes]
+
+
+def test_claims_tested_away_from_the_papers_setting_say_they_are_ours():
+    from app.experiments import results
+    from app.experiments.claims import CLAIMS
+
+    ours = {c.key for claim in CLAIMS.values() for c in claim.comparisons if c.ours}
+    assert ours == {"attention_sharing_is_cheap", "factorized_all_shared"}
+    found = results.judged(results.family(results.BUNDLED))["sharing"]
+    assert found["factorized_all_shared"]["label"].startswith("reverses at")
+    assert all(found[k]["label"].endswith(results.OURS) for k in ours)
+    assert not found["factorized_not_shared"]["label"].endswith(results.OURS)
+    table = results.measured_table(results.BUNDLED)
+    assert table.count("| sharing | *(ours)* ") == 2
+    r = claims.run({}, claims.Inputs(claim="sharing", compare=4))
+    assert any(n.text.startswith("Ours, not the paper's setting: ALBERT's Table 3 shows it at E = 128") for n in r.notes)
+
+
+def test_a_comparison_without_a_verdict_describes_the_other_metrics_untested():
+    r = claims.run({}, claims.Inputs(claim="masking", compare=2))  # span vs token: the probe is near chance
+    assert r.comparison.verdict["verdict"] == "no verdict"
+    note = next(n.text for n in r.notes if n.text.startswith("No verdict here, so described, not tested"))
+    doc = _doc("masking")
+    loss = [next(s["final"]["valid_loss"] for s in doc["arms"][arm]["seeds"] if s["seed"] == k)
+            for k in range(10) for arm in ("dynamic", "span")]
+    mean = sum(loss[0::2][i] - loss[1::2][i] for i in range(10)) / 10  # a loss: B − A is the claimed direction
+    assert f"held-out masked-LM loss −{abs(mean):.3g} nats (that sign on 10 of 10 seeds)" in note
+    assert "cloze top-5 −0.0471" in note and "acceptability" not in note  # the comparison's own metric is not repeated
+    tested = claims.run({}, claims.Inputs(claim="masking", compare=0))  # a verdict: no such note
+    assert not any(n.text.startswith("No verdict here") for n in tested.notes)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import statistics
 from types import SimpleNamespace
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import measure, permutation
+from app.experiments import verdict
 from app.lessons import compare
 from app.core import text as txt
 from app.figures import compare as figs
@@ -597,3 +599,31 @@ def test_trained_masked_lms_rank_the_obvious_word_high(bundled, key):
     loaded = bundled(key)
     pred = compare.fill_mask(loaded.model, loaded.tokenizer, TEXT, PARK, k=5)  # "... in the [park]."
     assert pred.rank <= 3
+
+
+def test_a_ratio_of_timings_gets_an_interval_from_the_rounds_taken_in_turns():
+    iv = measure.ratio_interval([10.0, 11.0, 10.5, 10.2, 9.9], [5.0, 5.2, 5.1, 4.9, 5.0])
+    logs = [math.log(a / b) for a, b in zip([10.0, 11.0, 10.5, 10.2, 9.9], [5.0, 5.2, 5.1, 4.9, 5.0])]
+    half = verdict.t_critical(4) * statistics.stdev(logs) / math.sqrt(5)
+    assert iv["n"] == 5 and iv["ratio"] == pytest.approx(math.exp(statistics.fmean(logs)))
+    assert (iv["low"], iv["high"]) == pytest.approx((iv["ratio"] / math.exp(half), iv["ratio"] * math.exp(half)))
+    assert measure.clearly(iv) == "quicker" and measure.interval_words(iv).endswith("5 rounds in turns")
+    assert measure.ratio_interval([10.0, 11.0], [5.0, 5.0]) is None  # two rounds: no interval
+    assert measure.clearly(measure.ratio_interval([10.0, 8.0, 12.0], [9.0, 11.0, 10.0])) == "noise"
+    assert measure.DEFAULTS.least >= measure.MIN_ROUNDS  # the budget stops no sooner than an interval needs
+
+
+def test_the_guide_concludes_n_times_quicker_only_when_the_interval_supports_it():
+    def row(key, label, params, samples):
+        r = _row(key, label, params, statistics.median(samples))
+        return {**r, "samples_ms": tuple(samples)}
+    noisy = [row("bert", "BERT", 4_000_000, [115.0, 240.0, 100.0]),  # two passes once told "2×"; here: noise
+             row("albert", "ALBERT", 1_000_000, [243.6, 110.0, 260.0])]
+    text = "\n".join(compare.selection_guide(noisy))
+    assert "quicker" not in text and "within timing noise" in text
+    assert "ALBERT saves memory, not time" in text and "within timing noise on this machine: 95% interval" in text
+    clear = [row("bert", "BERT", 4_000_000, [100.0, 104.0, 98.0, 101.0, 99.0]),
+             row("distilbert", "DistilBERT", 3_000_000, [50.0, 51.0, 49.0, 50.5, 49.5])]
+    text = "\n".join(compare.selection_guide(clear))
+    assert "DistilBERT is the fastest here" in text and "× quicker than BERT" in text and "5 rounds in turns" in text
+    assert "DistilBERT is 2.0× faster than (95% interval" in text

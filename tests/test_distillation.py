@@ -288,7 +288,8 @@ def quick_cache(step, *args):
     at 4 and 2 ms, with the masked-LM head 5 and 3 ms."""
     if step is measure.latencies:
         return {m.variant.key: {"median_ms": 4.0 / (i + 1) + 1.0, "encoder_median_ms": 4.0 / (i + 1),
-                                "samples_ms": [1.0], "n_tokens": 13} for i, m in enumerate(args[0])}
+                                "samples_ms": [1.0], "encoder_samples_ms": [4.0 / (i + 1)], "n_tokens": 13}
+                for i, m in enumerate(args[0])}
     return step(*args)
 
 
@@ -438,3 +439,18 @@ def test_the_reports_speed_up_times_teacher_and_student_in_turns(monkeypatch):
     assert 1.6 < out["speedup"] < 2.2 and 2.5 < out["encoder_speedup"] < 3.2, out
     assert out["teacher_ms"] >= 8.0 and out["student_ms"] >= 4.0 and out["encoder_student_ms"] >= 2.0
     assert calls[-80:] == ["teacher", "student", "teacher encoder", "student encoder"] * 20
+
+
+def test_a_speed_up_is_concluded_only_when_its_interval_lies_clear_of_one():
+    noisy = measure.ratio_interval([88.5, 40.0, 95.0], [51.6, 60.0, 30.0])  # one load said 7.14×, another 2.01×
+    assert distillation.pace(1.7, noisy).startswith("within timing noise on this machine (1.70×, 95% interval")
+    clear = measure.ratio_interval([10.0, 10.4, 9.8, 10.1, 9.9], [5.0, 5.1, 4.9, 5.0, 5.05])
+    assert distillation.pace(2.0, clear).startswith("2.00× the speed (95% interval") and "5 rounds" in distillation.pace(2.0, clear)
+    base = {"teacher_params": 100, "student_params": 80, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 10.0,
+            "student_ms": 5.0, "smaller": 0.2, "speedup": 1.7, "faster": 0.7, "embedding_share": 0.4,
+            "speedup_interval": noisy}
+    text = "\n".join(distillation.summary_lines(base, {}, True, 3))
+    assert "the speed**" not in text and "within timing noise" in text and "median of 3 forwards" in text
+    both = {**base, "speedup_interval": clear, "teacher_whole_ms": 12.0, "student_whole_ms": 8.0, "speedup_whole": 1.5,
+            "speedup_whole_interval": noisy}
+    assert "did not clearly change: the two intervals overlap" in distillation.speed_caption(both)

@@ -125,9 +125,13 @@ def test_quick_run_writes_a_valid_json(quick_runs, name):
         assert c["eval_flops"] == [s * arm["flops_per_step"] for s in c["eval_step"]]
         for metric in doc["claim"]["metrics"]:
             assert metric in run["final"] or metric == "params"
-    # one seed: every verdict is there, and says it cannot tell yet
+    # one seed of a handful of steps: every verdict is there, and none is made — too few seeds to know the spread,
+    # or an arm that did not learn its task in those steps (health before verdict)
     assert len(doc["verdicts"]) == len(doc["claim"]["comparisons"])
-    assert all(v["verdict"] == verdict.TOO_SMALL and not v["enough_seeds"] for v in doc["verdicts"])
+    for v in doc["verdicts"]:
+        assert v["verdict"] in (verdict.TOO_SMALL, verdict.NO_VERDICT) and not v["enough_seeds"], v
+        assert not v["holm_pass"], v
+    assert all(v["label"].startswith(f"{verdict.NO_VERDICT}: {v['health']}") for v in doc["verdicts"] if v["health"])
 
 
 def test_a_second_run_resumes_from_the_finished_results(quick_runs, corpus, work, tmp_path):

@@ -4,6 +4,7 @@ is cached), and the figures' data."""
 
 from __future__ import annotations
 
+import re
 import pickle
 from types import SimpleNamespace
 
@@ -284,3 +285,14 @@ def test_the_guesses_title_stays_clear_of_the_chart_toolbar():
     assert fig.layout.title.x == 0 and fig.layout.title.xanchor == "left" and fig.layout.title.yref == "container"
     assert fig.layout.xaxis.title.text is None  # nothing centred at the top, where the toolbar opens
     assert fig.layout.margin.t >= 60  # the title's band, above the rank labels
+
+
+def test_the_split_adds_up_to_100_and_the_takeaway_gives_the_measured_rate(bundled):
+    assert lab.whole_percents((0.857, 0.057, 0.086)) == (86, 6, 8)  # each rounded alone: 86 + 6 + 9 = 101
+    r = run(bundled, rate=0.5)
+    assert "15%" not in lab.TAKEAWAY and "15%" not in lab.takeaway(r)
+    assert f"the same {r.coverage.rate:.0%} of the positions" in lab.takeaway(r) and "50%" in lab.takeaway(r)
+    text = lab.split_text(r)
+    assert sum(int(p) for p in re.findall(r"\((\d+)%\)", text)) == 100
+    counts = [int(c) for c in re.findall(r"\*\*(\d+)\*\*", text)]
+    assert sum(counts) == round(r.targets_per_epoch * r.epochs) and "add up to 100" in text

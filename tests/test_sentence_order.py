@@ -342,3 +342,15 @@ def test_the_page_compares_the_two_heads_on_the_same_pairs(models):
     r = so.run(models, so.Inputs())
     comparison = [line for line in r.grid.lines if "exact McNemar test" in line]
     assert [line.split(",")[0] for line in comparison] == ["On NSP", "On SOP"]
+
+
+def test_the_own_pair_caption_says_what_each_head_did_when_swapped_not_what_it_should():
+    sop = so.Head("albert", "sop", "SOP head", "swapped", "bundled")
+    nsp = so.Head("bert-nsp", "nsp", "NSP head", "not next", "bundled")
+    story = so.pair_story((sop, nsp), {"albert": ((0.11, 0.89), (0.81, 0.19)),  # a student's pair: 89% -> 19%
+                                       "bert-nsp": ((0.7, 0.30), (0.68, 0.32))})
+    assert "**SOP head**: P(swapped) 89% → 19% when swapped: down" in story
+    assert "takes the swapped order for the original" in story and "goes up when" not in story
+    assert "**NSP head**: P(not next) 30% → 32% when swapped: about the same both ways" in story
+    up = so.pair_story((sop,), {"albert": ((0.8, 0.2), (0.1, 0.9))})
+    assert "20% → 90% when swapped: up, as an order-aware head should go" in up

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 import pytest
 
@@ -74,7 +75,7 @@ def test_against_scipy_when_it_is_there():
 
 
 def test_a_paired_design_finds_what_the_unpaired_test_misses():
-    """Seeds move both arms together (the same batches and masks): the seeds differ by ±0.3, the arms by 0.05."""
+    """Seeds move both arms together (the same initial weights and batch order): the seeds differ by ±0.3, the arms by 0.05."""
     base = [5.0, 5.3, 4.7, 5.15, 4.85]
     b = [x + 0.05 + e for x, e in zip(base, (0.004, -0.003, 0.002, -0.004, 0.001))]  # loss: A lower by ~0.05
     corr = _correlation(base, b)
@@ -275,8 +276,10 @@ def test_results_adjust_over_every_experiment_of_the_folder():
     docs = results.family(results.BUNDLED)
     found = results.judged(docs)
     rows = [v for d in found.values() for v in d.values()]
-    m = sum(v["enough_seeds"] for v in rows)
-    assert all(v["m"] == m for v in rows) and sorted(v["rank"] for v in rows if v["enough_seeds"]) == list(range(1, m + 1))
+    m = sum(v["enough_seeds"] and not v["health"] for v in rows)  # a comparison with an untrained arm is not tested
+    assert all(v["m"] == m for v in rows)
+    assert sorted(v["rank"] for v in rows if v["enough_seeds"] and not v["health"]) == list(range(1, m + 1))
+    assert all(v["rank"] == 0 for v in rows if v["health"])
     for name, doc in docs.items():
         assert results.verdicts(doc) == found[name] or results.folder() != results.BUNDLED
 
@@ -300,3 +303,172 @@ def test_the_readme_measured_table_is_the_bundled_results():
 
     assert table.count("\n| ") == 1 + sum(len(c.comparisons) for c in CLAIMS.values())  # the header, a row each
     assert "not run yet" not in table  # every comparison has its results
+
+
+# ----------------------------------------------------------------------------- health before verdict
+
+
+def _bundled(name: str) -> dict:
+    import copy
+
+    return copy.deepcopy(results.read(results.BUNDLED / f"{name}.json"))
+
+
+def _family_with(doc: dict) -> dict:
+    docs = {k: d for k, d in results.family(results.BUNDLED).items() if k != doc["experiment"]}
+    docs[doc["experiment"]] = doc
+    return results.judged(docs)
+
+
+def test_todays_electra_discriminators_did_not_learn_so_its_three_comparisons_get_no_verdict():
+    found = _family_with(_bundled("electra"))
+    for key in ("rtd_beats_mlm", "all_tokens_matter", "electra15_vs_mlm"):
+        v = found["electra"][key]
+        assert v["verdict"] == verdict.NO_VERDICT and v["rank"] == 0 and not v["holm_pass"], key
+        assert v["label"].startswith("no verdict: ") and "did not learn its task (discriminator ROC-AUC" in v["label"]
+        assert "needs ≥ 0.750" in v["label"]
+    assert "electra did not learn its task (discriminator ROC-AUC 0.561, 0.541, 0.544 on seeds 0, 1, 2 of 3" in \
+        found["electra"]["rtd_beats_mlm"]["label"]
+    rows = [v for d in found.values() for v in d.values()]
+    total = sum(len(c.comparisons) for c in claims.CLAIMS.values())
+    assert len(rows) == total == 19
+    assert all(v["m"] == total - sum(bool(r["health"]) for r in rows) for v in rows)  # counted, never written down
+
+
+def _flat_training(doc: dict, arm: str, seed: int) -> None:
+    r = next(r for r in doc["arms"][arm]["seeds"] if r["seed"] == seed)
+    r["curves"]["train_loss"] = [8.2] * len(r["curves"]["train_loss"])  # it learned nothing
+
+
+def _healthy_electra(doc: dict) -> None:
+    for arm in doc["arms"].values():
+        for r in arm["seeds"]:
+            r["final"]["probe_acc"] += 0.1
+            if r["final"].get("rtd_auc") is not None:
+                r["final"]["rtd_auc"] = 0.9
+
+
+def _break_masking(doc):
+    _flat_training(doc, "dynamic", 3)
+    return "dynamic", "dynamic did not learn its task (training-loss fall (nats) 0.00 on seed 3 of 10, needs ≥ 1.00)"
+
+
+def _break_sentence(doc):
+    next(r for r in doc["arms"]["nsp"]["seeds"] if r["seed"] == 2)["final"]["nsp_head"] = 0.52
+    return "nsp", "nsp did not learn its task (NSP head accuracy 0.520 on seed 2 of 10, needs ≥ 0.528)"
+
+
+def _break_electra(doc):
+    _healthy_electra(doc)
+    doc["arms"]["electra15"]["seeds"][1]["final"]["rtd_auc"] = 0.6
+    return "electra15", "electra15 did not learn its task (discriminator ROC-AUC 0.600 on seed 1 of 3, needs ≥ 0.750)"
+
+
+def _break_sharing(doc):
+    _flat_training(doc, "all_small_e", 0)
+    return "all_small_e", "all_small_e did not learn its task (training-loss fall"
+
+
+def _break_distillation(doc):
+    r = next(r for r in doc["arms"]["hard"]["seeds"] if r["seed"] == 4)
+    r["details"]["teacher_final"]["top1"] = r["final"]["valid_top1"]  # a teacher no better than this student
+    return "hard", "hard's teacher is not stronger than its student (teacher's top-1 lead 0.00 on seed 4 of 10, needs ≥ 0.0100)"
+
+
+@pytest.mark.parametrize("name, breaks", [("masking", _break_masking), ("sentence", _break_sentence),
+                                          ("electra", _break_electra), ("sharing", _break_sharing),
+                                          ("distillation", _break_distillation)])
+def test_an_arm_that_fails_its_health_check_on_one_seed_gets_no_verdict_and_leaves_the_family(name, breaks):
+    doc = _bundled(name)
+    if name == "electra":
+        _healthy_electra(doc)
+    before = _family_with(doc)
+    assert all(v["verdict"] != verdict.NO_VERDICT for v in before[name].values() if name != "masking" or
+               v["metric"] != "probe_acc")  # healthy as stored (ELECTRA: made healthy)
+    arm, failure = breaks(doc)
+    after = _family_with(doc)
+    hit = [k for k, v in after[name].items() if arm in (v["better"], v["worse"])]
+    assert hit
+    for key, v in after[name].items():
+        if key in hit:
+            assert v["verdict"] == verdict.NO_VERDICT and failure in v["label"] and v["rank"] == 0, key
+            assert failure in v["reason"] and "not among the comparisons Holm adjusts" in v["why"]
+        else:
+            assert v["verdict"] == before[name][key]["verdict"], key
+    m_before = max(v["m"] for d in before.values() for v in d.values())
+    newly = sum(1 for k in hit if before[name][k]["verdict"] != verdict.NO_VERDICT)
+    assert max(v["m"] for d in after.values() for v in d.values()) == m_before - newly
+
+
+def test_a_probe_check_applies_only_to_comparisons_on_that_probe():
+    checks = results.health(_bundled("masking"))
+    probe = next(row for row in checks["dynamic"] if row["measure"] == "probe_acc")
+    assert not probe["passed"] and probe["floor"] == pytest.approx(0.5 + 1.96 * math.sqrt(0.25 / 1000))
+    found = _family_with(_bundled("masking"))["masking"]
+    assert found["span_vs_token"]["verdict"] == found["word_vs_token"]["verdict"] == verdict.NO_VERDICT
+    assert found["dynamic_vs_static1"]["verdict"] == REPRODUCES  # the same arm, on the held-out loss
+
+
+def test_verdict_docstrings_do_not_write_down_a_wrong_family_size():
+    from app.lessons import claims as lesson
+
+    total = sum(len(c.comparisons) for c in claims.CLAIMS.values())
+    for doc in (verdict.__doc__, lesson.__doc__):
+        for n in re.findall(r"(\d+) when every experiment has results|m = (\d+)", doc):
+            assert int(next(x for x in n if x)) == total
+    assert "(18 when" not in verdict.__doc__
+
+
+# ----------------------------------------------------------------------------- three outcomes against the margin
+
+
+def test_three_outcomes_different_equivalent_and_inconclusive_against_the_margin():
+    base = [5.0, 5.3, 4.7, 5.15, 4.85]
+    near = verdict.decide(seeds(base), seeds([x + e for x, e in zip(base, (0.002, -0.003, 0.001, -0.002, 0.002))]),
+                          higher_is_better=False, equivalence_margin=0.05)
+    assert near.outcome == verdict.WITHIN and near.verdict == verdict.EQUIVALENT and near.equivalent
+    assert near.label == "equivalent within ±0.05" and near.ci_low > -0.05 and near.ci_high < 0.05
+    assert near.in_margins == pytest.approx(near.difference / 0.05) and "no difference larger than the margin" in near.why
+    wide = verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.1, 0.95, 1.0]), equivalence_margin=0.05)
+    assert wide.outcome == verdict.NEITHER and wide.verdict == TOO_SMALL == verdict.INCONCLUSIVE
+    assert "not ruled out" in wide.why and wide.label == "inconclusive at this scale"
+    clear = verdict.decide(seeds([2.0, 2.1, 2.2]), seeds([1.0, 1.1, 1.2]), equivalence_margin=0.05)
+    assert clear.outcome == verdict.DIFFERENT and clear.verdict == REPRODUCES and clear.in_margins == pytest.approx(20)
+    no_margin = verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.001, 1.199, 0.9]))  # no margin: no equivalence test
+    assert no_margin.verdict == TOO_SMALL and not no_margin.equivalent and math.isnan(no_margin.p_equiv)
+
+
+def test_tost_clears_exactly_when_the_95_percent_interval_lies_inside_the_margin():
+    rng = random.Random(5)
+    for _ in range(200):
+        a = [rng.gauss(0, 1) for _ in range(4)]
+        b = [x + rng.gauss(0.02, 0.03) for x in a]
+        v = verdict.decide(seeds(a), seeds(b), equivalence_margin=0.06)
+        inside = -0.06 < v.ci_low and v.ci_high < 0.06
+        assert (v.p_equiv < 0.05) == inside
+
+
+def test_equivalence_is_adjusted_by_holm_at_the_same_level():
+    def tight(offset: float) -> verdict.Verdict:  # paired differences offset ± 0.003: TOST p alone ~0.003-0.02
+        a = [1.0, 1.1, 0.9]
+        return verdict.decide(seeds(a), seeds([x - offset + e for x, e in zip(a, (0.003, -0.003, 0.0))]),
+                              equivalence_margin=0.02)
+    alone = tight(0.012)
+    assert alone.equivalent and alone.p_equiv < 0.05
+    fam = verdict.judge({k: tight(0.012) for k in "abcdefghij"})
+    v = fam["a"]
+    assert v.m == 10 and v.equiv_threshold <= 0.05 / 1 and v.p_equiv > 0.05 / 10
+    assert not all(x.equivalent for x in fam.values())  # ten of them: Holm's first threshold is 0.005
+
+
+def test_todays_verdicts_the_readme_and_the_stored_json_say_the_same():
+    found = results.judged(results.family(results.BUNDLED))
+    t = found["distillation"]["temperature_above_one"]
+    assert t["verdict"] == verdict.EQUIVALENT and t["label"] == "equivalent within ±0.01" and t["p_equiv"] < 1e-6
+    assert t["in_margins"] == pytest.approx(t["difference"] / 0.01)
+    table = results.measured_table(results.BUNDLED)
+    assert "in margins" in table and "TOST p" in table and "| equivalent within ±0.01 |" in table
+    for name, d in found.items():
+        stored = {v["key"]: v for v in results.read(results.BUNDLED / f"{name}.json")["verdicts"]}
+        assert {k: stored[k]["label"] for k in d} == {k: v["label"] for k, v in d.items()}, name
+        assert all(stored[k]["outcome"] == v["outcome"] for k, v in d.items())

@@ -1,6 +1,7 @@
 """``python -m app.experiments run NAME|all [--seeds 3] [--device cpu] [--quick] [--jobs 2]``, ``list`` and
-``verdicts [--readme README.md]`` (every comparison's verdict, recomputed from the bundled results; with
-``--readme`` also written into README's "Measured" table, which a full ``run`` rewrites too).
+``verdicts [--readme README.md] [--json]`` (every comparison's verdict, recomputed from the bundled results; with
+``--readme`` also written into README's "Measured" table, which a full ``run`` rewrites too; with ``--json`` also
+into each results file's stored ``verdicts``).
 
 Runs resume: a finished arm × seed is skipped and an interrupted one continues from its last saved
 state (work folder ``--work``, default ``.train/experiments``). The results go to
@@ -43,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="the experiments and their claims")
     v = sub.add_parser("verdicts", help="every comparison's verdict from the bundled results (Holm over all of them)")
     v.add_argument("--readme", type=Path, default=None, help="also write the table into this README's markers")
+    v.add_argument("--json", action="store_true",
+                   help="also rewrite the verdicts stored in each results file (nothing else in it changes)")
     r = sub.add_parser("run", help="run one experiment (or all) and write its JSON")
     r.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
     r.add_argument("--seeds", type=int, default=None, help="seeds per arm (default 3; --quick: 1)")
@@ -76,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         print(results.measured_table())
         if a.readme:
             results.write_measured(a.readme)
+        if a.json:
+            for path in results.rewrite_verdicts():
+                print(f"verdicts -> {path}")
         return 0
 
     import torch

@@ -37,13 +37,15 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import replace
 import math
 import os
 import statistics
 from pathlib import Path
 
 from app.experiments import verdict as verdict_rule
-from app.experiments.claims import CLAIMS
+from app.core.text import count
+from app.experiments.claims import CLAIMS, MARGINS
 
 SCHEMA = 1
 BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "experiments"  # where `run` writes by default
@@ -249,11 +251,90 @@ def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
     return ", ".join(parts)
 
 
+def health_checks(doc: dict) -> list[dict]:
+    """What each arm must reach to count as trained (app/experiments/claims.py ``Health``, as data): a known
+    experiment's from today's claims, else as the document recorded them (none when it says nothing)."""
+    if doc.get("experiment") in CLAIMS:
+        return CLAIMS[doc["experiment"]].as_dict()["health"]
+    return list(doc.get("claim", {}).get("health") or [])
+
+
+def health_value(record: dict, measure: str) -> float | None:
+    """One seed's number for a health check: a final number, or "train_loss_drop" (the first logged training
+    loss minus the last) or "teacher_gap" (the teacher's held-out masked top-1 minus this student's); None when
+    the seed does not record it."""
+    if measure == "train_loss_drop":
+        losses = [x for x in (record.get("curves") or {}).get("train_loss", []) if x is not None and math.isfinite(x)]
+        return losses[0] - losses[-1] if len(losses) >= 2 else None
+    if measure == "teacher_gap":
+        teacher = ((record.get("details") or {}).get("teacher_final") or {}).get("top1")
+        student = (record.get("final") or {}).get("valid_top1")
+        ok = all(isinstance(x, (int, float)) and math.isfinite(x) for x in (teacher, student))
+        return float(teacher) - float(student) if ok else None
+    v = (record.get("final") or {}).get(measure)
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def health(doc: dict) -> dict[str, list[dict]]:
+    """Every arm's health checks, seed by seed: arm -> [{what, measure, floor, why, on, values: {seed: value or
+    None}, failed: [seeds below the floor or without the number], passed, failure}] where ``failure`` is the
+    sentence a comparison with this arm shows instead of a verdict ("electra did not learn its task
+    (discriminator ROC-AUC on held-out replaced tokens 0.561, 0.541, 0.544 on seeds 0, 1, 2; needs ≥ 0.75)")."""
+    out: dict[str, list[dict]] = {arm: [] for arm in doc.get("arms", {})}
+    for h in health_checks(doc):
+        floor = _floor(h, doc.get("budget") or {})
+        for arm in (h["arms"] or list(out)):
+            if arm not in out:
+                continue
+            values = {r.get("seed", i): health_value(r, h["measure"]) for i, r in enumerate(doc["arms"][arm]["seeds"])}
+            failed = [s for s, v in values.items() if v is None or floor is None or v < floor]
+            row = {"what": h["what"], "measure": h["measure"], "floor": floor, "why": h["why"], "on": tuple(h["on"]),
+                   "values": values, "failed": failed, "passed": not failed, "failure": ""}
+            if failed:
+                row["failure"] = f"{h['fails'].format(arm=arm)} ({_failed_text(h['what'], values, failed, floor)})"
+            out[arm].append(row)
+    return out
+
+
+def _failed_text(what: str, values: dict, failed: list, floor: float | None) -> str:
+    """"discriminator ROC-AUC 0.561, 0.541, 0.544 on seeds 0, 1, 2 of 3, needs ≥ 0.750"; more than 3 seeds as a
+    range: "probe accuracy 0.515 to 0.526 on 10 of 10 seeds, needs ≥ 0.531"."""
+    known = [values[s] for s in failed if values[s] is not None]
+    if len(known) < len(failed):
+        shown = "not recorded"
+    elif len(failed) <= 3:
+        shown = ", ".join(fmt(v) for v in known)
+    else:
+        shown = f"{fmt(min(known))} to {fmt(max(known))}"
+    where = (f"seed{'s' if len(failed) != 1 else ''} {', '.join(str(s) for s in failed)} of {len(values)}"
+             if len(failed) <= 3 else f"{len(failed)} of {len(values)} seeds")
+    needs = f"needs ≥ {fmt(floor)}" if floor is not None else "its floor needs a count the budget does not record"
+    return f"{what} {shown} on {where}, {needs}"
+
+
+def _floor(h: dict, budget: dict) -> float | None:
+    from app.experiments.claims import Health
+
+    return Health(**{**h, "arms": tuple(h["arms"]), "on": tuple(h["on"])}).floor_of(budget)
+
+
+def failures(checks: dict[str, list[dict]], comp: dict) -> str:
+    """Why ``comp``'s arms do not count as trained ("" when both do): the failed checks that apply to it (a
+    check limited to some metrics applies only to comparisons on them), A's first."""
+    found = []
+    for arm in (comp["better"], comp["worse"]):
+        for row in checks.get(arm, []):
+            if row["failure"] and (not row["on"] or comp["metric"] in row["on"]):
+                found.append(row["failure"])
+    return "; ".join(found)
+
+
 def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
     """Per comparison whose arms are in ``doc``: its test judged alone (verdict.compare, paired by seed), before
-    the family's adjustment."""
+    the family's adjustment — or no verdict (verdict.unhealthy) when an arm failed its health check."""
     out = {}
     comparisons, metrics = plan(doc)
+    checks = health(doc)
     for comp in comparisons:
         if comp["better"] not in doc["arms"] or comp["worse"] not in doc["arms"]:
             continue
@@ -261,9 +342,11 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
         if not a or not b:
             continue
         seeds = len(set(a) & set(b)) or min(len(a), len(b))
-        out[comp["key"]] = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
-                                                comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
-                                                scale(doc, comp, seeds))
+        v = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
+                                 comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
+                                 scale(doc, comp, seeds), MARGINS.get(comp["metric"], (0.0, ""))[0])
+        failure = failures(checks, comp)
+        out[comp["key"]] = verdict_rule.unhealthy(v, failure) if failure else v
     return out
 
 
@@ -287,6 +370,8 @@ def judged(docs: dict[str, dict]) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {name: {} for name in docs}
     for (name, key), v in decided.items():
         c = rows[(name, key)]
+        if c.get("ours"):  # tested away from where the paper made it: the label says whose claim it judges
+            v = replace(v, label=f"{v.label} {OURS}")
         out[name][key] = {"better": c["better"], "worse": c["worse"], "metric": c["metric"], **v.as_dict()}
     return out
 
@@ -299,8 +384,11 @@ def verdicts(doc: dict, others: dict[str, dict] | None = None) -> dict[str, dict
     name = doc.get("experiment", "")
     docs = {k: d for k, d in (family() if others is None else others).items() if k != name}
     docs[name] = doc
-    return judged(docs)[name]
+    order = list(CLAIMS) + sorted(k for k in docs if k not in CLAIMS)  # the page's order: Holm's ties keep it
+    return judged({k: docs[k] for k in order if k in docs})[name]
 
+
+OURS = "(our setting, not the paper's)"
 
 MEASURED_START, MEASURED_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
 
@@ -310,31 +398,84 @@ def measured_table(where: Path | None = None) -> str:
     :func:`folder`), judged together (Holm over the m with results), as markdown."""
     docs = family(where)
     found = judged(docs)
-    m = max((v["m"] for d in found.values() for v in d.values()), default=0)
-    lines = [f"{m} comparisons with results, recomputed from `assets/experiments/*.json` by "
-             "`python -m app.experiments verdicts --readme README.md` (a full `run` rewrites it): paired t-tests on the "
+    rows = [v for d in found.values() for v in d.values()]
+    m = max((v["m"] for v in rows), default=0)
+    unhealthy = sum(bool(v["health"]) for v in rows)
+    lines = [f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
+             "`python -m app.experiments verdicts --readme README.md` (a full `run` rewrites it). First, health before "
+             "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
+             "(`Health` in `app/experiments/claims.py`); "
+             f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
+             f"the family. The other {m}: paired t-tests on the "
              "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
              "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
-             "5% over all of them (rank k needs p ≤ 0.05/(m − k + 1)).",
+             f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)). Three outcomes against the margin: *different* "
+             "(Holm passes the claim's test: *reproduces* or *reverses*), *equivalent within ±margin* (not different, "
+             "but the 95% interval lies inside ± the metric's margin: TOST, Holm's step-down at the same 5% over the "
+             f"{m} equivalence tests), *inconclusive* (neither; *not settled by N seeds* where the interval clears "
+             "the boundary alone but not after Holm). A − B is also given in margins of its metric.",
              "",
-             "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | seeds | p (Holm needs) | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | in margins | seeds | "
+             "p (Holm needs) | TOST p (Holm needs) | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, claim in CLAIMS.items():
         for c in claim.comparisons:
             v = found.get(name, {}).get(c.key)
             metric = claim.metrics[c.metric]
             unit = f" {metric.unit}" if metric.unit else ""
             kind = c.kind + (f", margin {c.margin:g}{unit}" if c.margin else "")
-            head = f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {kind} | {short_label(metric.label)} |"
+            ours = "*(ours)* " if c.ours else ""
+            head = f"| {name} | {ours}{c.claim} (`{c.better}` vs `{c.worse}`) | {kind} | {short_label(metric.label)} |"
             if v is None:
-                lines.append(f"{head} — | — | — | not run yet |")
-            elif not v["enough_seeds"]:
-                lines.append(f"{head} {signed(v['difference'])} | {v['n_a']}/{v['n_b']} | — | {v['label']} |")
+                lines.append(f"{head} — | — | — | — | — | not run yet |")
+                continue
+            margins = margins_text(v)
+            if not v["enough_seeds"]:
+                lines.append(f"{head} {signed(v['difference'])} | {margins} | {v['n_a']}/{v['n_b']} | — | — | {v['label']} |")
+                continue
+            n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
+            interval = f"{signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}]"
+            if v["health"]:
+                lines.append(f"{head} {interval} | {margins} | {n} | — (not tested) | — | {v['label']} |")
             else:
-                n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
-                lines.append(f"{head} {signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}] | {n} | "
-                             f"{v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank {v['rank']}) | {v['label']} |")
+                lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
+                             f"{v['rank']}) | {tost_text(v)} | {v['label']} |")
     return "\n".join(lines)
+
+
+def rewrite_verdicts(where: Path | None = None) -> list[Path]:
+    """Rewrite the ``verdicts`` convenience copy of every results file in ``where`` (default :func:`folder`) from
+    its seeds with today's claims, health checks and family, so the stored JSON says what the page and README
+    say; nothing else in a file changes. Returns the files rewritten."""
+    docs, done = family(where), []
+    found = judged(docs)
+    for name, doc in docs.items():
+        doc = dict(doc)
+        doc["verdicts"] = [dict(key=key, **v) for key, v in found[name].items()]
+        write(doc, path_of(name, where))
+        done.append(path_of(name, where))
+    return done
+
+
+def margins_text(v: dict) -> str:
+    """A difference and its interval as multiples of the margin it is judged against: "+0.63 [+0.10, +1.17]"
+    ("—" when no margin is stated for its metric)."""
+    m = v.get("eq_margin") or 0.0
+    if not m > 0 or v.get("difference") is None:
+        return "—"
+    if not v.get("enough_seeds"):
+        return f"{signed(v['difference'] / m, 2)}"
+    return f"{signed(v['difference'] / m, 2)} [{signed(v['ci_low'] / m, 2)}, {signed(v['ci_high'] / m, 2)}]"
+
+
+def tost_text(v: dict) -> str:
+    """The equivalence test in a table cell: "2.0e-07 (≤ 0.0036)", or "—" (no margin, no test, or the claim is
+    itself an equivalence claim, whose p is the claim's)."""
+    pe, thr = v.get("p_equiv"), v.get("equiv_threshold")
+    if v.get("kind") == verdict_rule.EQUIVALENCE or pe is None or thr is None or not math.isfinite(pe) \
+            or not math.isfinite(thr):
+        return "—"
+    return f"{pe:.2g} (≤ {thr:.2g})"
 
 
 def write_measured(path: Path, where: Path | None = None) -> None:
@@ -439,6 +580,6 @@ def _one_line(name: str, where: str | None, versions: tuple) -> str:
     smoke = ", a --quick smoke run" if doc.get("quick") else ""
     interval = (f"; {signed(h['difference'])} in the claimed direction, 95% interval {signed(h['ci_low'])} to "
                 f"{signed(h['ci_high'])}, p {h['p']:.2g} where Holm over {h['m']} comparisons needs ≤ "
-                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] else "")
+                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] and not h["health"] else "")
     return (f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
             f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}{interval}) — {h['label']}")

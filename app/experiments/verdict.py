@@ -25,18 +25,30 @@ The test, in plain numbers:
    the same standard in both directions and for every kind, and can be read off one interval: the 95%
    interval of the difference, ``d̄ ± t₀.₉₇₅(df) · se``, lies entirely on one side of the boundary exactly
    when p < 0.05 (for equivalence that is stricter than the 90% interval of the usual 5% TOST).
-3. **Multiplicity**: the page makes m comparisons (18 when every experiment has results). Holm's step-down
+3. **Multiplicity**: the page makes m comparisons: every comparison of app/experiments/claims.py with results,
+   at least 2 seeds per arm and both arms healthy (m is counted, never written down). Holm's step-down
    at α = 0.05 over those m: sort the p values, p₍₁₎ ≤ … ≤ p₍ₘ₎; the comparison of rank k needs
    ``p ≤ α / (m − k + 1)``, and Holm stops at the first rank that misses — no later rank passes.
    Equivalently the Holm-adjusted p, ``max over j ≤ k of (m − j + 1) · p₍ⱼ₎``, is at most α.
-4. Verdict: **reproduces** when Holm passes it and the difference lies on the claim's side of the boundary;
-   **reverses** when Holm passes it on the other side (superiority: a clear difference in the wrong
-   direction; noninferiority: A clearly worse by more than the margin; equivalence: clearly outside the
-   margin); **too small to tell at this scale** otherwise. With fewer than 2 seeds in an arm there is no
-   spread to compare against: too small to tell, ``enough_seeds`` False, and outside the family m.
-   The label says which "cannot tell" it is: where the 95% interval clears the boundary on its own (p ≤ α) but
-   not after Holm's adjustment, the difference is not small — the seeds are too few to settle it among m
-   comparisons — and the label says so ("not settled by 3 seeds") instead of "too small to tell".
+4. Verdict, one of three outcomes against the margin: **different** — Holm passes the claim's test: it
+   **reproduces** when the difference lies on the claim's side of the boundary, **reverses** on the other
+   (superiority: a clear difference in the wrong direction; noninferiority: A clearly worse by more than the
+   margin; equivalence: clearly outside the margin); **equivalent within ± the margin** — not different, but
+   the two one-sided tests (TOST) against ± the margin (the claim's, else its metric's,
+   app/experiments/claims.py MARGINS) pass Holm's step-down at the same α over the family's equivalence tests:
+   the 95% interval lies inside ±margin, no difference larger than the margin (for a superiority claim: the
+   label "equivalent within ±M"; for an equivalence claim that is "reproduces"); **inconclusive at this
+   scale** otherwise (neither). Every difference is also given as a multiple of its margin (``in_margins``).
+   With fewer than 2 seeds in an arm there is no spread to compare against: inconclusive, ``enough_seeds``
+   False, and outside the family m.
+   The label says which "inconclusive" it is: where the 95% interval clears the boundary on its own (p ≤ α) but
+   not after Holm's adjustment, the seeds are too few to settle it among m comparisons, and the label says so
+   ("not settled by 3 seeds").
+
+5. **Health before verdict**: an arm that did not reach what its experiment requires to count as trained
+   (app/experiments/claims.py, ``Health``; checked per seed by app/experiments/results.py) gets no verdict:
+   :func:`unhealthy` marks the comparison **no verdict**, with the arm and its numbers, and :func:`judge` leaves
+   it out of Holm's family — an untrained arm's comparison is not a test of the claim.
 
 When every seed difference is the same (se = 0), any difference from the boundary is clear (p = 0).
 Pure Python: the page imports it without torch or scipy.
@@ -49,9 +61,13 @@ import statistics
 from dataclasses import asdict, dataclass, replace
 
 REPRODUCES = "reproduces"
-TOO_SMALL = "too small to tell at this scale"
+TOO_SMALL = "inconclusive at this scale"  # neither clearly different nor clearly within ± the margin
+INCONCLUSIVE = TOO_SMALL
+EQUIVALENT = "equivalent within the margin"  # "A beats B" not shown: no difference larger than ± the margin
 REVERSES = "reverses"
-VERDICTS = (REPRODUCES, TOO_SMALL, REVERSES)
+NO_VERDICT = "no verdict"  # an arm failed its health check: the comparison is not made (outside Holm's family)
+VERDICTS = (REPRODUCES, EQUIVALENT, TOO_SMALL, REVERSES)
+DIFFERENT, WITHIN, NEITHER = "different", "equivalent", "inconclusive"  # the three outcomes against the margin
 MIN_SEEDS = 2
 ALPHA = 0.05  # the family-wise error rate Holm keeps
 
@@ -193,6 +209,13 @@ class Verdict:
     scale: str  # the scale it was measured at ("hidden 128, 2 layers, 1600 steps, 3 seeds"), "" when unknown
     reason: str  # the rule applied to these numbers, in one sentence
     why: str = ""  # the reason's last part: Holm's decision and what it means for the claim
+    health: str = ""  # why an arm does not count as trained ("electra did not learn its task (...)"); "" when both do
+    eq_margin: float = 0.0  # ± what the equivalence test (TOST) is against: the claim's margin, else its metric's
+    p_equiv: float = float("nan")  # TOST's p, 2 · max of its two one-sided p's: < 0.05 iff the 95% interval is inside
+    equiv_threshold: float = float("nan")  # what p_equiv must not exceed: Holm over the family's equivalence tests
+    equivalent: bool = False  # Holm passes the equivalence test: no difference larger than ± eq_margin
+    outcome: str = ""  # DIFFERENT, WITHIN or NEITHER; "" without a test
+    in_margins: float = float("nan")  # the difference as a multiple of eq_margin
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -235,11 +258,12 @@ def boundary_of(kind: str, margin: float, diff: float) -> float:
 
 
 def compare(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin: float = 0.0,
-            scale: str = "") -> Verdict:
+            scale: str = "", equivalence_margin: float = 0.0) -> Verdict:
     """The test of one comparison, judged alone (m = 1); :func:`judge` adjusts a family of them.
 
     a, b: each arm's final numbers, as {seed: value} (arms that share seeds are paired by seed) or as a list
-    (never paired). margin: in the metric's units, > 0 for noninferiority and equivalence."""
+    (never paired). margin: in the metric's units, > 0 for noninferiority and equivalence. equivalence_margin: the
+    ± margin a superiority claim's difference is also tested against (its metric's margin; 0: no such test)."""
     if kind not in KINDS:
         raise ValueError(f"kind is one of {', '.join(KINDS)}")
     if kind != SUPERIORITY and not margin > 0:
@@ -291,16 +315,30 @@ def compare(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin
     p_one = t_sf(abs(t), df)
     p = min(1.0, 2.0 * p_one)
     t95 = t_critical(df)
+    eq = margin if kind != SUPERIORITY else float(equivalence_margin or 0.0)
+    p_eq = tost(diff, se, df, eq) if eq > 0 else nan
     v = Verdict(TOO_SMALL, TOO_SMALL, kind, margin, boundary, design, n_a, n_b, n, seeds, va_, vb_, diffs, diff, mean_a,
                 mean_b,
                 sd_a, sd_b, sd, se, df, t, p_one, p, t95, diff - t95 * se, diff + t95 * se, 1, 0, nan, nan, False, 0,
-                True, scale, "")
-    return _apply_holm(v, 1, 1, ALPHA, p, 0)
+                True, scale, "", eq_margin=eq, p_equiv=p_eq, in_margins=diff / eq if eq > 0 else nan)
+    return _apply_holm(v, 1, 1, ALPHA, p, 0, ALPHA if eq > 0 else nan, p_eq)
 
 
-def decide(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin: float = 0.0, scale: str = "") -> Verdict:
+def tost(diff: float, se: float, df: float, margin: float) -> float:
+    """Two one-sided tests of −margin < difference < +margin: 2 · max(P(T ≥ (d + M)/se), P(T ≥ (M − d)/se)), capped at
+    1 — below 0.05 exactly when the 95% interval d ± t₀.₉₇₅ · se lies inside ±M (the same standard as every other
+    test here)."""
+    def one(gap: float) -> float:
+        if se > 0:
+            return t_sf(gap / se, df)
+        return 0.0 if gap > 0 else 1.0
+    return min(1.0, 2.0 * max(one(diff + margin), one(margin - diff)))
+
+
+def decide(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin: float = 0.0, scale: str = "",
+           equivalence_margin: float = 0.0) -> Verdict:
     """One comparison judged alone (a family of one: Holm's threshold is α itself)."""
-    return compare(a, b, higher_is_better, kind, margin, scale)
+    return compare(a, b, higher_is_better, kind, margin, scale, equivalence_margin)
 
 
 # ----------------------------------------------------------------------------- the family: Holm
@@ -332,15 +370,24 @@ def holm(pvalues: dict, alpha: float = ALPHA) -> dict:
     return out
 
 
-def _apply_holm(v: Verdict, m: int, rank: int, threshold: float, adjusted: float, stopped_at: int) -> Verdict:
+def _apply_holm(v: Verdict, m: int, rank: int, threshold: float, adjusted: float, stopped_at: int,
+                eq_threshold: float = float("nan"), eq_adjusted: float = float("nan")) -> Verdict:
     passed = bool(v.enough_seeds and adjusted <= ALPHA)  # the running max carries Holm's stop to later ranks
+    equivalent = bool(v.enough_seeds and v.eq_margin > 0 and eq_adjusted <= ALPHA)
     side = _side(v.kind, v.difference, v.margin)
     verdict = (REPRODUCES if side == "holds" else REVERSES) if passed else TOO_SMALL
+    outcome = (WITHIN if v.kind == EQUIVALENCE and side == "holds" else DIFFERENT) if passed else NEITHER
+    if not passed and equivalent:  # not clearly different, clearly within ± the margin
+        outcome = WITHIN
+        verdict = EQUIVALENT if v.kind == SUPERIORITY else TOO_SMALL
     label = verdict + (f" at {v.scale}" if verdict == REVERSES and v.scale else "")
-    if verdict == TOO_SMALL and v.enough_seeds and v.p <= ALPHA:  # clear alone, not among m: the seeds are too few
+    if verdict == EQUIVALENT:
+        label = f"equivalent within ±{_g(v.eq_margin)}"
+    elif verdict == TOO_SMALL and v.enough_seeds and v.p <= ALPHA:  # clear alone, not among m: the seeds are too few
         label = f"not settled by {unsettled_seeds(v)} seeds"
     v = replace(v, verdict=verdict, label=label, m=m, rank=rank, holm_threshold=threshold, p_holm=adjusted,
-                holm_pass=passed, holm_stopped_at=stopped_at)
+                holm_pass=passed, holm_stopped_at=stopped_at, equiv_threshold=eq_threshold, equivalent=equivalent,
+                outcome=outcome if v.enough_seeds else "")
     return replace(v, reason=reason(v), why=why(v))
 
 
@@ -349,10 +396,22 @@ def unsettled_seeds(v: Verdict) -> str:
     return str(len(v.seeds)) if v.design == "paired" else (str(v.n_a) if v.n_a == v.n_b else f"{v.n_a} and {v.n_b}")
 
 
+def unhealthy(v: Verdict, failure: str) -> Verdict:
+    """``v`` with no verdict because an arm did not count as trained: ``failure`` says which and by what numbers
+    ("electra did not learn its task (discriminator ROC-AUC 0.541 on seed 1, needs ≥ 0.75)"). Its numbers stay
+    (what was measured); it is outside Holm's family (rank 0) and passes nothing."""
+    v = replace(v, verdict=NO_VERDICT, label=f"{NO_VERDICT}: {failure}", health=failure, rank=0,
+                holm_threshold=None, p_holm=None, holm_pass=False, holm_stopped_at=0, equiv_threshold=None,
+                equivalent=False, outcome="")
+    return replace(v, reason=reason(v), why=why(v))
+
+
 def judge(tests: dict, alpha: float = ALPHA) -> dict:
-    """The family's verdicts: ``tests`` ({key: Verdict from :func:`compare`}) adjusted by Holm over the
-    comparisons that have a test (enough seeds). key -> Verdict with m, rank, threshold and the decision."""
-    steps = holm({k: v.p for k, v in tests.items() if v.enough_seeds}, alpha)
+    """The family's verdicts: ``tests`` ({key: Verdict from :func:`compare`, or :func:`unhealthy`}) adjusted by
+    Holm over the comparisons that have a test (enough seeds, both arms healthy). key -> Verdict with m, rank,
+    threshold and the decision."""
+    steps = holm({k: v.p for k, v in tests.items() if v.enough_seeds and not v.health}, alpha)
+    eq_steps = holm({k: v.p_equiv for k, v in tests.items() if v.enough_seeds and not v.health}, alpha)
     m = len(steps)
     stopped = min((s.rank for s in steps.values() if not s.rejected), default=0)
     out = {}
@@ -362,7 +421,9 @@ def judge(tests: dict, alpha: float = ALPHA) -> dict:
             v = replace(v, m=m)
             out[k] = replace(v, reason=reason(v), why=why(v))
             continue
-        out[k] = _apply_holm(v, m, s.rank, s.threshold, s.adjusted, stopped)
+        e = eq_steps.get(k)
+        out[k] = _apply_holm(v, m, s.rank, s.threshold, s.adjusted, stopped, *((e.threshold, e.adjusted) if e else
+                                                                                 (float("nan"), float("nan"))))
     return out
 
 
@@ -411,6 +472,9 @@ def holm_text(v: Verdict) -> str:
 
 def why(v: Verdict) -> str:
     """Holm's decision on this comparison and what it means for the claim, in numbers."""
+    if v.health:
+        return (f"{v.health}: an arm that did not count as trained is no test of the claim, so this comparison has "
+                f"no verdict and is not among the comparisons Holm adjusts")
     if not v.enough_seeds:
         return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread, so "
                 f"{v.label}")
@@ -426,16 +490,31 @@ def why(v: Verdict) -> str:
                        EQUIVALENCE: f"A and B clearly differ by more than the margin {_g(v.margin)}"}[v.kind]
         return f"p {p} ≤ {thr}, so {v.label}: {because}"
     if v.holm_stopped_at and v.holm_stopped_at < v.rank and v.p <= v.holm_threshold:
-        return (f"p {p} ≤ {thr}, but Holm stopped at rank {v.holm_stopped_at} (a smaller p missed its threshold), "
-                f"so {v.label}")
-    if v.p <= ALPHA:
-        return (f"p {p} > {thr}: the 95% interval clears {_where(v)} on its own, not with {v.m} comparisons, "
-                f"so {v.label}")
-    return f"p {p} > {thr}: the 95% interval contains {_where(v)}, so {v.label}"
+        first = f"p {p} ≤ {thr}, but Holm stopped at rank {v.holm_stopped_at} (a smaller p missed its threshold)"
+    elif v.p <= ALPHA:
+        first = f"p {p} > {thr}: the 95% interval clears {_where(v)} on its own, not with {v.m} comparisons"
+    else:
+        first = f"p {p} > {thr}: the 95% interval contains {_where(v)}"
+    return f"{first}; {equivalence_text(v)}, so {v.label}"
+
+
+def equivalence_text(v: Verdict) -> str:
+    """The equivalence test's part of the reason: is the difference clearly within ± the margin?"""
+    if not v.eq_margin > 0 or v.kind == EQUIVALENCE:
+        return "no equivalence margin is stated for this metric" if not v.eq_margin > 0 else "the claim's own test"
+    thr = _g(v.equiv_threshold, 2) if v.equiv_threshold is not None else "—"
+    inside = "inside" if v.ci_low > -v.eq_margin and v.ci_high < v.eq_margin else "not inside"
+    if v.equivalent:
+        return (f"the 95% interval lies inside ±{_g(v.eq_margin)} (TOST p {_pv(v.p_equiv)} ≤ {thr}, Holm over the "
+                f"equivalence tests): no difference larger than the margin")
+    return (f"the 95% interval is {inside} ±{_g(v.eq_margin)} (TOST p {_pv(v.p_equiv)} > {thr} after Holm over the "
+            f"equivalence tests): a difference as large as the margin is not ruled out")
 
 
 def reason(v: Verdict) -> str:
     """One sentence: the test on these numbers and why it gives this verdict."""
+    if v.health:
+        return f"{NO_VERDICT}: {why(v)}" + (f" ({v.m} are)" if v.m else "")
     if not v.enough_seeds:
         return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread"
                 + (f" (it is not among the {v.m} comparisons Holm adjusts)" if v.m else ""))

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.experiments.results import short_label
+from app.experiments import verdict as rule
 from app.core.text import html as esc
 from app.figures import kept
 
@@ -144,7 +145,8 @@ def finals_figure(r) -> go.Figure:
     return _layout(fig, "Final numbers: every seed (dots), mean ± sd (diamonds)", 420)
 
 
-VERDICT_COLOURS = {"reproduces": "#2e7d32", "too small to tell at this scale": "#8a8a8a", "reverses": "#c62828"}
+VERDICT_COLOURS = {rule.REPRODUCES: "#2e7d32", rule.EQUIVALENT: "#1565c0", rule.TOO_SMALL: "#8a8a8a",
+                   rule.REVERSES: "#c62828"}  # no verdict (an arm failed its health check): no dot
 FAMILY_EDGE = 8.0  # the overview's x-axis runs over ± this many margins; longer intervals are cut at the edge
 KIND_MARK = {"superiority": ">", "noninferiority": "≥", "equivalence": "≈"}
 
@@ -216,8 +218,9 @@ def family_figure(r) -> go.Figure:
                      showgrid=False)
     fig.update_xaxes(range=[-edge * 1.05, edge * 1.05], zeroline=False,
                      title_text="A − B in margins of its metric (positive = the claimed direction)")
-    return _layout(fig, f"All {r.m} comparisons: 95% intervals against what each claim needs, Holm-adjusted verdicts",
-                   130 + 30 * len(rows))
+    tested = f"{r.m} tested" + (f"; {len(rows) - r.m} without a test have no dot" if len(rows) > r.m else "")
+    return _layout(fig, f"All {len(rows)} comparisons ({tested}): 95% intervals against what each claim needs, "
+                   "Holm-adjusted verdicts", 130 + 30 * len(rows))
 
 
 @kept
@@ -253,7 +256,9 @@ def key_figure(r) -> go.Figure:
     fig = curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
     verdict = (comp.verdict or {}).get("label")  # on a projector the verdict stands with its curves (and its scale)
     lines = [esc(line) for line in textwrap.wrap(comp.claim, TITLE_CHARS)]
-    lines += [f"verdict: <b>{esc(verdict)}</b>"] if verdict else []
+    if verdict:  # a long one (no verdict: which arm did not learn, with its numbers) wraps like the claim
+        lines += [f"{'verdict: ' if i == 0 else ''}<b>{esc(part)}</b>"
+                  for i, part in enumerate(textwrap.wrap(verdict, TITLE_CHARS - len("verdict: ")))]
     more = (len(lines) - 1) * TITLE_LINE_PX  # a title of several lines pushes the legend and the plot down
     fig.update_layout(title=dict(text="<br>".join(lines), y=1, yref="container", yanchor="top", pad=dict(t=30)),
                       margin=dict(t=fig.layout.margin.t + more), height=fig.layout.height + more)

@@ -330,6 +330,22 @@ def convergence_summary(step_l2: torch.Tensor, layers: int) -> dict:
     return {"first": first, "at_L": at_l, "last": last, "ratio_last_at_L": ratio, "trend": trend}
 
 
+INTRO = (
+    "BERT stacks L *different* transformer layers. ALBERT keeps **one** layer and applies it L times: the "
+    "output of one pass is the input of the next, through the very same weights. What does that do to the "
+    "representation? The ALBERT paper (Figure 1) measured, for every layer, how far its output moves from its "
+    "input, and found ALBERT's transitions *smoother* than BERT's, oscillating rather than converging: the "
+    "paper reports no settling within L. Here are the same measures, live, for your sentence, with ALBERT and "
+    "BERT side by side. You can also keep applying ALBERT's block **past** L — a question the paper did not ask "
+    "— and measure whether the tokens settle there."
+)
+TRENDS = {  # past L, from the measured steps (unroll_summary's trend): what this block does, not the paper's claim
+    "settling": "keep shrinking — past L this block moves the tokens less and less, as it would near a fixed point",
+    "slowing": "shrink, but slowly — the tokens are still drifting when we stop",
+    "not settling": "do not shrink — the block keeps moving the tokens, with no fixed point in sight",
+}
+
+
 def step_shape(values) -> str:
     """How a sequence of per-layer steps moves: "shrinking" or "growing" at every layer, "oscillating" (up and
     down: the direction changes at least once) or "flat" (every step within 5% of the first)."""

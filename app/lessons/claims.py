@@ -17,10 +17,17 @@ run NAME`` writes ``assets/experiments/NAME.json``). This lesson only reads them
   more than a stated margin (*noninferiority*), A and B are within ± the margin (*equivalence*);
 - the **verdict** is app/experiments/verdict.py's rule applied to the per-seed final numbers: a paired t-test
   on the per-seed differences A − B (Welch's where the arms share no seeds), its 95% interval against the
-  claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page (m = 19
-  with every experiment's results). *reproduces* when the difference is clearly on the claim's side,
-  *reverses* when it is clearly on the other (with the scale it was measured at), *too small to tell at
-  this scale* otherwise. No conclusion on this page is written by hand.
+  claim's boundary (0, −margin or ±margin), adjusted by Holm over every comparison of the page that has a
+  test (m, counted from the results). Three outcomes against the margin: *different* (*reproduces* when
+  the difference is clearly on the claim's side, *reverses* when clearly on the other, with the scale it
+  was measured at), *equivalent within ±margin* (not different, and the interval clearly inside ± the
+  metric's margin: TOST, Holm at the same level), *inconclusive at this scale* (neither); every difference is
+  also shown as a multiple of its margin. No conclusion on this page is written by hand;
+- **health before verdict**: each experiment states what an arm must reach to count as trained
+  (app/experiments/claims.py ``Health``: ELECTRA's discriminator a held-out ROC-AUC floor, a probe clearly above
+  chance, a teacher stronger than its students, a training loss that fell), checked on every seed; a comparison
+  with an arm that fails gets *no verdict* (with the arm and its numbers) and leaves Holm's family
+  (:func:`health_lines` says every check of the two arms).
 
 When no results are there yet (before the full runs), the lesson shows the paper's side, the command that
 produces ours, and the live run (app/experiments/live.py: the smallest pair of arms, trained for a minute).
@@ -69,7 +76,8 @@ SPEC = Spec(
     Param("seconds", "int", 60, lo=10, hi=60, step=5, widget="slider", label="Live run length (s)",
           help="Training wall time of the live run (at most 60 s), after its data is prepared."),
 )
-VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.TOO_SMALL: "info", rule.REVERSES: "error"}
+VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.EQUIVALENT: "info", rule.TOO_SMALL: "info", rule.REVERSES: "error",
+                 rule.NO_VERDICT: "warning"}
 
 
 # ----------------------------------------------------------------------------- reading the results
@@ -94,6 +102,23 @@ def _version(name: str) -> tuple[str, int]:
 
 
 # ----------------------------------------------------------------------------- what the page shows
+
+
+PAIRING = ("a seed sets both arms' initial weights (the same where their shapes match) and the random stream that "
+           "orders their batches; what an arm's recipe changes — its masks, its copies of the data, its objective — "
+           "differs by design, so their batches and masks need not be the same")
+
+
+def pairing_text(doc: dict | None, better: str, worse: str) -> str:
+    """What pairing A and B by seed means for these two arms: :data:`PAIRING`, and their step counts when they
+    differ (ELECTRA's arms spend the same FLOPs in different numbers of steps)."""
+    arms = (doc or {}).get("arms", {})
+    steps = [sorted({r.get("steps") for r in arms.get(k, {}).get("seeds", []) if isinstance(r.get("steps"), int)})
+             for k in (better, worse)]
+    if all(len(x) == 1 for x in steps) and steps[0] != steps[1]:
+        return (f"{PAIRING}; and A trained {steps[0][0]:,} steps, B {steps[1][0]:,}, so even the number of batches "
+                "differs")
+    return PAIRING
 
 
 @dataclass(frozen=True)
@@ -130,6 +155,9 @@ class Comparison:
     kind: str = rule.SUPERIORITY
     margin: float = 0.0
     margin_why: str = ""
+    health: tuple[str, ...] = ()  # every health check of A and B, one markdown line each (health_lines)
+    pairing: str = PAIRING  # what pairing by seed shares between A and B, and what it does not (pairing_text)
+    ours: str = ""  # tested away from where the paper made it: where the paper did and where we do ("" otherwise)
 
 
 @dataclass(frozen=True)
@@ -260,6 +288,7 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
     if found is None:
         found = results.verdicts(doc) if doc else {}
     labels = arm_labels(name, doc)
+    checks = results.health(doc) if doc else {}
     out = []
     for c in claim.comparisons:
         m = claim.metrics[c.metric]
@@ -267,9 +296,26 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
             c.key, c.claim, c.better, c.worse, labels[c.better], labels[c.worse],
             c.metric, m.label, m.higher_is_better, m.unit, c.source, c.note,
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
-            c.kind, c.margin, c.margin_why,
+            c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
+            pairing_text(doc, c.better, c.worse), c.ours,
         ))
     return tuple(out)
+
+
+def health_lines(checks: dict[str, list[dict]], better: str, worse: str, metric: str) -> tuple[str, ...]:
+    """Every health check that applies to a comparison's two arms (results.health), one markdown line each: what
+    the arm must reach, its number on every seed, and whether it passed. Empty before a run."""
+    lines = []
+    for side, arm in (("A", better), ("B", worse)):
+        for row in checks.get(arm, []):
+            if row["on"] and metric not in row["on"]:
+                continue
+            floor = "—" if row["floor"] is None else results.fmt(row["floor"])
+            values = ", ".join(f"{'not recorded' if v is None else results.fmt(v)}" for v in row["values"].values())
+            verdict = "passes" if row["passed"] else f"**fails** on {txt.count(len(row['failed']), 'seed')}"
+            lines.append(f"{side} ({txt.md(arm)}): {row['what']} ≥ {floor} on every seed — {values}: {verdict}. "
+                         f"Why: {row['why']}.")
+    return tuple(lines)
 
 
 def _n(x: float, digits: int = 3) -> str:
@@ -296,13 +342,17 @@ def verdict_text(c: Comparison, m: int) -> str:
     """The verdict box (markdown): what was measured, the interval, the test with Holm's threshold, the
     verdict and why — every number a student needs to check it by hand."""
     v = c.verdict
+    if v.get("health"):
+        return (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
+                f"seed ({c.pairing}).")
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
     if v["design"] == "paired":
         per_seed = ", ".join(f"seed {s}: {results.fmt(a, 4)} vs {results.fmt(b, 4)} → {_n(d)}" for s, a, b, d in
                              zip(v["seeds"], v["a"], v["b"], v["diffs"]))
-        measured = (f"**Measured**, paired by seed (the same seed gives both arms the same batches and masks), A vs B "
+        measured = (f"**Measured**, paired by seed ({c.pairing}), A vs B "
                     f"and the difference {sign}: {per_seed}. Mean {_n(v['difference'])}, sd {v['sd']:.3g}, "
                     f"se = sd/√{v['n']} = {v['se']:.3g}, df = {v['n']} − 1 = {v['df']:g}.")
     else:
@@ -318,7 +368,22 @@ def verdict_text(c: Comparison, m: int) -> str:
             f"{v['df']:.3g} df{' (on 2 df, P(T ≥ t) = ½(1 − t/√(t² + 2)))' if v['df'] == 2 else ''}. This page makes {m} "
             f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
             f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}.")
-    return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, f"**Why**: {v['why']}."))
+    return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, margin_line(v),
+                        f"**Why**: {v['why']}."))
+
+
+def margin_line(v: dict) -> str:
+    """The verdict box's line on the margin: the difference and its interval in margins, and the equivalence test
+    (TOST) with the threshold Holm gives it — the third outcome, *equivalent within ±margin*."""
+    m = v.get("eq_margin") or 0.0
+    if not m > 0:
+        return "**Against the margin**: no margin is stated for this metric, so there is no equivalence test."
+    said = (f"**Against the margin** (±{m:g}): A − B = {results.margins_text(v)} margins (mean [95% interval]); "
+            f"outcome **{v['outcome']}**")
+    if v["kind"] == rule.EQUIVALENCE:
+        return said + " (the claim's own test is the equivalence test)."
+    return (said + f"; TOST (two one-sided tests, the 95% interval inside ±{m:g}) p = {v['p_equiv']:.2g}, Holm over "
+            f"the {v['m']} equivalence tests needs ≤ {v['equiv_threshold']:.2g}.")
 
 
 def interval_text(v: dict | None) -> str:
@@ -328,9 +393,14 @@ def interval_text(v: dict | None) -> str:
     return f"{_n(v['ci_low'])} to {_n(v['ci_high'])}"
 
 
+def margins_cell(v: dict | None) -> str:
+    """A verdict's A − B and interval in margins of its metric for a table ("—" without a verdict)."""
+    return results.margins_text(v) if v else "—"
+
+
 def p_text(v: dict | None) -> str:
-    """A verdict's p and what Holm needs of it for a table: "0.0052 (Holm: ≤ 0.0038, rank 6 of 18)"."""
-    if not v or not v.get("enough_seeds"):
+    """A verdict's p and what Holm needs of it for a table: "0.0052 (Holm: ≤ 0.0038, rank 6 of 14)"."""
+    if not v or not v.get("enough_seeds") or v.get("health"):
         return "—"
     return f"{v['p']:.2g} (Holm: ≤ {v['holm_threshold']:.2g}, rank {v['rank']} of {v['m']})"
 
@@ -343,8 +413,10 @@ def family_caption(r) -> str:
     return (f"Every comparison of every claim on this page: A − B (positive = the claimed direction) in units of its "
             f"metric's margin ({units}), its 95% interval as a bar, and the boundary its claim needs (a black tick): "
             f"above 0 for *A beats B*, above −1 margin for *not worse by more than*, inside ±1 margin (shaded) for "
-            f"*about as good as*. The colour is the verdict after Holm's adjustment over the {r.m} comparisons with "
-            f"results, so an interval that clears its boundary can still be grey. Intervals past the edge are cut "
+            f"*about as good as*. The colour is the verdict after Holm's adjustment over the {r.m} comparisons tested "
+            f"(green reproduces, blue equivalent within ± the margin, grey inconclusive, red reverses), so an interval "
+            f"that clears its boundary can still be grey; a comparison with an arm that failed its health check, or "
+            f"not run yet, has no dot. Intervals past the edge are cut "
             f"there (the number is written at the edge); hover for every number.")
 
 
@@ -354,7 +426,7 @@ def family(name: str, doc: dict | None) -> dict[str, dict[str, dict]]:
     docs = {k: d for k, d in results.family().items() if k != name}
     if doc is not None:
         docs[name] = doc
-    return results.judged(docs)
+    return results.judged({k: docs[k] for k in CLAIMS if k in docs})  # the page's order: Holm's ties keep it
 
 
 def family_rows(found: dict[str, dict[str, dict]], name: str, chosen_key: str) -> tuple[FamilyRow, ...]:
@@ -423,6 +495,62 @@ def compute_note(doc: dict, comp: Comparison) -> Note | None:
     return Note(f"The two arms did not spend the same compute: A ({txt.md(comp.better)}) {ta / 1e12:.1f} TFLOP in "
                 f"{a[1]} steps of {a[0] / 1e9:.1f} GFLOP, B ({txt.md(comp.worse)}) {tb / 1e12:.1f} TFLOP in {b[1]} "
                 f"steps of {b[0] / 1e9:.1f} GFLOP ({ta / tb:.1f}×).")
+
+
+def other_metrics_note(name: str, doc: dict, comp: Comparison) -> Note | None:
+    """When a comparison has no verdict (an arm failed its health check), what the same two arms show on the
+    experiment's other metrics: the mean paired difference A − B, signed so that positive is the claimed direction,
+    and on how many seeds it has that sign — described, not tested (no verdict rests on it)."""
+    v = comp.verdict or {}
+    if not v.get("health"):
+        return None
+    parts = []
+    for metric, m in CLAIMS[name].metrics.items():
+        if metric in (comp.metric, "params"):
+            continue
+        a, b = results.per_seed(doc, comp.better, metric), results.per_seed(doc, comp.worse, metric)
+        seeds = [s for s in a if s in b]
+        if len(seeds) < 2:
+            continue
+        sign = 1.0 if m.higher_is_better else -1.0
+        diffs = [sign * (a[s] - b[s]) for s in seeds]
+        mean = sum(diffs) / len(diffs)
+        same = sum(1 for d in diffs if (d > 0) == (mean > 0) and d != 0)
+        unit = f" {m.unit}" if m.unit else ""
+        parts.append(f"{short_label(m.label)} {_n(mean)}{unit} (that sign on {same} of {txt.count(len(seeds), 'seed')})")
+    if not parts:
+        return None
+    return Note("No verdict here, so described, not tested: the same two arms on the experiment's other metrics, A − B "
+                "with positive the claimed direction: " + "; ".join(parts) + ".")
+
+
+def nsp_on_sop_note(doc: dict) -> Note | None:
+    """The sentence experiment's NSP arm on SOP, beside chance and the arm without a sentence objective: ALBERT's
+    "an NSP-trained model cannot solve SOP" is not what sop_solves_sop tests, so its numbers are shown, not judged."""
+    arms = doc.get("arms", {})
+    if "nsp" not in arms:
+        return None
+    probe = results.spread(results.finals(doc, "nsp", "sop_probe"))
+    head = results.spread(results.finals(doc, "nsp", "sop_head"))
+    none = results.spread(results.finals(doc, "none", "sop_probe")) if "none" in arms else {"n": 0}
+    if not probe["n"]:
+        return None
+    said = (f"Not tested here: ALBERT's \"an NSP-trained model cannot solve SOP\" (52.0 in its Table 5, near chance). "
+            f"This experiment's NSP arm has SOP probe {probe['mean']:.3f} (sd {probe['sd']:.3f}, "
+            f"{txt.count(probe['n'], 'seed')}; chance 0.5)")
+    if none["n"]:
+        said += f", where the arm without a sentence objective has {none['mean']:.3f}"
+    if head["n"]:
+        said += f", and its own NSP head scores {head['mean']:.3f} on SOP pairs"
+    n = (doc.get("budget") or {}).get("probe_test")
+    if not isinstance(n, int) or n <= 0:
+        return Note(said + ".")
+    floor = 0.5 + 1.96 * (0.25 / n) ** 0.5  # clearly above chance on the probe's n test pairs, one-sided 2.5%
+    if probe["min"] > floor:
+        return Note(said + f": every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), so that half "
+                    "of the claim does not hold here as stated.")
+    return Note(said + f": not every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), in line with "
+                "that half of the claim, which no verdict here tests.")
 
 
 def teacher_note(doc: dict) -> Note | None:
@@ -502,7 +630,10 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             sp = results.spread([v for _, v in kept])
             finals.append(Final(arm, a["label"], tuple(s for s, _ in kept), tuple(v for _, v in kept), sp["mean"],
                                 sp["sd"], sp["min"], sp["max"], a.get("params"), arm in pair))
-        for note in (teacher_note(doc) if name == "distillation" else None, compute_note(doc, comp)):
+        for note in (teacher_note(doc) if name == "distillation" else None, other_metrics_note(name, doc, comp),
+                     nsp_on_sop_note(doc) if (name, comp.key) == ("sentence", "sop_solves_sop") else None,
+                     Note(f"Ours, not the paper's setting: {comp.ours}") if comp.ours else None,
+                     compute_note(doc, comp)):
             if note is not None:
                 notes.append(note)
         missing = [a for a in (comp.better, comp.worse) if a not in doc["arms"]]

@@ -210,12 +210,35 @@ def _tied(a: float, b: float, noise: float) -> bool:
     return abs(a - b) <= noise * max(a, b)
 
 
+def _interval(slow: dict, fast: dict) -> dict | None:
+    """How many times longer ``slow``'s forward takes than ``fast``'s, with its 95% interval, from their rounds timed
+    in turns (rows' "samples_ms"; measure.ratio_interval); None when the rows hold too few rounds."""
+    return measure.ratio_interval(slow.get("samples_ms") or [], fast.get("samples_ms") or [])
+
+
+def _same_speed(a: dict, b: dict, noise: float) -> bool:
+    """Within timing noise: the interval of their ratio contains 1 (with rounds to tell), else within ``noise``."""
+    slow, fast = (a, b) if a["latency_ms"] >= b["latency_ms"] else (b, a)
+    iv = _interval(slow, fast)
+    return measure.clearly(iv) == "noise" if iv else _tied(a["latency_ms"], b["latency_ms"], noise)
+
+
+def _times(slow: dict, fast: dict) -> tuple[float, str]:
+    """(slow / fast, " (95% interval …)" or "") — the interval's ratio when there is one, else the medians'."""
+    iv = _interval(slow, fast)
+    if iv:
+        return iv["ratio"], f" ({measure.interval_words(iv)})"
+    return slow["latency_ms"] / fast["latency_ms"], ""
+
+
 def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str]:
     """Advice that follows from the measured rows, one markdown bullet each.
 
-    A row: {"key", "label", "params", "memory_bytes", "latency_ms", "n_tokens", and for the ones that
-    predicted the word: "rank_first", "p_word"}. Differences smaller than ``noise`` (relative) are
-    reported as ties, because a shared CPU jitters by about that much.
+    A row: {"key", "label", "params", "memory_bytes", "latency_ms", "n_tokens", "samples_ms" (the forwards timed in
+    turns, when known), and for the ones that predicted the word: "rank_first", "p_word"}. "N× quicker" is said only
+    when the 95% interval of the per-round ratio (measure.ratio_interval) lies above 1; otherwise the two are within
+    timing noise on this machine. Rows without rounds fall back to ``noise`` (relative): a shared CPU jitters by
+    about that much.
     """
     if not rows:
         return []
@@ -224,35 +247,51 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
     fast = sorted(rows, key=lambda r: r["latency_ms"])
     small = sorted(rows, key=lambda r: r["params"])
     slow = fast[-1]
-    tied = [r for r in fast[1:] if _tied(r["latency_ms"], fast[0]["latency_ms"], noise)]
+    tied = [r for r in fast[1:] if _same_speed(r, fast[0], noise)]
     if tied:
         names = _names([r["label"] for r in (fast[0], *tied)])
         out.append(f"**Need speed?** {names} are the fastest here, within timing noise of each other "
                    f"(≈{fast[0]['latency_ms']:.1f} ms a sentence); the slowest, {slow['label']}, takes "
                    f"{slow['latency_ms']:.1f} ms.")
     else:
+        ratio, interval = _times(slow, fast[0])
         out.append(f"**Need speed?** {fast[0]['label']} is the fastest here: {fast[0]['latency_ms']:.1f} ms a sentence, "
-                   f"{slow['latency_ms'] / fast[0]['latency_ms']:.1f}× quicker than {slow['label']} "
-                   f"({slow['latency_ms']:.1f} ms).")
+                   f"{ratio:.1f}× quicker than {slow['label']} ({slow['latency_ms']:.1f} ms){interval}.")
     big = small[-1]
     out.append(f"**Short on memory?** {small[0]['label']} is the smallest: {small[0]['params'] / 1e6:.2f} M parameters "
                f"({small[0]['memory_bytes'] / 2**20:.1f} MiB), against {big['params'] / 1e6:.2f} M for {big['label']}.")
     if "bert" in by and "distilbert" in by:
         b, d = by["bert"], by["distilbert"]
-        ratio = b["latency_ms"] / d["latency_ms"]
-        speed = ("about as fast as" if _tied(b["latency_ms"], d["latency_ms"], noise)
-                 else f"{ratio:.1f}× faster than" if ratio > 1 else f"{1 / ratio:.1f}× slower than")
+        if _same_speed(b, d, noise):
+            iv = _interval(*((b, d) if b["latency_ms"] >= d["latency_ms"] else (d, b)))
+            speed = "about as fast as" + (f" (within timing noise on this machine: {measure.interval_words(iv)})"
+                                          if iv else "")
+        elif b["latency_ms"] > d["latency_ms"]:
+            ratio, interval = _times(b, d)
+            speed = f"{ratio:.1f}× faster than{interval}"
+        else:
+            ratio, interval = _times(d, b)
+            speed = f"{ratio:.1f}× slower than{interval}"
         out.append(f"**BERT or DistilBERT?** Here DistilBERT is {speed} BERT with "
                    f"{100 * (1 - d['params'] / b['params']):.0f}% fewer parameters.")
     if "albert" in by and "bert" in by:
         a, b = by["albert"], by["bert"]
         if a["params"] < b["params"]:
-            if a["latency_ms"] >= (1 - noise) * b["latency_ms"]:
+            iv = _interval(b, a) if b["latency_ms"] >= a["latency_ms"] else None
+            faster = measure.clearly(iv) == "quicker" if iv else a["latency_ms"] < (1 - noise) * b["latency_ms"]
+            if not faster:
+                iv = iv or (_interval(a, b) if a["latency_ms"] > b["latency_ms"] else None)
+                why = ("" if not iv else
+                       f" (the difference is within timing noise on this machine: {measure.interval_words(iv)})"
+                       if measure.clearly(iv) == "noise" else f" ({iv['ratio']:.1f}× the time: {measure.interval_words(iv)})")
                 out.append(f"**ALBERT saves memory, not time:** {b['params'] / a['params']:.1f}× fewer parameters than "
-                           f"BERT, yet {a['latency_ms']:.1f} ms against BERT's {b['latency_ms']:.1f} ms — its shared "
-                           "layer still runs once per layer.")
+                           f"BERT, yet {a['latency_ms']:.1f} ms against BERT's {b['latency_ms']:.1f} ms{why} — its "
+                           "shared layer still runs once per layer.")
             else:
                 out.append(f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
+                           f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms, {measure.interval_words(iv)})."
+                           if iv else
+                           f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
                            f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms).")
     guessed = [r for r in rows if r.get("rank_first")]
     if guessed:
@@ -401,7 +440,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                       "source": m.source, "device": f"{m.device} · {m.dtype}", "n_tokens": lat["n_tokens"],
                       "params": size["params"], "memory_bytes": size["memory_bytes"], "load_s": m.load_seconds,
                       "latency_ms": lat["median_ms"], "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
-                      "timed": len(lat["samples_ms"]),
+                      "timed": len(lat["samples_ms"]), "samples_ms": tuple(lat["samples_ms"]),
                       "rank_first": p.rank if p and p.n_pieces else None,
                       "p_word": p.p_word if p and p.n_pieces else None})
 

@@ -206,12 +206,14 @@ def recipe_terms(pair: PairOutput, temperature: float = RECIPE.temperature, reci
 
 
 def size_and_speed(teacher: dict, student: dict, teacher_ms: float, student_ms: float,
-                   whole_ms: tuple[float, float] | None = None) -> dict:
+                   whole_ms: tuple[float, float] | None = None, samples: dict | None = None) -> dict:
     """Parameters, layers and measured latency of the pair (sizes from ``measure.size_of``), as the paper
     reports them: how much smaller (1 − student/teacher parameters) and how much faster (teacher time /
     student time − 1). ``teacher_ms``, ``student_ms``: the encoders' forwards, as the paper timed them (a full
     pass of STS-B: the encoder and a one-number head); ``whole_ms``: (teacher, student) with the masked-LM head
-    over the whole vocabulary, which the student keeps whole, when it was timed too."""
+    over the whole vocabulary, which the student keeps whole, when it was timed too. ``samples``: {"encoder":
+    (teacher's, student's forwards in ms), "whole": (...)}, timed in turns: each speed-up gets its 95% interval
+    ("speedup_interval", "speedup_whole_interval"; measure.ratio_interval; None with too few rounds)."""
     pt, ps = teacher["params"], student["params"]
     out = {
         "teacher_params": pt, "student_params": ps, "teacher_layers": teacher["layers"],
@@ -221,7 +223,21 @@ def size_and_speed(teacher: dict, student: dict, teacher_ms: float, student_ms: 
     }
     if whole_ms is not None:
         out.update(teacher_whole_ms=whole_ms[0], student_whole_ms=whole_ms[1], speedup_whole=whole_ms[0] / whole_ms[1])
+    for key, part in (("speedup_interval", "encoder"), ("speedup_whole_interval", "whole")):
+        if samples and part in samples:
+            out[key] = measure.ratio_interval(*samples[part])
     return out
+
+
+def pace(x: float, iv: dict | None = None) -> str:
+    """A speed-up in words: "2.01× the speed" / "1.50× slower", with its 95% interval when there is one — and
+    "within timing noise on this machine" when that interval contains 1 (no speed-up is concluded then)."""
+    said = f"{x:.2f}× the speed" if x >= 1 else f"{1 / x:.2f}× slower"
+    if not iv:
+        return said
+    if measure.clearly(iv) == "noise":
+        return f"within timing noise on this machine ({x:.2f}×, {measure.interval_words(iv)})"
+    return f"{said} ({measure.interval_words(iv)})"
 
 
 def speed_caption(sz: dict) -> str:
@@ -234,7 +250,10 @@ def speed_caption(sz: dict) -> str:
     text += (" (medians, timed in turns on your sentence, under torch.inference_mode, once per sentence). The paper "
              "timed the encoder's pass (STS-B: one number out).")
     if "speedup_whole" in sz:
-        effect = ("narrows" if sz["speedup_whole"] < sz["speedup"] else "did not narrow in this timing")
+        a, b = sz.get("speedup_interval"), sz.get("speedup_whole_interval")
+        apart = not (a and b) or b["high"] < a["low"] or a["high"] < b["low"]  # their intervals do not overlap
+        effect = ("did not clearly change: the two intervals overlap" if not apart else
+                  "narrows" if sz["speedup_whole"] < sz["speedup"] else "did not narrow in this timing")
         text += (" The masked-LM head scores every word of the vocabulary at every position, and the student keeps it "
                  f"whole; with it, the speed-up {effect} ({sz['speedup']:.2f}× → {sz['speedup_whole']:.2f}×).")
     return text
@@ -252,13 +271,14 @@ def summary_lines(sz: dict, card: dict, student_bundled: bool, repeats: int, pap
                      f"whole and here they are {sz['embedding_share']:.0%} of the teacher's parameters")
     else:
         size = f"**{sz['student_params'] / sz['teacher_params']:.1f}× larger** than this teacher (not its real one)"
-    pace = lambda x: f"{x:.2f}× the speed" if x >= 1 else f"{1 / x:.2f}× slower"  # noqa: E731
     line = (f"Here: {sz['teacher_layers']} layers → {sz['student_layers']}, {size}, and the encoder at "
-            f"**{pace(sz['speedup'])}** on this sentence ({sz['teacher_ms']:.2f} → {sz['student_ms']:.2f} ms, median "
-            f"of {repeats} forwards; the paper timed STS-B, an encoder with a one-number head)")
+            f"**{pace(sz['speedup'], sz.get('speedup_interval'))}** on this sentence ({sz['teacher_ms']:.2f} → "
+            f"{sz['student_ms']:.2f} ms, median of {txt.count(repeats, 'forward')}; the paper timed STS-B, an encoder "
+            "with a one-number head)")
     if "speedup_whole" in sz:
         line += (f"; with the masked-LM head over the whole vocabulary, which the student keeps whole, "
-                 f"{pace(sz['speedup_whole'])} ({sz['teacher_whole_ms']:.2f} → {sz['student_whole_ms']:.2f} ms)")
+                 f"{pace(sz['speedup_whole'], sz.get('speedup_whole_interval'))} ({sz['teacher_whole_ms']:.2f} → "
+                 f"{sz['student_whole_ms']:.2f} ms)")
     lines.append(line + ".")
     if card:
         line = (f"The bundled student's model card: masked-word top-1 {card['student_top1']:.1%} against the teacher's "
@@ -411,7 +431,9 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     t_time, s_time = timed[teacher.variant.key], timed[student.variant.key]
     sz = size_and_speed(cache(measure.size_of, teacher), cache(measure.size_of, student),
                         t_time["encoder_median_ms"], s_time["encoder_median_ms"],
-                        (t_time["median_ms"], s_time["median_ms"]))
+                        (t_time["median_ms"], s_time["median_ms"]),
+                        {"encoder": (t_time["encoder_samples_ms"], s_time["encoder_samples_ms"]),
+                         "whole": (t_time["samples_ms"], s_time["samples_ms"])})
     card = cache(card_of, student)
     claims = {"paper": {"smaller": PAPER.smaller, "faster": PAPER.faster, "retained": PAPER.retained},
               "measured here": {"smaller": sz["smaller"], "faster": sz["faster"], "retained": None}}
@@ -426,9 +448,22 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         terms_recipe=recipe_terms(pair, RECIPE.temperature), terms_yours=recipe_terms(pair, temp),
         tokens=pair.tokens, kl_per_token=tuple(kl_per_position(pair.s_logits, pair.t_logits, temp)),
         masked=pair.masked, size=sz, card=card, claims=claims,
-        summary=tuple(summary_lines(sz, card, student.is_bundled, measure.DEFAULTS.repeats)),
+        summary=tuple(summary_lines(sz, card, student.is_bundled, len(t_time["encoder_samples_ms"]))),
         device=teacher.device, provisional=not inputs.settled, notes=tuple(notes),
     )
+
+
+def vs_t1(change: float, temperature: float) -> str | None:
+    """A probability's change from T = 1, in percentage points (a difference of two percents is not a percent):
+    "-36.2 percentage points vs T = 1"; None at T = 1, where there is nothing to compare."""
+    return None if temperature == 1 else f"{change * 100:+.1f} percentage points vs T = 1"
+
+
+def bars_caption_start(temperature: float) -> str:
+    """The soft-target figure's first words: which bars are which temperature (at T = 1 the two are the same)."""
+    if temperature == 1:
+        return "At T = 1 the pale (T = 1) and solid bars are the same: move the temperature to see it soften them."
+    return f"Pale bars: T = 1; solid bars: T = {temperature:g}."
 
 
 def sweep_story(sweep: dict, vocab: int) -> str:

@@ -76,7 +76,7 @@ CFG = MaskingConfig()  # BERT's 15%, 80/10/10; SpanBERT's p = 0.2, max 10
 DEFAULT_TEXT = "The little girl found a red ball in the park. She kicked it over the puddles to the wobbly treehouse."
 VARIANTS = tuple(catalogue.MASKED_LMS)
 # the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
-TAKEAWAY = 'Static masking asks the same ~15% every epoch; dynamic masking reaches every position over time.'
+TAKEAWAY = 'Static masking asks the same positions every epoch; dynamic masking reaches every position over time.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your text"),
     Param("variant", "choice", "bert", choices=VARIANTS, widget="select", label="Model (a masked LM)",
@@ -111,6 +111,32 @@ def pct(x: float) -> str:
 
 
 # ----------------------------------------------------------------------------- which copy each epoch trains on
+
+
+def takeaway(r: "Result") -> str:
+    """The page's takeaway with this sentence's measured rate (``TAKEAWAY`` is the number-free version)."""
+    return (f"Static masking asks the same {r.coverage.rate:.0%} of the positions every epoch (the rate set: "
+            f"{pct(r.cfg.mlm_probability)}); dynamic masking reaches every position over time.")
+
+
+def whole_percents(shares) -> tuple[int, ...]:
+    """Shares as whole percents that add up to 100 (largest remainder): 0.857 / 0.057 / 0.086 -> 86 / 6 / 8, where
+    rounding each alone would give 86 / 6 / 9 = 101."""
+    raw = [100.0 * x for x in shares]
+    out = [int(x) for x in raw]
+    for i in sorted(range(len(raw)), key=lambda i: raw[i] - out[i], reverse=True)[:100 - sum(out)]:
+        out[i] += 1
+    return tuple(out)
+
+
+def split_text(r: "Result") -> str:
+    """What the targets were fed, in counts and in whole percents that add up to 100, beside the split that was set."""
+    n = round(r.targets_per_epoch * r.epochs)
+    counts = [round(x * n) for x in r.shares]
+    parts = [f"**{c}** {what} ({p}%)" for c, what, p in zip(counts, ("mask", "random", "unchanged"),
+                                                              whole_percents(r.shares))]
+    return (f"Of the {txt.count(n, 'target')} over these epochs: {', '.join(parts)} (set: {pct(r.cfg.mask_fraction)} / "
+            f"{pct(r.cfg.random_fraction)} / {pct(r.cfg.unchanged_fraction)}; percents rounded to add up to 100).")
 
 
 def copy_index(strategy: str, epoch: int, duplication: int = LAB.duplication) -> int:

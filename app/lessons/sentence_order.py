@@ -358,6 +358,27 @@ class Result:
     grid: "Grid"  # the accuracy grid with its intervals and the sentences that describe it (summarize_grid)
 
 
+SAME_BAND = 0.05  # a change of P(does not follow) under 5 points when swapped: "about the same"
+
+
+def pair_story(heads, user: dict[str, tuple[tuple[float, float], tuple[float, float]]]) -> str:
+    """What each head did with the student's own pair when it was swapped, from its numbers: an order-aware head
+    should say "does not follow" more often for (B, A) than for (A, B); the sentence says whether this one did
+    ("SOP head: 89% -> 19% when swapped: it went down, taking the swapped order for the original on this pair")."""
+    parts = []
+    for h in heads:
+        (_, ab), (_, ba) = user[h.key]
+        moved = f"**{h.name}**: P({h.says}) {ab:.0%} → {ba:.0%} when swapped"
+        if abs(ba - ab) < SAME_BAND:
+            parts.append(f"{moved}: about the same both ways (within {SAME_BAND:.0%}), as a head that checks only the "
+                         "topic would answer, since both orders share the same words")
+        elif ba > ab:
+            parts.append(f"{moved}: up, as an order-aware head should go")
+        else:
+            parts.append(f"{moved}: down — on this pair it takes the swapped order for the original one")
+    return "On your pair: " + "; ".join(parts) + "." if parts else ""
+
+
 def wilson_interval(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval of a binomial proportion ``correct / n`` (95% by default): (low, high)."""
     if n <= 0:

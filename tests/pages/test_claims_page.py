@@ -181,3 +181,35 @@ def test_the_recipe_lessons_line_names_the_measured_result(results_dir):
     write(results_dir, make_doc("electra"))
     line = results.one_line("electra")
     assert "replaced-token detection vs masked LM" in line and line.split(" — ")[-1].startswith(tuple(verdict.VERDICTS))
+
+
+def test_an_arm_that_did_not_learn_its_task_gets_no_verdict_and_the_page_shows_its_health_check(app_page, results_dir):
+    doc = results.read(results.BUNDLED / "electra.json")  # today's ELECTRA run: the discriminators stay near 0.55
+    write(results_dir, doc)
+    at = app_page(PAGE, claim="electra")
+    assert not at.exception
+    box = next(w.value for w in at.warning if f"Verdict: {verdict.NO_VERDICT}" in w.value)
+    assert "electra did not learn its task (discriminator ROC-AUC 0.561, 0.541, 0.544" in box
+    assert "needs ≥ 0.750" in box and "Holm" in box and "p = " not in box  # no test, so no p
+    health = " ".join(e.value for e in at.markdown if "on every seed" in e.value)
+    assert "discriminator ROC-AUC ≥ 0.750 on every seed — 0.561, 0.541, 0.544: **fails** on 3 seeds" in health
+    overview = at.dataframe[-1].value
+    assert all(label.startswith("no verdict: ") for label in overview["verdict"]) and set(overview["p"]) == {"—"}
+    assert results.one_line("electra").split(" — ")[-1].startswith("no verdict: electra did not learn its task")
+    text = shown_text(at)  # ELECTRA's arms differ even in their step counts: pairing shares seeds, not batches
+    assert "same batches and masks" not in text and "A trained 1,802 steps, B 2,000" in text
+    total = sum(len(c.comparisons) for c in claims.CLAIMS.values())
+    assert f"All {total} comparisons of this page" in [h.value for h in at.subheader]  # counted, drawn with m tested
+
+
+def test_the_verdict_box_gives_the_effect_in_margins_and_the_equivalence_test(app_page, results_dir):
+    write(results_dir, results.read(results.BUNDLED / "distillation.json"))
+    at = app_page(PAGE, claim="distillation", compare="3")  # T = 2 vs T = 1: clearly within ±0.01 of top-1
+    assert not at.exception
+    v = claims.run({}, claims.Inputs(claim="distillation", compare=3)).comparison.verdict
+    box = next(i.value for i in at.info if "Verdict: equivalent within ±0.01" in i.value)
+    assert "**Against the margin** (±0.01)" in box and f"outcome **{verdict.WITHIN}**" in box
+    assert results.margins_text(v) in box and f"{v['p_equiv']:.2g}" in box and f"{v['equiv_threshold']:.2g}" in box
+    overview = at.dataframe[-1].value
+    assert list(overview["in margins"]) == [claims.margins_cell(c.verdict) for c in
+                                            claims.run({}, claims.Inputs(claim="distillation")).comparisons]

@@ -171,3 +171,15 @@ def test_typing_a_new_sentence_masks_a_content_word(app_page):
     assert at.selectbox(key=K + "word").value == 5 and "Soft targets for `mat`" in shown_text(at)
     at.text_area(key="text").set_value("Hi , you .").run()  # word 5 is beyond it: the nearest content word, "you"
     assert at.selectbox(key=K + "word").value == 2
+
+
+def test_at_t_1_the_bars_are_not_named_twice_and_changes_are_in_percentage_points(app_page):
+    at = app_page(PAGE, **CPU, temperature="4.5")
+    deltas = [m.proto.delta for m in at.metric if "vs T = 1" in m.proto.delta]
+    assert len(deltas) == 2 and all(d.endswith("percentage points vs T = 1") and "%" not in d for d in deltas)
+    assert any(c.value.startswith("Pale bars: T = 1; solid bars: T = 4.5.") for c in at.caption)
+    at.slider(key=K + "temperature").set_value(1.0).run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "solid bars: T = 1" not in captions and "At T = 1 the pale (T = 1) and solid bars are the same" in captions
+    assert not [m for m in at.metric if "vs T = 1" in m.proto.delta]  # nothing to compare at T = 1

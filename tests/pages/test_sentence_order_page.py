@@ -150,3 +150,11 @@ def test_heads_that_show_the_papers_pattern_get_its_heading(app_page, monkeypatc
     assert "in miniature" in html.unescape(chart(at, "sentence-order-accuracy")["layout"]["title"]["text"])
     assert text.count("That is the paper's pattern") == 2 and "**not** the paper's pattern" not in text
     assert "100.0% on NSP of 120 pairs" in text and "50.0% on SOP of 120 pairs" in text
+
+
+def test_the_own_pair_caption_reports_each_heads_move_on_this_pair(app_page):
+    at = app_page(PAGE)
+    assert not at.exception
+    caption = next(c.value for c in at.caption if c.value.startswith("Bars: each head's softmax probability"))
+    assert "On your pair: " in caption and "when swapped" in caption
+    assert "An order-aware head goes up when the pair is swapped" not in caption  # a rule, not what happened
