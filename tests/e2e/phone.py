@@ -1,0 +1,137 @@
+"""What a student's phone (or a screen reader) meets on a page, measured in the browser from the DOM.
+
+Used by tests/e2e/test_phone.py, tests/e2e/test_accessibility.py and scripts/phone_report.py (the before/after
+table). Every measure is a plain number or a list read from the page as drawn:
+
+- ``overflow(page)``: how many px the document is wider than the window (a page that pans sideways: > 0);
+- ``figure_text(page, name)``: for the plotly figure shown under ``name`` (``ui.show_figure(fig, name)``), the
+  smallest font size of its visible text (px), the pairs of labels whose boxes overlap, and the labels that
+  stick out of the figure;
+- ``axe(page)``: axe-core's violations (vendored, ``assets/vendor/``), injected into the page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+AXE = ROOT / "assets" / "vendor" / "axe-core-4.14.1.min.js"
+PHONE = (390, 844)  # an iPhone 13's CSS viewport
+DESKTOP = (1280, 720)
+MIN_PHONE_TEXT_PX = 12  # app.ui.layout.MIN_TEXT_PX: the least text a key figure gets on a phone
+OVERLAP_PX = 1.5  # two labels overlap when their boxes share more than this in both directions
+
+#: The figures a lesson exists to show (issue 52): page slug -> the name the page shows its key figure under.
+KEY_FIGURES = {
+    "masking": "masking-grid",
+    "electra": "electra-pipeline",
+    "xlnet": "xlnet-order",
+    "deberta": "deberta-terms",
+    "compare": "compare-tokens",
+}
+
+# Streamlit scrolls its main area, not the document: a page pans sideways when any of these is wider than it shows.
+_OVERFLOW = """() => {
+  const boxes = [document.documentElement, document.body,
+                 ...document.querySelectorAll('[data-testid="stAppViewContainer"], [data-testid="stMain"], '
+                                              + '[data-testid="stMainBlockContainer"]')];
+  return Math.max(0, document.documentElement.scrollWidth - window.innerWidth,
+                  ...boxes.map(b => b.scrollWidth - b.clientWidth));
+}"""
+
+# The text of one plotly figure (its tick labels, annotations, cell texts, titles; not the modebar, not hidden
+# text): font size, box, and whether it leaves the figure's box. A text plotly drew with a transform scale (it
+# does for "uniformtext" shrinking) counts at the size it is shown: the box's height over the nominal size.
+_FIGURE_TEXT = """(name) => {
+  const box = document.querySelector('.st-key-fig-' + name);
+  if (!box) return null;
+  box.scrollIntoView({block: 'start'});
+  const plot = box.querySelector('.js-plotly-plot');
+  if (!plot) return null;
+  const outer = plot.getBoundingClientRect();
+  const texts = [...plot.querySelectorAll('svg.main-svg text')].filter(t => {
+    if (!t.textContent.trim()) return false;
+    if (t.closest('.modebar, .legend, .hoverlayer')) return false;
+    const s = getComputedStyle(t);
+    if (s.display === 'none' || s.visibility === 'hidden' || +s.opacity === 0) return false;
+    const r = t.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  });
+  const items = texts.map(t => {
+    const r = t.getBoundingClientRect();
+    const nominal = parseFloat(getComputedStyle(t).fontSize) || 0;
+    const m = (t.getAttribute('transform') || '').match(/scale\\(([\\d.]+)/);
+    const size = m ? nominal * parseFloat(m[1]) : nominal;
+    const cls = (t.closest('[class]') || t).getAttribute('class') || '';
+    return {text: t.textContent.trim(), size, x: r.left, y: r.top, w: r.width, h: r.height, cls};
+  });
+  const overlaps = [];
+  for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++) {
+    const a = items[i], b = items[j];
+    const dx = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+    const dy = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+    if (dx > OVERLAP && dy > OVERLAP) overlaps.push([a.text, b.text]);
+  }
+  const outside = items.filter(a => a.x < outer.left - 1 || a.x + a.w > outer.right + 1).map(a => a.text);
+  return {n: items.length, smallest: items.length ? Math.min(...items.map(a => a.size)) : null,
+          overlaps, outside, width: outer.width,
+          small: items.filter(a => a.size < MIN).map(a => [a.text, a.size])};
+}"""
+
+
+def overflow(page) -> int:
+    """px the document is wider than the window (0: no sideways panning)."""
+    return int(page.evaluate(_OVERFLOW))
+
+
+def figure_text(page, name: str, minimum: float = MIN_PHONE_TEXT_PX) -> dict | None:
+    """Scrolled into view and drawn, The text of the plotly figure shown under ``name``: {"n", "smallest" (px), "overlaps" (pairs of labels),
+    "outside" (labels past the figure's left or right edge), "small" (labels under ``minimum``), "width"};
+    None when the page shows no such figure."""
+    box = page.locator(f".st-key-fig-{name}")
+    if box.count() == 0:
+        return None
+    box.first.scroll_into_view_if_needed()
+    try:  # plotly draws a chart once it is on screen
+        page.wait_for_selector(f".st-key-fig-{name} .js-plotly-plot svg.main-svg", timeout=20_000)
+    except Exception:  # noqa: BLE001 — measured as it is (None: no figure drawn)
+        pass
+    page.wait_for_timeout(300)
+    script = _FIGURE_TEXT.replace("OVERLAP", str(OVERLAP_PX)).replace("MIN", str(minimum))
+    return page.evaluate(script, name)
+
+
+def screenshot(page, path: str) -> None:
+    """The whole page at the window's width: the window made as tall as Streamlit's main area for the shot."""
+    width = page.viewport_size["width"]
+    height = page.viewport_size["height"]
+    tall = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).scrollHeight")
+    page.set_viewport_size({"width": width, "height": min(max(height, int(tall)), 16000)})
+    page.wait_for_timeout(800)
+    page.screenshot(path=path, full_page=True)
+    page.set_viewport_size({"width": width, "height": height})
+
+
+def axe(page, impacts=("serious", "critical")) -> list[dict]:
+    """axe-core's violations on the page whose impact is in ``impacts``: [{"id", "impact", "nodes", "help",
+    "targets"}] (axe's own rule ids; "nodes" is how many elements fail it)."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate("""async () => {
+      const r = await axe.run(document, {resultTypes: ['violations']});
+      return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length,
+                                     targets: v.nodes.slice(0, 4).map(n => n.target.join(' '))}));
+    }""")
+    return [v for v in found if v["impact"] in impacts]
+
+
+def open_page(context, watcher, base: str, slug: str, query: str = ""):
+    """A new tab on page ``slug`` ("home" is the app's root), waited for until the app has stopped running."""
+    from tests.e2e.browser import wait_for_app
+
+    page = watcher.watch(context.new_page())
+    path = "/" if slug == "home" else f"/{slug}"
+    page.goto(base + path + (f"?{query}" if query else ""))
+    wait_for_app(page, timeout_ms=240_000)
+    page.wait_for_timeout(600)  # plotly lays out after the script ends
+    return page
