@@ -30,7 +30,7 @@ import streamlit as st
 from app.core import lesson, startup, text, visitors
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import lecture, loading, own, stage, url, warm
+from app.ui import layout, lecture, loading, own, stage, url, warm
 from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
@@ -40,6 +40,7 @@ from app.ui.lecture import (build_handout, deck_bar, deck_views, follow_deck, go
 from app.ui.loading import settings, try_model  # noqa: F401
 from app.ui.warm import warm_progress, warm_start  # noqa: F401
 from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway, user_caption  # noqa: F401
+from app.ui.layout import phone  # noqa: F401
 
 IN_ROUTER = "_in_router"  # session state: this run goes through the router (start_page, not yet finish_page)
 
@@ -277,6 +278,7 @@ def sidebar() -> None:
     sb.radio(g.export.label, ("png", "svg"), key="export", horizontal=True, format_func=g.export.shown,
              help=g.export.help)
     lecture.address_box(sb)
+    layout.sense(sb)  # is the window a phone's? (and the skip link, first in the Tab order)
     if stage.presenting():
         stage.presenter_css()
 

@@ -21,7 +21,7 @@ import streamlit as st
 
 from app.core import state, text
 from app.figures import white_template
-from app.ui import url
+from app.ui import layout, url
 
 PRESENTER_FONT = 22
 PRESENTER_TITLE_PX = 900  # what a figure title's line may take on a projector, clear of a legend on its right
@@ -189,9 +189,10 @@ def _figure_box(name: str):
 
 def _plotly(where, fig, name: str, **size) -> None:
     fmt = url.setting("export")
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}}
     where.plotly_chart(  # on a projector the figure's own style (presenter_style); Streamlit's theme greys it
         fig, width="stretch", key=f"fig-{name}", theme=None if presenting() else "streamlit", **size,
-        config={"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}},
+        config=layout.phone_config(config) if layout.phone() else config,
     )
 
 
@@ -237,6 +238,8 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
         presenter_style(fig)
     if height:
         fig.update_layout(height=height)
+    if layout.phone():
+        layout.phone_style(fig)
     _plotly(st, fig, name)
 
 

@@ -27,6 +27,8 @@ GLOBAL_SPEC = Spec(
     Param("presenter", "bool", False, label="Presenter mode", help="Large fonts and high contrast for a projector."),
     Param("export", "choice", "png", choices=("png", "svg"), label="Download figures as", widget="radio",
           labels=(("png", "PNG"), ("svg", "SVG")), help="The camera icon on every figure saves it in this format."),
+    Param("layout", "choice", "auto", choices=("auto", "phone", "desktop"), label="Layout",
+          help="auto: a phone's layout on a narrow window (app/ui/layout.py); phone or desktop: always that one."),
 )
 #: Your own checkpoint for the lesson's role ("" = the catalogue; app.models.chosen, app.ui.own): set once for every
 #: page like GLOBAL_SPEC, but part of a view's own state — a deck's view keeps it in its query, and its slide's

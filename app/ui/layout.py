@@ -1,0 +1,161 @@
+"""Widths: the layout a page and its figures are drawn for — a desktop window, the projector's stage (presenter
+mode, ``app.ui.stage``) or a phone.
+
+A phone is asked for by the link (``?layout=phone``: tests, a link sent to students) or seen from the window: a
+small script in the page (a Streamlit component, no iframe) reports whether the window is narrower than
+``PHONE_PX`` and reruns the page when that changes (the first draw on a phone is the desktop one, the next the
+phone's). ``?layout=desktop`` keeps the desktop layout on any window. Presenter mode always gets the stage's.
+
+On a phone every plotly figure gets :func:`phone_style` (text no smaller than ``MIN_TEXT_PX``, titles wrapped,
+the legend under the plot, only the camera button in its toolbar, never over the title), and the key figures are
+built for the width (their builders' ``phone=True``: fewer columns, stacked panels, wrapped tokens).
+
+The same script puts a "Skip to the lesson" link first in the page's Tab order (the sidebar's widgets come first
+otherwise: ~26 Tab stops).
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from app.ui import url
+
+PHONE_PX = 640  # a window narrower than this (CSS px) is a phone: Streamlit itself stacks columns below 640
+PHONE_WIDTH = 390  # what a phone figure is built for (an iPhone 13's CSS width); the main column is ~358 px of it
+MIN_TEXT_PX = 12  # the least text a figure gets on a phone (tests/e2e/test_phone.py checks the key figures)
+TITLE_PX = 15
+TITLE_CHARS = 40  # a phone title's line: ~40 characters of TITLE_PX type leave the camera button its corner
+SEEN = "_phone_seen"  # session state: what the window said (True: narrower than PHONE_PX; None: not yet said)
+SENSOR_KEY = "bve-width"
+
+_SENSOR_JS = """
+export default function (component) {
+  const { setStateValue, data } = component;
+  let last = data.phone;
+  const report = () => {
+    const phone = window.innerWidth < data.limit;
+    if (phone !== last) { last = phone; setStateValue('phone', phone); }
+  };
+  report();
+  if (!document.getElementById('bve-skip')) {
+    const style = document.createElement('style');
+    style.textContent = '#bve-skip{position:fixed;left:8px;top:-60px;z-index:1000100;padding:8px 14px;'
+      + 'background:#fff;color:#1a1a8c;border:2px solid #1a1a8c;border-radius:6px;font:600 16px sans-serif;}'
+      + '#bve-skip:focus{top:8px;}';
+    document.head.appendChild(style);
+    const link = document.createElement('a');
+    link.id = 'bve-skip';
+    link.href = '#bve-main';
+    link.textContent = 'Skip to the lesson';
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      const main = document.querySelector('[data-testid="stMain"]');
+      const target = main && (main.querySelector('h1') || main);
+      if (target) { target.setAttribute('tabindex', '-1'); target.focus(); target.scrollIntoView(); }
+    });
+    document.body.prepend(link);
+  }
+  window.addEventListener('resize', report);
+  return () => window.removeEventListener('resize', report);
+}
+"""
+
+_sensor = None
+
+
+def _mount_sensor(where) -> bool | None:
+    global _sensor
+    if _sensor is None:
+        _sensor = st.components.v2.component("bve_width", js=_SENSOR_JS)
+    seen = st.session_state.get(SEEN)
+    with where:
+        result = _sensor(key=SENSOR_KEY, data={"phone": seen, "limit": PHONE_PX}, default={"phone": seen},
+                         on_phone_change=lambda: None, height=0)
+    value = getattr(result, "phone", None) if result is not None else None
+    return value if isinstance(value, bool) else seen
+
+
+def sense(where=None) -> None:
+    """Mount the window's sensor (and the skip link) — once per run, before the page: the sidebar calls it."""
+    try:
+        st.session_state[SEEN] = _mount_sensor(where or st.sidebar)
+    except Exception:  # noqa: BLE001 — no component runtime (a scripted client): the link alone decides
+        pass
+
+
+def phone() -> bool:
+    """Whether this run draws for a phone: asked for by the link (``layout=phone``), or a window narrower than
+    ``PHONE_PX`` with ``layout=auto``; never in presenter mode (the projector's stage)."""
+    if url.setting("presenter"):
+        return False
+    chosen = url.setting("layout")
+    return chosen == "phone" or (chosen == "auto" and st.session_state.get(SEEN) is True)
+
+
+def wrap(title: str, width: int = TITLE_CHARS) -> str:
+    """A title's lines broken at spaces so that none is longer than ``width`` characters (tags not counted; a
+    line break already there is kept)."""
+    out = []
+    for line in re.split(r"<br\s*/?>", title):
+        words, current, length = line.split(" "), [], 0
+        for w in words:
+            n = len(re.sub(r"<[^>]*>", "", w))
+            if current and length + 1 + n > width:
+                out.append(" ".join(current))
+                current, length = [], 0
+            current.append(w)
+            length += n + (1 if length else 0)
+        out.append(" ".join(current))
+    return "<br>".join(out)
+
+
+def phone_style(fig) -> None:
+    """A figure drawn on a phone: no text under ``MIN_TEXT_PX`` (layout, traces, annotations), the title wrapped
+    and given room above the plot, a horizontal legend under it, narrow side margins."""
+    layout = fig.layout
+    if (layout.font.size or 12) < MIN_TEXT_PX:
+        layout.font.size = MIN_TEXT_PX
+    for trace in fig.data:
+        font = getattr(trace, "textfont", None)
+        if font is not None and font.size is not None and not isinstance(font.size, (list, tuple)) \
+                and font.size < MIN_TEXT_PX:
+            font.size = MIN_TEXT_PX
+    for note in layout.annotations or ():
+        if note.font.size is not None and note.font.size < MIN_TEXT_PX:
+            note.font.size = MIN_TEXT_PX
+    if layout.meta == "phone":  # built for a phone (a key figure's ``phone=True``): its own layout stands
+        return
+    title = layout.title.text
+    if title:
+        wrapped = wrap(title)
+        lines = wrapped.count("<br>") + 1
+        layout.title.text = wrapped
+        layout.title.font.size = TITLE_PX
+        layout.title.x, layout.title.xanchor = 0, "left"
+        layout.title.y, layout.title.yref, layout.title.yanchor = 1, "container", "top"
+        layout.title.pad = dict(t=6, l=4)
+        top = 14 + int(lines * TITLE_PX * 1.3)
+        if (layout.margin.t or 0) < top + 20 or not _title_on_top(layout):
+            layout.margin.t = max(layout.margin.t or 0, top + 20)
+        if layout.height:
+            layout.height = layout.height + max(0, lines - 1) * int(TITLE_PX * 1.3)
+    layout.margin.l = min(layout.margin.l if layout.margin.l is not None else 10, 10)
+    layout.margin.r = min(layout.margin.r if layout.margin.r is not None else 10, 10)
+    if layout.showlegend is not False:
+        layout.legend.orientation = "h"
+        layout.legend.yanchor, layout.legend.y = "top", -0.12
+        layout.legend.xanchor, layout.legend.x = "left", 0
+        if (layout.legend.font.size or 12) < MIN_TEXT_PX:
+            layout.legend.font.size = MIN_TEXT_PX
+
+
+def _title_on_top(layout) -> bool:
+    return layout.title.y is None or layout.title.y >= 0.5
+
+
+#: plotly's toolbar on a phone: the camera alone (saving in the chosen format), in its corner, always shown (a
+#: touch screen has no hover to bring it up); the title leaves it room (``phone_style``).
+def phone_config(config: dict) -> dict:
+    return {**config, "displayModeBar": True, "modeBarButtons": [["toImage"]], "scrollZoom": False}
