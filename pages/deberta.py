@@ -49,7 +49,7 @@ ui.widget(SPEC.key, c4, options=r.choosable, format_func=word)
 # ----------------------------------------------------------------------------- the score, taken apart
 t, qi, kj = r.terms, r.query_pos, r.key_pos
 st.subheader(f"The attention score, taken apart: layer {r.layer}, head {r.head}")
-ui.show_figure(figures.key_figure(r), "deberta-terms", key=True)
+ui.show_figure(figures.key_figure(r, phone=ui.phone()), "deberta-terms", key=True)
 st.caption(
     f"Layer {r.layer}, head {r.head} of {deb.shown_as}. Row i is the query token, column j the key it looks at; red "
     "raises the score, blue lowers it. **content → content** compares the two tokens' vectors (what BERT computes, "
@@ -57,9 +57,14 @@ st.caption(
     "content** how much token j suits a query at that distance. The fourth panel is their sum, the score the model "
     "feeds its softmax. Hover any cell for all three terms, the sum, and the softmax beside the model's own attention."
 )
-st.latex(r"A_{ij} = \frac{\overbrace{Q^c_i\cdot K^c_j}^{\text{content}\to\text{content}} + "
-         r"\overbrace{Q^c_i\cdot K^r_{\delta(i,j)}}^{\text{content}\to\text{position}} + "
-         r"\overbrace{K^c_j\cdot Q^r_{\delta(i,j)}}^{\text{position}\to\text{content}}}{\sqrt{3d}}")
+if ui.phone():  # the same sum, one term a line: a phone's width cuts the one-line formula off at the right
+    st.latex(r"\begin{aligned} A_{ij} = \tfrac{1}{\sqrt{3d}}\,\big(\, & Q^c_i\cdot K^c_j && \text{content}\to\text{content} \\"
+             r" +\; & Q^c_i\cdot K^r_{\delta(i,j)} && \text{content}\to\text{position} \\"
+             r" +\; & K^c_j\cdot Q^r_{\delta(i,j)}\,\big) && \text{position}\to\text{content} \end{aligned}")
+else:
+    st.latex(r"A_{ij} = \frac{\overbrace{Q^c_i\cdot K^c_j}^{\text{content}\to\text{content}} + "
+             r"\overbrace{Q^c_i\cdot K^r_{\delta(i,j)}}^{\text{content}\to\text{position}} + "
+             r"\overbrace{K^c_j\cdot Q^r_{\delta(i,j)}}^{\text{position}\to\text{content}}}{\sqrt{3d}}")
 st.markdown(
     f"{md(r.tokens[qi])} (i = {qi}) → {md(r.tokens[kj])} (j = {kj}): content→content **{t.c2c[qi, kj]:.4f}** "
     f"+ content→position **{t.c2p[qi, kj]:.4f}** + position→content **{t.p2c[qi, kj]:.4f}** = score "

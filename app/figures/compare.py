@@ -24,23 +24,26 @@ SCORE = electra_figures.SCORE  # P(replaced), ELECTRA's one scale: blue = looks 
 # leaves beside the row labels and the colour bar (a wider screen only makes the cells roomier).
 GRID_FONT, CHAR_PX, CELL_PAD, GRID_WIDTH = 13, 6.8, 10, 560
 GRID_ROW_PX = 27  # one row of cells, header rows included
+# On a phone (app/ui/layout.py) the plot area beside the row labels is about PHONE_GRID_WIDTH px (a 390-px screen less
+# the page's padding and the labels; the colour bar goes under the grid), in PHONE_GRID_FONT-px type (its minimum).
+PHONE_GRID_FONT, PHONE_CHAR_PX, PHONE_GRID_WIDTH = 12, 6.6, 225
 
 
-def cell_width(texts) -> float:
+def cell_width(texts, char_px: float = CHAR_PX) -> float:
     """Pixels the widest of ``texts`` needs in a grid cell (plain text: escapes count as one character)."""
-    return max((len(t) for t in texts), default=1) * CHAR_PX + CELL_PAD
+    return max((len(t) for t in texts), default=1) * char_px + CELL_PAD
 
 
-def words_per_band(texts, n_words: int, width: float = GRID_WIDTH) -> int:
+def words_per_band(texts, n_words: int, width: float = GRID_WIDTH, char_px: float = CHAR_PX) -> int:
     """How many words one band of the grid holds so that ``cell_width(texts)`` fits ``width``; bands are balanced
     (22 words at 9 a band: 8 + 7 + 7, not 9 + 9 + 4)."""
-    most = max(1, int(width // cell_width(texts)))
+    most = max(1, int(width // cell_width(texts, char_px)))
     bands = -(-n_words // most) if n_words else 1
     return max(1, -(-n_words // bands)) if n_words else 1
 
 
 @kept
-def token_grid_figure(r) -> go.Figure:
+def token_grid_figure(r, phone: bool = False) -> go.Figure:
     """One row per variant (``r.labels``), one column per word of ``r.window`` (a window of the text around the
     masked word ``r.word``, marked [like this]); a cell lists the pieces that word became. The words wrap into
     bands (``words_per_band``), each under a header row of its words, so a long sentence stays legible.
@@ -48,12 +51,15 @@ def token_grid_figure(r) -> go.Figure:
     r.cells[v][w]: the raw pieces of word window[0] + w in variant v's tokenizer. z = the number of pieces
     (capped at 4 for the colour; the hover says the exact number; header rows have none). r.n_tokens[v]: the
     variant's total token count, special tokens included (shown in the row label).
+
+    ``phone``: the bands as narrow as a phone's width (``PHONE_GRID_WIDTH``), the colour bar under the grid.
     """
     first, stop = r.window
     labels, words, cells, n_tokens, chosen = r.labels, r.words[first:stop], r.cells, r.n_tokens, r.word - first
     plain = [[" · ".join(p) for p in row] for row in cells]  # what each cell shows, before escaping
     heads = [f"[{w}]" if j == chosen else w for j, w in enumerate(words)]
-    per_band = words_per_band([t for row in plain for t in row] + heads, len(words))
+    per_band = words_per_band([t for row in plain for t in row] + heads, len(words),
+                              *((PHONE_GRID_WIDTH, PHONE_CHAR_PX) if phone else ()))
     rows = [f"{esc(lab)} ({n})" for lab, n in zip(labels, n_tokens)]
     z, text, hover, ticks = [], [], [], []
     for start in range(0, len(words), per_band):
@@ -72,13 +78,18 @@ def token_grid_figure(r) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         x=list(range(per_band)), y=list(range(len(z))), z=z, text=text, texttemplate="%{text}", hovertext=hover,
         hovertemplate="%{hovertext}<extra></extra>", colorscale=PIECES, zmin=1, zmax=4, xgap=2, ygap=2,
-        textfont=dict(size=GRID_FONT),
-        colorbar=dict(title=dict(text="pieces", side="right"), tickvals=[1, 2, 3, 4], ticktext=["1", "2", "3", "4+"],
-                      thickness=14),
+        textfont=dict(size=PHONE_GRID_FONT if phone else GRID_FONT),
+        colorbar=dict(title=dict(text="pieces", side="top" if phone else "right"), tickvals=[1, 2, 3, 4],
+                      ticktext=["1", "2", "3", "4+"], thickness=14,
+                      **(dict(orientation="h", x=0, xanchor="left", y=-0.01, yanchor="top", len=0.6) if phone else {})),
     ))
-    fig.update_layout(title=dict(text="How each tokenizer cuts your sentence (row label: tokens incl. special ones)",
+    title = "How each tokenizer cuts your sentence (row label: tokens incl. special ones)"
+    fig.update_layout(title=dict(text=title.replace(" (", "<br>(") if phone else title,
                                  x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8)),
-                      height=60 + GRID_ROW_PX * len(z), margin=dict(l=10, r=10, t=40, b=10), plot_bgcolor="white")
+                      height=(150 if phone else 60) + GRID_ROW_PX * len(z), plot_bgcolor="white",
+                      margin=dict(l=6, r=6, t=60, b=80) if phone else dict(l=10, r=10, t=40, b=10))
+    if phone:
+        fig.update_layout(meta="phone")  # app.ui.layout.phone_style leaves a phone figure's own layout as it is
     fig.update_xaxes(visible=False)
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(z))), ticktext=ticks, autorange="reversed",
                      showgrid=False, zeroline=False)

@@ -33,11 +33,16 @@ def _side(n: int) -> int:
     return max(300, min(760, 120 + 16 * n))
 
 
+PHONE_PANEL_PX = 300  # a panel's height on a phone: about as tall as the ~300-px plot width it gets there
+
+
 @kept
-def terms_figure(tokens, terms, query_pos: int | None = None, key_pos: int | None = None) -> go.Figure:
+def terms_figure(tokens, terms, query_pos: int | None = None, key_pos: int | None = None,
+                 phone: bool = False) -> go.Figure:
     """Four heatmaps in one row: c2c, c2p, p2c and their sum, on one colour scale centred on 0.
 
-    tokens: (T,) pieces as read; terms: app.lessons.deberta.Terms; query_pos / key_pos: the cell to outline."""
+    tokens: (T,) pieces as read; terms: app.lessons.deberta.Terms; query_pos / key_pos: the cell to outline.
+    ``phone``: the four panels stacked, one under the other (app/ui/layout.py), the colour bar under them."""
     labels = _labels(tokens)
     n = len(labels)
     mats = [np.asarray(m, dtype=float) for m in (terms.c2c, terms.c2p, terms.p2c, terms.total)]
@@ -51,19 +56,31 @@ def terms_figure(tokens, terms, query_pos: int | None = None, key_pos: int | Non
              "c2c %{customdata[2]:.5f} + c2p %{customdata[3]:.5f} + p2c %{customdata[4]:.5f}<br>"
              "= score %{customdata[5]:.5f}<br>softmax %{customdata[6]:.5f} · the model's attention %{customdata[7]:.5f}"
              "<extra>%{fullData.name}</extra>")
-    fig = make_subplots(rows=1, cols=4, subplot_titles=[f"{p}{' =' if i == 2 else ' +' if i < 2 else ''}"
-                                                         for i, p in enumerate(PANELS)],
-                        horizontal_spacing=0.035, shared_yaxes=True)
+    titles = [f"{p}{' =' if i == 2 else ' +' if i < 2 else ''}" for i, p in enumerate(PANELS)]
+    if phone:
+        fig = make_subplots(rows=4, cols=1, subplot_titles=titles, vertical_spacing=0.07, shared_xaxes=True)
+        bar = dict(title=dict(text="score", side="top"), thickness=12, orientation="h", x=0, xanchor="left",
+                   y=-0.08, yanchor="top", len=0.7)
+    else:
+        fig = make_subplots(rows=1, cols=4, subplot_titles=titles, horizontal_spacing=0.035, shared_yaxes=True)
+        bar = dict(title="score", thickness=12)
     for c, (name, m) in enumerate(zip(PANELS, mats), start=1):
+        where = dict(row=c, col=1) if phone else dict(row=1, col=c)
         fig.add_trace(go.Heatmap(z=m, x=list(range(n)), y=list(range(n)), customdata=custom, name=name,
                                  colorscale=SCORES, zmin=-top, zmax=top, zmid=0, hovertemplate=hover,
-                                 showscale=c == 4, colorbar=dict(title="score", thickness=12)), row=1, col=c)
-        fig.update_xaxes(**_ticks(labels), title_text="key j" if c == 1 else None, row=1, col=c)
+                                 showscale=c == 4, colorbar=bar), **where)
+        fig.update_xaxes(**_ticks(labels), title_text="key j" if c == (4 if phone else 1) else None, **where)
         if query_pos is not None and key_pos is not None:
             fig.add_shape(type="rect", x0=key_pos - 0.5, x1=key_pos + 0.5, y0=query_pos - 0.5, y1=query_pos + 0.5,
-                          line=dict(color="#000", width=2), row=1, col=c)
+                          line=dict(color="#000", width=2), **where)
     fig.update_yaxes(**_ticks(labels), autorange="reversed")
     fig.update_yaxes(tickangle=0)
+    if phone:  # every panel's rows labelled (each is read alone), the keys under the last one
+        fig.update_xaxes(tickangle=-90, tickfont=dict(size=12))
+        fig.update_yaxes(tickfont=dict(size=12), title_text="query i")
+        fig.update_annotations(font=dict(size=14))
+        fig.update_layout(height=4 * PHONE_PANEL_PX + 260, margin=dict(l=6, r=6, t=40, b=90), meta="phone")
+        return fig
     fig.update_yaxes(title_text="query i", row=1, col=1)
     fig.update_layout(height=_side(n) // 2 + 160, margin=dict(l=10, r=10, t=50, b=10))
     return fig
@@ -169,10 +186,10 @@ def prediction_figure(prediction) -> go.Figure:
 
 
 @kept
-def key_figure(r) -> go.Figure:
+def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``deberta.run``'s Result: one head's attention scores taken apart into
-    content → content, content → position and position → content, and their sum."""
-    return terms_figure(r.tokens, r.terms, r.query_pos, r.key_pos)
+    content → content, content → position and position → content, and their sum (``phone``: stacked)."""
+    return terms_figure(r.tokens, r.terms, r.query_pos, r.key_pos, phone=phone)
 
 
 @kept

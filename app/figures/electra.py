@@ -12,6 +12,8 @@ pipeline). The tests rebuild every figure *with* validation, so a wrong property
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
@@ -47,7 +49,31 @@ def _cell_font(n_tokens: int) -> int:
     return max(9, min(14, int(200 / max(n_tokens, 1)) + 6))
 
 
-def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int) -> go.Figure:
+PHONE_STAGES = ("original", "masked", "sampled", "corrupted", "P(replaced)", "truth")  # the row labels on a phone
+PHONE_PER_LINE = 4  # tokens per line on a phone: a cell of ~70 px holds "[MASK]" or a 9-letter word in 12-px type
+PHONE_CELL_CHARS = 9
+PHONE_FONT = 12  # app.ui.layout.MIN_TEXT_PX
+
+
+def _phone_text(cell: str) -> str:
+    """A cell's (escaped) text cut to ``PHONE_CELL_CHARS`` characters as read, escaped again (hover keeps it all)."""
+    plain = html.unescape(cell)
+    return esc(plain if len(plain) <= PHONE_CELL_CHARS else plain[: PHONE_CELL_CHARS - 1] + "…")
+
+
+def _for_phone(stages: list[dict]) -> list[dict]:
+    """The stages as a phone draws them: short row labels, cell text cut to fit, the colour bar under the grid."""
+    out = []
+    for stage, name in zip(stages, PHONE_STAGES):
+        bar = stage["colorbar"]
+        if bar is not None:
+            bar = dict(bar, orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top", len=1.0, thickness=12,
+                       title=dict(text=bar["title"]["text"], side="top"))
+        out.append(dict(stage, name=name, text=[_phone_text(t) for t in stage["text"]], colorbar=bar))
+    return out
+
+
+def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int, phone: bool = False) -> go.Figure:
     """The stages as stacked one-row heatmaps, wrapped like text: ``per_line`` tokens per block, one block
     under the other, each with its own axes. Trace order is block-major: block b, stage s is
     ``fig.data[b * len(stages) + s]``; x holds the true token positions.
@@ -58,6 +84,8 @@ def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int) -> go.
     blocks = [range(a, min(a + per_line, n_tokens)) for a in range(0, max(n_tokens, 1), per_line)]
     row_px, gap_px, top_px, bottom_px = 46, 80, 60, 30  # a gap that still holds the tick labels when a projector
     # stage draws the figure at ~70% of this height (the domains scale with it, the labels do not)
+    if phone:  # rows that hold one line of 12-px text; the colour bar under the last block
+        row_px, gap_px, top_px, bottom_px = 32, 46, 70, 90
     block_px = row_px * len(stages)
     height = top_px + bottom_px + len(blocks) * block_px + (len(blocks) - 1) * gap_px
     names = [stage["name"] for stage in stages]
@@ -65,7 +93,9 @@ def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int) -> go.
         title=dict(text=title), height=height, margin=dict(l=10, r=10, t=top_px, b=bottom_px),
         plot_bgcolor="white", font=dict(size=14),
     )
-    font = _cell_font(min(per_line, n_tokens))
+    if phone:
+        layout.update(font=dict(size=PHONE_FONT), meta="phone")
+    font = PHONE_FONT if phone else _cell_font(min(per_line, n_tokens))
     for b, block in enumerate(blocks):
         suffix = "" if b == 0 else str(b + 1)
         top = 1 - b * (block_px + gap_px) / (height - top_px - bottom_px)
@@ -85,7 +115,7 @@ def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int) -> go.
                      zeroline=False)
         if len(blocks) > 1:  # every line as wide as a full one, so cells keep their size
             xaxis["range"] = [block.start - 0.5, block.start + per_line - 0.5]
-        if b == len(blocks) - 1:
+        if b == len(blocks) - 1 and not phone:  # (on a phone the colour bar is under it: the title would collide)
             xaxis["title"] = dict(text="position")
         layout[f"xaxis{suffix}"] = xaxis
         layout[f"yaxis{suffix}"] = dict(
@@ -100,7 +130,7 @@ def _score_bar(title="P(replaced)") -> dict:
 
 
 @kept
-def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE) -> go.Figure:
+def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone: bool = False) -> go.Figure:
     """Six stages, one row each: original -> masked -> generator samples -> corrupted -> P(replaced)
     -> ground truth. ``rnd`` is an app.lessons.electra.Round.
 
@@ -158,8 +188,10 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE) -> go
                            + ("<br>masked, but the generator sampled the original back" if same else ""))
     truth = _stage(STAGES[5], [1.0 if y else 0.0 for y in rnd.labels], truth_text, truth_hover, TRUTH)
 
-    return _strips([original, masked, generator, corrupted, scores, truth], n,
-                   "Replaced-token detection, stage by stage", per_line)
+    stages = [original, masked, generator, corrupted, scores, truth]
+    if phone:  # app/ui/layout.py: four tokens a line, short row names (the caption gives the stages in full)
+        return _strips(_for_phone(stages), n, "Replaced-token detection, stage by stage", PHONE_PER_LINE, phone=True)
+    return _strips(stages, n, "Replaced-token detection, stage by stage", per_line)
 
 
 @kept
@@ -249,6 +281,7 @@ def auc_curve_figure(curves: dict) -> go.Figure:
 
 
 @kept
-def key_figure(r) -> go.Figure:
-    """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage."""
-    return pipeline_figure(r.round, DEFAULTS.threshold)
+def key_figure(r, phone: bool = False) -> go.Figure:
+    """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage (``phone``:
+    four tokens a line, for a phone's width)."""
+    return pipeline_figure(r.round, DEFAULTS.threshold, phone=phone)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
 from app.lessons.masking import STRATEGY_LABELS, STRATEGY_SHORT
@@ -195,13 +196,68 @@ def predictions_figure(r) -> go.Figure:
     return fig
 
 
+PHONE_ROW_PX = 24  # one position's row on a phone: 12-px labels and cell text with room between them
+PHONE_CELL_CHARS = 9  # what the inspected epoch's cell shows of its token on a phone (hover and tap: all of it)
+
+
+def _short(token: str, most: int = PHONE_CELL_CHARS) -> str:
+    return token if len(token) <= most else token[: most - 1] + "…"
+
+
 @kept
-def key_figure(r) -> go.Figure:
+def phone_grid_figure(tokens: list[str], special: list[bool], kinds: list[list[int]], shown: list[list[str]],
+                      copies: list[int], highlight: int | None = None, title: str = "") -> go.Figure:
+    """``epoch_grid_figure`` for a phone (app/ui/layout.py): the grid turned a quarter, so the pieces are rows read
+    left to right in one fixed label column, and two panels share them — every epoch as a column of colour
+    (positions × epochs: the rows that repeat on a desktop are columns that repeat here), and beside it the
+    inspected epoch (``highlight``, 0-based) alone, wide enough to read what the model was fed at each position.
+    The colour key is a legend above the grid (a colour bar's five names would not fit across). Same data as
+    the desktop grid: z (T, E) is its transpose; hover gives the same words."""
+    E, T = len(kinds), len(tokens)
+    pick = highlight if highlight is not None and 0 <= highlight < E else 0
+    z = [[SPECIAL if special[t] else kinds[e][t] for e in range(E)] for t in range(T)]  # (T, E)
+    custom = [[[esc(tokens[t]), esc(shown[e][t]), GRID_NAMES[z[t][e]], copies[e] + 1, e + 1] for e in range(E)]
+              for t in range(T)]
+    labels = position_labels(tokens)
+    hover = ("epoch %{customdata[4]}, position %{y}<br>original <b>%{customdata[0]}</b> → fed <b>%{customdata[1]}</b>"
+             "<br>%{customdata[2]}<br>masked copy %{customdata[3]}<extra></extra>")
+    scale = _discrete_scale([GRID_COLORS[k] for k in range(SPECIAL + 1)])
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.6, 0.4], horizontal_spacing=0.03)
+    fig.add_trace(go.Heatmap(z=z, x=list(range(1, E + 1)), y=labels, customdata=_objects(custom), zmin=-0.5,
+                             zmax=SPECIAL + 0.5, colorscale=scale, showscale=False, xgap=1, ygap=1,
+                             hovertemplate=hover, name="every epoch"), row=1, col=1)
+    fed = [[esc(_short(shown[pick][t])) if kinds[pick][t] != KEEP else esc(_short(tokens[t]))] for t in range(T)]
+    fig.add_trace(go.Heatmap(z=[[row[pick]] for row in z], x=[f"epoch {pick + 1}: fed"], y=labels,
+                             customdata=_objects([[row[pick]] for row in custom]), text=_objects(fed),
+                             texttemplate="%{text}", textfont=dict(size=12), zmin=-0.5, zmax=SPECIAL + 0.5,
+                             colorscale=scale, showscale=False, xgap=1, ygap=1, hovertemplate=hover,
+                             name=f"epoch {pick + 1}"), row=1, col=2)
+    for k in range(SPECIAL + 1):  # the colour key, as legend entries (a legend wraps; a colour bar's names do not)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=GRID_NAMES[k], hoverinfo="skip",
+                                 marker=dict(symbol="square", size=12, color=GRID_COLORS[k],
+                                             line=dict(color="#666", width=1))), row=1, col=1)
+    fig.add_shape(type="rect", x0=pick + 0.5, x1=pick + 1.5, y0=-0.5, y1=T - 0.5, line=dict(color="#000", width=2),
+                  row=1, col=1)
+    fig.update_xaxes(side="top", tickfont=dict(size=12), row=1, col=1, title=dict(text="epoch", font=dict(size=12)),
+                     tickmode="array", tickvals=sorted({1, *range(5, E + 1, 5), E}), range=[0.5, E + 0.5])
+    fig.update_xaxes(side="top", tickfont=dict(size=12), row=1, col=2)
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=12), row=1, col=1)
+    fig.update_layout(title=dict(text=title), height=230 + PHONE_ROW_PX * T, showlegend=True,
+                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top", font=dict(size=12),
+                                  itemclick=False, itemdoubleclick=False),
+                      margin=dict(l=6, r=6, t=90, b=10), plot_bgcolor="white", meta="phone")
+    return fig
+
+
+@kept
+def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``masking_lab.run``'s Result (the page's stage and the handout): which
-    positions are targets, epoch by epoch, under the chosen strategy."""
+    positions are targets, epoch by epoch, under the chosen strategy. ``phone``: drawn for a phone's width
+    (``phone_grid_figure``)."""
     s = r.sentence
-    return epoch_grid_figure(list(s.pieces), list(s.special), r.kinds, r.fed, r.copies, highlight=r.epoch - 1,
-                             title=dict(STRATEGY_LABELS).get(r.strategy, r.strategy))
+    build = phone_grid_figure if phone else epoch_grid_figure
+    return build(list(s.pieces), list(s.special), r.kinds, r.fed, r.copies, highlight=r.epoch - 1,
+                 title=dict(STRATEGY_LABELS).get(r.strategy, r.strategy))
 
 
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/masking.py's SPEC), key figure first.

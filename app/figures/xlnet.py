@@ -55,7 +55,7 @@ def _discrete(colours: list[str]) -> list:
 
 
 @kept
-def order_figure(view: MaskView) -> go.Figure:
+def order_figure(view: MaskView, phone: bool = False) -> go.Figure:
     """Rows: the steps of the order, top to bottom; columns: the positions, in place. A target's row shows
     what its query stream sees when it is predicted; a context row what its content stream sees.
 
@@ -76,6 +76,8 @@ def order_figure(view: MaskView) -> go.Figure:
     for step, i in enumerate(view.order):
         role = "no context!" if i in free else ("predict" if i in targets else "context")
         ylabels.append(f"{step}: {role} {labels[i]}")
+    if phone:
+        return _phone_order(view, z, text, ylabels, labels)
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(length)), y=list(range(n)), text=text, hovertemplate="%{text}<extra></extra>",
         colorscale=_discrete([ORDER_COLOURS[k] for k in (HIDDEN, CONTEXT, EARLIER, OWN)]), zmin=-0.5, zmax=3.5,
@@ -87,6 +89,35 @@ def order_figure(view: MaskView) -> go.Figure:
     fig.update_layout(height=max(320, 26 * n + 170), margin=dict(l=10, r=10, t=100, b=50),
                       title=dict(text="Columns: the positions, in place. Rows: the steps of the order, and what each may see",
                                  y=0.02, yanchor="bottom", font=dict(size=13)))
+    return fig
+
+
+PHONE_ORDER_TITLE = "Columns: the positions, in place.<br>Rows: the steps of the order,<br>and what each may see"
+
+
+def _phone_order(view: MaskView, z, text, ylabels, labels) -> go.Figure:
+    """``order_figure`` for a phone (app/ui/layout.py): the same cells, the title over the grid in three lines,
+    position labels upright-rotated in 12-px type, and the colour key as a legend under the grid (a colour bar's
+    names beside it left the grid ~60 px wide)."""
+    n, length = z.shape
+    keys = (HIDDEN, CONTEXT, EARLIER, OWN)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(length)), y=list(range(n)), text=text, hovertemplate="%{text}<extra></extra>",
+        colorscale=_discrete([ORDER_COLOURS[k] for k in keys]), zmin=-0.5, zmax=3.5, xgap=1, ygap=1, showscale=False))
+    for k in keys:  # the colour key, as legend entries (they wrap across the width)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=ORDER_CELLS[k], hoverinfo="skip",
+                                 marker=dict(symbol="square", size=12, color=ORDER_COLOURS[k],
+                                             line=dict(color="#666", width=1))))
+    fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-90, side="top", tickfont=dict(size=12),
+                     range=[-0.5, length - 0.5], showgrid=False, zeroline=False)
+    fig.update_yaxes(tickvals=list(range(n)), ticktext=ylabels, autorange="reversed", tickfont=dict(size=12),
+                     showgrid=False, zeroline=False)
+    fig.update_layout(height=max(320, 24 * n + 260), margin=dict(l=6, r=6, t=150, b=10), plot_bgcolor="white",
+                      title=dict(text=PHONE_ORDER_TITLE, x=0, xanchor="left", y=1, yref="container", yanchor="top",
+                                 pad=dict(t=6), font=dict(size=13)),
+                      showlegend=True, legend=dict(orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top",
+                                                   font=dict(size=12), itemclick=False, itemdoubleclick=False),
+                      meta="phone")
     return fig
 
 
@@ -171,7 +202,7 @@ def attention_figure(r) -> go.Figure:
 
 
 @kept
-def key_figure(r) -> go.Figure:
+def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``xlnet.run``'s Result: the factorization order, step by step, and what
-    each step may see while every token stays in its place."""
-    return order_figure(r.view)
+    each step may see while every token stays in its place (``phone``: drawn for a phone's width)."""
+    return order_figure(r.view, phone=phone)
