@@ -26,11 +26,13 @@ ui.bind(Spec())
 st.header("Lessons")
 if LESSONS:
     st.html(CARD_CSS)
-    cols = st.columns(min(3, len(LESSONS)))
-    for i, lesson in enumerate(LESSONS):
-        with cols[i % len(cols)].container(border=True):
-            st.page_link(lesson.path, label=f"**{lesson.title}**", icon=lesson.icon)
-            st.caption(lesson.line)
+    per_row = min(3, len(LESSONS))
+    for start in range(0, len(LESSONS), per_row):  # row by row: a phone stacks columns, so the cards stay in
+        cols = st.columns(per_row)  # teaching order there too (column by column they did not)
+        for col, lesson in zip(cols, LESSONS[start:start + per_row]):
+            with col.container(border=True):
+                st.page_link(lesson.path, label=f"**{lesson.title}**", icon=lesson.icon)
+                st.caption(lesson.line)
 else:
     st.caption("The lessons arrive as they are finished; the model layer below is what they stand on.")
 
@@ -42,12 +44,14 @@ by_page = {}
 for ex in EXAMPLES:
     by_page.setdefault(ex.page, []).append(ex)
 titles = {lesson.path: lesson for lesson in LESSONS}
-cols = st.columns(2)
-for i, (page, examples) in enumerate(p for p in by_page.items() if p[0] in titles):
-    with cols[i % 2]:
-        st.markdown(f"**{titles[page].title}**")
-        for ex in examples:
-            st.page_link(page, label=ex.label, icon=":material/play_circle:", query_params=ex.query or None, help=ex.why)
+shown = [p for p in by_page.items() if p[0] in titles]
+for start in range(0, len(shown), 2):  # row by row, like the cards: in order on a phone's one column
+    for col, (page, examples) in zip(st.columns(2), shown[start:start + 2]):
+        with col:
+            st.markdown(f"**{titles[page].title}**")
+            for ex in examples:
+                st.page_link(page, label=ex.label, icon=":material/play_circle:", query_params=ex.query or None,
+                             help=ex.why)
 
 st.header("Models")
 source, device, dtype = ui.settings()
@@ -57,9 +61,12 @@ for v in catalogue.CATALOGUE.values():
     params = catalogue.bundled_parameter_count(v)
     rows.append((v.label, v.idea, v.tokenizer_kind,
                  f"{params / 1e6:.2f} M parameters" if v.bundled_available() and params else "not built", v.hub_id))
-# a markdown table, not st.table: that would import pandas (~0.3 s) on the page a server shows first (issue 30)
-st.markdown("\n".join([f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)]
-                       + [f"| {' | '.join(text.plain(cell) for cell in row)} |" for row in rows]))
+if ui.phone():  # one short block per model: five columns made the page 683 px wide on a 390-px phone (issue 52)
+    st.markdown("\n".join(f"- **{text.plain(label)}**: {text.plain(idea)}  \n  {text.plain(kind)} · "
+                          f"{text.plain(size)} · {text.plain(hub)}" for label, idea, kind, size, hub in rows))
+else:  # a markdown table, not st.table: that would import pandas (~0.3 s) on the page a server shows first (issue 30)
+    st.markdown("\n".join([f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)]
+                           + [f"| {' | '.join(text.plain(cell) for cell in row)} |" for row in rows]))
 where = {"bundled": "the bundled stand-ins (offline)",
          "auto": "the real checkpoints already in this machine's Hugging Face cache, else the bundled stand-ins (offline)",
          "hub": "the Hugging Face hub when it answers, else the bundled stand-ins"}[source]
