@@ -36,7 +36,7 @@ chosen = r.words[r.word]
 # ----------------------------------------------------------------------------- 1. tokens
 st.header("1 · How each tokenizer cuts it")
 start, stop = r.window
-ui.show_figure(figures.token_grid_figure(r, phone=ui.phone()), "compare-tokens")
+ui.show_figure(figures.token_grid_figure(r, phone=ui.phone()), "compare-tokens", alt=figures.describe_tokens(r))
 if stop - start < len(r.words):
     st.caption(f"Showing words {start}–{stop - 1} of {len(r.words)} (counted from 0), around the masked word; the "
                "token counts in the row labels are for the whole text.")

@@ -49,7 +49,7 @@ ui.widget(SPEC.key, c4, options=r.choosable, format_func=word)
 # ----------------------------------------------------------------------------- the score, taken apart
 t, qi, kj = r.terms, r.query_pos, r.key_pos
 st.subheader(f"The attention score, taken apart: layer {r.layer}, head {r.head}")
-ui.show_figure(figures.key_figure(r, phone=ui.phone()), "deberta-terms", key=True)
+ui.show_figure(figures.key_figure(r, phone=ui.phone()), "deberta-terms", key=True, alt=figures.describe(r))
 st.caption(
     f"Layer {r.layer}, head {r.head} of {deb.shown_as}. Row i is the query token, column j the key it looks at; red "
     "raises the score, blue lowers it. **content → content** compares the two tokens' vectors (what BERT computes, "
@@ -58,9 +58,10 @@ st.caption(
     "feeds its softmax. Hover any cell for all three terms, the sum, and the softmax beside the model's own attention."
 )
 if ui.phone():  # the same sum, one term a line: a phone's width cuts the one-line formula off at the right
-    st.latex(r"\begin{aligned} A_{ij} = \tfrac{1}{\sqrt{3d}}\,\big(\, & Q^c_i\cdot K^c_j && \text{content}\to\text{content} \\"
-             r" +\; & Q^c_i\cdot K^r_{\delta(i,j)} && \text{content}\to\text{position} \\"
-             r" +\; & K^c_j\cdot Q^r_{\delta(i,j)}\,\big) && \text{position}\to\text{content} \end{aligned}")
+    st.latex(r"\begin{aligned} A_{ij} = \tfrac{1}{\sqrt{3d}}\Big(\, & \underbrace{Q^c_i\cdot K^c_j}_{\text{content}\to\text{content}}"
+             r" \\ +\; & \underbrace{Q^c_i\cdot K^r_{\delta(i,j)}}_{\text{content}\to\text{position}}"
+             r" \\ +\; & \underbrace{K^c_j\cdot Q^r_{\delta(i,j)}}_{\text{position}\to\text{content}}\,\Big)"
+             r" \end{aligned}")
 else:
     st.latex(r"A_{ij} = \frac{\overbrace{Q^c_i\cdot K^c_j}^{\text{content}\to\text{content}} + "
              r"\overbrace{Q^c_i\cdot K^r_{\delta(i,j)}}^{\text{content}\to\text{position}} + "

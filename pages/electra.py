@@ -47,7 +47,8 @@ rnd, det = r.round, r.detection
 
 # ----------------------------------------------------------------------------- the game, stage by stage
 st.header("One round of the game")
-ui.show_figure(figures.key_figure(r, phone=ui.phone()), "electra-pipeline", key=True)
+ui.show_figure(figures.key_figure(r, phone=ui.phone()), "electra-pipeline", key=True,
+               alt=figures.describe(r))
 st.caption(
     "Follow a column down. **2** amber: masked. **3** what the generator sampled there (red: a real replacement, "
     "green with (=): it sampled the original word back). **4** the sentence the discriminator reads. **5** its "

@@ -58,7 +58,7 @@ st.dataframe(
 st.subheader("2 · Which positions are targets, epoch by epoch")
 ui.set_value(SPEC.epoch, r.epoch)
 ui.widget(SPEC.epoch, options=range(1, r.epochs + 1))
-ui.show_figure(figs.key_figure(r, phone=ui.phone()), "masking-grid", key=True)
+ui.show_figure(figs.key_figure(r, phone=ui.phone()), "masking-grid", key=True, alt=figs.describe(r))
 g1, g2, g3 = st.columns([1, 1, 3])
 g1.metric("Distinct masks", r.n_distinct, help="Different masked versions of the sentence over these epochs.")
 g2.metric("Targets per epoch", f"{r.targets_per_epoch:.1f}", help=f"Of {r.n_maskable} maskable positions.")

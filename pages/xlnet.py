@@ -78,7 +78,7 @@ if r.free:
         "score, so that softmax becomes *uniform over every position — its own content included*: a leak, not "
         "a prediction. This page marks it **no context** and shows no guess for it (the check below measures the "
         "uniform row).", icon=":material/warning:")
-ui.show_figure(figures.key_figure(r, phone=ui.phone()), "xlnet-order", key=True)
+ui.show_figure(figures.key_figure(r, phone=ui.phone()), "xlnet-order", key=True, alt=figures.describe(r))
 st.caption("Each row is one step of the order. Orange: the position at that step — for a target, its position "
            "is known but its content is hidden. Blue: what it may see. Hover a cell for the row in words.")
 

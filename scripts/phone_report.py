@@ -52,6 +52,7 @@ def main() -> None:
     ap.add_argument("--axe", action="store_true")
     ap.add_argument("--shots", default="")
     ap.add_argument("--query", default="")
+    ap.add_argument("--wait-phone", action="store_true", help="wait for the phone's draw (a checkout with app/ui/layout.py)")
     args = ap.parse_args()
     root = Path(args.root)
     if args.pages:
@@ -64,12 +65,12 @@ def main() -> None:
     try:
         sizes = [("phone", phone.PHONE)] + ([("desktop", phone.DESKTOP)] if args.axe else [])
         print("| page | viewport | overflow px | key figure smallest text px | overlapping pairs | labels outside"
-              " | axe serious+critical (rules: elements) |")
-        print("|---|---|---|---|---|---|---|")
+              " | formulas cut (px) | axe serious+critical (rules: elements) |")
+        print("|---|---|---|---|---|---|---|---|")
         for label, size in sizes:
             with browser(size) as (context, watcher):
                 for slug in slugs:
-                    page = phone.open_page(context, watcher, base, slug, args.query)
+                    page = phone.open_page(context, watcher, base, slug, args.query, phone=args.wait_phone and label == "phone")
                     over = phone.overflow(page)
                     name = phone.KEY_FIGURES.get(slug)
                     fig = phone.figure_text(page, name) if name else None
@@ -79,7 +80,8 @@ def main() -> None:
                         cells = (f"{fig['smallest']:.1f}", f"{len(fig['overlaps'])}", f"{len(fig['outside'])}")
                     else:
                         cells = ("-", "-", "-")
-                    print(f"| {slug} | {label} | {over} | {' | '.join(cells)} | {axe_text} |", flush=True)
+                    cut = phone.cut_formulas(page)
+                    print(f"| {slug} | {label} | {over} | {' | '.join(cells)} | {cut or 0} | {axe_text} |", flush=True)
                     if fig and os.environ.get("PHONE_REPORT_DETAIL"):
                         print("   ", fig["overlaps"][:8], fig["outside"][:8], fig["small"][:8])
                     if axe and os.environ.get("PHONE_REPORT_DETAIL"):
@@ -87,7 +89,7 @@ def main() -> None:
                             print("   ", v["id"], v["targets"])
                     if args.shots and label == "phone":
                         Path(args.shots).mkdir(parents=True, exist_ok=True)
-                        phone.screenshot(page, f"{args.shots}/{slug}.png")
+                        phone.screenshot(page, f"{args.shots}/{slug}.png", name if fig else None)
                     page.close()
     finally:
         proc.terminate()

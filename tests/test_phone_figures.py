@@ -155,3 +155,47 @@ def test_a_figure_built_for_a_phone_keeps_its_own_layout():
     before = fig.layout.to_plotly_json()
     layout.phone_style(fig)
     assert fig.layout.to_plotly_json() == before
+
+
+# ----------------------------------------------------------------------------- text alternatives (from the Result)
+
+
+def test_masking_in_words_names_the_inspected_epochs_targets_and_the_counts():
+    r = SimpleNamespace(sentence=SimpleNamespace(pieces=["[CLS]", "the", "cat", "[SEP]"]), epoch=2, epochs=2,
+                        kinds=[[0, MASKED, 0, 0], [0, 0, RANDOM, 0]],
+                        fed=[["[CLS]", "[MASK]", "cat", "[SEP]"], ["[CLS]", "the", "dog", "[SEP]"]],
+                        strategy="dynamic", n_distinct=2, targets_per_epoch=1.0)
+    words = masking_figs.describe(r)
+    assert "2 epochs × 4 pieces" in words and "Epoch 2 makes 1 target(s): cat → dog." in words
+    assert "2 distinct mask(s)" in words and "1.0 targets per epoch" in words
+
+
+def test_electra_in_words_counts_what_the_discriminator_got_right():
+    rnd = hand_round()
+    words = electra_figs.describe(SimpleNamespace(round=rnd))
+    content = sum(not s for s in rnd.special)
+    right = sum((s > 0.5) == bool(y) for s, y, sp in zip(rnd.scores, rnd.labels, rnd.special) if not sp)
+    assert f"{len(rnd.tokens)} tokens, {sum(rnd.masked)} masked" in words
+    assert f"right on {right} of {content} tokens" in words
+
+
+def test_xlnet_in_words_lists_what_each_target_sees_in_order():
+    pieces = ("▁The", "▁cat", "▁sat", "▁down", "<sep>", "<cls>")
+    view = xlnet.mask_view(pieces, xlnet.masks_from_order([3, 0, 2, 1], 2, 6))
+    words = xlnet_figs.describe(SimpleNamespace(view=view))
+    assert "3 → 0 → 2 → 1" in words and "Context, never predicted: ▁down, ▁The." in words
+    assert words.index("▁sat (step 2)") < words.index("▁cat (step 3)")
+
+
+def test_deberta_in_words_adds_up_the_chosen_cell():
+    terms = deberta_terms(3)
+    r = SimpleNamespace(terms=terms, tokens=("a", "b", "c"), query_pos=1, key_pos=2, layer=0, head=1)
+    words = deberta_figs.describe(r)
+    assert f"score {terms.total[1, 2]:.3f}" in words and "b (i = 1) → c (j = 2)" in words
+
+
+def test_compare_in_words_says_how_each_tokenizer_cuts_the_chosen_word():
+    r = SimpleNamespace(labels=("BERT", "RoBERTa"), words=("the", "playground"), word=1, window=(0, 2),
+                        cells=((("the",), ("play", "##ground")), (("Ġthe",), ("Ġplayground",))), n_tokens=(4, 4))
+    assert compare_figs.describe_tokens(r) == ("How each tokenizer cuts the sentence. BERT: 4 tokens, «playground» as "
+                                               "play · ##ground; RoBERTa: 4 tokens, «playground» as Ġplayground.")

@@ -96,6 +96,15 @@ def token_grid_figure(r, phone: bool = False) -> go.Figure:
     return _room(fig)
 
 
+def describe_tokens(r) -> str:
+    """The token grid in words (plain text; the page escapes it): each tokenizer's token count and how it cuts
+    the chosen word."""
+    w = r.word - r.window[0]
+    parts = [f"{label}: {n} tokens, «{r.words[r.word]}» as {' · '.join(cells[w]) or 'nothing'}"
+             for label, n, cells in zip(r.labels, r.n_tokens, r.cells)]
+    return "How each tokenizer cuts the sentence. " + "; ".join(parts) + "."
+
+
 @kept
 def fill_mask_figure(r) -> go.Figure:
     """Rows = models (``r.guesses``), columns = rank 1..k: the token each model ranks there for the hidden word's

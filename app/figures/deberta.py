@@ -185,6 +185,15 @@ def prediction_figure(prediction) -> go.Figure:
     return fig
 
 
+def describe(r) -> str:
+    """The key figure in words (plain text; the page escapes it): the chosen cell's three terms and their sum."""
+    t, i, j = r.terms, r.query_pos, r.key_pos
+    return (f"Four {len(r.tokens)} × {len(r.tokens)} panels for layer {r.layer}, head {r.head}. For {r.tokens[i]} "
+            f"(i = {i}) → {r.tokens[j]} (j = {j}): content→content {t.c2c[i, j]:.3f} + content→position "
+            f"{t.c2p[i, j]:.3f} + position→content {t.p2c[i, j]:.3f} = score {t.total[i, j]:.3f}; attention "
+            f"{t.probs[i, j]:.3f}.")
+
+
 @kept
 def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``deberta.run``'s Result: one head's attention scores taken apart into

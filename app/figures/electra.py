@@ -280,6 +280,22 @@ def auc_curve_figure(curves: dict) -> go.Figure:
     ))
 
 
+def describe(r, threshold: float = DEFAULTS.threshold) -> str:
+    """The key figure in words (plain text; the page escapes it): the round's masked positions, what the generator
+    put there, and how the discriminator scored the sentence."""
+    rnd = r.round
+    masked = [i for i, m in enumerate(rnd.masked) if m]
+    swaps = [f"{rnd.tokens[i]} → {rnd.replacement[i]}" + (" (the original again)" if rnd.same_as_original[i] else "")
+             for i in masked]
+    flagged = [i for i, s in enumerate(rnd.scores) if s > threshold and not rnd.special[i]]
+    right = sum((rnd.scores[i] > threshold) == bool(rnd.labels[i]) for i in range(len(rnd.tokens)) if not rnd.special[i])
+    content = sum(not s for s in rnd.special)
+    return (f"{len(rnd.tokens)} tokens, {len(masked)} masked; the generator sampled {'; '.join(swaps) or 'nothing'}. "
+            f"{sum(rnd.labels)} token(s) are really replaced. The discriminator flags {len(flagged)} token(s) above "
+            f"P(replaced) = {threshold:g}: {', '.join(rnd.corrupted[i] for i in flagged) or 'none'}; it is right on "
+            f"{right} of {content} tokens.")
+
+
 @kept
 def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage (``phone``:

@@ -6,6 +6,8 @@ in text and hover labels, so a RoBERTa ``<s>`` would otherwise vanish (and a ``<
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -197,6 +199,7 @@ def predictions_figure(r) -> go.Figure:
 
 
 PHONE_ROW_PX = 24  # one position's row on a phone: 12-px labels and cell text with room between them
+PHONE_TITLE_CHARS = 40  # a title's line on a phone (14-px type in ~358 px)
 PHONE_CELL_CHARS = 9  # what the inspected epoch's cell shows of its token on a phone (hover and tap: all of it)
 
 
@@ -242,10 +245,14 @@ def phone_grid_figure(tokens: list[str], special: list[bool], kinds: list[list[i
                      tickmode="array", tickvals=sorted({1, *range(5, E + 1, 5), E}), range=[0.5, E + 0.5])
     fig.update_xaxes(side="top", tickfont=dict(size=12), row=1, col=2)
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=12), row=1, col=1)
-    fig.update_layout(title=dict(text=title), height=230 + PHONE_ROW_PX * T, showlegend=True,
-                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top", font=dict(size=12),
+    lines = textwrap.wrap(title, PHONE_TITLE_CHARS) or [""]
+    top = 70 + 20 * len(lines)  # the title's lines, then the epochs' numbers and their axis title
+    fig.update_layout(title=dict(text="<br>".join(lines), x=0, xanchor="left", y=1, yref="container", yanchor="top",
+                                 pad=dict(t=6), font=dict(size=14)),
+                      height=top + 150 + PHONE_ROW_PX * T, showlegend=True,
+                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.01, yanchor="top", font=dict(size=12),
                                   itemclick=False, itemdoubleclick=False),
-                      margin=dict(l=6, r=6, t=90, b=10), plot_bgcolor="white", meta="phone")
+                      margin=dict(l=6, r=6, t=top, b=140), plot_bgcolor="white", meta="phone")
     return fig
 
 
@@ -258,6 +265,16 @@ def key_figure(r, phone: bool = False) -> go.Figure:
     build = phone_grid_figure if phone else epoch_grid_figure
     return build(list(s.pieces), list(s.special), r.kinds, r.fed, r.copies, highlight=r.epoch - 1,
                  title=dict(STRATEGY_LABELS).get(r.strategy, r.strategy))
+
+
+def describe(r) -> str:
+    """The key figure in words (its text alternative, plain text: the page escapes it), from the same Result:
+    what the grid holds, which pieces the inspected epoch makes targets and what they are fed, the headline counts."""
+    s, e = r.sentence, r.epoch - 1
+    fed = [f"{s.pieces[t]} → {r.fed[e][t]}" for t in range(len(s.pieces)) if r.kinds[e][t] != KEEP]
+    return (f"A grid of {r.epochs} epochs × {len(s.pieces)} pieces under {STRATEGY_SHORT.get(r.strategy, r.strategy)}. "
+            f"Epoch {r.epoch} makes {len(fed)} target(s): {'; '.join(fed) or 'none'}. "
+            f"{r.n_distinct} distinct mask(s) over the {r.epochs} epochs, {r.targets_per_epoch:.1f} targets per epoch.")
 
 
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/masking.py's SPEC), key figure first.

@@ -201,6 +201,18 @@ def attention_figure(r) -> go.Figure:
     return fig
 
 
+def describe(r) -> str:
+    """The key figure in words (plain text; the page escapes it): the order, the context, what each target sees."""
+    v = r.view
+    context = [v.pieces[i] for i in v.order if i not in v.targets]
+    lines = []
+    for i in v.targets:
+        seen = [v.pieces[j] for j in v.sees["query"][i]]
+        lines.append(f"{v.pieces[i]} (step {v.order.index(i)}) sees {', '.join(seen) or 'nothing'}")
+    return (f"Factorization order over {len(v.order)} positions: {' → '.join(str(i) for i in v.order)}. "
+            f"Context, never predicted: {', '.join(context) or 'none'}. Predicted in order: " + "; ".join(lines) + ".")
+
+
 @kept
 def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``xlnet.run``'s Result: the factorization order, step by step, and what

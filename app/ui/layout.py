@@ -29,11 +29,12 @@ TITLE_PX = 15
 TITLE_CHARS = 40  # a phone title's line: ~40 characters of TITLE_PX type leave the camera button its corner
 SEEN = "_phone_seen"  # session state: what the window said (True: narrower than PHONE_PX; None: not yet said)
 SENSOR_KEY = "bve-width"
+PHONE_MARK = "bve-layout-phone"  # a rule in the page's style while it is drawn for a phone
 
 _SENSOR_JS = """
 export default function (component) {
   const { setStateValue, data } = component;
-  let last = data.phone;
+  let last = data.phone === true;  // not said yet = not a phone: a desktop window never causes a rerun
   const report = () => {
     const phone = window.innerWidth < data.limit;
     if (phone !== last) { last = phone; setStateValue('phone', phone); }
@@ -41,9 +42,9 @@ export default function (component) {
   report();
   if (!document.getElementById('bve-skip')) {
     const style = document.createElement('style');
-    style.textContent = '#bve-skip{position:fixed;left:8px;top:-60px;z-index:1000100;padding:8px 14px;'
+    style.textContent = '#bve-skip{position:fixed;left:-10000px;top:8px;z-index:1000100;padding:8px 14px;'
       + 'background:#fff;color:#1a1a8c;border:2px solid #1a1a8c;border-radius:6px;font:600 16px sans-serif;}'
-      + '#bve-skip:focus{top:8px;}';
+      + '#bve-skip:focus{left:8px;}';
     document.head.appendChild(style);
     const link = document.createElement('a');
     link.id = 'bve-skip';
@@ -62,6 +63,15 @@ export default function (component) {
 }
 """
 
+# Every page, every width: captions dark enough to read (Streamlit's, 60% of its text colour, measured 4.0:1 on
+# white: axe-core's "serious" colour-contrast failures on Home, the masking lab, Attention and Lecture mode; this is
+# 7:1; the theme is light, .streamlit/config.toml), and a formula that may scroll sideways on a phone scrolls
+# inside its own box, never the page.
+PAGE_CSS = """<style>
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] *:not(a) { color: #4b4d59 !important; }
+.katex-display { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+</style>"""
+
 _sensor = None
 
 
@@ -79,10 +89,13 @@ def _mount_sensor(where) -> bool | None:
 
 def sense(where=None) -> None:
     """Mount the window's sensor (and the skip link) — once per run, before the page: the sidebar calls it."""
+    where = where or st.sidebar
     try:
-        st.session_state[SEEN] = _mount_sensor(where or st.sidebar)
+        st.session_state[SEEN] = _mount_sensor(where)
     except Exception:  # noqa: BLE001 — no component runtime (a scripted client): the link alone decides
         pass
+    # the page's style; on a phone it names the layout (PHONE_MARK: the browser tests wait for the phone's draw)
+    where.html(PAGE_CSS.replace("</style>", f".{PHONE_MARK} {{}}\n</style>") if phone() else PAGE_CSS)
 
 
 def phone() -> bool:

@@ -216,10 +216,21 @@ def title_size(title: str) -> int:
     return int(max(PRESENTER_NOTE_FONT, min(PRESENTER_FONT + 2, PRESENTER_TITLE_PX / (0.5 * max(longest, 1)))))
 
 
-def show_figure(fig, name: str, height: int | None = None, key: bool | str = False) -> None:
+ALT_STYLE = "font-size:0.875rem;color:#3d3f4a;margin:-0.4rem 0 0.4rem 0"
+
+
+def alt_text(alt: str, where=None) -> None:
+    """A figure's text alternative (what it shows and its headline numbers, from its Result), under it: for a
+    screen reader and for a phone, where nothing can be hovered. Plain text, escaped here (it quotes tokens)."""
+    (where or st).markdown(f'<p class="bve-alt" role="note" style="{ALT_STYLE}"><b>In words:</b> {text.html(alt)}</p>',
+                           unsafe_allow_html=True)
+
+
+def show_figure(fig, name: str, height: int | None = None, key: bool | str = False, alt: str | None = None) -> None:
     """A plotly figure with the page's export format on its camera button, styled for presenter mode.
     ``key=True`` marks the lesson's key figure, ``key="<name>"`` another figure a view can name as its stage figure
-    (``FIGURES``): on a projector the stage figure goes on the stage, as large as the window allows."""
+    (``FIGURES``): on a projector the stage figure goes on the stage, as large as the window allows. ``alt``: the
+    figure in words (``alt_text``), shown under it off the stage."""
     if presenting():
         staged = staged_name(key) if st.session_state.get(STAGED) is None else None
         if staged:
@@ -241,6 +252,8 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
     if layout.phone():
         layout.phone_style(fig)
     _plotly(st, fig, name)
+    if alt and not presenting():
+        alt_text(alt)
 
 
 def show_html(document, alt: str, key: bool | str = False) -> None:

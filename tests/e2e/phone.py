@@ -21,14 +21,24 @@ DESKTOP = (1280, 720)
 MIN_PHONE_TEXT_PX = 12  # app.ui.layout.MIN_TEXT_PX: the least text a key figure gets on a phone
 OVERLAP_PX = 1.5  # two labels overlap when their boxes share more than this in both directions
 
-#: The figures a lesson exists to show (issue 52): page slug -> the name the page shows its key figure under.
+#: The figures a lesson exists to show: page slug -> the name its page shows that figure under (the start of the
+#: name where the page adds the view's own word: the claims page's curves are "claims-<experiment>-curves"). The
+#: first five are issue 52's; every lesson is here (tests/e2e/test_phone.py fails on one that is not), except one
+#: whose key figure is not a plotly figure (``NOT_PLOTLY``: bertviz's view, an HTML document of its own).
 KEY_FIGURES = {
     "masking": "masking-grid",
     "electra": "electra-pipeline",
     "xlnet": "xlnet-order",
     "deberta": "deberta-terms",
     "compare": "compare-tokens",
+    "albert_params": "albert-parameters-by-part",
+    "albert_activations": "albert-vs-bert-layers",
+    "distillation": "distillation-soft-targets",
+    "modernbert": "modernbert-attention",
+    "sentence_order": "sentence-order-your-pair",
+    "claims": "claims-",
 }
+NOT_PLOTLY = {"attention": "bertviz's head and model views are HTML documents in an iframe (app/figures/bertviz_offline.py)"}
 
 # Streamlit scrolls its main area, not the document: a page pans sideways when any of these is wider than it shows.
 _OVERFLOW = """() => {
@@ -43,7 +53,7 @@ _OVERFLOW = """() => {
 # text): font size, box, and whether it leaves the figure's box. A text plotly drew with a transform scale (it
 # does for "uniformtext" shrinking) counts at the size it is shown: the box's height over the nominal size.
 _FIGURE_TEXT = """(name) => {
-  const box = document.querySelector('.st-key-fig-' + name);
+  const box = document.querySelector('[class*="st-key-fig-' + name + '"]');
   if (!box) return null;
   box.scrollIntoView({block: 'start'});
   const plot = box.querySelector('.js-plotly-plot');
@@ -79,6 +89,12 @@ _FIGURE_TEXT = """(name) => {
 }"""
 
 
+def cut_formulas(page) -> list[int]:
+    """For every displayed formula (KaTeX) wider than its box, how many px of it are out of view."""
+    return page.evaluate("""() => [...document.querySelectorAll('.katex-display')]
+        .map(k => k.scrollWidth - k.clientWidth).filter(px => px > 1)""")
+
+
 def overflow(page) -> int:
     """px the document is wider than the window (0: no sideways panning)."""
     return int(page.evaluate(_OVERFLOW))
@@ -88,12 +104,12 @@ def figure_text(page, name: str, minimum: float = MIN_PHONE_TEXT_PX) -> dict | N
     """Scrolled into view and drawn, The text of the plotly figure shown under ``name``: {"n", "smallest" (px), "overlaps" (pairs of labels),
     "outside" (labels past the figure's left or right edge), "small" (labels under ``minimum``), "width"};
     None when the page shows no such figure."""
-    box = page.locator(f".st-key-fig-{name}")
+    box = page.locator(f'[class*="st-key-fig-{name}"]')
     if box.count() == 0:
         return None
     box.first.scroll_into_view_if_needed()
     try:  # plotly draws a chart once it is on screen
-        page.wait_for_selector(f".st-key-fig-{name} .js-plotly-plot svg.main-svg", timeout=20_000)
+        page.wait_for_selector(f'[class*="st-key-fig-{name}"] .js-plotly-plot svg.main-svg', timeout=20_000)
     except Exception:  # noqa: BLE001 — measured as it is (None: no figure drawn)
         pass
     page.wait_for_timeout(300)
@@ -101,14 +117,19 @@ def figure_text(page, name: str, minimum: float = MIN_PHONE_TEXT_PX) -> dict | N
     return page.evaluate(script, name)
 
 
-def screenshot(page, path: str) -> None:
-    """The whole page at the window's width: the window made as tall as Streamlit's main area for the shot."""
+def screenshot(page, path: str, figure: str | None = None) -> None:
+    """The whole page at the window's width: the window made as tall as Streamlit's main area for the shot; with
+    ``figure``, that figure alone as well (``<path>-figure.png``)."""
     width = page.viewport_size["width"]
     height = page.viewport_size["height"]
-    tall = page.evaluate("() => (document.querySelector('[data-testid=\"stMain\"]') || document.body).scrollHeight")
+    tall = page.evaluate("() => (document.querySelector('[data-testid=stMain]') || document.body).scrollHeight")
     page.set_viewport_size({"width": width, "height": min(max(height, int(tall)), 16000)})
-    page.wait_for_timeout(800)
+    page.wait_for_timeout(1200)
     page.screenshot(path=path, full_page=True)
+    if figure:
+        box = page.locator(f'[class*="st-key-fig-{figure}"]').first.bounding_box()
+        if box:
+            page.screenshot(path=path.replace(".png", "-figure.png"), clip=box)
     page.set_viewport_size({"width": width, "height": height})
 
 
@@ -125,13 +146,20 @@ def axe(page, impacts=("serious", "critical")) -> list[dict]:
     return [v for v in found if v["impact"] in impacts]
 
 
-def open_page(context, watcher, base: str, slug: str, query: str = ""):
-    """A new tab on page ``slug`` ("home" is the app's root), waited for until the app has stopped running."""
+PHONE_DRAWN = """() => [...document.querySelectorAll('style')].some(s => s.textContent.includes('bve-layout-phone'))"""
+
+
+def open_page(context, watcher, base: str, slug: str, query: str = "", phone: bool = False):
+    """A new tab on page ``slug`` ("home" is the app's root), waited for until the app has stopped running;
+    ``phone``: until it has been drawn for a phone (app/ui/layout.py's mark in the page's style)."""
     from tests.e2e.browser import wait_for_app
 
     page = watcher.watch(context.new_page())
     path = "/" if slug == "home" else f"/{slug}"
     page.goto(base + path + (f"?{query}" if query else ""))
     wait_for_app(page, timeout_ms=240_000)
+    if phone:
+        page.wait_for_function(PHONE_DRAWN, timeout=120_000, polling=200)
+        wait_for_app(page, timeout_ms=240_000)
     page.wait_for_timeout(600)  # plotly lays out after the script ends
     return page
