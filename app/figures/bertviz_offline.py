@@ -103,10 +103,27 @@ for _name, _value in (("HEAD_MATRIX_MAX", HEAD_MATRIX_MAX), ("HEAD_MATRIX", HEAD
                       ("MODEL_WIDTH_MIN", MODEL_WIDTH_MIN), ("MODEL_WIDTH", MODEL_WIDTH), ("BODY_MARGIN", BODY_MARGIN)):
     FIT_SCRIPT = FIT_SCRIPT.replace(_name, str(_value))
 # where the view scripts read those sizes: (pattern, replacement, how many times it must be found)
+# The head view tells heads apart by colour: d3's category10 puts a green and a red head side by side, which a
+# red-green colour-blind student cannot tell apart. The heads get the Okabe-Ito palette (made for colour-blind
+# viewers; tests/test_bertviz_offline.py checks it under simulated protanopia and deuteranopia), and every head's
+# checkbox its number, so a head can be named and switched on alone without seeing its colour.
+HEAD_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+_LIGHT_HEADS = ("#E69F00", "#56B4E9", "#F0E442")  # a head number on these is black, on the others white
+_HEAD_NUMBERS = (
+    '.attr("height", CHECKBOX_SIZE);\n'
+    '        checkboxContainer.selectAll("text").data(config.headVis).enter().append("text")\n'
+    '            .text((d, i) => i).attr("x", (d, i) => i * CHECKBOX_SIZE + CHECKBOX_SIZE / 2)\n'
+    '            .attr("y", top + CHECKBOX_SIZE / 2).attr("text-anchor", "middle").attr("dominant-baseline", "central")\n'
+    '            .attr("font-size", 12).attr("font-family", "sans-serif").style("pointer-events", "none")\n'
+    f'            .attr("fill", (d, i) => {json.dumps(list(_LIGHT_HEADS))}.includes(headColors(i)) ? "#000" : "#fff");'
+)
 FIT_EDITS = {
     "head": ((re.compile(r"const MATRIX_WIDTH = 115;\n\s*"), "", 1),
              (re.compile(r"\bMATRIX_WIDTH\b"), "bvFit.matrixWidth", 3),
-             (re.compile(r'\.attr\("stroke-width", 2\)'), '.attr("stroke-width", bvFit.strokeWidth)', 1)),
+             (re.compile(r'\.attr\("stroke-width", 2\)'), '.attr("stroke-width", bvFit.strokeWidth)', 1),
+             (re.compile(r"d3\.scaleOrdinal\(d3\.schemeCategory10\)"),
+              f"d3.scaleOrdinal({json.dumps(list(HEAD_COLOURS))})", 1),
+             (re.compile(r'\.attr\("height", CHECKBOX_SIZE\);'), lambda _m: _HEAD_NUMBERS, 1)),
     "model": ((re.compile(r"const DIV_WIDTH = 970;"), "const DIV_WIDTH = bvFit.divWidth;", 1),),
 }
 
