@@ -199,3 +199,27 @@ def test_compare_in_words_says_how_each_tokenizer_cuts_the_chosen_word():
                         cells=((("the",), ("play", "##ground")), (("Ġthe",), ("Ġplayground",))), n_tokens=(4, 4))
     assert compare_figs.describe_tokens(r) == ("How each tokenizer cuts the sentence. BERT: 4 tokens, «playground» as "
                                                "play · ##ground; RoBERTa: 4 tokens, «playground» as Ġplayground.")
+
+
+# ----------------------------------------------------------------------------- any figure on a phone
+
+
+def test_side_by_side_panels_are_stacked_in_reading_order_with_their_titles():
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=2, subplot_titles=("a", "b", "c", "d"), shared_yaxes=True)
+    for k in range(4):
+        fig.add_scatter(x=[0, 1], y=[k, k + 1], name=f"line {k}", row=k // 2 + 1, col=k % 2 + 1)
+    layout.phone_style(fig)
+    ys = [fig.layout[f"yaxis{'' if k == 0 else k + 1}"].domain for k in range(4)]
+    assert all(fig.layout[f"xaxis{'' if k == 0 else k + 1}"].domain == (0, 1) for k in range(4))
+    assert all(ys[k][0] > ys[k + 1][1] for k in range(3))  # a, b, c, d from the top, apart
+    titles = {a.text: a.y for a in fig.layout.annotations}
+    assert [titles[t] for t in "abcd"] == [y[1] for y in ys]  # each title on its own panel's top
+    assert all(fig.layout[f"yaxis{'' if k == 0 else k + 1}"].showticklabels for k in range(4))
+    assert fig.layout.height >= 4 * layout.PANEL_PX and fig.layout.legend.yref == "container"
+
+
+def test_a_single_plot_is_not_restacked():
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]))
+    assert layout.stack_panels(fig) is False and fig.layout.height is None

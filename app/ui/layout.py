@@ -63,14 +63,17 @@ export default function (component) {
 }
 """
 
-# Every page, every width: captions dark enough to read (Streamlit's, 60% of its text colour, measured 4.0:1 on
-# white: axe-core's "serious" colour-contrast failures on Home, the masking lab, Attention and Lecture mode; this is
-# 7:1; the theme is light, .streamlit/config.toml), and a formula that may scroll sideways on a phone scrolls
-# inside its own box, never the page.
+# Every page, every width: captions dark enough to read (Streamlit draws them at 60% opacity: 3.0:1 on white,
+# axe-core's "serious" colour-contrast failures on Home, the masking lab, Attention and Lecture mode; this is 6.4:1;
+# the theme is light, .streamlit/config.toml), and a formula that may scroll sideways on a phone scrolls inside its
+# own box, never the page.
 PAGE_CSS = """<style>
-[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] *:not(a) { color: #4b4d59 !important; }
+[data-testid="stCaptionContainer"] { opacity: 1 !important; color: #5c5e69 !important; }
 .katex-display { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 </style>"""
+PHONE_CSS = """<style>
+.katex-display > .katex { font-size: 1.05em !important; }
+</style>"""  # on a phone: displayed formulas a little smaller than Streamlit's 1.21 em (they are written to wrap)
 
 _sensor = None
 
@@ -95,7 +98,7 @@ def sense(where=None) -> None:
     except Exception:  # noqa: BLE001 — no component runtime (a scripted client): the link alone decides
         pass
     # the page's style; on a phone it names the layout (PHONE_MARK: the browser tests wait for the phone's draw)
-    where.html(PAGE_CSS.replace("</style>", f".{PHONE_MARK} {{}}\n</style>") if phone() else PAGE_CSS)
+    where.html(PAGE_CSS + PHONE_CSS.replace("</style>", f".{PHONE_MARK} {{}}\n</style>") if phone() else PAGE_CSS)
 
 
 def phone() -> bool:
@@ -156,12 +159,81 @@ def phone_style(fig) -> None:
             layout.height = layout.height + max(0, lines - 1) * int(TITLE_PX * 1.3)
     layout.margin.l = min(layout.margin.l if layout.margin.l is not None else 10, 10)
     layout.margin.r = min(layout.margin.r if layout.margin.r is not None else 10, 10)
-    if layout.showlegend is not False:
-        layout.legend.orientation = "h"
-        layout.legend.yanchor, layout.legend.y = "top", -0.12
-        layout.legend.xanchor, layout.legend.x = "left", 0
+    stack_panels(fig)
+    for name in _axis_names(layout, "x"):  # slanted tick labels overlap their neighbours' boxes: upright on a phone
+        angle = layout[name].tickangle
+        if isinstance(angle, (int, float)) and 0 < abs(angle) < 90:
+            layout[name].tickangle = -90
+    if layout.showlegend is not False and sum(1 for t in fig.data if t.showlegend is not False and t.name) > 1:
+        _legend_below(fig)
         if (layout.legend.font.size or 12) < MIN_TEXT_PX:
             layout.legend.font.size = MIN_TEXT_PX
+
+
+PANEL_PX = 260  # a stacked panel's plot height on a phone
+PANEL_GAP_PX = 130  # between stacked panels: the upper one's tick labels and axis title, the lower one's title
+
+
+def _axis_names(layout, letter: str) -> list[str]:
+    names = [k for k in layout.to_plotly_json() if re.fullmatch(rf"{letter}axis\d*", k)]
+    return sorted(names, key=lambda k: int(k[5:] or 1))
+
+
+def stack_panels(fig) -> bool:
+    """Side-by-side panels (``make_subplots`` columns) put one under the other, each the full width, in reading
+    order (top row first, left to right); their titles move with them, and every panel shows its own y tick labels
+    (a shared y axis hid them beside the first column). The figure grows to hold them. Returns whether it did."""
+    layout = fig.layout
+    panels = []
+    for x_name in _axis_names(layout, "x"):
+        x_axis = layout[x_name]
+        y_ref = x_axis.anchor if x_axis.anchor and x_axis.anchor != "free" else "y"
+        y_name = "yaxis" + y_ref[1:]
+        if y_name not in layout or x_axis.overlaying:
+            continue
+        panels.append((x_name, y_name, tuple(x_axis.domain or (0, 1)), tuple(layout[y_name].domain or (0, 1))))
+    if len({p[2] for p in panels}) < 2:  # one column already (or a single plot)
+        return False
+    panels.sort(key=lambda p: (-round(p[3][1], 3), p[2][0]))
+    titles = {}
+    for note in layout.annotations or ():  # make_subplots' titles: centred over a panel, on its top edge
+        if note.xref == "paper" and note.yref == "paper" and note.showarrow is False:
+            for k, (_, _, xd, yd) in enumerate(panels):
+                if abs((note.x or 0) - (xd[0] + xd[1]) / 2) < 1e-3 and abs((note.y or 0) - yd[1]) < 1e-3:
+                    titles[k] = note
+    n = len(panels)
+    top_px, bottom_px = (layout.margin.t or 80), (layout.margin.b or 80)
+    plot_px = n * PANEL_PX + (n - 1) * PANEL_GAP_PX
+    layout.height = top_px + bottom_px + plot_px
+    for k, (x_name, y_name, _, _) in enumerate(panels):
+        hi = 1 - k * (PANEL_PX + PANEL_GAP_PX) / plot_px
+        lo = max(0.0, hi - PANEL_PX / plot_px)
+        layout[x_name].domain = (0, 1)
+        layout[y_name].domain = (lo, min(1.0, hi))
+        layout[y_name].showticklabels = True
+        if k in titles:
+            titles[k].x, titles[k].y = 0.5, min(1.0, hi)
+    domains = {x_name: layout[y_name].domain for x_name, y_name, _, _ in panels}
+    for trace in fig.data:  # a colour bar beside its own panel (it was sized for one row of panels)
+        bar = getattr(trace, "colorbar", None)
+        x_name = "xaxis" + ((getattr(trace, "xaxis", None) or "x")[1:])
+        if bar is not None and bar.orientation != "h" and x_name in domains:
+            lo, hi = domains[x_name]
+            bar.y, bar.yanchor, bar.len, bar.lenmode = (lo + hi) / 2, "middle", hi - lo, "fraction"
+    return True
+
+
+def _legend_below(fig) -> None:
+    """The legend under everything (the figure's foot, not the plot's: tick labels sit under the plot), with room."""
+    entries = sum(1 for t in fig.data if t.showlegend is not False and t.name)
+    rows = -(-entries // 2) if entries else 0
+    legend = fig.layout.legend
+    legend.orientation, legend.x, legend.xanchor = "h", 0, "left"
+    legend.yref, legend.y, legend.yanchor = "container", 0, "bottom"
+    extra = 22 * rows + 10
+    fig.layout.margin.b = (fig.layout.margin.b or 10) + extra
+    if fig.layout.height:
+        fig.layout.height = fig.layout.height + extra
 
 
 def _title_on_top(layout) -> bool:

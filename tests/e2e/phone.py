@@ -89,15 +89,32 @@ _FIGURE_TEXT = """(name) => {
 }"""
 
 
+CUT_PX = 4  # a formula's box sized to fit it can be a px or two narrower than KaTeX's glyph boxes: not a cut
+
+
 def cut_formulas(page) -> list[int]:
-    """For every displayed formula (KaTeX) wider than its box, how many px of it are out of view."""
-    return page.evaluate("""() => [...document.querySelectorAll('.katex-display')]
-        .map(k => k.scrollWidth - k.clientWidth).filter(px => px > 1)""")
+    """For every displayed formula (KaTeX) wider than its box by more than ``CUT_PX``, how many px are out of view."""
+    return page.evaluate(f"""() => [...document.querySelectorAll('.katex-display')]
+        .map(k => k.scrollWidth - k.clientWidth).filter(px => px > {CUT_PX})""")
 
 
 def overflow(page) -> int:
     """px the document is wider than the window (0: no sideways panning)."""
     return int(page.evaluate(_OVERFLOW))
+
+
+_REVEAL = """(name) => {
+  const box = document.querySelector('[class*="st-key-fig-' + name + '"]');
+  const details = box && box.closest('details');
+  if (details && !details.open) details.querySelector('summary').click();
+  const panel = box && box.closest('[data-testid="stTabPanel"]');
+  if (!panel || getComputedStyle(panel).display !== 'none') return null;
+  const tabs = panel.closest('[data-testid="stTabs"]');
+  const panels = [...tabs.querySelectorAll('[data-testid="stTabPanel"]')].filter(p => p.closest('[data-testid="stTabs"]') === tabs);
+  const buttons = [...tabs.querySelectorAll('[role="tab"]')].filter(b => b.closest('[data-testid="stTabs"]') === tabs);
+  const tab = buttons[panels.indexOf(panel)];
+  return tab ? tab.id : null;
+}"""
 
 
 def figure_text(page, name: str, minimum: float = MIN_PHONE_TEXT_PX) -> dict | None:
@@ -107,6 +124,10 @@ def figure_text(page, name: str, minimum: float = MIN_PHONE_TEXT_PX) -> dict | N
     box = page.locator(f'[class*="st-key-fig-{name}"]')
     if box.count() == 0:
         return None
+    tab = page.evaluate(_REVEAL, name)  # a figure in a tab not shown, or a closed expander: open it
+    if tab:
+        page.click(f'[id="{tab}"]')
+    page.wait_for_timeout(500)
     box.first.scroll_into_view_if_needed()
     try:  # plotly draws a chart once it is on screen
         page.wait_for_selector(f'[class*="st-key-fig-{name}"] .js-plotly-plot svg.main-svg', timeout=20_000)
