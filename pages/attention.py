@@ -62,7 +62,7 @@ ui.widget(SPEC.view, controls[2])
 
 # ----------------------------------------------------------------------------- bertviz
 view = values["view"]
-st.subheader(f"bertviz {view} view · {r.label}")
+st.header(f"bertviz {view} view · {r.label}")
 ui.show_html(figures.key_figure(r), f"bertviz {view} view of {r.label}'s attention", key=True)
 if view == "head":
     st.caption("Left: the attending tokens; right: the tokens they attend to; one colour per head. Hover a "
@@ -79,7 +79,7 @@ st.download_button("Download this view (standalone HTML, works offline)", icon="
                    key="download-bertviz")
 
 # ----------------------------------------------------------------------------- aggregated maps
-st.subheader("All heads and layers at once")
+st.header("All heads and layers at once")
 ui.widget(SPEC.agg)
 agg = values["agg"]
 if agg == "layer":

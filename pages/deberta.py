@@ -48,7 +48,7 @@ ui.widget(SPEC.key, c4, options=r.choosable, format_func=word)
 
 # ----------------------------------------------------------------------------- the score, taken apart
 t, qi, kj = r.terms, r.query_pos, r.key_pos
-st.subheader(f"The attention score, taken apart: layer {r.layer}, head {r.head}")
+st.header(f"The attention score, taken apart: layer {r.layer}, head {r.head}")
 ui.show_figure(figures.key_figure(r, phone=ui.phone()), "deberta-terms", key=True, alt=figures.describe(r))
 st.caption(
     f"Layer {r.layer}, head {r.head} of {deb.shown_as}. Row i is the query token, column j the key it looks at; red "

@@ -44,7 +44,7 @@ ui.show_notes(r.notes)
 s = r.sentence
 
 # ----------------------------------------------------------------------------- the pieces
-st.subheader("1 · What the model sees")
+st.header("1 · What the model sees")
 st.markdown(f"{count(len(s.ids), 'piece')}, {count(r.n_words, 'word')} (counted from 0; tokenizer of {r.shown_as}). {r.marker} "
             "Special tokens (★) are added by the tokenizer, or typed as one, and are **never** prediction targets.")
 st.dataframe(
@@ -55,7 +55,7 @@ st.dataframe(
 )
 
 # ----------------------------------------------------------------------------- epochs × positions
-st.subheader("2 · Which positions are targets, epoch by epoch")
+st.header("2 · Which positions are targets, epoch by epoch")
 ui.set_value(SPEC.epoch, r.epoch)
 ui.widget(SPEC.epoch, options=range(1, r.epochs + 1))
 ui.show_figure(figs.key_figure(r, phone=ui.phone()), "masking-grid", key=True, alt=figs.describe(r))
@@ -68,7 +68,7 @@ st.caption("Rows are epochs, columns the pieces; a coloured cell is a target, la
            f"there (hover for the original and the masked copy). {lab.STRATEGY_READING[r.strategy]}")
 
 # ----------------------------------------------------------------------------- coverage
-st.subheader("3 · Coverage: how much of the sentence has been practised")
+st.header("3 · Coverage: how much of the sentence has been practised")
 cov = r.coverage
 cv1, cv2 = st.columns([3, 2])
 with cv1:
@@ -91,7 +91,7 @@ with dm2:
     st.caption(lab.spread_story(r.never, r.n_maskable, r.epochs))
 
 # ----------------------------------------------------------------------------- words and spans
-st.subheader("4 · Whole words and spans")
+st.header("4 · Whole words and spans")
 w1, w2 = st.columns([3, 2])
 with w2:
     st.metric("Words split by a mask", cov.split,
@@ -121,7 +121,7 @@ with w1:
         st.info("Choose **Span (SpanBERT)** under *What is masked?* to see the span lengths.", icon=":material/straighten:")
 
 # ----------------------------------------------------------------------------- live predictions
-st.subheader(f"5 · {r.label} fills the blanks of epoch {r.epoch}")
+st.header(f"5 · {r.label} fills the blanks of epoch {r.epoch}")
 if not r.epoch_targets:
     st.info(f"Epoch {r.epoch} has no targets in this sentence (at {lab.pct(r.cfg.mlm_probability)}, short sentences "
             "sometimes draw none). Pick another epoch or seed, or raise the rate.", icon=":material/casino:")

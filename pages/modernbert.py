@@ -99,7 +99,7 @@ with tabs[1]:
     st.caption(f"Every layer, every head: the blocked cells carry exactly 0 in the model's own attention weights. "
                f"Model: {r.model}.")
 
-    st.subheader("What the window saves")
+    st.header("What the window saves")
     cost = r.cost
     ui.show_figure(figures.cost_figure(r), "modernbert-cost")
     st.caption(
@@ -177,7 +177,7 @@ with tabs[4]:
               for c in r.changes], hide_index=True)
     st.caption(f"Each row read from the two loaded models' configs and modules — ModernBERT: {r.model}; BERT: "
                f"{r.bert} — except the training tokens, which come from the papers.")
-    st.subheader("Published numbers, computed again")
+    st.header("Published numbers, computed again")
     st.table([{"": p.aspect, "published (Warner et al., 2024)": p.published,
                "from ModernBERT-base's config": p.base, f"{mb.variant.label} loaded here": p.this_model}
               for p in r.published], hide_index=True)

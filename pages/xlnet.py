@@ -37,7 +37,7 @@ ui.intro(
 )
 values = ui.bind(SPEC)
 ui.widget(SPEC.text, height=80)
-st.subheader("1 · The pieces and the order")
+st.header("1 · The pieces and the order")
 pieces_slot = st.container()
 c1, c2, c3 = st.columns([1.3, 1, 1])
 ui.widget(SPEC.order, c1)
@@ -83,7 +83,7 @@ st.caption("Each row is one step of the order. Orange: the position at that step
            "is known but its content is hidden. Blue: what it may see. Hover a cell for the row in words.")
 
 # ----------------------------------------------------------------------------- the masks
-st.subheader("2 · The two streams as masks")
+st.header("2 · The two streams as masks")
 st.markdown(
     "The same order, written as the masks the model receives. Dark = **1 = blocked** (perm_mask's convention), "
     "green = may attend. The content and query masks differ **only on the diagonal** of the targets: the "
@@ -93,7 +93,7 @@ st.markdown(
 ui.show_figure(figures.stream_masks_figure(r.view), "xlnet-stream-masks")
 
 # ----------------------------------------------------------------------------- predictions
-st.subheader("3 · Predictions under this order, and a masked LM beside them")
+st.header("3 · Predictions under this order, and a masked LM beside them")
 top_k = values["top_k"]
 left, right = st.columns(2)
 with left:
@@ -124,7 +124,7 @@ st.caption(
 )
 
 # ----------------------------------------------------------------------------- the check
-st.subheader("4 · Check: the attention the model used is zero where the masks block")
+st.header("4 · Check: the attention the model used is zero where the masks block")
 if r.worst_blocked == 0.0:
     st.success(
         f"Read from the model (`output_attentions=True`: one (content, query) pair per layer): in all {r.n_layers} "

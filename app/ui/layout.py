@@ -70,7 +70,8 @@ export default function (component) {
 PAGE_CSS = """<style>
 [data-testid="stCaptionContainer"] { opacity: 1 !important; color: #5c5e69 !important; }
 .katex-display { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
-</style>"""
+[data-testid="stDataFrame"]:focus-within { outline: 3px solid #1a1a8c; outline-offset: 2px; border-radius: 4px; }
+</style>"""  # (a table's cells are drawn on a canvas: while the keyboard is in them, the table shows it has the focus)
 PHONE_CSS = """<style>
 .katex-display > .katex { font-size: 1.05em !important; }
 </style>"""  # on a phone: displayed formulas a little smaller than Streamlit's 1.21 em (they are written to wrap)

@@ -98,6 +98,18 @@ def cut_formulas(page) -> list[int]:
         .map(k => k.scrollWidth - k.clientWidth).filter(px => px > {CUT_PX})""")
 
 
+def heading_skips(page) -> list[str]:
+    """Headings in the page's main area that skip a level (an h3 right after the h1), as "h1 → h3: <text>"."""
+    return page.evaluate("""() => {
+      const hs = [...document.querySelectorAll('[data-testid="stMain"] :is(h1,h2,h3,h4,h5,h6)')]
+        .filter(h => h.offsetParent !== null && h.textContent.trim());
+      const out = []; let last = 0;
+      for (const h of hs) { const n = +h.tagName[1];
+        if (n > last + 1) out.push('h' + last + ' → h' + n + ': ' + h.textContent.trim().slice(0, 60));
+        last = n; }
+      return out; }""")
+
+
 def overflow(page) -> int:
     """px the document is wider than the window (0: no sideways panning)."""
     return int(page.evaluate(_OVERFLOW))

@@ -1,5 +1,5 @@
 """axe-core (vendored: assets/vendor/) on every page at a desktop's 1280×720 and a phone's 390×844, in Debian's
-chromium: no serious or critical violation (issue 52). And the keyboard's way past the sidebar: the first Tab stop
+chromium: no serious or critical violation, and no heading level skipped (issue 52). And the keyboard's way past the sidebar: the first Tab stop
 is "Skip to the lesson", which moves the focus to the page's title."""
 
 import pytest
@@ -30,6 +30,9 @@ def test_no_serious_or_critical_axe_violation_on_any_page(server, size):
             violations = phone.axe(page)
             if violations:
                 found[slug] = [(v["id"], v["nodes"], v["targets"][:2]) for v in violations]
+            skips = phone.heading_skips(page)  # axe calls a skipped level "moderate": checked here all the same
+            if skips:
+                found.setdefault(slug, []).append(("heading levels skipped", skips))
             page.close()
     assert found == {}
 
