@@ -85,9 +85,10 @@ def token_grid_figure(r, phone: bool = False) -> go.Figure:
     ))
     title = "How each tokenizer cuts your sentence (row label: tokens incl. special ones)"
     fig.update_layout(title=dict(text=title.replace(" (", "<br>(") if phone else title,
-                                 x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8)),
+                                 x=0, xanchor="left", y=1, yref="container", yanchor="top",
+                                 pad=dict(t=20 if phone else 8)),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
                       height=(150 if phone else 60) + GRID_ROW_PX * len(z), plot_bgcolor="white",
-                      margin=dict(l=6, r=6, t=60, b=80) if phone else dict(l=10, r=10, t=40, b=10))
+                      margin=dict(l=6, r=6, t=74, b=80) if phone else dict(l=10, r=10, t=40, b=10))
     if phone:
         fig.update_layout(meta="phone")  # app.ui.layout.phone_style leaves a phone figure's own layout as it is
     fig.update_xaxes(visible=False)

@@ -246,9 +246,9 @@ def phone_grid_figure(tokens: list[str], special: list[bool], kinds: list[list[i
     fig.update_xaxes(side="top", tickfont=dict(size=12), row=1, col=2)
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=12), row=1, col=1)
     lines = textwrap.wrap(title, PHONE_TITLE_CHARS) or [""]
-    top = 70 + 20 * len(lines)  # the title's lines, then the epochs' numbers and their axis title
+    top = 84 + 20 * len(lines)  # the title's lines, then the epochs' numbers and their axis title
     fig.update_layout(title=dict(text="<br>".join(lines), x=0, xanchor="left", y=1, yref="container", yanchor="top",
-                                 pad=dict(t=6), font=dict(size=14)),
+                                 pad=dict(t=20), font=dict(size=14)),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
                       height=top + 150 + PHONE_ROW_PX * T, showlegend=True,
                       legend=dict(orientation="h", x=0, xanchor="left", y=-0.01, yanchor="top", font=dict(size=12),
                                   itemclick=False, itemdoubleclick=False),

@@ -112,9 +112,9 @@ def _phone_order(view: MaskView, z, text, ylabels, labels) -> go.Figure:
                      range=[-0.5, length - 0.5], showgrid=False, zeroline=False)
     fig.update_yaxes(tickvals=list(range(n)), ticktext=ylabels, autorange="reversed", tickfont=dict(size=12),
                      showgrid=False, zeroline=False)
-    fig.update_layout(height=max(320, 24 * n + 260), margin=dict(l=6, r=6, t=150, b=10), plot_bgcolor="white",
+    fig.update_layout(height=max(320, 24 * n + 260), margin=dict(l=6, r=6, t=164, b=10), plot_bgcolor="white",
                       title=dict(text=PHONE_ORDER_TITLE, x=0, xanchor="left", y=1, yref="container", yanchor="top",
-                                 pad=dict(t=6), font=dict(size=13)),
+                                 pad=dict(t=20), font=dict(size=13)),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
                       showlegend=True, legend=dict(orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top",
                                                    font=dict(size=12), itemclick=False, itemdoubleclick=False),
                       meta="phone")

@@ -152,8 +152,8 @@ def phone_style(fig) -> None:
         layout.title.font.size = TITLE_PX
         layout.title.x, layout.title.xanchor = 0, "left"
         layout.title.y, layout.title.yref, layout.title.yanchor = 1, "container", "top"
-        layout.title.pad = dict(t=6, l=4)
-        top = 14 + int(lines * TITLE_PX * 1.3)
+        layout.title.pad = dict(t=20, l=4)  # plotly places a title of several lines from the top only with pad.t
+        top = 28 + int(lines * TITLE_PX * 1.3)
         if (layout.margin.t or 0) < top + 20 or not _title_on_top(layout):
             layout.margin.t = max(layout.margin.t or 0, top + 20)
         if layout.height:

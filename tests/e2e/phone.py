@@ -82,7 +82,8 @@ _FIGURE_TEXT = """(name) => {
     const dy = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
     if (dx > OVERLAP && dy > OVERLAP) overlaps.push([a.text, b.text]);
   }
-  const outside = items.filter(a => a.x < outer.left - 1 || a.x + a.w > outer.right + 1).map(a => a.text);
+  const outside = items.filter(a => a.x < outer.left - 1 || a.x + a.w > outer.right + 1
+                                    || a.y < outer.top - 1 || a.y + a.h > outer.bottom + 1).map(a => a.text);
   return {n: items.length, smallest: items.length ? Math.min(...items.map(a => a.size)) : null,
           overlaps, outside, width: outer.width,
           small: items.filter(a => a.size < MIN).map(a => [a.text, a.size])};
@@ -131,7 +132,7 @@ _REVEAL = """(name) => {
 
 def figure_text(page, name: str, minimum: float = MIN_PHONE_TEXT_PX) -> dict | None:
     """Scrolled into view and drawn, The text of the plotly figure shown under ``name``: {"n", "smallest" (px), "overlaps" (pairs of labels),
-    "outside" (labels past the figure's left or right edge), "small" (labels under ``minimum``), "width"};
+    "outside" (labels past any edge of the figure: cut off), "small" (labels under ``minimum``), "width"};
     None when the page shows no such figure."""
     box = page.locator(f'[class*="st-key-fig-{name}"]')
     if box.count() == 0:
