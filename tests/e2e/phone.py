@@ -167,9 +167,23 @@ def screenshot(page, path: str, figure: str | None = None) -> None:
     page.set_viewport_size({"width": width, "height": height})
 
 
+SETTLED = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  return app && app.getAttribute('data-test-script-state') === 'notRunning'
+         && !document.querySelector('[data-stale="true"]'); }"""
+
+
+def settle(page) -> None:
+    """Wait until the script has stopped and no element is stale (Streamlit fades those while it reruns: axe
+    would measure the fade's contrast, not the page's), twice, a beat apart (the fade takes a moment to undo)."""
+    page.wait_for_function(SETTLED, timeout=120_000, polling=200)
+    page.wait_for_timeout(500)
+    page.wait_for_function(SETTLED, timeout=120_000, polling=200)
+
+
 def axe(page, impacts=("serious", "critical")) -> list[dict]:
     """axe-core's violations on the page whose impact is in ``impacts``: [{"id", "impact", "nodes", "help",
     "targets"}] (axe's own rule ids; "nodes" is how many elements fail it)."""
+    settle(page)
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
     found = page.evaluate("""async () => {
