@@ -1,0 +1,153 @@
+"""Ask the class, on the projector (issue 50): the lecturer presses **Ask the class**, the lesson's question is made
+from this run's Result (its ``question(result)``, :mod:`app.classroom.question`), and the stage shows the question,
+a join QR with the room's code and a live count — never the model's answer, whose figure is held back until
+**Reveal**. Reveal draws the hall's answers beside the model's (``app.figures.classroom``) with one computed
+sentence; **Next question** (or another slide) clears it.
+
+The room lives in the one room store (``app.classroom.rooms.rooms()``: this process, or Redis with
+``BVE_REDIS_URL``); this session keeps only its code and secret. The students' page is served beside Streamlit on
+the same port (``app.classroom.mount.attach``), at ``<address students use>/class/<code>``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import streamlit as st
+
+from app.classroom import question as questions
+from app.core import text
+from app.ui import stage
+
+ROOM = "_class_room"  # session state: (code, secret) of this presenter's room
+ASKED = "_class_asked"  # session state: the question asked (Question.to_dict()), answer held back; None: none open
+REVEALED = "_class_revealed"  # session state: the reveal's payload once revealed
+CURRENT = "_class_current"  # session state: the question this run's Result makes (None: the lesson has none)
+BOX = "bve-class"  # the stage's class panel (CSS class st-key-bve-class)
+
+
+def _rooms():
+    from app.classroom.rooms import rooms
+
+    return rooms()
+
+
+def holding() -> bool:
+    """Whether a question is open and not yet revealed on this projector: the stage figure (which shows the
+    model's answer) waits."""
+    return stage.presenting() and st.session_state.get(ASKED) is not None \
+        and st.session_state.get(REVEALED) is None
+
+
+def offer(fn, result) -> None:
+    """After a lesson's run, on a projector: the question its Result makes (the lesson module's ``question``) and
+    the class panel — the sidebar's button, and on the stage the open question, its QR, count and reveal."""
+    if not stage.presenting():
+        return
+    maker = getattr(sys.modules.get(getattr(fn, "__module__", "")), "question", None)
+    made = None
+    if maker is not None:
+        try:
+            made = maker(result)
+        except Exception:  # noqa: BLE001 — a question that cannot be made is no question, never a traceback
+            made = None
+    st.session_state[CURRENT] = None if made is None else made.to_dict()
+    asked = st.session_state.get(ASKED)
+    if asked is not None and made is not None and asked.get("lesson") != made.lesson:
+        clear()  # another lesson's question: this page is another slide
+        asked = None
+    with st.sidebar.container(border=True):
+        st.markdown("**Ask the class**")
+        if made is None:
+            st.caption("This view makes no question for the class.")
+        elif asked is None:
+            st.button("Ask the class", key="bve-class-ask", on_click=ask, icon=":material/how_to_vote:",
+                      help="Students answer on their phones before the model's answer is shown.")
+        else:
+            st.caption("A question is open on the stage.")
+    st.session_state[stage.HOLD] = holding()
+    if asked is not None:
+        panel(questions.Question.from_dict(asked))
+
+
+def ask() -> None:
+    """Open this run's question in this presenter's room (made on first use), answers from nobody yet."""
+    made = st.session_state.get(CURRENT)
+    if made is None:
+        return
+    from app.classroom import mount
+
+    mount.attach()
+    store = _rooms()
+    room = st.session_state.get(ROOM)
+    if room is None or store.view(room[0]) is None:
+        room = st.session_state[ROOM] = store.create()
+    if store.ask(room[0], room[1], made):
+        st.session_state[ASKED], st.session_state[REVEALED] = made, None
+
+
+def reveal() -> None:
+    """Close the question and show the hall's answers beside the model's, on the stage and on every phone."""
+    asked, room = st.session_state.get(ASKED), st.session_state.get(ROOM)
+    if asked is None or room is None:
+        return
+    store = _rooms()
+    tally = store.tally(*room) or {}
+    payload = questions.reveal(questions.Question.from_dict(asked), tally)
+    store.reveal(room[0], room[1], payload)
+    st.session_state[REVEALED] = payload
+
+
+def clear() -> None:
+    """Next question, or another slide: no question open."""
+    room = st.session_state.get(ROOM)
+    if room is not None and st.session_state.get(ASKED) is not None:
+        _rooms().clear(*room)
+    st.session_state[ASKED], st.session_state[REVEALED] = None, None
+
+
+def join_link() -> str:
+    """Where students answer: the address they use (lecture mode's) and the room's code."""
+    from app.ui import lecture
+
+    room = st.session_state.get(ROOM)
+    return f"{lecture.public_base().rstrip('/')}/class/{room[0]}" if room else ""
+
+
+def panel(question: questions.Question) -> None:
+    """The stage's class panel: the question, the join QR and code, the live count; after Reveal, the histogram
+    and its sentence."""
+    from app.figures.classroom import reveal_figure
+    from app.lecture import qr
+
+    room = st.session_state.get(ROOM)
+    box = stage.stage().container(key=BOX, border=True)
+    box.markdown(f"### {text.md(question.prompt, None)}")
+    payload = st.session_state.get(REVEALED)
+    if payload is None:
+        left, right = box.columns([1, 3], vertical_alignment="center")
+        link = join_link()
+        try:
+            left.image(qr.png(link, 320), width=180, alt=f"QR code to answer at {link}")
+        except Exception:  # noqa: BLE001 — a link too long for a code still works typed
+            pass
+        right.markdown(f"Answer on your phone: **{text.md(link, 80)}** · room **{room[0]}**")
+        with right:
+            _count(room[0])
+        a, b = right.columns(2)
+        a.button("Reveal", key="bve-class-reveal", on_click=reveal, icon=":material/visibility:", type="primary")
+        b.button("Next question", key="bve-class-next", on_click=clear, icon=":material/skip_next:")
+        if choices := question.choices:
+            box.caption("Choices: " + " · ".join(text.md(c, 30) for c in choices))
+    else:
+        with box:
+            stage.show_figure(reveal_figure(payload, question.prompt), "class-reveal")
+        box.markdown(text.md(payload["sentence"], None))
+        box.button("Next question", key="bve-class-next", on_click=clear, icon=":material/skip_next:")
+
+
+@st.fragment(run_every=1.0)
+def _count(code: str) -> None:
+    """The live count, refreshed every second without rerunning the page."""
+    view = _rooms().view(code) or {}
+    st.metric("Answered", view.get("count", 0))
