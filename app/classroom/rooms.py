@@ -87,10 +87,10 @@ def _new_secret() -> str:
 
 def checked_question(question: dict) -> dict:
     """The question as stored: validated through :class:`Question` (ValueError or KeyError otherwise), with its id."""
-    q = Question.from_dict(question).to_dict()
-    if len(json.dumps(q, ensure_ascii=False).encode()) > MAX_QUESTION_BYTES:
+    text = json.dumps(Question.from_dict(question).to_dict(), ensure_ascii=False, allow_nan=False)
+    if len(text.encode()) > MAX_QUESTION_BYTES:
         raise ValueError("question too large")
-    return q
+    return json.loads(text)  # plain JSON values (lists, not tuples): the same from both backends
 
 
 def _public(q: dict | None) -> dict | None:
