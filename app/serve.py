@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
 
     skip_component_scan()
     skip_use_warning()
+    from app.classroom import mount  # the class's light page and JSON on this port, before Streamlit's own routes
+    mount.patch()
 
     threading.Thread(target=_preload, name="bve-preload", daemon=True).start()
 
