@@ -124,7 +124,8 @@ def _pct(x: float) -> str:
 
 def reveal(question: Question, tally: dict[str, int], in_vocabulary=None) -> dict:
     """What the projector and the phones show on *Reveal*, computed from the hall's ``tally`` ({answer: count}):
-    ``rows`` [{answer, count, hall (share of those who answered), model (its probability, or None), right}],
+    ``rows`` [{label, count, share (of those who answered), model (its probability, or None), answer (True: it is
+    the model's answer, or the right one)}] — what the phones' page draws too —
     ``answered`` (answers counted), ``left_out`` (free words not in the model's vocabulary, by ``in_vocabulary``:
     they do not enter the histogram), and one ``sentence`` that says it."""
     tally = {a: int(n) for a, n in tally.items() if int(n) > 0}
@@ -144,8 +145,8 @@ def reveal(question: Question, tally: dict[str, int], in_vocabulary=None) -> dic
         counts = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))[:12])
         for a in (*question.answer, *model):
             counts.setdefault(a, 0)
-    rows = [{"answer": a, "count": n, "hall": n / answered if answered else 0.0, "model": model.get(a),
-             "right": a in right} for a, n in counts.items()]
+    rows = [{"label": a, "count": n, "share": n / answered if answered else 0.0, "model": model.get(a),
+             "answer": a in right} for a, n in counts.items()]
     return {"rows": rows, "answered": answered, "left_out": left_out,
             "sentence": _sentence(question, rows, answered, left_out)}
 
@@ -155,12 +156,12 @@ def _sentence(question: Question, rows: list[dict], answered: int, left_out: int
     if not answered:
         said.append("Nobody answered" + (f" with a word the model knows ({left_out} did not)" if left_out else ""))
     else:
-        top = max(rows, key=lambda r: (r["count"], r["answer"] in question.answer))
+        top = max(rows, key=lambda r: (r["count"], r["answer"]))
         verb = "tapped" if question.kind == "multi" else "chose" if question.kind == "choice" else "wrote"
-        said.append(f"{_pct(top['hall'])} of you {verb} {top['answer']}")
+        said.append(f"{_pct(top['share'])} of you {verb} {top['label']}")
     with_p = sorted((r for r in rows if r["model"] is not None), key=lambda r: -r["model"])
     if with_p and question.kind != "multi":
-        said.append("the model put " + ", ".join(f"{_pct(r['model'])} on {r['answer']}" for r in with_p[:2]))
+        said.append("the model put " + ", ".join(f"{_pct(r['model'])} on {r['label']}" for r in with_p[:2]))
     elif question.answer:
         said.append("the answer: " + ", ".join(question.answer))
     text = "; ".join(said) + "."

@@ -24,6 +24,13 @@ ASKED = "_class_asked"  # session state: the question asked (Question.to_dict())
 REVEALED = "_class_revealed"  # session state: the reveal's payload once revealed
 CURRENT = "_class_current"  # session state: the question this run's Result makes (None: the lesson has none)
 BOX = "bve-class"  # the stage's class panel (CSS class st-key-bve-class)
+ASK_BOX = "bve-class-ask-box"
+PROMPT_STYLE = "font-size:1.6rem;line-height:1.3;font-weight:600;margin:0"
+JOIN_STYLE = "font-size:1.25rem;line-height:1.4;margin:0"
+CHOICES_STYLE = "font-size:1.25rem;margin:0;color:#333"
+#: the Ask button sits level with the page's title (the stage's top right), so the stage figure keeps its height
+ASK_CSS = (f"<style>.st-key-{stage.STAGE_KEY} {{ position: relative; }} .st-key-{ASK_BOX} {{ position: absolute; "
+           "top: -3.7rem; right: 0; width: auto !important; z-index: 5; }}</style>")
 
 
 def _rooms():
@@ -32,11 +39,13 @@ def _rooms():
     return rooms()
 
 
+HELD = "The lesson's figure shows the model's answer: it comes back with *Next question*."
+
+
 def holding() -> bool:
-    """Whether a question is open and not yet revealed on this projector: the stage figure (which shows the
-    model's answer) waits."""
-    return stage.presenting() and st.session_state.get(ASKED) is not None \
-        and st.session_state.get(REVEALED) is None
+    """Whether a question to the class has this projector's stage (open, or revealed): the lesson's stage figure
+    and takeaway (which show the model's answer) wait for *Next question*."""
+    return stage.presenting() and st.session_state.get(ASKED) is not None
 
 
 def offer(fn, result) -> None:
@@ -56,15 +65,11 @@ def offer(fn, result) -> None:
     if asked is not None and made is not None and asked.get("lesson") != made.lesson:
         clear()  # another lesson's question: this page is another slide
         asked = None
-    with st.sidebar.container(border=True):
-        st.markdown("**Ask the class**")
-        if made is None:
-            st.caption("This view makes no question for the class.")
-        elif asked is None:
-            st.button("Ask the class", key="bve-class-ask", on_click=ask, icon=":material/how_to_vote:",
-                      help="Students answer on their phones before the model's answer is shown.")
-        else:
-            st.caption("A question is open on the stage.")
+    if made is not None and asked is None:  # on the stage's top right, level with the title: the stage stays whole
+        st.html(ASK_CSS)
+        stage.stage().container(key=ASK_BOX).button(
+            "Ask the class", key="bve-class-ask", on_click=ask, icon=":material/how_to_vote:",
+            help="Students answer on their phones before the model's answer is shown.")
     st.session_state[stage.HOLD] = holding()
     if asked is not None:
         panel(questions.Question.from_dict(asked))
@@ -116,13 +121,14 @@ def join_link() -> str:
 
 def panel(question: questions.Question) -> None:
     """The stage's class panel: the question, the join QR and code, the live count; after Reveal, the histogram
-    and its sentence."""
+    and its sentence. Every word of the question is escaped HTML (it carries the user's sentence)."""
     from app.figures.classroom import reveal_figure
     from app.lecture import qr
+    from app.ui import lecture
 
     room = st.session_state.get(ROOM)
     box = stage.stage().container(key=BOX, border=True)
-    box.markdown(f"### {text.md(question.prompt, None)}")
+    box.html(f'<p style="{PROMPT_STYLE}">{text.html(question.prompt)}</p>')
     payload = st.session_state.get(REVEALED)
     if payload is None:
         left, right = box.columns([1, 3], vertical_alignment="center")
@@ -131,18 +137,25 @@ def panel(question: questions.Question) -> None:
             left.image(qr.png(link, 320), width=180, alt=f"QR code to answer at {link}")
         except Exception:  # noqa: BLE001 — a link too long for a code still works typed
             pass
-        right.markdown(f"Answer on your phone: **{text.md(link, 80)}** · room **{room[0]}**")
+        right.html(f'<p style="{JOIN_STYLE}">Answer on your phone: <b>{text.html(link)}</b> · room '
+                   f'<b style="letter-spacing:0.08em">{text.html(room[0])}</b></p>')
+        if lecture.students_cannot_reach(link.rsplit("/class/", 1)[0]):
+            guess = qr.lan_address(link) if link else None
+            right.warning("This address is this computer itself: phones cannot reach it. Set the address students "
+                          "use in the sidebar (*Lecture*)" + (f", perhaps {text.md(guess, 80)}" if guess else "")
+                          + ".", icon=":material/link_off:")
         with right:
             _count(room[0])
         a, b = right.columns(2)
         a.button("Reveal", key="bve-class-reveal", on_click=reveal, icon=":material/visibility:", type="primary")
         b.button("Next question", key="bve-class-next", on_click=clear, icon=":material/skip_next:")
-        if choices := question.choices:
-            box.caption("Choices: " + " · ".join(text.md(c, 30) for c in choices))
+        if question.choices:
+            box.html(f'<p style="{CHOICES_STYLE}">' + " · ".join(text.html(c) for c in question.choices) + "</p>")
+        box.caption(HELD)
     else:
         with box:
-            stage.show_figure(reveal_figure(payload, question.prompt), "class-reveal")
-        box.markdown(text.md(payload["sentence"], None))
+            stage.show_figure(reveal_figure(payload), "class-reveal")
+        box.html(f'<p style="{JOIN_STYLE}">{text.html(payload["sentence"])}</p>')
         box.button("Next question", key="bve-class-next", on_click=clear, icon=":material/skip_next:")
 
 
@@ -150,4 +163,5 @@ def panel(question: questions.Question) -> None:
 def _count(code: str) -> None:
     """The live count, refreshed every second without rerunning the page."""
     view = _rooms().view(code) or {}
-    st.metric("Answered", view.get("count", 0))
+    st.html(f'<p class="bve-class-count" style="{JOIN_STYLE}"><b style="font-size:2rem">{int(view.get("count", 0))}'
+            "</b> answered</p>")

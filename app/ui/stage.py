@@ -41,8 +41,7 @@ FOLDED = "_folded"  # session state: figures this run folded under the stage
 FOLD_OFFERED = "_fold_offered"  # session state: this run showed "Fold the lesson's other figures again"
 UNFOLD = "_slides_unfolded"  # session state: the lecturer asked slides to draw every figure of their lesson
 FOLDED_STYLE = "font-size:0.8em;color:#555"
-HOLD = "_stage_hold"  # session state: a question to the class is open; the stage figure (the answer) waits
-HELD = ("The model's figure, and so its answer, waits until the class has answered: press **Reveal**.")
+HOLD = "_stage_hold"  # session state: a question to the class holds the stage (app.ui.classroom); its figure waits
 
 
 def presenting() -> bool:
@@ -226,7 +225,7 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
     if presenting():
         staged = staged_name(key) if st.session_state.get(STAGED) is None else None
         if staged and st.session_state.get(HOLD):
-            _figure_box(staged).info(HELD, icon=":material/visibility_off:")
+            st.session_state[STAGED] = staged  # the class's question has the stage: the figure (the answer) waits
             return
         if staged:
             presenter_style(fig)
@@ -253,7 +252,7 @@ def show_html(document, alt: str, key: bool | str = False) -> None:
     browser, so that its height (``document.height``) fills the frame."""
     staged = staged_name(key) if presenting() and st.session_state.get(STAGED) is None else None
     if staged and st.session_state.get(HOLD):
-        _figure_box(staged).info(HELD, icon=":material/visibility_off:")
+        st.session_state[STAGED] = staged  # the class's question has the stage: the figure (the answer) waits
         return
     if staged:
         fit = (f"<script>(function () {{ var H = {max(int(document.height), 1)}; function fit() {{ "
