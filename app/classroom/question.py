@@ -23,6 +23,7 @@ KINDS = ("choice", "multi", "word")
 MAX_ANSWER_CHARS = 40  # a word, or a few token labels joined; longer answers are refused
 MAX_CHOICES = 24
 SEPARATOR = "|"
+MAX_ROWS = 6  # rows a multi question's reveal draws: the right answers, then the most tapped
 
 
 @dataclass(frozen=True)
@@ -137,8 +138,11 @@ def reveal(question: Question, tally: dict[str, int], in_vocabulary=None) -> dic
     answered = sum(tally.values())
     model = dict(question.model)
     right = set(question.answer)
-    if question.kind == "multi":  # each choice: the share of answers that tapped it
-        counts = {c: sum(n for a, n in tally.items() if c in a.split(SEPARATOR)) for c in question.choices}
+    if question.kind == "multi":  # each choice: the share of answers that tapped it; on a projector the rows
+        every = {c: sum(n for a, n in tally.items() if c in a.split(SEPARATOR)) for c in question.choices}
+        shown = [c for c in question.choices if every[c] or c in right or (model.get(c) or 0) >= 0.5]
+        shown = sorted(shown, key=lambda c: (c not in right, -every[c]))[:MAX_ROWS]  # that tell: at most MAX_ROWS
+        counts = {c: every[c] for c in question.choices if c in shown}
     elif question.kind == "choice":
         counts = {c: tally.get(c, 0) for c in question.choices}
     else:

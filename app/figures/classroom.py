@@ -28,5 +28,5 @@ def reveal_figure(payload: dict) -> go.Figure:
     fig.update_layout(barmode="group", title=dict(text=f"{payload['answered']} answered"), font=dict(size=18),
                       xaxis=dict(title="%", range=[0, 118]),
         yaxis=dict(autorange="reversed"), legend=dict(orientation="h", y=-0.2), margin=dict(l=10, r=10, t=50, b=40),
-        height=max(260, 80 + 72 * len(rows)), uniformtext=dict(minsize=16, mode="show"))
+        height=max(260, 80 + 58 * len(rows)), uniformtext=dict(minsize=16, mode="show"))
     return fig
