@@ -23,6 +23,7 @@ ROOM = "_class_room"  # session state: (code, secret) of this presenter's room
 ASKED = "_class_asked"  # session state: the question asked (Question.to_dict()), answer held back; None: none open
 REVEALED = "_class_revealed"  # session state: the reveal's payload once revealed
 CURRENT = "_class_current"  # session state: the question this run's Result makes (None: the lesson has none)
+WHERE = "_class_where"  # session state: (page, slide) the open question was asked on
 BOX = "bve-class"  # the stage's class panel (CSS class st-key-bve-class)
 ASK_BOX = "bve-class-ask-box"
 PROMPT_STYLE = "font-size:1.6rem;line-height:1.3;font-weight:600;margin:0"
@@ -62,8 +63,8 @@ def offer(fn, result) -> None:
             made = None
     st.session_state[CURRENT] = None if made is None else made.to_dict()
     asked = st.session_state.get(ASKED)
-    if asked is not None and made is not None and asked.get("lesson") != made.lesson:
-        clear()  # another lesson's question: this page is another slide
+    if asked is not None and st.session_state.get(WHERE) != _where():
+        clear()  # another page or another slide: the question asked on the last one closes
         asked = None
     if made is not None and asked is None:  # on the stage's top right, level with the title: the stage stays whole
         st.html(ASK_CSS)
@@ -89,6 +90,14 @@ def ask() -> None:
         room = st.session_state[ROOM] = store.create()
     if store.ask(room[0], room[1], made):
         st.session_state[ASKED], st.session_state[REVEALED] = made, None
+        st.session_state[WHERE] = _where()
+
+
+def _where() -> tuple:
+    """This run's page and deck slide: a question belongs to the view it was asked on."""
+    from app.ui import url
+
+    return url.page(), url.setting("slide")
 
 
 def reveal() -> None:

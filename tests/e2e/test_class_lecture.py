@@ -67,3 +67,62 @@ def test_a_round_of_ask_the_class_from_projector_to_phones_and_back(launcher):
             assert projector.locator(".st-key-bve-class").count() == 0
         finally:
             browser.close()
+
+
+def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
+    """The issue's lecture: the default deck presented slide by slide with the arrow keys; on every slide whose
+    lesson makes a question the class of three phones answers before the reveal; the next slide clears it."""
+    from urllib.parse import urlparse
+
+    from playwright.sync_api import sync_playwright
+
+    from app.lecture.deck import default_deck
+
+    deck = default_deck()
+    asked = []
+    with streamlit_server(env={"BVE_WARM_START": "0"}) as (base, _), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            projector = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            projector.goto(deck[0].link(base, presenter="1", slide="1"))
+            phones = None
+            for n, view in enumerate(deck, 1):
+                projector.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
+                                            timeout=60_000)
+                wait_for_app(projector)
+                assert urlparse(projector.url).path.endswith(f"/{view.page}")
+                ask = projector.get_by_role("button", name="Ask the class")
+                if ask.count():
+                    ask.click()
+                    projector.wait_for_selector(".st-key-bve-class", timeout=60_000)
+                    wait_for_app(projector)
+                    code = re.search(r"room (\w{6})", projector.locator(".st-key-bve-class").inner_text())[1]
+                    if phones is None:  # the class joins once: the room stays for the lecture
+                        phones = [Phone(browser, f"{base}/class/{code}", None) for _ in range(3)]
+                    for i, ph in enumerate(phones):
+                        ph.page.wait_for_selector("#answers button", timeout=30_000)
+                        buttons = ph.page.locator("#answers button:not(.send)")
+                        buttons.nth(i % buttons.count()).tap()
+                        if ph.page.locator("#answers button.send").count():
+                            ph.page.locator("#answers button.send").tap()
+                        ph.wait_text("#msg", "Your answer")
+                    projector.wait_for_function("() => [...document.querySelectorAll('.bve-class-count')]"
+                                                ".some(e => e.innerText.startsWith('3 '))", timeout=30_000)
+                    projector.get_by_role("button", name="Reveal").click()
+                    projector.wait_for_function("() => document.body.innerText.includes('of you ')", timeout=60_000)
+                    for ph in phones:
+                        ph.wait_text("#reveal", "of you")
+                    asked.append(view.page)
+                    assert exception_boxes(projector) == [], (n, view.page)
+                if n < len(deck):
+                    projector.locator("h1").first.click()  # the arrow keys belong to the deck, not a button
+                    projector.keyboard.press("ArrowRight")
+                    if phones is not None:
+                        for ph in phones:
+                            ph.wait_text("#msg", "Waiting for the next question")
+            for ph in phones or ():
+                ph.safe()
+        finally:
+            browser.close()
+    assert {"masking", "albert_params", "distillation", "electra", "xlnet"} <= set(asked), asked
+    print(f"\nthe class answered on {len(asked)} of {len(deck)} slides: {asked}")
