@@ -10,7 +10,7 @@ import pytest
 from app.classroom import question as q
 from app.classroom.question import Question
 
-SLUGS = ("masking", "electra", "xlnet", "albert_params", "distillation", "sentence_order")
+SLUGS = ("masking", "compare", "electra", "xlnet", "albert_params", "distillation", "sentence_order")
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,15 @@ def test_every_lesson_asks_a_question_a_phone_can_answer(asked, slug):
     for choice in question.choices:
         assert q.normalise(public, choice) == choice
     assert q.normalise(public, "<script>alert(1)</script>") is None
+
+
+def test_side_by_side_asks_for_the_blank_every_variant_guessed(asked):
+    result, question = asked["compare"]
+    assert result.words[result.word] in question.choices and 2 <= len(question.choices) <= 4
+    for g in result.guesses:
+        if g.prediction.pieces and not g.prediction.unknown:
+            assert g.label in question.explain
+    assert question.answer == (q.reads(result.guesses[0].prediction.first.words[0]).strip(),)
 
 
 def test_masking_asks_for_the_blank_with_the_models_own_guesses(asked):
