@@ -189,3 +189,30 @@ def test_the_student_path_imports_nothing_heavy():
             "assert not heavy, heavy")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_store_that_fails_is_a_503_never_a_traceback(monkeypatch, room):
+    class Down:
+        blocking = True
+
+        def __getattr__(self, name):
+            def fail(*a):
+                raise ConnectionError("redis://secret-host:6379 refused")
+            return fail
+
+    monkeypatch.setattr(R, "_ROOMS", Down())
+    c = TestClient(Starlette(routes=routes.routes()), raise_server_exceptions=False)
+    for r in (c.get(f"/class/{room[0]}"), c.get(f"/class/{room[0]}/state"),
+              c.post(f"/class/{room[0]}/answer", json={"qid": Q.id, "client": CLIENT, "value": "ball"})):
+        assert r.status_code == 503 and r.json() == {"ok": False, "error": "unavailable"}
+        assert "secret-host" not in r.text
+
+
+def test_a_flood_of_new_client_ids_is_bounded(monkeypatch):
+    monkeypatch.setattr(R, "MAX_ANSWERS", 5)
+    store = R.InProcessRooms()
+    code, secret = store.create()
+    store.ask(code, secret, Q.to_dict())
+    results = [store.answer(code, Q.id, f"flood-{i:06d}", "nope") for i in range(100)]
+    assert results[:20] == ["invalid"] * 20 and set(results[20:]) == {"limited"}
+    assert len(store._rooms[code].rate) == 20 and store.tally(code, secret) == {}

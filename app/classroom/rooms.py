@@ -127,6 +127,7 @@ class _Room:
     reveal: dict | None = None
     version: int = 1
     rate: dict[str, deque] = field(default_factory=dict)  # client -> times of its recent answers
+    rate_swept: float = float("-inf")
     state: dict[str, str] = field(default_factory=dict)  # put/get, as JSON text
 
 
@@ -233,9 +234,13 @@ class InProcessRooms:
             now = self._clock()
             times = room.rate.get(client)
             if times is None:
-                if len(room.rate) > 4 * MAX_ANSWERS:  # keep the table bounded: drop clients quiet for a window
-                    for c in [c for c, t in room.rate.items() if not t or now - t[-1] > RATE_WINDOW_S]:
-                        del room.rate[c]
+                if len(room.rate) >= 4 * MAX_ANSWERS:  # keep the table bounded: drop clients quiet for a window
+                    if now - room.rate_swept > 1.0:  # (at most once a second: a flood of new ids costs no scans)
+                        room.rate_swept = now
+                        for c in [c for c, t in room.rate.items() if not t or now - t[-1] > RATE_WINDOW_S]:
+                            del room.rate[c]
+                    if len(room.rate) >= 4 * MAX_ANSWERS:
+                        return "limited"
                 times = room.rate[client] = deque()
             while times and now - times[0] > RATE_WINDOW_S:
                 times.popleft()

@@ -20,8 +20,10 @@ only its own inline script and style (by hash) and requests to its own origin.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
+import logging
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -30,6 +32,7 @@ from starlette.routing import Route
 
 from app.classroom import rooms as _rooms
 
+_LOG = logging.getLogger(__name__)
 MAX_BODY = 2048
 ROUTE_NAME = "bve-class"  # every route here is named bve-class…: mount.attach finds them by it
 
@@ -181,11 +184,23 @@ def _json(data: dict, status: int = 200) -> Response:
                     headers={**_HEADERS, "Cache-Control": "no-store"})
 
 
+class Unavailable(Exception):
+    """The rooms' store did not answer (Redis down or unreachable): the phone is told 503 and polls again later."""
+
+
 async def _call(method, *args):
     """A rooms call: at once in process, in a worker thread when it is a network round trip (Redis)."""
-    store = _rooms.rooms()
-    fn = getattr(store, method)
-    return await run_in_threadpool(fn, *args) if getattr(store, "blocking", True) else fn(*args)
+    try:
+        store = _rooms.rooms()
+        fn = getattr(store, method)
+        return await run_in_threadpool(fn, *args) if getattr(store, "blocking", True) else fn(*args)
+    except Exception as e:  # noqa: BLE001 — never a traceback to a phone
+        _LOG.warning("class rooms %s failed: %s: %s", method, type(e).__name__, e)
+        raise Unavailable from e
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    return _json({"ok": False, "error": "unavailable"}, 503)
 
 
 def _code(request: Request) -> str | None:
@@ -249,12 +264,26 @@ async def answer(request: Request) -> Response:
     return _json({"ok": True})
 
 
+def _guarded(endpoint):
+    """The endpoint, answering 503 JSON when the rooms' store fails (a route's exception handler would need the
+    app's; these routes also live inside Streamlit's)."""
+
+    @functools.wraps(endpoint)
+    async def guarded(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except Unavailable as e:
+            return await _unavailable(request, e)
+
+    return guarded
+
+
 def routes(base: str = "") -> list[Route]:
     """The routes, under Streamlit's ``server.baseUrlPath`` (``base``) when it has one."""
     base = "/" + base.strip("/") if base and base.strip("/") else ""
     return [
-        Route(f"{base}/class", page, methods=["GET"], name=f"{ROUTE_NAME}-join"),
-        Route(f"{base}/class/{{code}}", page, methods=["GET"], name=f"{ROUTE_NAME}-page"),
-        Route(f"{base}/class/{{code}}/state", state, methods=["GET"], name=f"{ROUTE_NAME}-state"),
-        Route(f"{base}/class/{{code}}/answer", answer, methods=["POST"], name=f"{ROUTE_NAME}-answer"),
+        Route(f"{base}/class", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-join"),
+        Route(f"{base}/class/{{code}}", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-page"),
+        Route(f"{base}/class/{{code}}/state", _guarded(state), methods=["GET"], name=f"{ROUTE_NAME}-state"),
+        Route(f"{base}/class/{{code}}/answer", _guarded(answer), methods=["POST"], name=f"{ROUTE_NAME}-answer"),
     ]
