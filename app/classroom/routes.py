@@ -9,7 +9,24 @@ bytes of JSON.
   only ``{"status", "count", "version"}`` while nothing else changed;
 - ``POST /class/{code}/answer`` — ``{"qid", "client", "value"}`` (at most :data:`MAX_BODY` bytes, checked before
   parsing) → ``{"ok": true}`` or ``{"ok": false, "error": word}`` (404 unknown, 409 stale / closed, 422 invalid,
-  429 limited, 413 too large, 415 not JSON).
+  429 limited, 413 too large, 415 not JSON, 503 unavailable: the rooms' store did not answer).
+
+The phone polls every 1.5 s while a question is open or closed, every 2.5 s otherwise (±20 %, backing off to 8 s on
+errors, 4× slower in a background tab). A value of a ``multi`` question is the chosen labels joined by ``|``.
+
+**The reveal payload** (:meth:`Rooms.reveal`, drawn by the phone; a JSON object of at most
+``rooms.MAX_REVEAL_BYTES``)::
+
+    {"sentence": "61% of you chose ball; the model put 44% on ball, 30% on toy.",   # optional, shown as text
+     "rows": [                                                                        # optional, first 30 drawn
+        {"label": "ball",   # the answer as counted (str)
+         "count": 122,      # the class's answers (int)
+         "share": 0.61,     # optional: of all answers, 0..1 (else count / the rows' total)
+         "model": 0.44,     # optional: the model's probability, 0..1 (a second, orange bar)
+         "answer": True},   # optional: the model's / the right answer (a ✓ before the label)
+        ...]}
+
+Every string of it reaches the page as text; a row whose label equals the phone's own answer is in bold.
 
 Nothing here can open, close or reveal a question: those take the room's secret, which only the presenter's
 Streamlit session holds. Every server string reaches the page's DOM through ``textContent``; JSON is served as
@@ -129,7 +146,7 @@ function poll(){
     if(x.status===404){view=null;$("answers").textContent="";$("prompt").textContent="";say("This room has closed.",true);return}
     if(x.status===200){try{var s=JSON.parse(x.responseText);
       if(view&&s.version===view.version&&!("question" in s)){view.count=s.count;view.status=s.status}else{view=s}
-      wait=1500;if(key()!==shown&&!sending){shown=key();draw()}}catch(e){}}
+      wait=view.status==="open"||view.status==="closed"?1500:2500;if(key()!==shown&&!sending){shown=key();draw()}}catch(e){}}
     else{wait=Math.min(wait*2,8000)}
     next()};
   x.onerror=x.ontimeout=function(){wait=Math.min(wait*2,8000);next()};
