@@ -1080,7 +1080,8 @@ class _Wire:
 
 def class_ask(phones: int = 200, window_s: float = 30.0) -> list[tuple]:
     """Ask the class: ``phones`` simulated phones (asyncio, one HTTP/1.1 connection each, no browser) join a room on
-    the light page, poll its state every 1.5 s (±20 %) as the page does, and answer one question within
+    the light page, poll its state as the page does (every 1.5 s while a question is open, 2.5 s while waiting;
+±20 %), and answer one question within
     ``window_s`` seconds of its opening; a quarter change their answer once. Once on one app process with the rooms
     in memory (the default; the presenter is a Streamlit session under plain ``streamlit run``, so ``mount.attach``
     serves the routes), and once on two app processes (``python -m app.serve``) sharing the room through a real
@@ -1235,8 +1236,8 @@ async def _class_run(hosts, presenter, q, phones: int, window_s: float):
             join_bytes.append(wire.sent + wire.received)
             answered_at = None
             plan: list[float] = []
-            while not stop.is_set():
-                await asyncio.sleep(1.5 * rng.uniform(0.8, 1.2))
+            while not stop.is_set():  # the page's pace: 1.5 s while a question is open or closed, else 2.5 s
+                await asyncio.sleep((1.5 if view["status"] in ("open", "closed") else 2.5) * rng.uniform(0.8, 1.2))
                 status, data = await wire.request("GET", f"/class/{code}/state?v={version}")
                 if status != 200:
                     errors.append(f"state {status}")
@@ -1323,7 +1324,7 @@ def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, a
         (f"Class: answer round trip p50 · p95 ({how})",
          f"{fmt_ms(pct(rtts, .5))} · {fmt_ms(pct(rtts, .95))}" if rtts else "—",
          f"POST /class/CODE/answer sent → response read, {len(rtts)} answers, max {fmt_ms(max(rtts))}; "
-         f"the phones poll state every 1.5 s meanwhile" if rtts else ""),
+         f"the phones poll state every 1.5 s meanwhile (2.5 s before the question)" if rtts else ""),
         (f"Class: count's lag on the projector p50 · p95 ({how})",
          f"{fmt_ms(pct(lags, .5))} · {fmt_ms(pct(lags, .95))}" if lags else "—",
          f"k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k (includes up to 0.2 s of "
