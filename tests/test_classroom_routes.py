@@ -87,9 +87,11 @@ def test_unknown_rooms_are_404(client, room, code):
     assert "%2F" in code or r.json() == {"ok": False, "error": "unknown"}
 
 
-def test_the_join_page(client):
+def test_the_join_page(client, room):
     r = client.get("/class")
     assert r.status_code == 200 and 'id="join"' in r.text
+    assert client.get("/class/").content == r.content  # a trailing slash is the same page, not Streamlit's
+    assert client.get(f"/class/{room[0]}/").content == r.content
 
 
 def test_state_is_the_public_view_as_json_with_html_escaped(client, room):
@@ -169,7 +171,8 @@ def test_a_phone_is_rate_limited(client, room):
 def test_nothing_a_student_can_reach_steers_the_room(client, room):
     code, secret = room
     paths = {getattr(r, "path", "") for r in routes.routes()}
-    assert paths == {"/class", "/class/{code}", "/class/{code}/state", "/class/{code}/answer"}
+    assert paths == {"/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
+                     "/class/{code}/answer"}
     for path in ("ask", "close", "reveal", "clear", "tally", "put"):
         for method in (client.get, client.post):
             assert method(f"/class/{code}/{path}").status_code in (404, 405)

@@ -43,6 +43,7 @@ def test_app_serve_serves_the_class_page_beside_streamlit():
     with streamlit_server(env=NO_WARM) as (base, _):
         status, body, headers = http("GET", f"{base}/class")
         assert status == 200 and b'id="join"' in body and "content-security-policy" in {k.lower() for k in headers}
+        assert http("GET", f"{base}/class/")[1] == body  # with a trailing slash: ours, not Streamlit's front end
         status, body, _ = http("GET", f"{base}/class/ZZZZZZ/state")
         assert status == 404 and json.loads(body) == {"error": "unknown"}
         assert http("GET", f"{base}/class/ZZZZZZ")[0] == 404
@@ -158,8 +159,8 @@ def test_patch_puts_the_class_routes_first_once(monkeypatch):
     patched = starlette_app.create_streamlit_routes
     assert patched.__wrapped__ is create_streamlit_routes
     got = patched(None)
-    assert [r.path for r in got] == ["/class", "/class/{code}", "/class/{code}/state", "/class/{code}/answer",
-                                     "/_stcore/health"]
+    assert [r.path for r in got] == ["/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
+                                     "/class/{code}/answer", "/_stcore/health"]
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +237,8 @@ def test_attach_finds_the_app_from_the_server_task_and_inserts_once(monkeypatch)
         before = list(app.router.routes)
         assert asyncio.run(main(app)) == [True, True]
         paths = [getattr(r, "path", "") for r in app.router.routes]
-        assert paths[:4] == ["/class", "/class/{code}", "/class/{code}/state", "/class/{code}/answer"]
-        assert len(paths) == 6 and app.router.routes[4:] == before[-2:]
+        assert paths[:6] == ["/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
+                             "/class/{code}/answer"]
+        assert len(paths) == 8 and app.router.routes[6:] == before[-2:]
         assert mount.attached()
         monkeypatch.setattr(mount, "_attached_to", None)

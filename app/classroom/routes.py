@@ -4,7 +4,8 @@ on a hall's wifi downloads one small HTML document (inline CSS and JS, a few KB 
 bytes of JSON.
 
 - ``GET  /class``               — a box to type a room code (for whoever cannot scan the QR code);
-- ``GET  /class/{code}``        — the answer page of one room (404 for a room that does not exist);
+- ``GET  /class/{code}``        — the answer page of one room (404 for a room that does not exist); both also with
+  a trailing slash (else Streamlit's catch-all would answer with its own front end);
 - ``GET  /class/{code}/state``  — :meth:`Rooms.view` as JSON; ``?v=VERSION`` with the version the phone has gives
   only ``{"status", "count", "version"}`` while nothing else changed;
 - ``POST /class/{code}/answer`` — ``{"qid", "client", "value"}`` (at most :data:`MAX_BODY` bytes, checked before
@@ -300,7 +301,9 @@ def routes(base: str = "") -> list[Route]:
     base = "/" + base.strip("/") if base and base.strip("/") else ""
     return [
         Route(f"{base}/class", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-join"),
+        Route(f"{base}/class/", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-join-slash"),
         Route(f"{base}/class/{{code}}", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-page"),
+        Route(f"{base}/class/{{code}}/", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-page-slash"),
         Route(f"{base}/class/{{code}}/state", _guarded(state), methods=["GET"], name=f"{ROUTE_NAME}-state"),
         Route(f"{base}/class/{{code}}/answer", _guarded(answer), methods=["POST"], name=f"{ROUTE_NAME}-answer"),
     ]
