@@ -1313,7 +1313,9 @@ def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, a
     double = sum((tally - expected).values())
     machine = f"{cpu_name()}, {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}"
     answered = sum(expected.values())
-    kb = lambda xs: f"{statistics.median(xs) / 1000:.1f} KB (max {max(xs) / 1000:.1f})" if xs else "—"  # noqa: E731
+    def kb(xs):
+        return f"{statistics.median(xs) / 1000:.1f} KB (max {max(xs) / 1000:.1f})" if xs else "—"
+
     return [
         (f"Class: {phones} phones answer one question ({how}): errors · lost · double-counted",
          f"{len(errors)} · {lost} · {double}",

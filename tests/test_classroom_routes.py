@@ -169,7 +169,7 @@ def test_a_phone_is_rate_limited(client, room):
 
 
 def test_nothing_a_student_can_reach_steers_the_room(client, room):
-    code, secret = room
+    code, _ = room
     paths = {getattr(r, "path", "") for r in routes.routes()}
     assert paths == {"/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
                      "/class/{code}/answer"}
@@ -190,7 +190,7 @@ def test_the_student_path_imports_nothing_heavy():
     code = ("import app.classroom.routes, app.classroom.mount, app.classroom.rooms, sys; "
             "heavy = [m for m in ('torch', 'transformers', 'numpy', 'pandas', 'streamlit', 'plotly') if m in sys.modules];"
             "assert not heavy, heavy")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 0, r.stderr
 
 

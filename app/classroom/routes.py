@@ -45,7 +45,7 @@ import logging
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from app.classroom import rooms as _rooms
@@ -212,7 +212,7 @@ async def _call(method, *args):
         store = _rooms.rooms()
         fn = getattr(store, method)
         return await run_in_threadpool(fn, *args) if getattr(store, "blocking", True) else fn(*args)
-    except Exception as e:  # noqa: BLE001 — never a traceback to a phone
+    except Exception as e:  # never a traceback to a phone
         _LOG.warning("class rooms %s failed: %s: %s", method, type(e).__name__, e)
         raise Unavailable from e
 
