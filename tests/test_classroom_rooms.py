@@ -234,7 +234,8 @@ def test_rooms_expire_when_idle(store, monkeypatch):
     store.put(code, secret, "slide", {"i": 3})
     assert store.answer(code, CHOICE.id, CLIENTS[0], "ball") is None
     if isinstance(store, R.InProcessRooms):
-        store._clock = lambda t=time.monotonic() + 1.5: t
+        later = time.monotonic() + 1.5
+        store._clock = lambda: later
     else:
         time.sleep(2.2)
     assert store.view(code) is None and store.tally(code, secret) is None and store.get(code, "slide") is None

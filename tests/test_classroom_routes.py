@@ -87,9 +87,11 @@ def test_unknown_rooms_are_404(client, room, code):
     assert "%2F" in code or r.json() == {"ok": False, "error": "unknown"}
 
 
-def test_the_join_page(client):
+def test_the_join_page(client, room):
     r = client.get("/class")
     assert r.status_code == 200 and 'id="join"' in r.text
+    assert client.get("/class/").content == r.content  # a trailing slash is the same page, not Streamlit's
+    assert client.get(f"/class/{room[0]}/").content == r.content
 
 
 def test_state_is_the_public_view_as_json_with_html_escaped(client, room):
@@ -167,9 +169,10 @@ def test_a_phone_is_rate_limited(client, room):
 
 
 def test_nothing_a_student_can_reach_steers_the_room(client, room):
-    code, secret = room
+    code, _ = room
     paths = {getattr(r, "path", "") for r in routes.routes()}
-    assert paths == {"/class", "/class/{code}", "/class/{code}/state", "/class/{code}/answer"}
+    assert paths == {"/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
+                     "/class/{code}/answer"}
     for path in ("ask", "close", "reveal", "clear", "tally", "put"):
         for method in (client.get, client.post):
             assert method(f"/class/{code}/{path}").status_code in (404, 405)
@@ -187,5 +190,32 @@ def test_the_student_path_imports_nothing_heavy():
     code = ("import app.classroom.routes, app.classroom.mount, app.classroom.rooms, sys; "
             "heavy = [m for m in ('torch', 'transformers', 'numpy', 'pandas', 'streamlit', 'plotly') if m in sys.modules];"
             "assert not heavy, heavy")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_store_that_fails_is_a_503_never_a_traceback(monkeypatch, room):
+    class Down:
+        blocking = True
+
+        def __getattr__(self, name):
+            def fail(*a):
+                raise ConnectionError("redis://secret-host:6379 refused")
+            return fail
+
+    monkeypatch.setattr(R, "_ROOMS", Down())
+    c = TestClient(Starlette(routes=routes.routes()), raise_server_exceptions=False)
+    for r in (c.get(f"/class/{room[0]}"), c.get(f"/class/{room[0]}/state"),
+              c.post(f"/class/{room[0]}/answer", json={"qid": Q.id, "client": CLIENT, "value": "ball"})):
+        assert r.status_code == 503 and r.json() == {"ok": False, "error": "unavailable"}
+        assert "secret-host" not in r.text
+
+
+def test_a_flood_of_new_client_ids_is_bounded(monkeypatch):
+    monkeypatch.setattr(R, "MAX_ANSWERS", 5)
+    store = R.InProcessRooms()
+    code, secret = store.create()
+    store.ask(code, secret, Q.to_dict())
+    results = [store.answer(code, Q.id, f"flood-{i:06d}", "nope") for i in range(100)]
+    assert results[:20] == ["invalid"] * 20 and set(results[20:]) == {"limited"}
+    assert len(store._rooms[code].rate) == 20 and store.tally(code, secret) == {}

@@ -43,6 +43,7 @@ def test_app_serve_serves_the_class_page_beside_streamlit():
     with streamlit_server(env=NO_WARM) as (base, _):
         status, body, headers = http("GET", f"{base}/class")
         assert status == 200 and b'id="join"' in body and "content-security-policy" in {k.lower() for k in headers}
+        assert http("GET", f"{base}/class/")[1] == body  # with a trailing slash: ours, not Streamlit's front end
         status, body, _ = http("GET", f"{base}/class/ZZZZZZ/state")
         assert status == 404 and json.loads(body) == {"error": "unknown"}
         assert http("GET", f"{base}/class/ZZZZZZ")[0] == 404
@@ -158,8 +159,8 @@ def test_patch_puts_the_class_routes_first_once(monkeypatch):
     patched = starlette_app.create_streamlit_routes
     assert patched.__wrapped__ is create_streamlit_routes
     got = patched(None)
-    assert [r.path for r in got] == ["/class", "/class/{code}", "/class/{code}/state", "/class/{code}/answer",
-                                     "/_stcore/health"]
+    assert [r.path for r in got] == ["/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
+                                     "/class/{code}/answer", "/_stcore/health"]
 
 
 @pytest.fixture(scope="module")
@@ -196,3 +197,48 @@ def test_two_app_processes_share_one_room_through_redis(redis_url):
         view = json.loads(http("GET", f"{c}/class/{code}/state")[1])
         assert view["count"] == 4 and view["status"] == "revealed"
         assert R.RedisRooms(redis_url).tally(code, secret) == {"no": 3, "yes": 1}
+
+
+def test_attach_finds_the_app_from_the_server_task_and_inserts_once(monkeypatch):
+    """mount._insert on a loop whose "uvicorn-server" task holds a UvicornServer-like object (as Streamlit's does):
+    the class routes go first, once, whether or not patch() already put them there."""
+    from types import SimpleNamespace
+
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+
+    from app.classroom import mount, routes
+
+    monkeypatch.setattr(mount, "_base_url", lambda: "")
+    monkeypatch.setattr(mount, "_attached_to", None)
+
+    def streamlit_like(with_ours: bool) -> Starlette:
+        theirs = [Route("/_stcore/health", lambda r: None), Mount("/", routes=[])]
+        return Starlette(routes=[*(routes.routes() if with_ours else []), *theirs])
+
+    async def serve(uvicorn_server, ready, done):  # what UvicornServer.start's task awaits, roughly
+        self = uvicorn_server  # noqa: F841  (the frame's local the mount finds)
+        ready.set()
+        await done.wait()
+
+    async def main(app):
+        ready, done = asyncio.Event(), asyncio.Event()
+        fake = SimpleNamespace(_server=SimpleNamespace(config=SimpleNamespace(app=app)))
+        task = asyncio.create_task(serve(fake, ready, done), name="uvicorn-server")
+        await ready.wait()
+        loop = asyncio.get_running_loop()
+        results = [mount._insert(loop), mount._insert(loop)]
+        done.set()
+        await task
+        return results
+
+    for with_ours in (False, True):
+        app = streamlit_like(with_ours)
+        before = list(app.router.routes)
+        assert asyncio.run(main(app)) == [True, True]
+        paths = [getattr(r, "path", "") for r in app.router.routes]
+        assert paths[:6] == ["/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
+                             "/class/{code}/answer"]
+        assert len(paths) == 8 and app.router.routes[6:] == before[-2:]
+        assert mount.attached()
+        monkeypatch.setattr(mount, "_attached_to", None)

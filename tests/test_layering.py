@@ -23,12 +23,25 @@ def imported_modules(path: Path) -> set[str]:
 
 #: the launcher (``python -m app.serve``) starts Streamlit's server: it is the command line, not library code
 LAUNCHER = ROOT / "app" / "serve.py"
+#: puts the class's light routes into Streamlit's web server (before it starts, or once it runs): server plumbing
+#: like the launcher, never st.* calls
+MOUNT = ROOT / "app" / "classroom" / "mount.py"
 
 
 def test_app_never_imports_streamlit_except_ui():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
-                 if p.parent != ROOT / "app" / "ui" and p != LAUNCHER and "streamlit" in imported_modules(p)]
+                 if p.parent != ROOT / "app" / "ui" and p not in (LAUNCHER, MOUNT) and "streamlit" in imported_modules(p)]
     assert offenders == []
+
+
+def test_the_mount_uses_only_streamlits_server():
+    """app/classroom/mount.py reaches Streamlit's config, runtime and Starlette app, never its page API."""
+    tree = ast.parse(MOUNT.read_text(encoding="utf-8"))
+    used = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert {m for m in used if m.startswith("streamlit")} <= {"streamlit", "streamlit.runtime",
+                                                             "streamlit.web.server.starlette"}
+    assert "import streamlit as st" not in MOUNT.read_text(encoding="utf-8")
 
 
 def test_the_launcher_only_launches():

@@ -53,16 +53,44 @@ class RoomsFull(RuntimeError):
 
 
 class Rooms(Protocol):
-    def create(self) -> tuple[str, str]: ...
-    def ask(self, code: str, secret: str, question: dict) -> bool: ...
-    def close(self, code: str, secret: str) -> bool: ...
-    def reveal(self, code: str, secret: str, payload: dict) -> bool: ...
-    def clear(self, code: str, secret: str) -> bool: ...
-    def view(self, code: str) -> dict | None: ...
-    def answer(self, code: str, qid: str, client: str, value: object) -> str | None: ...
-    def tally(self, code: str, secret: str) -> dict[str, int] | None: ...
-    def put(self, code: str, secret: str, key: str, value: dict) -> bool: ...
-    def get(self, code: str, key: str) -> dict | None: ...
+    """What the presenter's UI and the student routes call. Presenter calls take the secret and return False / None
+    for a wrong secret or an unknown (or expired) room; they raise ValueError only for a malformed argument (a
+    question :class:`Question` refuses, a payload that is not a small JSON object): a programming error."""
+
+    def create(self) -> tuple[str, str]:
+        """A new room: (code, secret). Raises :class:`RoomsFull` when MAX_ROOMS rooms are in use."""
+
+    def ask(self, code: str, secret: str, question: dict) -> bool:
+        """Open ``question`` (``Question.to_dict()``): status "open", the previous question's answers and reveal
+        cleared, the version bumped."""
+
+    def close(self, code: str, secret: str) -> bool:
+        """No more answers (status "closed"). False when no question was asked."""
+
+    def reveal(self, code: str, secret: str, payload: dict) -> bool:
+        """Close and publish ``payload`` to the phones (status "revealed"; see app/classroom/routes.py for the
+        fields the page draws). False when no question was asked."""
+
+    def clear(self, code: str, secret: str) -> bool:
+        """Next question / next slide: no question open (status "waiting"), answers and reveal dropped."""
+
+    def view(self, code: str) -> dict | None:
+        """Public: {"status", "question": Question.public() or None, "count", "reveal", "version"}; None for an
+        unknown room. The version changes with every ask / close / reveal / clear, not with answers."""
+
+    def answer(self, code: str, qid: str, client: str, value: object) -> str | None:
+        """A phone's answer: None when counted (a re-answer replaces the client's earlier one), else "unknown"
+        (room), "invalid" (client id or value), "stale" (not the open question), "closed", or "limited" (rate,
+        or MAX_ANSWERS reached)."""
+
+    def tally(self, code: str, secret: str) -> dict[str, int] | None:
+        """Presenter only: normalised answer -> how many clients gave it, for the current question."""
+
+    def put(self, code: str, secret: str, key: str, value: dict) -> bool:
+        """Small presenter state (a JSON object ≤ MAX_STATE_BYTES, ≤ MAX_STATE_KEYS keys), e.g. the slide."""
+
+    def get(self, code: str, key: str) -> dict | None:
+        """What :meth:`put` stored under ``key``, or None."""
 
 
 def _digest(secret: object) -> str:
@@ -127,6 +155,7 @@ class _Room:
     reveal: dict | None = None
     version: int = 1
     rate: dict[str, deque] = field(default_factory=dict)  # client -> times of its recent answers
+    rate_swept: float = float("-inf")
     state: dict[str, str] = field(default_factory=dict)  # put/get, as JSON text
 
 
@@ -233,9 +262,13 @@ class InProcessRooms:
             now = self._clock()
             times = room.rate.get(client)
             if times is None:
-                if len(room.rate) > 4 * MAX_ANSWERS:  # keep the table bounded: drop clients quiet for a window
-                    for c in [c for c, t in room.rate.items() if not t or now - t[-1] > RATE_WINDOW_S]:
-                        del room.rate[c]
+                if len(room.rate) >= 4 * MAX_ANSWERS:  # keep the table bounded: drop clients quiet for a window
+                    if now - room.rate_swept > 1.0:  # (at most once a second: a flood of new ids costs no scans)
+                        room.rate_swept = now
+                        for c in [c for c, t in room.rate.items() if not t or now - t[-1] > RATE_WINDOW_S]:
+                            del room.rate[c]
+                    if len(room.rate) >= 4 * MAX_ANSWERS:
+                        return "limited"
                 times = room.rate[client] = deque()
             while times and now - times[0] > RATE_WINDOW_S:
                 times.popleft()
@@ -439,8 +472,8 @@ class RedisRooms:
             return None
         status, question, reveal, version, count = got
         q = json.loads(question) if question else None
-        if q is not None:
-            self._questions.setdefault((code, q["id"]), _public(q))
+        if q is not None and (code, q["id"]) not in self._questions:
+            self._remember(code, q)
         return {"status": status, "question": _public(q), "count": int(count),
                 "reveal": json.loads(reveal) if reveal else None, "version": int(version)}
 
@@ -452,9 +485,13 @@ class RedisRooms:
             q = json.loads(text) if text else None
             if q is None or q["id"] != qid:
                 return None
-            if len(self._questions) > 4 * MAX_ROOMS:
-                self._questions.clear()
-            q = self._questions[(code, qid)] = _public(q)
+            q = self._remember(code, q)
+        return q
+
+    def _remember(self, code: str, question: dict) -> dict:
+        if len(self._questions) > 4 * MAX_ROOMS:  # bounded: a question is asked again at most once per room
+            self._questions.clear()
+        q = self._questions[(code, question["id"])] = _public(question)
         return q
 
     def answer(self, code: str, qid: str, client: str, value: object) -> str | None:

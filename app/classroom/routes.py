@@ -4,12 +4,30 @@ on a hall's wifi downloads one small HTML document (inline CSS and JS, a few KB 
 bytes of JSON.
 
 - ``GET  /class``               — a box to type a room code (for whoever cannot scan the QR code);
-- ``GET  /class/{code}``        — the answer page of one room (404 for a room that does not exist);
+- ``GET  /class/{code}``        — the answer page of one room (404 for a room that does not exist); both also with
+  a trailing slash (else Streamlit's catch-all would answer with its own front end);
 - ``GET  /class/{code}/state``  — :meth:`Rooms.view` as JSON; ``?v=VERSION`` with the version the phone has gives
   only ``{"status", "count", "version"}`` while nothing else changed;
 - ``POST /class/{code}/answer`` — ``{"qid", "client", "value"}`` (at most :data:`MAX_BODY` bytes, checked before
   parsing) → ``{"ok": true}`` or ``{"ok": false, "error": word}`` (404 unknown, 409 stale / closed, 422 invalid,
-  429 limited, 413 too large, 415 not JSON).
+  429 limited, 413 too large, 415 not JSON, 503 unavailable: the rooms' store did not answer).
+
+The phone polls every 1.5 s while a question is open or closed, every 2.5 s otherwise (±20 %, backing off to 8 s on
+errors, 4× slower in a background tab). A value of a ``multi`` question is the chosen labels joined by ``|``.
+
+**The reveal payload** (:meth:`Rooms.reveal`, drawn by the phone; a JSON object of at most
+``rooms.MAX_REVEAL_BYTES``)::
+
+    {"sentence": "61% of you chose ball; the model put 44% on ball, 30% on toy.",   # optional, shown as text
+     "rows": [                                                                        # optional, first 30 drawn
+        {"label": "ball",   # the answer as counted (str)
+         "count": 122,      # the class's answers (int)
+         "share": 0.61,     # optional: of all answers, 0..1 (else count / the rows' total)
+         "model": 0.44,     # optional: the model's probability, 0..1 (a second, orange bar)
+         "answer": True},   # optional: the model's / the right answer (a ✓ before the label)
+        ...]}
+
+Every string of it reaches the page as text; a row whose label equals the phone's own answer is in bold.
 
 Nothing here can open, close or reveal a question: those take the room's secret, which only the presenter's
 Streamlit session holds. Every server string reaches the page's DOM through ``textContent``; JSON is served as
@@ -20,16 +38,19 @@ only its own inline script and style (by hash) and requests to its own origin.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
+import logging
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from app.classroom import rooms as _rooms
 
+_LOG = logging.getLogger(__name__)
 MAX_BODY = 2048
 ROUTE_NAME = "bve-class"  # every route here is named bve-class…: mount.attach finds them by it
 
@@ -126,7 +147,7 @@ function poll(){
     if(x.status===404){view=null;$("answers").textContent="";$("prompt").textContent="";say("This room has closed.",true);return}
     if(x.status===200){try{var s=JSON.parse(x.responseText);
       if(view&&s.version===view.version&&!("question" in s)){view.count=s.count;view.status=s.status}else{view=s}
-      wait=1500;if(key()!==shown&&!sending){shown=key();draw()}}catch(e){}}
+      wait=view.status==="open"||view.status==="closed"?1500:2500;if(key()!==shown&&!sending){shown=key();draw()}}catch(e){}}
     else{wait=Math.min(wait*2,8000)}
     next()};
   x.onerror=x.ontimeout=function(){wait=Math.min(wait*2,8000);next()};
@@ -181,11 +202,23 @@ def _json(data: dict, status: int = 200) -> Response:
                     headers={**_HEADERS, "Cache-Control": "no-store"})
 
 
+class Unavailable(Exception):
+    """The rooms' store did not answer (Redis down or unreachable): the phone is told 503 and polls again later."""
+
+
 async def _call(method, *args):
     """A rooms call: at once in process, in a worker thread when it is a network round trip (Redis)."""
-    store = _rooms.rooms()
-    fn = getattr(store, method)
-    return await run_in_threadpool(fn, *args) if getattr(store, "blocking", True) else fn(*args)
+    try:
+        store = _rooms.rooms()
+        fn = getattr(store, method)
+        return await run_in_threadpool(fn, *args) if getattr(store, "blocking", True) else fn(*args)
+    except Exception as e:  # never a traceback to a phone
+        _LOG.warning("class rooms %s failed: %s: %s", method, type(e).__name__, e)
+        raise Unavailable from e
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    return _json({"ok": False, "error": "unavailable"}, 503)
 
 
 def _code(request: Request) -> str | None:
@@ -249,12 +282,28 @@ async def answer(request: Request) -> Response:
     return _json({"ok": True})
 
 
+def _guarded(endpoint):
+    """The endpoint, answering 503 JSON when the rooms' store fails (a route's exception handler would need the
+    app's; these routes also live inside Streamlit's)."""
+
+    @functools.wraps(endpoint)
+    async def guarded(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except Unavailable as e:
+            return await _unavailable(request, e)
+
+    return guarded
+
+
 def routes(base: str = "") -> list[Route]:
     """The routes, under Streamlit's ``server.baseUrlPath`` (``base``) when it has one."""
     base = "/" + base.strip("/") if base and base.strip("/") else ""
     return [
-        Route(f"{base}/class", page, methods=["GET"], name=f"{ROUTE_NAME}-join"),
-        Route(f"{base}/class/{{code}}", page, methods=["GET"], name=f"{ROUTE_NAME}-page"),
-        Route(f"{base}/class/{{code}}/state", state, methods=["GET"], name=f"{ROUTE_NAME}-state"),
-        Route(f"{base}/class/{{code}}/answer", answer, methods=["POST"], name=f"{ROUTE_NAME}-answer"),
+        Route(f"{base}/class", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-join"),
+        Route(f"{base}/class/", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-join-slash"),
+        Route(f"{base}/class/{{code}}", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-page"),
+        Route(f"{base}/class/{{code}}/", _guarded(page), methods=["GET"], name=f"{ROUTE_NAME}-page-slash"),
+        Route(f"{base}/class/{{code}}/state", _guarded(state), methods=["GET"], name=f"{ROUTE_NAME}-state"),
+        Route(f"{base}/class/{{code}}/answer", _guarded(answer), methods=["POST"], name=f"{ROUTE_NAME}-answer"),
     ]
