@@ -23,6 +23,7 @@ ROOM = "_class_room"  # session state: (code, secret) of this presenter's room
 ASKED = "_class_asked"  # session state: the question asked (Question.to_dict()), answer held back; None: none open
 REVEALED = "_class_revealed"  # session state: the reveal's payload once revealed
 CURRENT = "_class_current"  # session state: the question this run's Result makes (None: the lesson has none)
+SERVED = "_class_served"  # session state: whether the students' page is served by this server (mount.attach)
 WHERE = "_class_where"  # session state: (page, slide) the open question was asked on
 BOX = "bve-class"  # the stage's class panel (CSS class st-key-bve-class)
 ASK_BOX = "bve-class-ask-box"
@@ -83,7 +84,7 @@ def ask() -> None:
         return
     from app.classroom import mount
 
-    mount.attach()
+    st.session_state[SERVED] = mount.attach()
     store = _rooms()
     room = st.session_state.get(ROOM)
     if room is None or store.view(room[0]) is None:
@@ -153,6 +154,9 @@ def panel(question: questions.Question) -> None:
             right.warning("This address is this computer itself: phones cannot reach it. Set the address students "
                           "use in the sidebar (*Lecture*)" + (f", perhaps {text.md(guess, 80)}" if guess else "")
                           + ".", icon=":material/link_off:")
+        if st.session_state.get(SERVED) is False:
+            right.warning("The students' page could not be added to this server; start it with `python -m app.serve`.",
+                          icon=":material/error:")
         with right:
             _count(room[0])
         a, b = right.columns(2)
