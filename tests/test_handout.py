@@ -180,3 +180,13 @@ def test_every_code_in_the_html_is_square_and_decodes_to_its_slides_link(section
         side = int(re.search(r'viewBox="0 0 (\d+) ', svg).group(1))  # modules, quiet zone included
         assert width == height and float(width) * (side - 8) / side >= 25  # the code itself: ≥ 2.5 cm
         assert [r.text for r in zxingcpp.read_barcodes(svg_image(svg))] == [s.url.replace("&amp;", "&")]
+
+
+def test_the_class_answers_go_on_a_last_page_only_when_added(sections):
+    asked = [{"slide": 1, "prompt": "Which word goes in the blank? <script>x</script>",
+              "sentence": "61% of you chose ball; the model put 44% on ball."}]
+    with_answers = handout.document(sections, "Deck", plotly_js=TINY_JS, answers=asked)
+    assert "<h2>The class's answers</h2>" in with_answers and "(slide 1)" in with_answers
+    assert "&lt;script&gt;x&lt;/script&gt;" in with_answers and "<script>x</script>" not in with_answers
+    assert "61% of you chose ball" in with_answers
+    assert "The class's answers" not in handout.document(sections, "Deck", plotly_js=TINY_JS)

@@ -24,7 +24,8 @@ ASKED = "_class_asked"  # session state: the question asked (Question.to_dict())
 REVEALED = "_class_revealed"  # session state: the reveal's payload once revealed
 CURRENT = "_class_current"  # session state: the question this run's Result makes (None: the lesson has none)
 SERVED = "_class_served"  # session state: whether the students' page is served by this server (mount.attach)
-WHERE = "_class_where"  # session state: (page, slide) the open question was asked on
+WHERE = "_class_where"
+ANSWERS = "_class_answers"  # session state: this lecture's revealed questions, for the handout (opt-in)  # session state: (page, slide) the open question was asked on
 BOX = "bve-class"  # the stage's class panel (CSS class st-key-bve-class)
 ASK_BOX = "bve-class-ask-box"
 PROMPT_STYLE = "font-size:1.6rem;line-height:1.3;font-weight:600;margin:0"
@@ -111,6 +112,14 @@ def reveal() -> None:
     payload = questions.reveal(questions.Question.from_dict(asked), tally)
     store.reveal(room[0], room[1], payload)
     st.session_state[REVEALED] = payload
+    slide = st.session_state.get(WHERE, (None, None))[1]
+    st.session_state.setdefault(ANSWERS, []).append({"slide": slide, "prompt": asked["prompt"],
+                                                     "sentence": payload["sentence"]})
+
+
+def answers() -> list[dict]:
+    """The questions revealed in this session's lecture, in order: {slide, prompt, sentence}."""
+    return list(st.session_state.get(ANSWERS, []))
 
 
 def clear() -> None:
