@@ -5,6 +5,7 @@ and QR code per slide; chromium prints it to PDF when it is installed."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -12,6 +13,9 @@ from app.lecture import deck, handout
 from app.figures import Document
 from app.lessons import LESSONS
 from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 BASE = "http://lecture-hall.example:8501"
 TINY_JS = "/* plotly.js would be here */"
@@ -107,7 +111,7 @@ needs_chromium = pytest.mark.skipif(not handout.pdf_available(), reason="no chro
 DPI = 150  # a modest scan: every code must decode from it
 
 
-def printed(pdf: bytes, tmp_path) -> list[tuple[str, "Image.Image"]]:
+def printed(pdf: bytes, tmp_path) -> list[tuple[str, Image.Image]]:
     """Each page of the PDF as (its text, its image at DPI), by poppler's pdftotext and pdftoppm."""
     import shutil
     import subprocess

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first, as every library module a page runs: it is light itself)
 
-import html as _html
 import re
 import unicodedata
 from dataclasses import dataclass

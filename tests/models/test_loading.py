@@ -72,7 +72,6 @@ def test_bundled_source_needs_no_network_and_says_nothing(monkeypatch):
 @pytest.mark.parametrize("key", ["bert", "roberta", "albert", "distilbert", "electra-discriminator", "xlnet",
                                  "deberta", "modernbert"])
 def test_loaded_models_are_eval_eager_float32_and_give_attentions(key, bundled):
-    from app.models import catalogue
 
     require_bundled(key)
     loaded = bundled(key)

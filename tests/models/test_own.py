@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from app.models import admission, download, loading, own
+from app.models import admission, loading, own
 from app.models.admission import Admitted, Refusal
 from tests.hubserver import HubServer
 from tests.models.conftest import written_outside
