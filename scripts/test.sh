@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Install what the tests need and run them: the README's test command, and what CI runs.
+# Install what the tests need, lint, and run them: the README's test command, and what CI runs.
+# Arguments go to pytest: `bash scripts/test.sh -q` runs everything (CI); the fast tier is
+# `bash scripts/test.sh -q -m "not slow and not e2e" -n auto` (README, "Tests").
 # Debian's chromium is the real browser for the end-to-end tests (never a downloaded one); poppler-utils
 # (pdftoppm, pdftotext) rasterises the printed handout so its tests can read every page.
 set -euo pipefail
@@ -9,5 +11,6 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v pdftoppm >/dev/null 2>&
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium poppler-utils >/dev/null
 fi
 python3 -m pip install -q --disable-pip-version-check -r requirements-test.txt
+python3 -m ruff check --quiet .  # the lint (pyproject.toml) before the tests: a finding stops the run
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 python3 -m pytest "$@"
