@@ -35,9 +35,10 @@ def test_the_launcher_only_launches():
     """app/serve.py starts the server and the early imports, nothing else: no page, figure or model code."""
     tree = ast.parse(LAUNCHER.read_text(encoding="utf-8"))
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert functions <= {"server_up", "_preload", "main", "skip_component_scan", "skip_use_warning", "warm_first_page"}
+    assert functions <= {"server_up", "_preload", "main", "skip_component_scan", "skip_use_warning", "warm_first_page",
+                         "leave"}
     assert imported_modules(LAUNCHER) <= {"__future__", "sys", "threading", "pathlib", "time", "importlib", "app",
-                                          "streamlit"}
+                                          "streamlit", "typing", "os", "atexit"}
 
 
 def test_entry_file_only_routes():
