@@ -354,6 +354,7 @@ def wait(bg: live.Background, timeout: float) -> live.Progress:
     return bg.snapshot()
 
 
+@pytest.mark.slow  # trains
 def test_the_background_run_trains_both_arms_and_everyone_sees_it(background):
     assert background.snapshot().state == "idle"
     first = background.start("masking", seed=3, seconds=40, owner="me")
@@ -373,6 +374,7 @@ def test_the_background_run_trains_both_arms_and_everyone_sees_it(background):
     assert background.snapshot().points["dynamic"]["step"]
 
 
+@pytest.mark.slow  # trains
 def test_the_owner_cancels_and_the_next_run_may_start(background):
     background.start("masking", seed=0, seconds=20, owner="me")
     assert background.cancel("me")
@@ -389,6 +391,7 @@ def test_a_run_that_cannot_start_says_why(background, tmp_path):
     assert p.state == "error" and "corpus" in p.message and "could not run" in p.describe("me")
 
 
+@pytest.mark.slow  # trains
 def test_a_run_that_runs_out_of_time_between_evaluations_ends_on_one(tmp_path, monkeypatch):
     from app.experiments import masking
 
@@ -404,6 +407,7 @@ def test_a_run_that_runs_out_of_time_between_evaluations_ends_on_one(tmp_path, m
         assert [s for a, s, _ in steps if a == arm] == list(range(1, r.steps[arm] + 1))
 
 
+@pytest.mark.slow  # trains
 def test_the_live_budget_counts_preparation_and_the_closing_evaluation(tmp_path, monkeypatch):
     """"At most N seconds" holds from the click: the data preparation (slow on a first run) and the last
     evaluation are inside the budget, not added to it."""

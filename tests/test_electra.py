@@ -195,6 +195,7 @@ def test_a_hand_replaced_token_scores_above_every_untouched_token(pair, position
     assert float(scores[position]) > max(untouched)
 
 
+@pytest.mark.slow  # 20 s
 @pytest.mark.trained
 def test_the_generator_proposes_plausible_fakes_on_the_default_sentence(pair):
     """Issue floor: over 100 seeds, at least 80% of the samples at masked content words are words."""

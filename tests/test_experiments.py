@@ -108,6 +108,7 @@ def test_full_budgets_use_three_seeds_tiny_models_and_the_real_corpus_defaults()
 # ----------------------------------------------------------------------------- quick runs end to end
 
 
+@pytest.mark.slow  # trains
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_quick_run_writes_a_valid_json(quick_runs, name):
     doc = results.read(quick_runs[name])
@@ -130,6 +131,7 @@ def test_quick_run_writes_a_valid_json(quick_runs, name):
     assert all(v["verdict"] == verdict.TOO_SMALL and not v["enough_seeds"] for v in doc["verdicts"])
 
 
+@pytest.mark.slow  # trains
 def test_a_second_run_resumes_from_the_finished_results(quick_runs, corpus, work, tmp_path, monkeypatch):
     from app.experiments import runner
 
@@ -140,6 +142,7 @@ def test_a_second_run_resumes_from_the_finished_results(quick_runs, corpus, work
     assert after["arms"]["all"]["seeds"][0]["final"] == before["arms"]["all"]["seeds"][0]["final"]
 
 
+@pytest.mark.slow  # trains
 def test_the_command_line_lists_and_runs(corpus, work, tmp_path, capsys):
     from app.experiments.__main__ import main
 
@@ -270,6 +273,7 @@ def test_shared_modules_get_one_update_from_every_layer_that_uses_them(corpus, w
     assert sum("attention.query.weight" in n for n in names) == 1  # listed (and optimised) once
 
 
+@pytest.mark.slow  # trains
 def test_distillation_arms_share_the_student_but_the_loss(corpus, work):
     module, ctx = quick_context("distillation", corpus, work)
     setups = {a.name: module.setup(a, 0, ctx) for a in module.arms(ctx.budget)}
@@ -497,6 +501,7 @@ def test_acceptability_pairs_swap_two_adjacent_words():
 # ----------------------------------------------------------------------------- the NSP / SOP stand-ins
 
 
+@pytest.mark.slow  # trains
 def test_sentence_run_keeps_nsp_and_sop_checkpoints_in_berts_conventions(quick_runs, corpus, work, tmp_path):
     from transformers import AutoTokenizer, BertForPreTraining
 
@@ -530,6 +535,7 @@ def quick_live(monkeypatch):
     return masking
 
 
+@pytest.mark.slow  # trains
 def test_live_run_trains_both_arms_reports_progress_and_stops_in_time(quick_live, corpus, work):
     from app.experiments import live
 
@@ -544,6 +550,7 @@ def test_live_run_trains_both_arms_reports_progress_and_stops_in_time(quick_live
     assert not list(Path(work).glob("live-*"))  # its scratch state is gone
 
 
+@pytest.mark.slow  # trains
 def test_live_run_is_cancellable_and_one_at_a_time(quick_live, corpus, work):
     from app.experiments import live
 

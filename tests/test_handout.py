@@ -28,6 +28,7 @@ def sections():
             for i, v in enumerate(deck.default_deck(), 1)]
 
 
+@pytest.mark.slow  # every lesson's key figure built (78 s)
 def test_every_lesson_with_a_key_figure_draws_it_or_says_why(sections):
     lessons = {lesson.slug: lesson for lesson in LESSONS}
     drawn = set()
@@ -153,6 +154,7 @@ def check_page(text: str, image, s: handout.Section):
         assert coloured.mean() > 0.002 and rows[-1] - rows[0] > 0.3 * image.height, (s.number, coloured.mean())
 
 
+@pytest.mark.slow  # chromium prints the PDF
 @needs_chromium
 def test_a_two_slide_deck_prints_two_pages_each_a_whole_slide(sections, tmp_path):
     two = sections[:2]
@@ -163,6 +165,7 @@ def test_a_two_slide_deck_prints_two_pages_each_a_whole_slide(sections, tmp_path
         check_page(text, image, s)
 
 
+@pytest.mark.slow  # chromium prints the PDF
 @needs_chromium
 def test_the_default_deck_prints_one_page_a_slide_and_every_code_decodes(sections, tmp_path):
     pages = printed(handout.pdf(handout.document(sections, "The default deck")), tmp_path)

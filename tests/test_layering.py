@@ -260,6 +260,7 @@ def test_preload_names_every_transformers_class_the_app_imports():
     assert used and used <= set(TRANSFORMERS_NAMES), used - set(TRANSFORMERS_NAMES)
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_preload_keeps_the_libraries_out_of_every_reruns_garbage_collection():
     """Streamlit collects garbage after every script run; preload freezes what the libraries allocated,
     so a collection walks the few objects made since, not the ~470,000 of torch, transformers and co."""

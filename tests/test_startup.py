@@ -97,6 +97,7 @@ def test_a_run_that_never_reports_its_end_stops_counting(clock, monkeypatch):
     assert visitors.running() == 0
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_the_heavy_imports_pause_between_steps_and_say_when_a_page_waits_for_them():
     """In a fresh interpreter (this one has imported them): ``pause`` runs before each module and each class,
     and a second thread calling load() meanwhile is seen waiting (``waited_for``), then finds them done. The
@@ -137,6 +138,7 @@ print(frozen, preload.freeze_long_lived(), gc.get_freeze_count() < frozen, prelo
     assert seen == "[True]" and done == "True" and torch.strip() == "True"
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_background_work_computes_on_one_thread_and_pages_and_timings_on_torchs_default():
     """In a fresh interpreter with torch's default at 2 threads: the warm start's thread takes
     ``BACKGROUND_THREADS`` for itself; a page thread started after it begins with that (torch hands the last
