@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the tests need, lint, and run them: the README's test command, and what CI runs.
 # Arguments go to pytest: `bash scripts/test.sh -q` runs everything (CI); the fast tier is
-# `bash scripts/test.sh -q -m "not slow and not e2e" -n auto` (README, "Tests").
+# `bash scripts/test.sh -q -m "not slow and not e2e" -n auto` (README, "The two commands").
 # Debian's chromium is the real browser for the end-to-end tests (never a downloaded one); poppler-utils
 # (pdftoppm, pdftotext) rasterises the printed handout so its tests can read every page.
 set -euo pipefail

@@ -306,13 +306,13 @@ MEASURED_START, MEASURED_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->
 
 
 def measured_table(where: Path | None = None) -> str:
-    """README's "Measured" table: every comparison of every claim with results in ``where`` (default
+    """docs/results.md's "Measured" table: every comparison of every claim with results in ``where`` (default
     :func:`folder`), judged together (Holm over the m with results), as markdown."""
     docs = family(where)
     found = judged(docs)
     m = max((v["m"] for d in found.values() for v in d.values()), default=0)
     lines = [f"{m} comparisons with results, recomputed from `assets/experiments/*.json` by "
-             "`python -m app.experiments verdicts --readme README.md` (a full `run` rewrites it): paired t-tests on the "
+             "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it): paired t-tests on the "
              "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
              "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
              "5% over all of them (rank k needs p ≤ 0.05/(m − k + 1)).",
@@ -338,7 +338,7 @@ def measured_table(where: Path | None = None) -> str:
 
 
 def write_measured(path: Path, where: Path | None = None) -> None:
-    """Put :func:`measured_table` between the verdicts markers of ``path`` (a README)."""
+    """Put :func:`measured_table` between the verdicts markers of ``path`` (docs/results.md)."""
     path = Path(path)
     body = path.read_text(encoding="utf-8")
     if MEASURED_START not in body or MEASURED_END not in body:
