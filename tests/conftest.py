@@ -128,3 +128,12 @@ def shown_text(at) -> str:
     for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "code"):
         parts += [str(getattr(e, "value", "")) for e in getattr(at, kind)]
     return "\n".join(parts)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A ``trained`` test (what the bundled checkpoints' quality lets a person see) or a ``basesize`` one (every
+    page on checkpoints of the real models' size) is also ``slow``: the fast tier, ``-m "not slow and not e2e"``,
+    leaves it to the full run."""
+    for item in items:
+        if item.get_closest_marker("trained") or item.get_closest_marker("basesize"):
+            item.add_marker(pytest.mark.slow)

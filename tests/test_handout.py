@@ -55,6 +55,7 @@ def test_every_lesson_that_puts_a_figure_on_the_stage_gives_it_to_the_handout_to
         assert getattr(importlib.import_module(lesson.library), "TAKEAWAY", ""), f"{lesson.library}: no TAKEAWAY"
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_a_figure_is_the_pages_key_figure(sections, bundled):
     """The handout draws with the very function the page puts on the stage, on the same Result."""
     from app.lessons import electra
@@ -67,12 +68,14 @@ def test_a_figure_is_the_pages_key_figure(sections, bundled):
     assert all(f"{x:.2f}" in s.figure or str(x)[:6] in s.figure for x in z[:3])
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_the_attention_slide_is_bertvizs_own_document(sections):
     s = next(s for s, v in zip(sections, deck.default_deck()) if v.page == "attention")
     assert s.figure.startswith('<div class="figure"') and "<iframe" in s.figure and "srcdoc=" in s.figure
     assert "<script" not in s.figure  # escaped inside
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_the_document_is_offline_and_has_one_live_link_per_slide(sections):
     html = handout.document(sections, "My <lecture>", plotly_js=TINY_JS)
     assert html.count(TINY_JS) == 1 and "My &lt;lecture&gt;" in html
@@ -94,6 +97,7 @@ def test_a_lesson_that_stops_gives_a_section_that_says_why():
     assert s.figure is None and "sentence" in s.problem.lower()
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_a_figure_is_sized_by_its_page_without_a_toolbar(sections):
     """A figure's box carries the height the figure was made for; the page's script draws it to the box (shrunk,
     not squashed, when taller) with plotly's toolbar off; a document (bertviz) is zoomed to its box."""
@@ -174,6 +178,7 @@ def test_the_default_deck_prints_one_page_a_slide_and_every_code_decodes(section
         check_page(text, image, s)
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_every_code_in_the_html_is_square_and_decodes_to_its_slides_link(sections):
     import zxingcpp
 

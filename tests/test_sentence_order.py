@@ -203,6 +203,7 @@ def test_the_bundled_albert_is_scored_exactly_when_it_ships_its_sop_head(bundled
 # ----------------------------------------------------------------------------- the lesson's run
 
 
+@pytest.mark.slow  # scores the pair pools (40 s)
 def test_run_scores_both_orders_and_the_generated_pairs_with_each_head(models):
     r = so.run(models, so.Inputs(seed=2, examples=4))
     assert [h.key for h in r.heads] == ["albert", "bert-nsp"] and [h.says for h in r.heads] == ["swapped", "not next"]
