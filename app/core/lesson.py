@@ -1,11 +1,17 @@
 """What every lesson's ``run`` speaks: notes for the reader, the signal that there is nothing to show, and
 how it asks for its expensive steps to be cached. Pure: no streamlit.
 
-Every lesson library (``app/<concept>.py``) exposes
+Every lesson library (``app/lessons/<slug>.py``, one per page ``pages/<slug>.py``, its figures in
+``app/figures/<slug>.py``; rules it shares with training or experiments live in a concept module,
+``app/<concept>.py``) exposes
 
+    ORDER, TITLE, ICON, LINE              # plain literals: its place, title, icon and one line (app.lessons)
     SPEC                                  # its URL parameters (app.core.state.Spec)
+    MODELS                                # the catalogue keys it runs on
     Inputs.from_values(values) -> Inputs  # frozen dataclass, built from the URL/widget values
+    Result                                # frozen dataclass: everything its figures draw
     run(models, inputs, cache=direct) -> Result
+    TAKEAWAY                              # its one-line takeaway
 
 ``models`` maps catalogue keys to loaded models (``app.models.loading.Loaded``). ``run`` calls its
 expensive steps through ``cache(step, *args)`` (the page passes a cache keyed by the arguments and each
