@@ -342,7 +342,7 @@ def hand_edit(tokens, scores, labels, special, edited, original_tokens=None):
     """What edit_figure reads from a Result, by hand: the edited sentence, its scores and labels, the sentence as
     encoded, and the edited position (the edit applied)."""
     return SimpleNamespace(edited_tokens=tokens, edit_scores=scores, edit_labels=labels, edit_pos=edited,
-                           edit=SimpleNamespace(ok=True),
+                           edit=SimpleNamespace(ok=True), threshold=0.5,
                            encoded=SimpleNamespace(special=special, tokens=original_tokens or ()))
 
 

@@ -8,7 +8,7 @@ import math
 
 import plotly.graph_objects as go
 
-from app.lessons.albert_params import human_count
+from app.core.text import human_count
 from app.figures import kept
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
-from app.lessons.masking import STRATEGY_LABELS, STRATEGY_SHORT
+from app.masking import STRATEGY_LABELS, STRATEGY_SHORT
 from app.core.text import html as esc
 from app.figures import kept
 

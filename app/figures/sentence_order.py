@@ -9,7 +9,7 @@ from app.core import preload  # noqa: F401  (first: the heavy imports, once, in 
 import plotly.graph_objects as go
 
 from app.core.text import html as esc
-from app.lessons.sentence_order import KIND_LABELS, KINDS
+from app.sentence_pairs import KIND_LABELS, KINDS
 from app.figures import kept
 
 COLOURS = {"sop": "#4c78a8", "nsp": "#f58518"}  # ALBERT's SOP head, BERT's NSP head

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core import text as txt
-from app.lessons.xlnet import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
+from app.permutation import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
 from app.figures import kept
 
 ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}
