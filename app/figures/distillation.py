@@ -156,3 +156,14 @@ def key_figure(r) -> go.Figure:
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/distillation.py's SPEC), key figure
 #: first.
 FIGURES = {"soft": key_figure, "temperature": temperature_figure}
+
+
+def every_figure(r) -> list:
+    """Every figure pages/distillation.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        temperature_figure(r),
+        position_kl_figure(r),
+        claims_figure(r.claims),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]
