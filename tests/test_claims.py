@@ -391,11 +391,31 @@ def test_a_run_that_cannot_start_says_why(background, tmp_path):
     assert p.state == "error" and "corpus" in p.message and "could not run" in p.describe("me")
 
 
+def fake_clock(monkeypatch) -> list[float]:
+    """The live run's clock, the test's: every reading is 10 ms of work (a training step is a few readings), so a
+    budget is spent in the same steps whatever the machine's load. Returns [now], to move it by hand."""
+    from types import SimpleNamespace
+
+    from app.training import common
+
+    now = [1_000.0]
+
+    def reading() -> float:
+        now[0] += 0.01
+        return now[0]
+
+    clock = SimpleNamespace(time=reading)
+    monkeypatch.setattr(live, "time", clock)
+    monkeypatch.setattr(common, "time", clock)
+    return now
+
+
 @pytest.mark.slow  # trains
 def test_a_run_that_runs_out_of_time_between_evaluations_ends_on_one(tmp_path, monkeypatch):
     from app.experiments import masking
 
     monkeypatch.setattr(masking, "LIVE", replace(masking.QUICK, steps=10_000, eval_every=10_000))
+    fake_clock(monkeypatch)  # 3 s of readings, not of a loaded machine's time (it once left an arm no step)
     steps = []
     corpus = synthetic_corpus(tmp_path / "corpus")
     live.prepare("masking", corpus, tmp_path / "work", "cpu")  # the data, prepared before: the 3 s are training
@@ -413,21 +433,10 @@ def test_the_live_budget_counts_preparation_and_the_closing_evaluation(tmp_path,
     evaluation are inside the budget, not added to it. The run's clock is the test's: every reading of it is
     10 ms of work (a training step is a few readings) and the preparation takes 1.5 s of it, so the budget's
     arithmetic is checked exactly, whatever the machine's load."""
-    from types import SimpleNamespace
-
     from app.experiments import masking
-    from app.training import common
 
     monkeypatch.setattr(masking, "LIVE", replace(masking.QUICK, steps=10_000, eval_every=10_000))
-    now = [1_000.0]
-
-    def reading() -> float:
-        now[0] += 0.01
-        return now[0]
-
-    clock = SimpleNamespace(time=reading)
-    monkeypatch.setattr(live, "time", clock)
-    monkeypatch.setattr(common, "time", clock)
+    now = fake_clock(monkeypatch)
     prepare = live.prepare
 
     def slow_prepare(*args, **kwargs):  # a first run: tokenizer and sequences are built before training
