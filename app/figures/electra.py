@@ -16,7 +16,6 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
 from app.core.text import html as esc
-from app.lessons.electra import DEFAULTS
 from app.figures import kept
 
 GREY = [[0.0, "#f2f2f2"], [1.0, "#c9c9c9"]]  # content, special
@@ -163,12 +162,14 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE) -> go
 
 
 @kept
-def edit_figure(r, threshold: float = DEFAULTS.threshold, per_line: int = PER_LINE) -> go.Figure:
+def edit_figure(r, threshold: float | None = None, per_line: int = PER_LINE) -> go.Figure:
     """The hand-edited sentence, the discriminator's P(replaced) for every token, and the truth, from
     ``electra.run``'s Result (``edited_tokens``, ``edit_scores``, ``edit_labels``, the sentence as encoded, and
-    ``edit_pos`` when the edit applied). z: row 0 1 = the edited position; row 1 P(replaced); row 2 1 = replaced."""
+    ``edit_pos`` when the edit applied, its ``threshold`` unless one is given). z: row 0 1 = the edited position;
+    row 1 P(replaced); row 2 1 = replaced."""
     tokens, scores, labels, special = r.edited_tokens, r.edit_scores, r.edit_labels, r.encoded.special
     edited = r.edit_pos if r.edit.ok else None
+    threshold = r.threshold if threshold is None else threshold
     n = len(tokens)
     tok = [esc(t) for t in tokens]
     was = [esc(t) for t in (r.encoded.tokens or tokens)]
@@ -251,4 +252,15 @@ def auc_curve_figure(curves: dict) -> go.Figure:
 @kept
 def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage."""
-    return pipeline_figure(r.round, DEFAULTS.threshold)
+    return pipeline_figure(r.round, r.threshold)
+
+
+def every_figure(r) -> list:
+    """Every figure pages/electra.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        edit_figure(r),
+        signal_figure(r.signal),
+        r.curves and auc_curve_figure(r.curves),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

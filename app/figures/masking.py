@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
-from app.lessons.masking import STRATEGY_LABELS, STRATEGY_SHORT
+from app.masking import STRATEGY_LABELS, STRATEGY_SHORT
 from app.core.text import html as esc
 from app.figures import kept
 
@@ -206,3 +206,15 @@ def key_figure(r) -> go.Figure:
 
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/masking.py's SPEC), key figure first.
 FIGURES = {"grid": key_figure, "coverage": coverage_figure}
+
+
+def every_figure(r) -> list:
+    """Every figure pages/masking.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        coverage_figure(r),
+        distinct_masks_figure(r),
+        r.spans and span_length_figure(r.spans),
+        r.predictions and predictions_figure(r),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]
