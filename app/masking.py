@@ -251,3 +251,21 @@ def mlm_batch(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token_id: in
     corrupted, _ = corrupt(input_ids, targets, mask_token_id, random_ids, cfg, gen)
     labels = torch.where(targets, input_ids, torch.full_like(input_ids, -100))
     return corrupted, labels
+
+
+# ----------------------------------------------------------------------------- when the mask is drawn
+
+# When the mask is drawn: (key, name, whose recipe, what it is, how to read its epochs × positions grid).
+STRATEGY_TABLE = (
+    ("static", "Static ×1", "", "one mask, every epoch",
+     "One mask, fixed at preprocessing: every epoch asks the same questions, and the other positions are "
+     "never practised."),
+    ("static10", "Static ×10", "BERT", "10 masked copies",
+     "BERT's 10 copies: the rows repeat every 10 epochs, so after epoch 10 the model sees nothing new."),
+    ("dynamic", "Dynamic", "RoBERTa", "a fresh mask every epoch",
+     "RoBERTa: every row is a new mask, so over many epochs nearly every position becomes a question."),
+)
+STRATEGIES = tuple(row[0] for row in STRATEGY_TABLE)
+STRATEGY_SHORT = {s: f"{name} ({who})" if who else name for s, name, who, _, _ in STRATEGY_TABLE}
+STRATEGY_LABELS = {s: f"{name} ({who + ': ' if who else ''}{what})" for s, name, who, what, _ in STRATEGY_TABLE}
+STRATEGY_READING = {s: reading for s, *_, reading in STRATEGY_TABLE}

@@ -19,6 +19,9 @@ from __future__ import annotations
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 
 
@@ -73,3 +76,34 @@ def last_targets_masks(length: int, targets: list[int]) -> tuple[torch.Tensor, t
     target_mapping = torch.zeros(1, len(targets), length)
     target_mapping[0, torch.arange(len(targets)), torch.tensor(targets)] = 1.0
     return perm_mask, target_mapping
+
+
+# ----------------------------------------------------------------------------- one order's masks, as drawn
+
+HIDDEN, CONTEXT, EARLIER, OWN = 0, 1, 2, 3  # what a step of the order sees at a position (MaskView.steps)
+
+
+@dataclass(frozen=True)
+class MaskView:
+    """One order's masks as the figures draw them, computed once (``mask_view``): numpy arrays and tuples.
+
+    pieces: (T,) the pieces, content then ``<sep> <cls>``; n_content: the content pieces (numbered in a typed
+    order); order, targets: as in OrderMasks; free: the context-free targets (``context_free_targets``).
+    steps: (n, T), row s = step s of the order, column j a position: OWN (the position at that step), HIDDEN,
+    CONTEXT (visible context or a special) or EARLIER (a visible earlier target). A target's row is its query
+    stream, a context row its content stream.
+    sees: {"query" | "content": for every position i, the positions row i may attend to in that stream}.
+    content, query: (T, T) the two streams' masks, 1 = blocked; query is NaN on the rows it never computes
+    (context). perm_mask: (T, T). target_mapping: (P, T)."""
+
+    pieces: tuple[str, ...]
+    n_content: int
+    order: tuple[int, ...]
+    targets: tuple[int, ...]
+    free: tuple[int, ...]
+    steps: np.ndarray
+    sees: dict[str, tuple[tuple[int, ...], ...]]
+    content: np.ndarray
+    query: np.ndarray
+    perm_mask: np.ndarray
+    target_mapping: np.ndarray

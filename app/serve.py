@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "streamlit_app.py"
@@ -140,10 +141,38 @@ def main(argv: list[str] | None = None) -> None:
 
     skip_component_scan()
     skip_use_warning()
+    from app.classroom import mount  # the class's light page and JSON on this port, before Streamlit's own routes
+    mount.patch()
 
     threading.Thread(target=_preload, name="bve-preload", daemon=True).start()
 
-    cli.main(["run", str(SCRIPT), *(sys.argv[1:] if argv is None else argv)], prog_name="streamlit")
+    try:
+        cli.main(["run", str(SCRIPT), *(sys.argv[1:] if argv is None else argv)], prog_name="streamlit")
+    except SystemExit as stopped:  # click ends its command this way, once the server has stopped
+        leave(stopped.code)
+    leave(0)
+
+
+def leave(code: int | str | None) -> NoReturn:
+    """End the process once the server has stopped, without the interpreter's teardown of native libraries.
+
+    Stopped (Ctrl-C, SIGTERM) after the warm start had loaded models, the process otherwise aborted in its
+    teardown, past the last Python frame, printing "terminate called without an active exception" (SIGABRT,
+    exit status -6): a native thread torch started was still joinable when its owner was destroyed.
+    Python's own exit handlers (``atexit``) run first; the streams are flushed; then ``os._exit``.
+    """
+    import atexit
+    import os
+
+    if isinstance(code, str):  # click's message for a bad option
+        print(code, file=sys.stderr)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more to say
+            pass
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
 
 
 if __name__ == "__main__":

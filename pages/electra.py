@@ -2,7 +2,6 @@
 All computation is app/lessons/electra.py (``run``); the figures are app/figures/electra.py."""
 
 import math
-from pathlib import Path
 
 import streamlit as st
 

@@ -7,6 +7,7 @@ import hashlib
 import streamlit as st
 
 from app import ui
+from app.ui import classroom
 from app.lecture import deck
 from app.core.state import Spec
 from app.core.text import md, plain
@@ -127,8 +128,12 @@ if ui.students_cannot_reach(ui.public_base()):
 made = st.session_state.get("_handout")
 st.button("Build the handout", icon=":material/description:", key="lecture.handout", on_click=ask, args=("_build",),
           help="Runs every slide's lesson on this server's models: tens of seconds for the whole deck.")
+asked = classroom.answers()
+with_answers = st.checkbox(f"Add the class's answers ({len(asked)} questions revealed in this session)",
+                           key="lecture.handout.answers", disabled=not asked,
+                           help="Off by default: the handout then holds the deck alone.")
 if st.session_state.pop("_build", False):
-    document, pdf, notes = ui.build_handout(views)
+    document, pdf, notes = ui.build_handout(views, answers=asked if with_answers else None)
     made = st.session_state["_handout"] = {"key": key, "html": document, "pdf": pdf, "notes": notes}
 if made and made["key"] == key:
     for note in made["notes"]:

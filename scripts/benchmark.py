@@ -12,7 +12,8 @@ load time, forward latency and memory on this device; what a user would otherwis
 (transformers' fill-mask pipeline) as a ratio; the base-size forward on a GPU (``cuda``, when there is
 one); peak memory; and a class of 20 on one server: in chromium tabs at a lecture's pace (``class``, a
 change every 5 s) and at a stress pace (``class-stress``, every 0.5 s), and without browsers at both
-(``class-server``).
+(``class-server``); and Ask the class (``class-ask``): 200 simulated phones answer one question on the light
+page (app/classroom), in process and through Redis with two app processes (rows "Class: …").
 
 A partial run (``--only``, ``--skip``, ``--pages``) replaces the rows it measured (by their "what") and keeps
 every other row, the prose after the table and the sections other tools keep between their markers
@@ -990,6 +991,357 @@ def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
     ]
 
 
+# ----------------------------------------------------------------------------- Ask the class (the light page)
+
+#: the benchmark's presenter under plain ``streamlit run`` (in-process rooms live in the server): each session run
+#: does what its query string says and writes the room's state to $BVE_BENCH_OUT (code, secret, tally, timings)
+_CLASS_PRESENTER = '''
+import json, os, time
+import streamlit as st
+from app.classroom import mount, rooms
+mount.attach()
+out, r, do = os.environ["BVE_BENCH_OUT"], rooms.rooms(), st.query_params.get("do", "")
+state = json.load(open(out)) if os.path.exists(out) else {}
+t = time.perf_counter()
+if do == "create":
+    state["code"], state["secret"] = r.create()
+elif do == "ask":
+    state["asked"] = r.ask(state["code"], state["secret"], json.loads(os.environ["BVE_BENCH_QUESTION"]))
+elif do == "tally":
+    state["tally"], state["count"] = r.tally(state["code"], state["secret"]), r.view(state["code"])["count"]
+elif do == "close":
+    state["closed"] = r.close(state["code"], state["secret"])
+state["seconds"] = time.perf_counter() - t
+st.write(state.get("count", 0))
+json.dump(state, open(out, "w"))
+'''
+
+
+class _Wire:
+    """A phone's one HTTP/1.1 keep-alive connection, counting the bytes it sends and receives on the wire (what a
+    hall's access point carries, headers included). Asks for gzip as browsers do; reads Content-Length or chunked
+    bodies."""
+
+    def __init__(self, host: str, port: int):
+        self.host, self.port, self.sent, self.received = host, port, 0, 0
+        self.reader = self.writer = None
+
+    async def request(self, method: str, path: str, body: bytes = b"", headers: dict | None = None):
+        import asyncio
+        import gzip
+
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        head = {"Host": f"{self.host}:{self.port}", "User-Agent": "Mozilla/5.0 (phone; benchmark)",
+                "Accept": "*/*", "Accept-Encoding": "gzip, deflate, br", "Accept-Language": "en",
+                "Connection": "keep-alive", **(headers or {})}
+        if body:
+            head["Content-Length"] = str(len(body))
+        raw = (f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items()) + "\r\n").encode()
+        self.writer.write(raw + body)
+        self.sent += len(raw) + len(body)
+        await self.writer.drain()
+        status_line = await self.reader.readline()
+        got, status, hdrs = len(status_line), int(status_line.split()[1]), {}
+        while True:
+            line = await self.reader.readline()
+            got += len(line)
+            if line in (b"\r\n", b""):
+                break
+            k, _, v = line.decode("latin-1").partition(":")
+            hdrs[k.strip().lower()] = v.strip()
+        if "content-length" in hdrs:
+            data = await self.reader.readexactly(int(hdrs["content-length"]))
+            got += len(data)
+        elif hdrs.get("transfer-encoding") == "chunked":
+            data = b""
+            while True:
+                size_line = await self.reader.readline()
+                size = int(size_line.split(b";")[0], 16)
+                chunk = await self.reader.readexactly(size + 2)
+                got += len(size_line) + len(chunk)
+                if size == 0:
+                    break
+                data += chunk[:-2]
+        else:
+            data = b""
+        self.received += got
+        if hdrs.get("content-encoding") == "gzip":
+            data = gzip.decompress(data)
+        if hdrs.get("connection") == "close":
+            self.close()
+        return status, data
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+def class_ask(phones: int = 200, window_s: float = 30.0) -> list[tuple]:
+    """Ask the class: ``phones`` simulated phones (asyncio, one HTTP/1.1 connection each, no browser) join a room on
+    the light page, poll its state as the page does (every 1.5 s while a question is open, 2.5 s while waiting;
+±20 %), and answer one question within
+    ``window_s`` seconds of its opening; a quarter change their answer once. Once on one app process with the rooms
+    in memory (the default; the presenter is a Streamlit session under plain ``streamlit run``, so ``mount.attach``
+    serves the routes), and once on two app processes (``python -m app.serve``) sharing the room through a real
+    redis-server, the phones split between them (the presenter holds the secret through ``RedisRooms``).
+
+    Measured: errors (any failed request or refused answer), answers lost or double-counted (the presenter's tally
+    against the last answer each phone had acknowledged), the answer round trip (POST sent → response read), the
+    count's lag (a projector reading the count every 0.2 s, as the presenter's view() would: from the k-th answer
+    acknowledged to the projector first seeing a count ≥ k), and the bytes each phone moved on the wire to join (the
+    page and its first state) and to answer (everything from joining to its answer acknowledged)."""
+    import shutil
+
+    rows = _class_ask_rows("in process, 1 app process", *_class_ask_in_process(phones, window_s), phones, window_s)
+    if shutil.which("redis-server"):
+        rows += _class_ask_rows("Redis, 2 app processes", *_class_ask_redis(phones, window_s), phones, window_s)
+    else:
+        rows.append(("Class: Redis, 2 app processes", "—", "redis-server is not installed (apt-get install redis-server)"))
+    return rows
+
+
+def _class_question():
+    from app.classroom.question import Question
+
+    return Question("masking", "Which word goes in [MASK]? The child threw the [MASK] over the fence.", "choice",
+                    ("ball", "stone", "toy", "hat"), answer=("ball",), model=(("ball", 0.44), ("toy", 0.30)))
+
+
+def _class_ask_in_process(phones: int, window_s: float):
+    import asyncio
+    import json
+    import subprocess
+    import tempfile
+    import urllib.request
+
+    from tests.e2e.browser import free_port
+    from tests.e2e.stclient import Session
+
+    q = _class_question()
+    with tempfile.TemporaryDirectory(prefix="bve-class-bench-") as tmp:
+        script, out = Path(tmp) / "presenter.py", Path(tmp) / "state.json"
+        script.write_text(_CLASS_PRESENTER)
+        port = free_port()
+        env = {**os.environ, "BVE_BENCH_OUT": str(out), "BVE_BENCH_QUESTION": json.dumps(q.to_dict()),
+               "PYTHONPATH": str(ROOT), "BVE_WARM_START": "0"}
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
+                                 f"--server.port={port}", "--server.address=127.0.0.1",
+                                 "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
+                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            end = time.monotonic() + 60
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
+                        break
+                except OSError:
+                    if time.monotonic() > end or proc.poll() is not None:
+                        raise RuntimeError("the presenter's streamlit did not start")
+                    time.sleep(0.2)
+            reruns: list[float] = []
+
+            async def presenter(do: str) -> dict:
+                async with Session(base) as s:
+                    t = time.perf_counter()
+                    run = await s.open("", f"do={do}", timeout=60)
+                    reruns.append((time.perf_counter() - t) * 1000)
+                    if run.exceptions:
+                        raise RuntimeError(f"presenter {do}: {run.exceptions[0]}")
+                return json.loads(out.read_text())
+
+            async def main():
+                await presenter("create")
+                return await _class_run([("127.0.0.1", port)], presenter, q, phones, window_s)
+
+            result = asyncio.run(main())
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return result + (reruns,)
+
+
+def _class_ask_redis(phones: int, window_s: float):
+    import asyncio
+    from contextlib import ExitStack
+
+    from app.classroom.rooms import RedisRooms
+    from tests.classroom_redis import redis_server
+    from tests.e2e.browser import streamlit_server
+
+    q = _class_question()
+    reruns: list[float] = []
+    with ExitStack() as stack:
+        url = stack.enter_context(redis_server())
+        env = {"BVE_REDIS_URL": url, "BVE_WARM_START": "0"}
+        bases = [stack.enter_context(streamlit_server(env=env))[0] for _ in range(2)]
+        store = RedisRooms(url)
+        code, secret = store.create()
+        state = {"code": code, "secret": secret}
+
+        async def presenter(do: str) -> dict:
+            t = time.perf_counter()
+            if do == "ask":
+                state["asked"] = await asyncio.to_thread(store.ask, code, secret, q.to_dict())
+            elif do == "tally":
+                state["tally"] = await asyncio.to_thread(store.tally, code, secret)
+                state["count"] = (await asyncio.to_thread(store.view, code))["count"]
+            elif do == "close":
+                state["closed"] = await asyncio.to_thread(store.close, code, secret)
+            reruns.append((time.perf_counter() - t) * 1000)
+            return dict(state)
+
+        hosts = [("127.0.0.1", int(b.rsplit(":", 1)[1])) for b in bases]
+        result = asyncio.run(_class_run(hosts, presenter, q, phones, window_s))
+    return result + (reruns,)
+
+
+async def _class_run(hosts, presenter, q, phones: int, window_s: float):
+    """The class itself: join, poll, answer (some twice), then read the tally. Returns (errors, expected tally, the
+    presenter's tally, round trips in ms, count lags in ms, bytes per phone to join, bytes per phone to answer)."""
+    import asyncio
+    import json
+    import random
+    from collections import Counter
+
+    rng = random.Random(50)
+    code = (await presenter("noop"))["code"]  # the room exists: the caller made it
+    errors: list[str] = []
+    final: dict[str, str] = {}
+    acks: list[float] = []  # when each phone's first answer was acknowledged
+    rtts: list[float] = []
+    join_bytes, answer_bytes = [], []
+    stop = asyncio.Event()
+    seen: list[tuple[float, int]] = []
+
+    async def phone(i: int):
+        host, port = hosts[i % len(hosts)]
+        wire = _Wire(host, port)
+        client = f"bench-{i:04d}-{rng.getrandbits(48):012x}"
+        try:
+            await asyncio.sleep(rng.uniform(0, 5))  # the hall joins over 5 s
+            status, _ = await wire.request("GET", f"/class/{code}", headers={"Accept": "text/html"})
+            if status != 200:
+                errors.append(f"page {status}")
+                return
+            version, view = None, None
+            status, data = await wire.request("GET", f"/class/{code}/state")
+            view = json.loads(data)
+            version = view["version"]
+            join_bytes.append(wire.sent + wire.received)
+            answered_at = None
+            plan: list[float] = []
+            while not stop.is_set():  # the page's pace: 1.5 s while a question is open or closed, else 2.5 s
+                await asyncio.sleep((1.5 if view["status"] in ("open", "closed") else 2.5) * rng.uniform(0.8, 1.2))
+                status, data = await wire.request("GET", f"/class/{code}/state?v={version}")
+                if status != 200:
+                    errors.append(f"state {status}")
+                    continue
+                s = json.loads(data)
+                if "question" in s:
+                    view, version = s, s["version"]
+                if view["status"] == "open" and view["question"] and not plan and answered_at is None:
+                    start = time.perf_counter()
+                    first = rng.uniform(1, window_s - 8)
+                    plan = [start + first] + ([start + first + rng.uniform(1, 5)] if rng.random() < 0.25 else [])
+                while plan and time.perf_counter() >= plan[0]:
+                    plan.pop(0)
+                    value = rng.choice(view["question"]["choices"])
+                    body = json.dumps({"qid": view["question"]["id"], "client": client, "value": value}).encode()
+                    t = time.perf_counter()
+                    status, data = await wire.request("POST", f"/class/{code}/answer", body,
+                                                      {"Content-Type": "application/json"})
+                    rtts.append((time.perf_counter() - t) * 1000)
+                    if status == 200 and json.loads(data).get("ok"):
+                        if client not in final:
+                            acks.append(time.perf_counter())
+                            answer_bytes.append(wire.sent + wire.received)
+                        final[client] = value
+                        answered_at = answered_at or time.perf_counter()
+                    else:
+                        errors.append(f"answer {status} {data[:40]!r}")
+        except Exception as e:  # noqa: BLE001 — a phone's failure is a finding
+            errors.append(f"{type(e).__name__}: {e}")
+        finally:
+            wire.close()
+
+    async def projector():
+        wire = _Wire(*hosts[-1])
+        try:
+            while not stop.is_set():
+                status, data = await wire.request("GET", f"/class/{code}/state")
+                if status == 200:
+                    seen.append((time.perf_counter(), json.loads(data)["count"]))
+                await asyncio.sleep(0.2)
+        finally:
+            wire.close()
+
+    async def console():  # the presenter's page reads the tally every 2 s meanwhile, as a live count would
+        while not stop.is_set():
+            await asyncio.sleep(2)
+            await presenter("tally")
+
+    tasks = [asyncio.create_task(phone(i)) for i in range(phones)] + [asyncio.create_task(projector())]
+    await asyncio.sleep(6)  # everyone has joined
+    await presenter("ask")
+    tasks.append(asyncio.create_task(console()))
+    await asyncio.sleep(window_s + 2)
+    stop.set()
+    await asyncio.gather(*tasks)
+    got = await presenter("tally")
+    expected = Counter(final.values())
+    tally = Counter(got.get("tally") or {})
+    lags = []
+    for k, t in enumerate(sorted(acks), start=1):
+        when = next((s for s, c in seen if s >= t and c >= k), None)
+        if when is None:
+            errors.append(f"count never reached {k}")
+        else:
+            lags.append((when - t) * 1000)
+    return errors, expected, tally, rtts, lags, join_bytes, answer_bytes
+
+
+def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, answer_bytes, reruns, phones, window_s):
+    from collections import Counter
+
+    lost = sum((expected - tally).values())
+    double = sum((tally - expected).values())
+    machine = f"{cpu_name()}, {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}"
+    answered = sum(expected.values())
+    def kb(xs):
+        return f"{statistics.median(xs) / 1000:.1f} KB (max {max(xs) / 1000:.1f})" if xs else "—"
+
+    return [
+        (f"Class: {phones} phones answer one question ({how}): errors · lost · double-counted",
+         f"{len(errors)} · {lost} · {double}",
+         f"{answered} of {phones} answered within {window_s:.0f} s, {len(rtts) - answered} re-answers; tally "
+         f"{dict(Counter(tally).most_common())} against the last answers acknowledged; "
+         + ("; ".join(sorted(set(errors))[:3]) or "no failed request") + f"; simulated phones (asyncio, no browser) "
+         f"on the same machine ({machine})"),
+        (f"Class: answer round trip p50 · p95 ({how})",
+         f"{fmt_ms(pct(rtts, .5))} · {fmt_ms(pct(rtts, .95))}" if rtts else "—",
+         f"POST /class/CODE/answer sent → response read, {len(rtts)} answers, max {fmt_ms(max(rtts))}; "
+         f"the phones poll state every 1.5 s meanwhile (2.5 s before the question)" if rtts else ""),
+        (f"Class: count's lag on the projector p50 · p95 ({how})",
+         f"{fmt_ms(pct(lags, .5))} · {fmt_ms(pct(lags, .95))}" if lags else "—",
+         f"k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k (includes up to 0.2 s of "
+         f"polling); max {fmt_ms(max(lags))}" if lags else ""),
+        (f"Class: bytes per phone to join · to answer ({how})", f"{kb(join_bytes)} · {kb(answer_bytes)}",
+         "on the wire, headers included, gzip as a browser asks: join = the page + its first state; answer = "
+         "everything from joining to the answer acknowledged (the page, state polls, the POST)"),
+        (f"Class: presenter call during the class p50 · max ({how})",
+         f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(max(reruns))}" if reruns else "—",
+         f"{len(reruns)} calls, one every 2 s during the class: a Streamlit session's script run that reads the tally "
+         "(a new session each: websocket open → script finished)" if "in process" in how else
+         f"{len(reruns)} calls, one every 2 s during the class: RedisRooms.tally + view from the presenter's process"),
+    ]
+
+
 def _server_pid() -> int | None:
     for status in Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -1090,6 +1442,7 @@ SECTIONS = {"browser": browser_start, "deck": deck_changes, "pages": page_reruns
             "variants": variants, "pipeline": fill_mask_vs_pipeline, "cuda": cuda_rows,
             "lessons": lesson_sections, "class": class_at_once,
             "class-stress": lambda: class_at_once(think=0.5), "class-server": class_server_only,
+            "class-ask": class_ask,
             "own": own_checkpoint}
 TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline")
 

@@ -10,11 +10,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("BVE_WARM_START", "0")
+# Hypothesis's default deadline (200 ms an example) is a wall-clock limit: on a loaded machine it failed
+# test_compare.py::test_word_window_holds_the_chosen_word (DeadlineExceeded). No example is timed here.
+hypothesis_settings.register_profile("bve", deadline=None)
+hypothesis_settings.load_profile("bve")
 
 
 def _by_value(arg):
@@ -128,3 +133,13 @@ def shown_text(at) -> str:
     for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "code"):
         parts += [str(getattr(e, "value", "")) for e in getattr(at, kind)]
     return "\n".join(parts)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A ``trained`` test (what the bundled checkpoints' quality lets a person see) or a ``basesize`` one (every
+    page on checkpoints of the real models' size) is also ``slow``: the fast tier, ``-m "not slow and not e2e"``,
+    leaves it to the full run."""
+    for item in items:
+        if item.get_closest_marker("trained") or item.get_closest_marker("basesize"):
+            item.add_marker(pytest.mark.slow)
+

@@ -22,7 +22,6 @@ import torch
 from app.lessons import deberta
 from app.figures import deberta as figures
 from app.core.lesson import Stop
-from app.models import catalogue
 from tests.conftest import CountingCache, require_bundled
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -412,12 +412,16 @@ def test_trained_student_agrees_with_its_teacher(bundled):
 
 def test_the_reports_speed_up_times_teacher_and_student_in_turns(monkeypatch):
     """The model card's and the quality report's forward speed-ups (app.training.distilbert.forward_speedup) go
-    through the page's own interleaved timing: a teacher twice as slow as its student reads ~2×, an encoder three
-    times as slow ~3×, and the calls alternate (teacher, student, their encoders, teacher, ...), so background load
-    falls on each alike."""
-    import time
+    through the page's own interleaved timing: a teacher twice as slow as its student reads 2×, an encoder three
+    times as slow 3×, and the calls alternate (teacher, student, their encoders, teacher, ...), so background load
+    falls on each alike. The models spend time on a clock of the test's own, so the numbers are exact under any
+    load."""
+    from functools import partial
 
-    calls = []
+    from app import measure
+
+    calls, now = [], [0.0]
+    monkeypatch.setattr(measure, "with_encoders", partial(measure.with_encoders, clock=lambda: now[0]))
 
     class Slow(torch.nn.Module):
         def __init__(self, name, ms):
@@ -430,14 +434,15 @@ def test_the_reports_speed_up_times_teacher_and_student_in_turns(monkeypatch):
 
         def forward(self, **inputs):
             calls.append(self.name)
-            time.sleep(self.ms / 1000)
+            now[0] += self.ms / 1000  # this forward's time, on the test's clock
 
     tok = lambda text, return_tensors: {"input_ids": torch.zeros(1, 5, dtype=torch.long)}  # noqa: E731
     teacher, student = Slow("teacher", 8.0), Slow("student", 4.0)
     teacher.base_model, student.base_model = Slow("teacher encoder", 6.0), Slow("student encoder", 2.0)
     out = recipe.forward_speedup(teacher, student, tok, repeats=20)
-    assert 1.6 < out["speedup"] < 2.2 and 2.5 < out["encoder_speedup"] < 3.2, out
-    assert out["teacher_ms"] >= 8.0 and out["student_ms"] >= 4.0 and out["encoder_student_ms"] >= 2.0
+    assert out["speedup"] == pytest.approx(2.0) and out["encoder_speedup"] == pytest.approx(3.0), out
+    assert out["teacher_ms"] == pytest.approx(8.0) and out["student_ms"] == pytest.approx(4.0)
+    assert out["encoder_student_ms"] == pytest.approx(2.0)
     assert calls[-80:] == ["teacher", "student", "teacher encoder", "student encoder"] * 20
 
 

@@ -195,6 +195,7 @@ def test_a_hand_replaced_token_scores_above_every_untouched_token(pair, position
     assert float(scores[position]) > max(untouched)
 
 
+@pytest.mark.slow  # 20 s
 @pytest.mark.trained
 def test_the_generator_proposes_plausible_fakes_on_the_default_sentence(pair):
     """Issue floor: over 100 seeds, at least 80% of the samples at masked content words are words."""
@@ -341,7 +342,7 @@ def hand_edit(tokens, scores, labels, special, edited, original_tokens=None):
     """What edit_figure reads from a Result, by hand: the edited sentence, its scores and labels, the sentence as
     encoded, and the edited position (the edit applied)."""
     return SimpleNamespace(edited_tokens=tokens, edit_scores=scores, edit_labels=labels, edit_pos=edited,
-                           edit=SimpleNamespace(ok=True),
+                           edit=SimpleNamespace(ok=True), threshold=0.5,
                            encoded=SimpleNamespace(special=special, tokens=original_tokens or ()))
 
 

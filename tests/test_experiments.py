@@ -108,6 +108,7 @@ def test_full_budgets_use_three_seeds_tiny_models_and_the_real_corpus_defaults()
 # ----------------------------------------------------------------------------- quick runs end to end
 
 
+@pytest.mark.slow  # trains
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_quick_run_writes_a_valid_json(quick_runs, name):
     doc = results.read(quick_runs[name])
@@ -134,16 +135,18 @@ def test_quick_run_writes_a_valid_json(quick_runs, name):
     assert all(v["label"].startswith(f"{verdict.NO_VERDICT}: {v['health']}") for v in doc["verdicts"] if v["health"])
 
 
-def test_a_second_run_resumes_from_the_finished_results(quick_runs, corpus, work, tmp_path):
+@pytest.mark.slow  # trains
+def test_a_second_run_resumes_from_the_finished_results(quick_runs, corpus, work, tmp_path, monkeypatch):
     from app.experiments import runner
 
     before = results.read(quick_runs["sharing"])
+    monkeypatch.setattr(runner.common, "train_loop", lambda *a, **k: pytest.fail("a finished run was trained again"))
     path = runner.run_experiment("sharing", seeds=1, quick=True, corpus=corpus, work=work, out=tmp_path)
     after = results.read(path)
     assert after["arms"]["all"]["seeds"][0]["final"] == before["arms"]["all"]["seeds"][0]["final"]
-    assert after["meta"]["wall_seconds"] < before["meta"]["wall_seconds"] + 5
 
 
+@pytest.mark.slow  # trains
 def test_the_command_line_lists_and_runs(corpus, work, tmp_path, capsys):
     from app.experiments.__main__ import main
 
@@ -274,6 +277,7 @@ def test_shared_modules_get_one_update_from_every_layer_that_uses_them(corpus, w
     assert sum("attention.query.weight" in n for n in names) == 1  # listed (and optimised) once
 
 
+@pytest.mark.slow  # trains
 def test_distillation_arms_share_the_student_but_the_loss(corpus, work):
     module, ctx = quick_context("distillation", corpus, work)
     setups = {a.name: module.setup(a, 0, ctx) for a in module.arms(ctx.budget)}
@@ -501,6 +505,7 @@ def test_acceptability_pairs_swap_two_adjacent_words():
 # ----------------------------------------------------------------------------- the NSP / SOP stand-ins
 
 
+@pytest.mark.slow  # trains
 def test_sentence_run_keeps_nsp_and_sop_checkpoints_in_berts_conventions(quick_runs, corpus, work, tmp_path):
     from transformers import AutoTokenizer, BertForPreTraining
 
@@ -534,13 +539,14 @@ def quick_live(monkeypatch):
     return masking
 
 
+@pytest.mark.slow  # trains
 def test_live_run_trains_both_arms_reports_progress_and_stops_in_time(quick_live, corpus, work):
     from app.experiments import live
 
     points = []
     r = live.live_run("masking", seconds=20, progress=lambda step, m: points.append((step, m)), corpus=corpus,
                       work=work, turn_s=0.5)
-    assert r.arms == ("dynamic", "static1") and not r.cancelled and r.seconds < 25
+    assert r.arms == ("dynamic", "static1") and not r.cancelled  # in time: it finished (below) within the 20 s
     assert {m["arm"] for _, m in points} == {"dynamic", "static1"}
     assert points[0][0] == 0 and "valid_loss" in points[0][1] and 0 <= points[-1][1]["fraction"] <= 1
     assert r.finished and r.steps == {"dynamic": 40, "static1": 40}
@@ -548,6 +554,7 @@ def test_live_run_trains_both_arms_reports_progress_and_stops_in_time(quick_live
     assert not list(Path(work).glob("live-*"))  # its scratch state is gone
 
 
+@pytest.mark.slow  # trains
 def test_live_run_is_cancellable_and_one_at_a_time(quick_live, corpus, work):
     from app.experiments import live
 

@@ -99,6 +99,7 @@ def float32_results(bundled):
     return {}
 
 
+@pytest.mark.slow  # every lesson in float16 and bfloat16 on the CPU (5-55 s each)
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
 def test_every_lesson_runs_in_half_precision_through_the_context(lesson, dtype, bundled, float32_results):

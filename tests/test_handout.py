@@ -5,6 +5,7 @@ and QR code per slide; chromium prints it to PDF when it is installed."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -12,6 +13,9 @@ from app.lecture import deck, handout
 from app.figures import Document
 from app.lessons import LESSONS
 from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 BASE = "http://lecture-hall.example:8501"
 TINY_JS = "/* plotly.js would be here */"
@@ -24,6 +28,7 @@ def sections():
             for i, v in enumerate(deck.default_deck(), 1)]
 
 
+@pytest.mark.slow  # every lesson's key figure built (78 s)
 def test_every_lesson_with_a_key_figure_draws_it_or_says_why(sections):
     lessons = {lesson.slug: lesson for lesson in LESSONS}
     drawn = set()
@@ -50,6 +55,7 @@ def test_every_lesson_that_puts_a_figure_on_the_stage_gives_it_to_the_handout_to
         assert getattr(importlib.import_module(lesson.library), "TAKEAWAY", ""), f"{lesson.library}: no TAKEAWAY"
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_a_figure_is_the_pages_key_figure(sections, bundled):
     """The handout draws with the very function the page puts on the stage, on the same Result."""
     from app.lessons import electra
@@ -62,12 +68,14 @@ def test_a_figure_is_the_pages_key_figure(sections, bundled):
     assert all(f"{x:.2f}" in s.figure or str(x)[:6] in s.figure for x in z[:3])
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_the_attention_slide_is_bertvizs_own_document(sections):
     s = next(s for s, v in zip(sections, deck.default_deck()) if v.page == "attention")
     assert s.figure.startswith('<div class="figure"') and "<iframe" in s.figure and "srcdoc=" in s.figure
     assert "<script" not in s.figure  # escaped inside
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_the_document_is_offline_and_has_one_live_link_per_slide(sections):
     html = handout.document(sections, "My <lecture>", plotly_js=TINY_JS)
     assert html.count(TINY_JS) == 1 and "My &lt;lecture&gt;" in html
@@ -89,6 +97,7 @@ def test_a_lesson_that_stops_gives_a_section_that_says_why():
     assert s.figure is None and "sentence" in s.problem.lower()
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_a_figure_is_sized_by_its_page_without_a_toolbar(sections):
     """A figure's box carries the height the figure was made for; the page's script draws it to the box (shrunk,
     not squashed, when taller) with plotly's toolbar off; a document (bertviz) is zoomed to its box."""
@@ -107,7 +116,7 @@ needs_chromium = pytest.mark.skipif(not handout.pdf_available(), reason="no chro
 DPI = 150  # a modest scan: every code must decode from it
 
 
-def printed(pdf: bytes, tmp_path) -> list[tuple[str, "Image.Image"]]:
+def printed(pdf: bytes, tmp_path) -> list[tuple[str, Image.Image]]:
     """Each page of the PDF as (its text, its image at DPI), by poppler's pdftotext and pdftoppm."""
     import shutil
     import subprocess
@@ -149,6 +158,7 @@ def check_page(text: str, image, s: handout.Section):
         assert coloured.mean() > 0.002 and rows[-1] - rows[0] > 0.3 * image.height, (s.number, coloured.mean())
 
 
+@pytest.mark.slow  # chromium prints the PDF
 @needs_chromium
 def test_a_two_slide_deck_prints_two_pages_each_a_whole_slide(sections, tmp_path):
     two = sections[:2]
@@ -159,6 +169,7 @@ def test_a_two_slide_deck_prints_two_pages_each_a_whole_slide(sections, tmp_path
         check_page(text, image, s)
 
 
+@pytest.mark.slow  # chromium prints the PDF
 @needs_chromium
 def test_the_default_deck_prints_one_page_a_slide_and_every_code_decodes(sections, tmp_path):
     pages = printed(handout.pdf(handout.document(sections, "The default deck")), tmp_path)
@@ -167,6 +178,7 @@ def test_the_default_deck_prints_one_page_a_slide_and_every_code_decodes(section
         check_page(text, image, s)
 
 
+@pytest.mark.slow  # the default deck's every slide built (sections: ~60 s)
 def test_every_code_in_the_html_is_square_and_decodes_to_its_slides_link(sections):
     import zxingcpp
 
@@ -180,3 +192,13 @@ def test_every_code_in_the_html_is_square_and_decodes_to_its_slides_link(section
         side = int(re.search(r'viewBox="0 0 (\d+) ', svg).group(1))  # modules, quiet zone included
         assert width == height and float(width) * (side - 8) / side >= 25  # the code itself: ≥ 2.5 cm
         assert [r.text for r in zxingcpp.read_barcodes(svg_image(svg))] == [s.url.replace("&amp;", "&")]
+
+
+def test_the_class_answers_go_on_a_last_page_only_when_added(sections):
+    asked = [{"slide": 1, "prompt": "Which word goes in the blank? <script>x</script>",
+              "sentence": "61% of you chose ball; the model put 44% on ball."}]
+    with_answers = handout.document(sections, "Deck", plotly_js=TINY_JS, answers=asked)
+    assert "<h2>The class's answers</h2>" in with_answers and "(slide 1)" in with_answers
+    assert "&lt;script&gt;x&lt;/script&gt;" in with_answers and "<script>x</script>" not in with_answers
+    assert "61% of you chose ball" in with_answers
+    assert "The class's answers" not in handout.document(sections, "Deck", plotly_js=TINY_JS)

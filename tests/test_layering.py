@@ -23,21 +23,35 @@ def imported_modules(path: Path) -> set[str]:
 
 #: the launcher (``python -m app.serve``) starts Streamlit's server: it is the command line, not library code
 LAUNCHER = ROOT / "app" / "serve.py"
+#: puts the class's light routes into Streamlit's web server (before it starts, or once it runs): server plumbing
+#: like the launcher, never st.* calls
+MOUNT = ROOT / "app" / "classroom" / "mount.py"
 
 
 def test_app_never_imports_streamlit_except_ui():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
-                 if p.parent != ROOT / "app" / "ui" and p != LAUNCHER and "streamlit" in imported_modules(p)]
+                 if p.parent != ROOT / "app" / "ui" and p not in (LAUNCHER, MOUNT) and "streamlit" in imported_modules(p)]
     assert offenders == []
+
+
+def test_the_mount_uses_only_streamlits_server():
+    """app/classroom/mount.py reaches Streamlit's config, runtime and Starlette app, never its page API."""
+    tree = ast.parse(MOUNT.read_text(encoding="utf-8"))
+    used = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert {m for m in used if m.startswith("streamlit")} <= {"streamlit", "streamlit.runtime",
+                                                             "streamlit.web.server.starlette"}
+    assert "import streamlit as st" not in MOUNT.read_text(encoding="utf-8")
 
 
 def test_the_launcher_only_launches():
     """app/serve.py starts the server and the early imports, nothing else: no page, figure or model code."""
     tree = ast.parse(LAUNCHER.read_text(encoding="utf-8"))
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert functions <= {"server_up", "_preload", "main", "skip_component_scan", "skip_use_warning", "warm_first_page"}
+    assert functions <= {"server_up", "_preload", "main", "skip_component_scan", "skip_use_warning", "warm_first_page",
+                         "leave"}
     assert imported_modules(LAUNCHER) <= {"__future__", "sys", "threading", "pathlib", "time", "importlib", "app",
-                                          "streamlit"}
+                                          "streamlit", "typing", "os", "atexit"}
 
 
 def test_entry_file_only_routes():
@@ -168,7 +182,8 @@ HEAVY = {"torch", "transformers", "plotly", "pandas", "numpy"}
 LIGHT = {"app/ui/__init__.py", "app/core/preload.py", "app/core/state.py", "app/lessons/__init__.py", "app/core/__init__.py", "app/lecture/__init__.py", "app/lecture/examples.py", "app/__init__.py",
          "app/lecture/deck.py", "app/core/startup.py", "app/core/visitors.py",
          "app/serve.py",  # the launcher: it runs the preload itself, in a thread, once the server is up
-         "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py"}
+         "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py",
+         "app/core/lesson.py"}  # names transformers' tokenizer class to recognise it (MODEL_PARTS); imports nothing
 
 
 def test_every_library_module_that_pages_run_imports_preload_first():
@@ -257,8 +272,14 @@ def test_preload_names_every_transformers_class_the_app_imports():
             if isinstance(node, ast.ImportFrom) and node.module == "transformers":
                 used |= {a.name for a in node.names}
     assert used and used <= set(TRANSFORMERS_NAMES), used - set(TRANSFORMERS_NAMES)
+    from app.models.catalogue import CATALOGUE  # app.core may not import it: the list is written out
+
+    classes = {v.model_class for v in CATALOGUE.values()}
+    assert classes <= set(TRANSFORMERS_NAMES), \
+        f"add to app.core.preload.TRANSFORMERS_NAMES: {classes - set(TRANSFORMERS_NAMES)}"
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_preload_keeps_the_libraries_out_of_every_reruns_garbage_collection():
     """Streamlit collects garbage after every script run; preload freezes what the libraries allocated,
     so a collection walks the few objects made since, not the ~470,000 of torch, transformers and co."""
@@ -304,3 +325,127 @@ def test_a_gpu_hosts_home_page_asks_for_cuda_without_importing_torch():
     import torch
 
     assert out.stdout.split() == [str(torch.cuda.is_available()), "False"], out.stdout + out.stderr
+
+
+# ----------------------------------------------------------------------------- imports point down
+
+def app_modules() -> dict[str, Path]:
+    """Every module of the app package by its dotted name (a package by its own name)."""
+    out = {}
+    for p in (ROOT / "app").rglob("*.py"):
+        parts = list(p.relative_to(ROOT).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return out
+
+
+def app_imports(path: Path, modules: dict[str, Path]) -> list[tuple[str, int]]:
+    """(imported app module, line) for every import of an app module in ``path``, at the top or inside a function
+    (an import run later still ties the layers): ``from app.x import y`` is app.x.y when that is a module."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "app"]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "app":
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                out.append((sub if sub in modules else node.module, node.lineno))
+    return out
+
+
+def layer(module: str) -> str:
+    """app.figures.masking -> figures; app.masking (a concept module) -> app."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (ROOT / "app" / parts[1]).is_dir()) else "app"
+
+
+def upward(rule, allowed: dict[str, str] | None = None) -> list[str]:
+    """The imports ``rule(importer layer, imported layer)`` forbids, one line each naming the file, line and module;
+    ``allowed`` maps a file to why it may (each entry must still be needed)."""
+    modules, found, used = app_modules(), [], set()
+    for name, path in sorted(modules.items()):
+        rel = str(path.relative_to(ROOT))
+        for target, line in app_imports(path, modules):
+            if rule(layer(name), layer(target)):
+                if rel in (allowed or {}):
+                    used.add(rel)
+                    continue
+                found.append(f"{rel}:{line} imports {target}")
+    stale = set(allowed or {}) - used
+    assert not stale, f"no longer needed, drop from the allowed list: {sorted(stale)}"
+    return found
+
+
+def test_figures_take_labels_from_the_result_not_from_their_lesson():
+    """A figure draws a Result: what it labels comes in the Result or from a module below the lessons (a concept
+    module such as app/masking.py, app/permutation.py, app/sentence_pairs.py; app/core/text.py)."""
+    found = upward(lambda a, b: a == "figures" and b in ("lessons", "ui"))
+    assert found == [], "figures import up a layer (move the name below the lessons, or into the Result):\n" + \
+        "\n".join(found)
+
+
+def test_lessons_import_no_figures_and_no_ui():
+    allowed = {"app/lessons/attention.py": "bertviz's view is built in run and cached with the forward (issue 48: left)"}
+    found = upward(lambda a, b: a == "lessons" and b in ("figures", "ui"), allowed)
+    assert found == [], "a lesson imports up a layer:\n" + "\n".join(found)
+
+
+def test_training_imports_no_lesson():
+    """The recipes sit below the lessons: a rule they share lives in a concept module (app/sentence_pairs.py)."""
+    allowed = {  # they measure what a page shows, with the page's own scoring (issue 48: left to move out)
+        "app/training/report.py": "the quality report scores the bundled checkpoints through the lessons' run",
+        "app/training/bert_nsp.py": "page_pool_accuracy scores the NSP head on the lesson's own pool (head_probs)",
+    }
+    found = upward(lambda a, b: a == "training" and b in ("lessons", "figures", "ui"), allowed)
+    assert found == [], "training imports a lesson:\n" + "\n".join(found)
+
+
+def test_core_imports_nothing_above_it():
+    """app/core is what every layer speaks; it imports only itself (the model classes preload imports are named in
+    app.core.preload.TRANSFORMERS_NAMES, which test_preload_names_every_transformers_class_the_app_imports checks)."""
+    found = upward(lambda a, b: a == "core" and b != "core")
+    assert found == [], "app/core imports from above it:\n" + "\n".join(found)
+
+
+def import_cycles() -> list[str]:
+    """Every cycle of the app's import graph (counting imports inside functions), each as ``a -> b -> a``."""
+    modules = app_modules()
+    edges = {name: sorted({t for t, _ in app_imports(path, modules) if t in modules and t != name
+                           and not name.startswith(t + ".")})  # a module's own package runs first: not a cycle
+             for name, path in modules.items()}
+    cycles, state = [], {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        for nxt in edges[node]:
+            if state.get(nxt) == "open":
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for name in sorted(edges):
+        if name not in state:
+            visit(name, [name])
+    return cycles
+
+
+def test_the_import_graph_has_no_cycle():
+    """No module imports, directly or through others, a module that imports it (app/ui/loading.py and
+    app/ui/own.py asked each other, inside functions, before app/ui/model_settings.py)."""
+    cycles = import_cycles()
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_layer_checks_name_the_offending_import_and_the_cycle(tmp_path, monkeypatch):
+    """Each rule's message names the file, the line and the module imported; a cycle is named module by module."""
+    fake = tmp_path / "app"
+    (fake / "figures").mkdir(parents=True)
+    (fake / "lessons").mkdir()
+    (fake / "figures" / "toy.py").write_text("import json\nfrom app.lessons.toy import LABELS\n")
+    (fake / "lessons" / "toy.py").write_text("LABELS = {}\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert upward(lambda a, b: a == "figures" and b == "lessons") == ["app/figures/toy.py:2 imports app.lessons.toy"]
+    (fake / "ui").mkdir()
+    (fake / "ui" / "a.py").write_text("def f():\n    from app.ui import b\n")
+    (fake / "ui" / "b.py").write_text("from app.ui.a import f\n")
+    assert import_cycles() == ["app.ui.a -> app.ui.b -> app.ui.a"]

@@ -150,18 +150,14 @@ def test_possible_settings_have_no_problems_and_e_above_h_is_fine_unfactorized()
     assert P.problems(P.Arch(embedding_size=4096, factorized=False)) == []
 
 
-def test_the_largest_accepted_setting_counts_quickly_on_meta():
-    import time
-
+def test_the_largest_accepted_setting_counts_on_meta():
     hi = P.LIMITS
     arch = P.Arch(vocab_size=hi.vocab_size[1], hidden_size=hi.hidden_size[1], embedding_size=128,
                   num_hidden_layers=hi.num_hidden_layers[1], num_attention_heads=128,
                   intermediate_size=hi.intermediate_size[1], sharing="none", factorized=True)
     assert P.problems(arch) == []
-    t = time.perf_counter()
-    counted, _ = P.count_on_meta(arch)
+    counted, _ = P.count_on_meta(arch)  # ~0.3 s idle (no memory allocated: meta tensors)
     assert counted == P.breakdown(arch).total
-    assert time.perf_counter() - t < 20  # seconds, on a loaded 2-core machine; ~0.3 s idle
 
 
 # ----------------------------------------------------------------------------- presets

@@ -10,7 +10,7 @@ import pytest
 from app.classroom import question as q
 from app.classroom.question import Question
 
-SLUGS = ("masking", "electra", "xlnet", "albert_params", "distillation", "sentence_order")
+SLUGS = ("masking", "compare", "electra", "xlnet", "albert_params", "distillation", "sentence_order")
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,15 @@ def test_every_lesson_asks_a_question_a_phone_can_answer(asked, slug):
     for choice in question.choices:
         assert q.normalise(public, choice) == choice
     assert q.normalise(public, "<script>alert(1)</script>") is None
+
+
+def test_side_by_side_asks_for_the_blank_every_variant_guessed(asked):
+    result, question = asked["compare"]
+    assert result.words[result.word] in question.choices and 2 <= len(question.choices) <= 4
+    for g in result.guesses:
+        if g.prediction.pieces and not g.prediction.unknown:
+            assert g.label in question.explain
+    assert question.answer == (q.reads(result.guesses[0].prediction.first.words[0]).strip(),)
 
 
 def test_masking_asks_for_the_blank_with_the_models_own_guesses(asked):
@@ -108,7 +117,7 @@ BALL = Question("masking", "Which word goes in the blank?", "choice", ("ball", "
 def test_the_reveal_says_the_halls_share_and_the_models():
     shown = q.reveal(BALL, {"ball": 61, "toy": 30, "kite": 9})
     assert shown["answered"] == 100
-    assert [r["answer"] for r in shown["rows"]] == ["ball", "kite", "toy"]
+    assert [r["label"] for r in shown["rows"]] == ["ball", "kite", "toy"]
     assert shown["sentence"].startswith("61% of you chose ball; the model put 44% on ball, 30% on toy.")
 
 
@@ -116,14 +125,14 @@ def test_a_multi_answer_counts_each_tapped_token():
     swap = Question("electra", "Which?", "multi", ("the", "dog", "ran", "none"), ("dog",),
                     (("the", 0.1), ("dog", 0.9), ("ran", 0.2)))
     shown = q.reveal(swap, {"dog": 3, "the|dog": 1})
-    rows = {r["answer"]: r for r in shown["rows"]}
-    assert rows["dog"]["count"] == 4 and rows["the"]["count"] == 1 and rows["dog"]["right"]
+    rows = {r["label"]: r for r in shown["rows"]}
+    assert rows["dog"]["count"] == 4 and rows["the"]["count"] == 1 and rows["dog"]["answer"]
 
 
 def test_free_words_enter_the_histogram_only_in_the_models_vocabulary():
     word = Question("masking", "Which word?", "word", answer=("ball",), model=(("ball", 0.4),))
     shown = q.reveal(word, {"ball": 3, "zzkx": 2}, in_vocabulary=lambda w: w != "zzkx")
-    assert [r["answer"] for r in shown["rows"]] == ["ball"] and shown["left_out"] == 2
+    assert [r["label"] for r in shown["rows"]] == ["ball"] and shown["left_out"] == 2
     assert "2 answers not in the model's vocabulary left out." in shown["sentence"]
 
 

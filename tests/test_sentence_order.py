@@ -169,6 +169,7 @@ def test_pairs_go_through_in_chunks_of_similar_length_with_the_logits_of_one_pad
     assert torch.allclose(so.sentence_logits(bert, pairs), whole, atol=1e-5)
 
 
+@pytest.mark.slow  # scores the pair pools (10-60 s)
 def test_a_checkpoint_without_a_sentence_head_is_left_out_with_a_note(models, tmp_path):
     from transformers import AlbertConfig, AlbertForMaskedLM, AutoTokenizer
 
@@ -187,6 +188,7 @@ def test_a_checkpoint_without_a_sentence_head_is_left_out_with_a_note(models, tm
     assert "python -m app.training --recipe bert-nsp" in str(stop.value)
 
 
+@pytest.mark.slow  # scores the pair pools (10-60 s)
 def test_the_bundled_albert_is_scored_exactly_when_it_ships_its_sop_head(bundled):
     albert = bundled("albert")
     has_head = so.sop_head_weights(Path(albert.location)) is not None
@@ -201,6 +203,7 @@ def test_the_bundled_albert_is_scored_exactly_when_it_ships_its_sop_head(bundled
 # ----------------------------------------------------------------------------- the lesson's run
 
 
+@pytest.mark.slow  # scores the pair pools (40 s)
 def test_run_scores_both_orders_and_the_generated_pairs_with_each_head(models):
     r = so.run(models, so.Inputs(seed=2, examples=4))
     assert [h.key for h in r.heads] == ["albert", "bert-nsp"] and [h.says for h in r.heads] == ["swapped", "not next"]
@@ -241,6 +244,7 @@ def test_heads_of_the_real_size_score_the_first_base_pairs_of_the_same_pool_and_
     assert any(f"score {n} of the {so.DEFAULTS.sample_pairs} story pairs" in note.text for note in r.notes)
 
 
+@pytest.mark.slow  # scores the pair pools (10-60 s)
 def test_typing_rescores_only_your_pair_and_the_slider_and_seed_rescore_nothing(models):
     cache = CountingCache()
     so.run(models, so.Inputs(), cache)
@@ -259,6 +263,7 @@ def test_an_empty_sentence_stops_with_a_message(models, a, b):
         so.run(models, so.Inputs(text=a, text_b=b))
 
 
+@pytest.mark.slow  # scores the pair pools (10-60 s)
 def test_unknown_characters_and_a_long_pair_get_notes(models):
     r = so.run(models, so.Inputs(text="The cat 😀 sat. 你好", text_b="مرحبا friend."))
     assert any("Sentence A" in n.text for n in r.notes) and any("Sentence B" in n.text for n in r.notes)
@@ -269,6 +274,7 @@ def test_unknown_characters_and_a_long_pair_get_notes(models):
     assert all(len(p) == so.DEFAULTS.max_tokens for p in r.pieces.values())
 
 
+@pytest.mark.slow  # scores the pair pools (10-60 s)
 def test_a_head_that_cannot_be_loaded_is_a_note_and_the_other_goes_on(models):
     r = so.run({"albert": models["albert"], "bert-nsp": "there is no bundled checkpoint at /x"}, so.Inputs())
     assert [h.key for h in r.heads] == ["albert"]
@@ -288,6 +294,7 @@ def test_the_nsp_stand_in_is_in_the_catalogue_but_not_a_masked_lm():
 # ----------------------------------------------------------------------------- figures
 
 
+@pytest.mark.slow  # scores the pair pools (10-60 s)
 def test_figures_show_each_heads_probabilities(models):
     r = so.run(models, so.Inputs())
     heads = [(h.key, h.objective, h.name) for h in r.heads]
@@ -338,6 +345,7 @@ def test_the_head_comparison_says_ahead_only_when_the_paired_test_clears_its_thr
     assert so.compare_heads(heads[:1], wrong_way) == ()  # one head: nothing to compare
 
 
+@pytest.mark.slow  # scores the pair pools (10-60 s)
 def test_the_page_compares_the_two_heads_on_the_same_pairs(models):
     r = so.run(models, so.Inputs())
     comparison = [line for line in r.grid.lines if "exact McNemar test" in line]

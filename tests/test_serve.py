@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from app import serve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,3 +68,142 @@ def test_streamlits_repl_check_is_skipped(monkeypatch):
     assert delta_generator._use_warning_has_been_displayed is True
     monkeypatch.delattr(delta_generator, "_use_warning_has_been_displayed")
     assert serve.skip_use_warning() is False  # a Streamlit without the flag is left as it is
+
+
+# ----------------------------------------------------------------------------- a start and a stop, for real
+
+#: Runs app.serve with an audit hook that writes down every name looked up and every address connected or sent
+#: to from Python (sys.addaudithook: socket.getaddrinfo, socket.connect, ...), one JSON line each.
+LAUNCHER = """
+import json, os, runpy, sys
+LOG = os.environ["BVE_NET_LOG"]
+NAMED = {"socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.gethostbyaddr"}
+SENT = {"socket.connect", "socket.connect_ex", "socket.sendto", "socket.sendmsg"}
+def heard(event, args):
+    if event in NAMED or event in SENT:
+        with open(LOG, "a") as f:
+            f.write(json.dumps([event, repr(args[0] if event in NAMED else args[1])]) + "\\n")
+sys.addaudithook(heard)
+sys.path.insert(0, os.getcwd())
+sys.argv = ["app.serve", *sys.argv[1:]]
+runpy.run_module("app.serve", run_name="__main__", alter_sys=True)
+"""
+LOOPBACK = ("'localhost'", "'127.", "('127.", "'::1'", "('::1'", "'0.0.0.0'", "'::'", "None", "''")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _only_loopback() -> list[str]:
+    """A command prefix that runs in a network namespace of its own with only the loopback interface up
+    (``unshare -rn``), or [] where this machine does not allow one (the audit hook still hears every attempt)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode:
+        return []
+    up = "ip link set lo up 2>/dev/null || true; " if shutil.which("ip") else ""
+    return ["unshare", "-rn", "sh", "-c", up + 'exec "$@"', "sh"]
+
+
+def _wait_for(what: str, log, after: str | None = None, bound_s: float = 300):
+    """Poll the start-up log until ``what`` is in it (after the first ``after``, if given): a bound for a stuck
+    server, not a timing."""
+    import time
+
+    from app.core import startup
+
+    def seen() -> bool:
+        marks = [e["what"] for e in startup.read(str(log))]
+        return what in (marks[marks.index(after) + 1:] if after in marks else [] if after else marks)
+
+    end = time.monotonic() + bound_s
+    while not seen():
+        assert time.monotonic() < end, f"the server never wrote {what!r} to its start-up log"
+        time.sleep(0.2)
+
+
+def _stop(proc) -> tuple[int, str, str]:
+    import signal
+
+    proc.send_signal(signal.SIGTERM)  # what a host sends (a Procfile dyno, a Space restarting, Ctrl-C's sibling)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+@pytest.mark.slow  # a real server: its start and the heavy imports
+def test_a_started_server_asks_nothing_off_the_machine(tmp_path):
+    """The Procfile's start (headless, every interface), in a network namespace with only loopback where the
+    machine allows it: no name is looked up and no address but loopback is connected or sent to, from the server's
+    start through the heavy imports (Streamlit's headless banner asked checkip.amazonaws.com and "connected" a UDP
+    socket to 8.8.8.8 before .streamlit/config.toml stated browser.serverAddress)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    net, log = tmp_path / "net.jsonl", tmp_path / "startup.log"
+    env = {**os.environ, "BVE_NET_LOG": str(net), "BVE_STARTUP_LOG": str(log), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([*_only_loopback(), sys.executable, "-c", LAUNCHER, "--server.headless=true",
+                             "--server.address=0.0.0.0", f"--server.port={_free_port()}"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for("preload end", log)  # the server is up and the imports begun IDLE_START_S later are done
+    finally:
+        rc, out, err = _stop(proc)
+    assert rc == 0, err
+    assert "URL: http://localhost:" in out and "External URL" not in out and "Network URL" not in out, out
+    assert "Did not auto detect external IP" not in err, err
+    heard = [json.loads(line) for line in net.read_text().splitlines()] if net.exists() else []
+    outside = [(event, where) for event, where in heard if not where.startswith(LOOPBACK)]
+    assert outside == [], outside
+
+
+@pytest.mark.slow  # a real server and its warm start: every catalogue model loaded
+def test_a_server_stopped_after_its_warm_start_exits_cleanly(tmp_path):
+    """Stopped while its warm start loads models (started by a visitor's lesson, whose own models are loaded and
+    run), the server exits with status 0 and says nothing on the way out. It used to abort in the interpreter's
+    teardown with "terminate called without an active exception" (SIGABRT, status -6) when a thread was inside
+    torch then (a daemon thread is ended by unwinding its native frames): about one stop in two here, before
+    app.serve.leave ended the process with os._exit once the server has stopped."""
+    import asyncio
+    import os
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.e2e.stclient import Session
+
+    port, log = _free_port(), tmp_path / "startup.log"
+    env = {**os.environ, "BVE_STARTUP_LOG": str(log), "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "app.serve", "--server.headless=true", f"--server.port={port}",
+                             "--server.address=127.0.0.1"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for("process start", log)
+        end = time.monotonic() + 300
+        while True:  # healthy: the runtime answers
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                assert time.monotonic() < end and proc.poll() is None, "the server never became healthy"
+                time.sleep(0.2)
+
+        async def visit():
+            async with Session(base) as session:
+                return await session.open("masking")
+
+        assert asyncio.run(visit()).exceptions == []  # a lesson: its models loaded, its forward passes run
+        _wait_for("warm start begin", log)  # which starts the warm start, loading the other models as it stops
+    finally:
+        rc, out, err = _stop(proc)
+    assert "terminate called" not in err, err
+    assert rc == 0, err

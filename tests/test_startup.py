@@ -10,6 +10,9 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from app.core import startup, visitors
 
@@ -39,41 +42,62 @@ def test_a_torn_last_line_is_left_out(tmp_path):
     assert startup.read(str(tmp_path / "absent.log")) == []
 
 
-def test_background_work_waits_while_a_page_runs_and_goes_on_when_it_ends():
-    done = threading.Event()
+class Clock:
+    """A clock that moves only when slept on, so the visitors' waits are measured in its seconds, not in those of
+    a loaded machine. ``at(when, what)``: call ``what()`` once the clock has reached ``when``."""
 
-    def page():
-        visitors.page_started()
-        done.wait(5)
-        time.sleep(0.3)
-        visitors.page_finished()
+    def __init__(self):
+        self.now, self.due = 0.0, []
 
-    t = threading.Thread(target=page)
-    t.start()
-    while not visitors.running():
-        time.sleep(0.01)
-    done.set()
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        for when, what in [d for d in self.due if d[0] <= self.now]:
+            self.due.remove((when, what))
+            what()
+
+    def at(self, when: float, what) -> None:
+        self.due.append((when, what))
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    monkeypatch.setattr(visitors, "time", SimpleNamespace(monotonic=c.monotonic, sleep=c.sleep))
+    return c
+
+
+STEP = 0.02  # yield_to_visitors looks again every 20 ms
+
+
+def test_background_work_waits_while_a_page_runs_and_goes_on_when_it_ends(clock):
+    visitors.page_started()
+    clock.at(0.3, visitors.page_finished)  # the page ends 0.3 s after the background thread began to wait
     waited = visitors.yield_to_visitors(max_wait=5)
-    t.join()
-    assert 0.2 < waited < 2 and visitors.running() == 0
+    assert 0.3 <= waited < 0.3 + 2 * STEP and visitors.running() == 0
 
 
-def test_it_does_not_wait_when_a_page_waits_for_it_nor_past_its_bound():
+def test_it_does_not_wait_when_a_page_waits_for_it_nor_past_its_bound(clock):
     visitors.page_started()  # this thread's page "runs" and never reports its end
     try:
-        assert visitors.yield_to_visitors(max_wait=5, unless=lambda: True) < 0.1  # a page waits on this work
-        assert 0.2 <= visitors.yield_to_visitors(max_wait=0.25) < 1  # at most max_wait
+        assert visitors.yield_to_visitors(max_wait=5, unless=lambda: True) == 0  # a page waits on this work
+        assert clock.now == 0
+        assert 0.25 <= visitors.yield_to_visitors(max_wait=0.25) < 0.25 + 2 * STEP  # at most max_wait
     finally:
         visitors.page_finished()
 
 
-def test_a_run_that_never_reports_its_end_stops_counting(monkeypatch):
+def test_a_run_that_never_reports_its_end_stops_counting(clock, monkeypatch):
     monkeypatch.setattr(visitors, "STALE_RUN_S", 0.05)
     visitors.page_started()
-    time.sleep(0.1)
+    assert visitors.running() == 1
+    clock.sleep(0.1)
     assert visitors.running() == 0
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_the_heavy_imports_pause_between_steps_and_say_when_a_page_waits_for_them():
     """In a fresh interpreter (this one has imported them): ``pause`` runs before each module and each class,
     and a second thread calling load() meanwhile is seen waiting (``waited_for``), then finds them done. The
@@ -114,6 +138,7 @@ print(frozen, preload.freeze_long_lived(), gc.get_freeze_count() < frozen, prelo
     assert seen == "[True]" and done == "True" and torch.strip() == "True"
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_background_work_computes_on_one_thread_and_pages_and_timings_on_torchs_default():
     """In a fresh interpreter with torch's default at 2 threads: the warm start's thread takes
     ``BACKGROUND_THREADS`` for itself; a page thread started after it begins with that (torch hands the last

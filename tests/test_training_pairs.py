@@ -224,6 +224,7 @@ def test_the_report_says_whether_any_checkpoint_had_nsp_at_its_floor_and_sop_nea
     assert report._sop_with_nsp({"valid_nsp_acc": [0.6], "valid_sop_acc": [0.5]}) == ""
 
 
+@pytest.mark.slow  # trains
 def test_albert_stage_two_starts_from_stage_one_keeps_it_and_refuses_to_stack(tmp_path, bundled):
     """--recipe albert-sop: two steps on a tiny corpus from a copy of the bundled ALBERT. It keeps the stage-1
     checkpoint it started from (a rerun starts there again), writes both stages into the card and curves.json,

@@ -466,13 +466,13 @@ def test_order_figure_marks_what_each_step_sees():
     masks = xlnet.masks_from_order([3, 0, 2, 1], 2, 6)  # targets: 2 then 1
     z = np.array(figures.order_figure(xlnet.mask_view(PIECES, masks)).data[0].z)
     assert z.shape == (4, 6)
-    H, C, E, O = figures.HIDDEN, figures.CONTEXT, figures.EARLIER, figures.OWN
-    assert z[2].tolist() == [C, H, O, C, C, C]  # step 2 predicts position 2: sees context and specials
-    assert z[3].tolist() == [C, O, E, C, C, C]  # step 3 predicts position 1: also sees the earlier target
-    assert z[0].tolist() == [C, H, H, O, C, C]  # context: never sees a target
+    H, C, E, OWN = figures.HIDDEN, figures.CONTEXT, figures.EARLIER, figures.OWN
+    assert z[2].tolist() == [C, H, OWN, C, C, C]  # step 2 predicts position 2: sees context and specials
+    assert z[3].tolist() == [C, OWN, E, C, C, C]  # step 3 predicts position 1: also sees the earlier target
+    assert z[0].tolist() == [C, H, H, OWN, C, C]  # context: never sees a target
     free = xlnet.masks_from_order([0, 1, 2, 3], 4, 6, specials_visible=False)
     fig = figures.order_figure(xlnet.mask_view(PIECES, free))
-    assert np.array(fig.data[0].z)[0].tolist() == [O, H, H, H, H, H]
+    assert np.array(fig.data[0].z)[0].tolist() == [OWN, H, H, H, H, H]
     assert "no context!" in fig.layout.yaxis.ticktext[0]
 
 

@@ -23,6 +23,7 @@ KINDS = ("choice", "multi", "word")
 MAX_ANSWER_CHARS = 40  # a word, or a few token labels joined; longer answers are refused
 MAX_CHOICES = 24
 SEPARATOR = "|"
+MAX_ROWS = 6  # rows a multi question's reveal draws: the right answers, then the most tapped
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,8 @@ def _pct(x: float) -> str:
 
 def reveal(question: Question, tally: dict[str, int], in_vocabulary=None) -> dict:
     """What the projector and the phones show on *Reveal*, computed from the hall's ``tally`` ({answer: count}):
-    ``rows`` [{answer, count, hall (share of those who answered), model (its probability, or None), right}],
+    ``rows`` [{label, count, share (of those who answered), model (its probability, or None), answer (True: it is
+    the model's answer, or the right one)}] — what the phones' page draws too —
     ``answered`` (answers counted), ``left_out`` (free words not in the model's vocabulary, by ``in_vocabulary``:
     they do not enter the histogram), and one ``sentence`` that says it."""
     tally = {a: int(n) for a, n in tally.items() if int(n) > 0}
@@ -136,16 +138,19 @@ def reveal(question: Question, tally: dict[str, int], in_vocabulary=None) -> dic
     answered = sum(tally.values())
     model = dict(question.model)
     right = set(question.answer)
-    if question.kind == "multi":  # each choice: the share of answers that tapped it
-        counts = {c: sum(n for a, n in tally.items() if c in a.split(SEPARATOR)) for c in question.choices}
+    if question.kind == "multi":  # each choice: the share of answers that tapped it; on a projector the rows
+        every = {c: sum(n for a, n in tally.items() if c in a.split(SEPARATOR)) for c in question.choices}
+        shown = [c for c in question.choices if every[c] or c in right or (model.get(c) or 0) >= 0.5]
+        shown = sorted(shown, key=lambda c: (c not in right, -every[c]))[:MAX_ROWS]  # that tell: at most MAX_ROWS
+        counts = {c: every[c] for c in question.choices if c in shown}
     elif question.kind == "choice":
         counts = {c: tally.get(c, 0) for c in question.choices}
     else:
         counts = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))[:12])
         for a in (*question.answer, *model):
             counts.setdefault(a, 0)
-    rows = [{"answer": a, "count": n, "hall": n / answered if answered else 0.0, "model": model.get(a),
-             "right": a in right} for a, n in counts.items()]
+    rows = [{"label": a, "count": n, "share": n / answered if answered else 0.0, "model": model.get(a),
+             "answer": a in right} for a, n in counts.items()]
     return {"rows": rows, "answered": answered, "left_out": left_out,
             "sentence": _sentence(question, rows, answered, left_out)}
 
@@ -155,12 +160,12 @@ def _sentence(question: Question, rows: list[dict], answered: int, left_out: int
     if not answered:
         said.append("Nobody answered" + (f" with a word the model knows ({left_out} did not)" if left_out else ""))
     else:
-        top = max(rows, key=lambda r: (r["count"], r["answer"] in question.answer))
+        top = max(rows, key=lambda r: (r["count"], r["answer"]))
         verb = "tapped" if question.kind == "multi" else "chose" if question.kind == "choice" else "wrote"
-        said.append(f"{_pct(top['hall'])} of you {verb} {top['answer']}")
+        said.append(f"{_pct(top['share'])} of you {verb} {top['label']}")
     with_p = sorted((r for r in rows if r["model"] is not None), key=lambda r: -r["model"])
     if with_p and question.kind != "multi":
-        said.append("the model put " + ", ".join(f"{_pct(r['model'])} on {r['answer']}" for r in with_p[:2]))
+        said.append("the model put " + ", ".join(f"{_pct(r['model'])} on {r['label']}" for r in with_p[:2]))
     elif question.answer:
         said.append("the answer: " + ", ".join(question.answer))
     text = "; ".join(said) + "."

@@ -1,11 +1,17 @@
 """What every lesson's ``run`` speaks: notes for the reader, the signal that there is nothing to show, and
 how it asks for its expensive steps to be cached. Pure: no streamlit.
 
-Every lesson library (``app/<concept>.py``) exposes
+Every lesson library (``app/lessons/<slug>.py``, one per page ``pages/<slug>.py``, its figures in
+``app/figures/<slug>.py``; rules it shares with training or experiments live in a concept module,
+``app/<concept>.py``) exposes
 
+    ORDER, TITLE, ICON, LINE              # plain literals: its place, title, icon and one line (app.lessons)
     SPEC                                  # its URL parameters (app.core.state.Spec)
+    MODELS                                # the catalogue keys it runs on
     Inputs.from_values(values) -> Inputs  # frozen dataclass, built from the URL/widget values
+    Result                                # frozen dataclass: everything its figures draw
     run(models, inputs, cache=direct) -> Result
+    TAKEAWAY                              # its one-line takeaway
 
 ``models`` maps catalogue keys to loaded models (``app.models.loading.Loaded``). ``run`` calls its
 expensive steps through ``cache(step, *args)`` (the page passes a cache keyed by the arguments and each
@@ -43,8 +49,36 @@ class Stop(Exception):
 Cache = Callable[..., object]
 
 
+#: a model's parts cannot key a cache (their state is not their identity): (the class's top package, its name)
+MODEL_PARTS = {("transformers", "PreTrainedTokenizerBase"), ("tokenizers", "Tokenizer"), ("torch", "Module")}
+
+
+def cache_argument_problem(step: Callable, args: tuple) -> str | None:
+    """Why ``cache(step, *args)`` cannot keep its result, naming the step and the argument, or None. The rule:
+    every argument is a loaded model (``app.models.loading.Loaded``, kept by its identity), a tensor (by its
+    contents) or a value Streamlit can hash — never a model's parts: its tokenizer or its torch module."""
+    import inspect
+
+    try:
+        names = list(inspect.signature(step).parameters)
+    except (TypeError, ValueError):
+        names = []
+    for i, arg in enumerate(args):
+        part = next((c for c in type(arg).__mro__ if (c.__module__.split(".")[0], c.__name__) in MODEL_PARTS), None)
+        if part is not None:
+            name = f" `{names[i]}`" if i < len(names) else ""
+            return (f"cache({getattr(step, '__qualname__', step)}, ...): argument {i + 1}{name} is a "
+                    f"{type(arg).__name__} (a {part.__name__}), which cannot key a cache. Pass the loaded model "
+                    "(its identity keys the cache) and read its .tokenizer or .model inside the step.")
+    return None
+
+
 def direct(step: Callable, *args):
-    """The cache for tests and scripts: call the step."""
+    """The cache for tests and scripts: call the step — after the check the page's cache makes
+    (:func:`cache_argument_problem`), so a test of ``run`` fails where the page would, and says why."""
+    problem = cache_argument_problem(step, args)
+    if problem:
+        raise TypeError(problem)
     return step(*args)
 
 

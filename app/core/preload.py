@@ -36,7 +36,7 @@ from app.core import startup
 
 #: Every class the app takes from transformers by name (tests/test_layering.py keeps this list whole).
 TRANSFORMERS_NAMES = (
-    "AutoTokenizer",
+    "AutoModelForCausalLM", "AutoModelForMaskedLM", "AutoTokenizer",
     "AlbertConfig", "AlbertForMaskedLM", "AlbertForPreTraining", "AlbertTokenizer",
     "BertConfig", "BertForMaskedLM", "BertForPreTraining", "BertTokenizer",
     "DebertaConfig", "DebertaForMaskedLM", "DebertaTokenizer",
@@ -85,9 +85,7 @@ def load(pause: Callable[[], object] | None = None) -> None:
                 step()
                 mods[name] = importlib.import_module(name)
             _torch_threads = mods["torch"].get_num_threads()  # before anything sets it (app.models.device.use_threads)
-            from app.models.catalogue import CATALOGUE
-
-            for name in sorted(set(TRANSFORMERS_NAMES) | {v.model_class for v in CATALOGUE.values()}):
+            for name in sorted(TRANSFORMERS_NAMES):  # the app's and the catalogue's (tests/test_layering.py)
                 step()
                 getattr(mods["transformers"], name)  # resolves the lazy attribute: imports the model's module now
             for name in PLOTLY_NAMES:

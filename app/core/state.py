@@ -167,7 +167,7 @@ def parse(query: Mapping[str, Any], spec: tuple[Param, ...]) -> tuple[dict[str, 
         if len(given) > 1:
             notes.append(f"{md(p.name)} appears {len(given)} times in the link ("
                          + ", ".join(md(v, 20) for v in given[:4]) + ("…" if len(given) > 4 else "")
-                         + f"); the last one counts and the link now holds only it.")
+                         + "); the last one counts and the link now holds only it.")
         try:
             values[p.name] = parse_one(p, raw)
         except ValueError as e:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first, as every library module a page runs: it is light itself)
 
-import html as _html
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -407,3 +406,11 @@ def input_notes(tk: Tokenized, tokenizer, text: str, who: str) -> list[str]:
         notes.append(f"{len(unknown)} piece(s) became {md(tokenizer.unk_token)}{shown}: {who}'s vocabulary has no piece "
                      "for those characters, so the model sees one shared unknown vector there.")
     return notes
+
+
+def human_count(n: float) -> str:
+    """12,345,678 -> '12.3M'."""
+    for div, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(n) >= div:
+            return f"{n / div:.1f}{unit}" if n / div < 100 else f"{n / div:.0f}{unit}"
+    return f"{n:.0f}"

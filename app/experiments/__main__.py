@@ -1,7 +1,7 @@
 """``python -m app.experiments run NAME|all [--seeds 3] [--device cpu] [--quick] [--jobs 2]``, ``list`` and
-``verdicts [--readme README.md] [--json]`` (every comparison's verdict, recomputed from the bundled results; with
-``--readme`` also written into README's "Measured" table, which a full ``run`` rewrites too; with ``--json`` also
-into each results file's stored ``verdicts``).
+``verdicts [--readme docs/results.md] [--json]`` (every comparison's verdict, recomputed from the bundled results;
+with ``--readme`` also written into docs/results.md's "Measured" table, which a full ``run`` rewrites too; with
+``--json`` also into each results file's stored ``verdicts``).
 
 Runs resume: a finished arm × seed is skipped and an interrupted one continues from its last saved
 state (work folder ``--work``, default ``.train/experiments``). The results go to
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the experiments and their claims")
     v = sub.add_parser("verdicts", help="every comparison's verdict from the bundled results (Holm over all of them)")
-    v.add_argument("--readme", type=Path, default=None, help="also write the table into this README's markers")
+    v.add_argument("--readme", type=Path, default=None, help="also write the table into this file's verdicts markers (docs/results.md)")
     v.add_argument("--json", action="store_true",
                    help="also rewrite the verdicts stored in each results file (nothing else in it changes)")
     r = sub.add_parser("run", help="run one experiment (or all) and write its JSON")
@@ -124,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         store = work / "timing.json"
         if not a.quick and Path(out) == Path(runner.DEFAULT_OUT):  # its cost, in BENCHMARKS.md (others' rows kept)
             _write_benchmarks(store, [])
-        readme = runner.REPO_ROOT / "README.md"
-        if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and readme.exists():  # the README's verdicts follow
+        readme = runner.REPO_ROOT / "docs" / "results.md"
+        if not a.quick and Path(out) == Path(runner.DEFAULT_OUT) and readme.exists():  # the verdicts table follows
             from app.experiments import results
 
             results.write_measured(readme, Path(out))

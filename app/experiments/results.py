@@ -394,7 +394,7 @@ MEASURED_START, MEASURED_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->
 
 
 def measured_table(where: Path | None = None) -> str:
-    """README's "Measured" table: every comparison of every claim with results in ``where`` (default
+    """docs/results.md's "Measured" table: every comparison of every claim with results in ``where`` (default
     :func:`folder`), judged together (Holm over the m with results), as markdown."""
     docs = family(where)
     found = judged(docs)
@@ -402,7 +402,7 @@ def measured_table(where: Path | None = None) -> str:
     m = max((v["m"] for v in rows), default=0)
     unhealthy = sum(bool(v["health"]) for v in rows)
     lines = [f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
-             "`python -m app.experiments verdicts --readme README.md` (a full `run` rewrites it). First, health before "
+             "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it). First, health before "
              "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
              "(`Health` in `app/experiments/claims.py`); "
              f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
@@ -479,7 +479,7 @@ def tost_text(v: dict) -> str:
 
 
 def write_measured(path: Path, where: Path | None = None) -> None:
-    """Put :func:`measured_table` between the verdicts markers of ``path`` (a README)."""
+    """Put :func:`measured_table` between the verdicts markers of ``path`` (docs/results.md)."""
     path = Path(path)
     body = path.read_text(encoding="utf-8")
     if MEASURED_START not in body or MEASURED_END not in body:

@@ -189,3 +189,14 @@ def key_figure(r) -> go.Figure:
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/albert_activations.py's SPEC), key
 #: figure first.
 FIGURES = {"layers": key_figure, "unrolled": unroll_figure}
+
+
+def every_figure(r) -> list:
+    """Every figure pages/albert_activations.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        similarity_heatmaps(r),
+        r.unrolled and unroll_figure(r),
+        trajectory_figure(r) if r.albert.path is not None or r.bert.path is not None else None,
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

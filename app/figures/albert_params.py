@@ -8,7 +8,7 @@ import math
 
 import plotly.graph_objects as go
 
-from app.lessons.albert_params import human_count
+from app.core.text import human_count
 from app.figures import kept
 
 
@@ -111,3 +111,13 @@ def key_figure(r) -> go.Figure | None:
     """The ALBERT parameters lesson's key figure, from ``albert_params.run``'s Result: where the parameters of your
     encoder live, beside the same shape without factorization or sharing (None: settings that cannot be built)."""
     return None if r.yours is None else params_stacked_bar(list(r.yours.bars))
+
+
+def every_figure(r) -> list:
+    """Every figure pages/albert_params.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        r.yours and embedding_sweep_figure(r),
+        compute_scatter(r),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

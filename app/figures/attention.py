@@ -69,3 +69,12 @@ def key_figure(r) -> Document:
     """The lesson's key figure, from ``attention.run``'s Result: bertviz's view (head or model), a standalone
     document with its scripts inline, and the height it needs."""
     return Document(r.document, r.height)
+
+
+def every_figure(r) -> list:
+    """Every figure pages/attention.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        attention_heatmap(r),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

@@ -193,3 +193,15 @@ def key_figure(r) -> go.Figure:
     c = r.costs
     return cost_figure([x["label"] for x in c], [x["params"] for x in c], [x["memory_bytes"] for x in c],
                        [x["latency_ms"] for x in c], r.device.upper())
+
+
+def every_figure(r) -> list:
+    """Every figure pages/compare.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        token_grid_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
+        token_grid_figure(r),
+        r.guesses and fill_mask_figure(r),
+        r.electra and discriminator_figure(r.electra),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

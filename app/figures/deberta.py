@@ -209,3 +209,16 @@ def prefix_figure(r) -> go.Figure | None:
 
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/deberta.py's SPEC), key figure first.
 FIGURES = {"terms": key_figure, "shift": prefix_figure}
+
+
+def every_figure(r) -> list:
+    """Every figure pages/deberta.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        key_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
+        positions_figure(r),
+        buckets_figure(r),
+        r.shifts and shift_figure(r.shifts),
+        prediction_figure(r.prediction),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

@@ -10,7 +10,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core.text import html as esc
-from app.lessons.distillation import RECIPE
 from app.figures import kept
 
 TEACHER, STUDENT = "#4c78a8", "#f58518"
@@ -65,10 +64,12 @@ def soft_targets_figure(tokens: list[str], teacher_1: list[float], teacher_t: li
 
 
 @kept
-def temperature_figure(r, recipe_temperature: float = RECIPE.temperature) -> go.Figure:
+def temperature_figure(r, recipe_temperature: float | None = None) -> go.Figure:
     """From ``distillation.run``'s Result: left, entropy of teacher and student vs T (flatter = higher); right, the
-    recipe's T²·KL vs T (``r.sweep``). Dotted lines mark the chosen T (``r.temperature``) and the recipe's T."""
+    recipe's T²·KL vs T (``r.sweep``). Dotted lines mark the chosen T (``r.temperature``) and the recipe's T
+    (``r.recipe_temperature``, unless one is given)."""
     sweep, temperature = r.sweep, r.temperature
+    recipe_temperature = r.recipe_temperature if recipe_temperature is None else recipe_temperature
     temps = sweep["temperature"]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("entropy of the softened distribution (nats)",
                                                         "soft-target term T² · KL(teacher ‖ student)"))
@@ -155,3 +156,14 @@ def key_figure(r) -> go.Figure:
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/distillation.py's SPEC), key figure
 #: first.
 FIGURES = {"soft": key_figure, "temperature": temperature_figure}
+
+
+def every_figure(r) -> list:
+    """Every figure pages/distillation.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        temperature_figure(r),
+        position_kl_figure(r),
+        claims_figure(r.claims),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

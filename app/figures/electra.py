@@ -18,7 +18,6 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
 from app.core.text import html as esc
-from app.lessons.electra import DEFAULTS
 from app.figures import kept
 
 GREY = [[0.0, "#f2f2f2"], [1.0, "#c9c9c9"]]  # content, special
@@ -195,12 +194,14 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone
 
 
 @kept
-def edit_figure(r, threshold: float = DEFAULTS.threshold, per_line: int = PER_LINE) -> go.Figure:
+def edit_figure(r, threshold: float | None = None, per_line: int = PER_LINE) -> go.Figure:
     """The hand-edited sentence, the discriminator's P(replaced) for every token, and the truth, from
     ``electra.run``'s Result (``edited_tokens``, ``edit_scores``, ``edit_labels``, the sentence as encoded, and
-    ``edit_pos`` when the edit applied). z: row 0 1 = the edited position; row 1 P(replaced); row 2 1 = replaced."""
+    ``edit_pos`` when the edit applied, its ``threshold`` unless one is given). z: row 0 1 = the edited position;
+    row 1 P(replaced); row 2 1 = replaced."""
     tokens, scores, labels, special = r.edited_tokens, r.edit_scores, r.edit_labels, r.encoded.special
     edited = r.edit_pos if r.edit.ok else None
+    threshold = r.threshold if threshold is None else threshold
     n = len(tokens)
     tok = [esc(t) for t in tokens]
     was = [esc(t) for t in (r.encoded.tokens or tokens)]
@@ -280,10 +281,10 @@ def auc_curve_figure(curves: dict) -> go.Figure:
     ))
 
 
-def describe(r, threshold: float = DEFAULTS.threshold) -> str:
+def describe(r) -> str:
     """The key figure in words (plain text; the page escapes it): the round's masked positions, what the generator
-    put there, and how the discriminator scored the sentence."""
-    rnd = r.round
+    put there, and how the discriminator scored the sentence (at the Result's threshold)."""
+    rnd, threshold = r.round, r.threshold
     masked = [i for i, m in enumerate(rnd.masked) if m]
     swaps = [f"{rnd.tokens[i]} → {rnd.replacement[i]}" + (" (the original again)" if rnd.same_as_original[i] else "")
              for i in masked]
@@ -300,4 +301,16 @@ def describe(r, threshold: float = DEFAULTS.threshold) -> str:
 def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage (``phone``:
     four tokens a line, for a phone's width)."""
-    return pipeline_figure(r.round, DEFAULTS.threshold, phone=phone)
+    return pipeline_figure(r.round, r.threshold, phone=phone)
+
+
+def every_figure(r) -> list:
+    """Every figure pages/electra.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        key_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
+        edit_figure(r),
+        signal_figure(r.signal),
+        r.curves and auc_curve_figure(r.curves),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
-from app.lessons.masking import STRATEGY_LABELS, STRATEGY_SHORT
+from app.masking import STRATEGY_LABELS, STRATEGY_SHORT
 from app.core.text import html as esc
 from app.figures import kept
 
@@ -279,3 +279,16 @@ def describe(r) -> str:
 
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/masking.py's SPEC), key figure first.
 FIGURES = {"grid": key_figure, "coverage": coverage_figure}
+
+
+def every_figure(r) -> list:
+    """Every figure pages/masking.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        key_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
+        coverage_figure(r),
+        distinct_masks_figure(r),
+        r.spans and span_length_figure(r.spans),
+        r.predictions and predictions_figure(r),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

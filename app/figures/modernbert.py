@@ -329,3 +329,20 @@ def key_figure(r) -> go.Figure:
     every key) beside the attention the model really spent on a long input."""
     check = r.attention.checks[r.layer]
     return attention_figure(r.rule, r.attention.maps[r.layer], r.layer, check.kind, check.half)
+
+
+def every_figure(r) -> list:
+    """Every figure pages/modernbert.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        fill_figure(r),
+        spectrum_figure(r),
+        relative_figure(r.rope),
+        layers_figure(r),
+        cost_figure(r),
+        timing_figure(r),
+        ffn_figure(r.feed_forwards),
+        gate_figure(r.gate),
+        batch_figure(r.unpadding),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

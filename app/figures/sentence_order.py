@@ -9,7 +9,7 @@ from app.core import preload  # noqa: F401  (first: the heavy imports, once, in 
 import plotly.graph_objects as go
 
 from app.core.text import html as esc
-from app.lessons.sentence_order import KIND_LABELS, KINDS
+from app.sentence_pairs import KIND_LABELS, KINDS
 from app.figures import kept
 
 COLOURS = {"sop": "#4c78a8", "nsp": "#f58518"}  # ALBERT's SOP head, BERT's NSP head
@@ -110,3 +110,13 @@ def accuracy_figure(r) -> go.Figure:
 def key_figure(r) -> go.Figure:
     """The lesson's key figure (stage and handout): every head on the user's pair, in order and swapped."""
     return order_figure(_heads(r), r.user)
+
+
+def every_figure(r) -> list:
+    """Every figure pages/sentence_order.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        kinds_figure(r),
+        accuracy_figure(r),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

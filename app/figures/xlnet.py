@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core import text as txt
-from app.lessons.xlnet import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
+from app.permutation import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
 from app.figures import kept
 
 ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}
@@ -218,3 +218,14 @@ def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``xlnet.run``'s Result: the factorization order, step by step, and what
     each step may see while every token stays in its place (``phone``: drawn for a phone's width)."""
     return order_figure(r.view, phone=phone)
+
+
+def every_figure(r) -> list:
+    """Every figure pages/xlnet.py draws from ``r`` (this lesson's Result), the key figure first: what
+    tests/test_figure_injection.py walks, with no list of its own."""
+    more = (
+        key_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
+        stream_masks_figure(r.view),
+        attention_figure(r),
+    )
+    return [key_figure(r), *(fig for fig in more if fig)]

@@ -232,10 +232,12 @@ FIT = """(function () {
 })();"""
 
 
-def document(sections: list[Section], title: str, plotly_js: str | None = None) -> str:
+def document(sections: list[Section], title: str, plotly_js: str | None = None, answers: list[dict] | None = None
+             ) -> str:
     """One standalone HTML file: plotly.js inlined once in the head, then a page per section (the deck's
     title on the first), then the script that draws the figures at their page's size. Nothing in it is
-    fetched from anywhere (tests/e2e opens it with the network blocked)."""
+    fetched from anywhere (tests/e2e opens it with the network blocked). ``answers`` (opt-in): the class's answers
+    to the questions asked in this lecture ({"slide", "prompt", "sentence"}: app.ui.classroom), on a last page."""
     if plotly_js is None:
         from plotly.offline import get_plotlyjs
 
@@ -255,6 +257,10 @@ def document(sections: list[Section], title: str, plotly_js: str | None = None) 
         parts.append(f"{live_link(s.url, text)}</section>")
     if not sections:
         parts.append(header)
+    if answers:
+        rows = "".join(f"<li><p><b>{esc(a.get('prompt', ''))}</b>" + (f" (slide {int(a['slide'])})" if a.get("slide")
+                       else "") + f"</p><p>{esc(a.get('sentence', ''))}</p></li>" for a in answers)
+        parts.append(f"<section id='class-answers'><h2>The class's answers</h2><ol>{rows}</ol></section>")
     parts.append(f"<script>{FIT % (MIN_SCALE, json.dumps(PLOTLY_CONFIG))}</script></body></html>")
     return "".join(parts)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from app.core.lesson import Note, direct, from_values
+from app.core.text import human_count  # noqa: F401  (also albert_params.human_count: the page's name)
 from app.macs import flops_per_token, macs_per_sequence  # noqa: F401  (the count, shared with the experiments)
 from app.core.state import Param, Spec
 
@@ -371,14 +372,6 @@ def human_bytes(n: float) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"
-
-
-def human_count(n: float) -> str:
-    """12,345,678 -> '12.3M'."""
-    for div, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(n) >= div:
-            return f"{n / div:.1f}{unit}" if n / div < 100 else f"{n / div:.0f}{unit}"
-    return f"{n:.0f}"
 
 
 # ----------------------------------------------------------------------------- released models, as data

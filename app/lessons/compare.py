@@ -455,3 +455,35 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         device=next(iter(models.values())).device, provisional=not inputs.settled,
         any_bundled=any(m.is_bundled for m in models.values()), notes=tuple(notes),
     )
+
+
+# ----------------------------------------------------------------------------- ask the class
+
+
+def question(result: Result):
+    """"Which word goes in the blank?" on the sentence every variant read: the choices are the variants' first
+    guesses and the word that was there (alphabetical); the model's answer is BERT's first guess (the first variant
+    that guessed), and the reveal says what each variant guessed."""
+    from app.classroom.question import Question, reads
+
+    guesses = [g for g in result.guesses if g.prediction.pieces and not g.prediction.unknown]
+    if not guesses or not 0 <= result.word < len(result.words):
+        return None
+    first = guesses[0].prediction
+    words = {reads(w).strip(): float(p) for w, p in zip(first.first.words, first.first.probabilities)}
+    choices = {w for g in guesses if (w := reads(g.prediction.first.words[0]).strip()).isalpha()}
+    original = result.words[result.word]
+    choices.add(original)
+    for w in words:  # up to four: the first variant's next guesses
+        if len(choices) >= 4:
+            break
+        if w.isalpha():
+            choices.add(w)
+    if len(choices) < 2:
+        return None
+    text = " ".join("____" if i == result.word else w for i, w in enumerate(result.words))
+    said = "; ".join(f"{g.label}: {reads(g.prediction.first.words[0]).strip()}" for g in guesses)
+    top = reads(first.first.words[0]).strip()
+    return Question("compare", f"Which word goes in the blank? {text}", "choice", tuple(sorted(choices, key=str.lower)),
+                    (top,), tuple((c, words[c]) for c in sorted(choices) if c in words),
+                    f"The word there was {original}. First guesses: {said}.")

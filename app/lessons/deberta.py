@@ -294,7 +294,7 @@ def _shift(loaded, tk, tk_pref, n_prefix_words, pair_words, head, cache, layer=N
     a, b = aligned(tk, tk_pref, n_prefix_words)
     if not a:
         return None
-    scores = bert_scores if loaded.variant.family == "bert" else (lambda m, h, l: disentangled_terms(m, h, l).sum(0))
+    scores = bert_scores if loaded.variant.family == "bert" else (lambda m, h, layer: disentangled_terms(m, h, layer).sum(0))
     s0 = scores(loaded.model, hidden[0], 0)[:, a][:, :, a]  # (heads, n, n)
     s1 = scores(loaded.model, hidden_p[0], 0)[:, b][:, :, b]
     chosen = None

@@ -391,6 +391,7 @@ class Result:
     device: str
     provisional: bool  # timed while the server's warm start was still loading models
     notes: tuple[Note, ...]
+    recipe_temperature: float = RECIPE.temperature  # the T the bundled student was distilled at (figures mark it)
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:

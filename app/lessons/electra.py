@@ -371,6 +371,7 @@ class Result:
     signal: dict
     notes: tuple[Note, ...]
     curves: dict | None = None  # the bundled discriminator's training curves (read_curves); None from the hub
+    threshold: float = DEFAULTS.threshold  # where a score counts as "replaced" (the figures draw it)
 
 
 def generator_side(generator, input_ids: tuple, special: tuple, rate: float, seed: int):

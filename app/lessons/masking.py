@@ -29,6 +29,7 @@ from app import coverage, masking, mlm
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
+from app.masking import STRATEGIES, STRATEGY_LABELS, STRATEGY_READING, STRATEGY_SHORT, STRATEGY_TABLE  # noqa: F401
 from app.models import catalogue
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
 
@@ -37,20 +38,6 @@ TITLE = 'Masking lab'
 ICON = ':material/theater_comedy:'
 LINE = 'Static vs dynamic masking, 80/10/10, whole words and spans — with a real model filling the blanks.'
 
-# When the mask is drawn: (key, name, whose recipe, what it is, how to read its epochs × positions grid).
-STRATEGY_TABLE = (
-    ("static", "Static ×1", "", "one mask, every epoch",
-     "One mask, fixed at preprocessing: every epoch asks the same questions, and the other positions are "
-     "never practised."),
-    ("static10", "Static ×10", "BERT", "10 masked copies",
-     "BERT's 10 copies: the rows repeat every 10 epochs, so after epoch 10 the model sees nothing new."),
-    ("dynamic", "Dynamic", "RoBERTa", "a fresh mask every epoch",
-     "RoBERTa: every row is a new mask, so over many epochs nearly every position becomes a question."),
-)
-STRATEGIES = tuple(row[0] for row in STRATEGY_TABLE)
-STRATEGY_SHORT = {s: f"{name} ({who})" if who else name for s, name, who, _, _ in STRATEGY_TABLE}
-STRATEGY_LABELS = {s: f"{name} ({who + ': ' if who else ''}{what})" for s, name, who, what, _ in STRATEGY_TABLE}
-STRATEGY_READING = {s: reading for s, *_, reading in STRATEGY_TABLE}
 # How each tokenizer family marks its pieces (by the catalogue's tokenizer_kind, which starts with the name).
 MARKERS = (
     ("WordPiece", "WordPiece: `##` marks a piece that continues the word before it."),

@@ -34,7 +34,6 @@ preload.load()  # the heavy imports, once, in one thread, before this module's o
 import json
 import math
 import random
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -42,9 +41,10 @@ import torch
 
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
-from app.models.catalogue import REPO_ROOT
 from app.core.state import Param, Spec, seed_param, text_param
 from app.models import device as devices
+from app.sentence_pairs import (FUNCTION_WORDS, KIND_LABELS, KINDS, SEGMENT_SENTENCES, STORIES, TASKS,  # noqa: F401
+                                Pair, content_words, generate_pairs, load_stories, shared_words)
 
 ORDER = 90  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'NSP vs SOP: sentence objectives'
@@ -60,7 +60,7 @@ class Defaults:
     large_pairs: int = 12  # ... the first this many of them when a head is of the real checkpoints' size:
     large_params: int = 20_000_000  # a head with more parameters than this (bert-base: 110 M; the stand-ins: ~1 M)
     pool_seed: int = 0  # the pool of base pairs is fixed (scored once per model); the page's seed picks those shown
-    segment_sentences: tuple[int, int] = (2, 3)  # sentences per generated segment (A, B): uniform in this range,
+    segment_sentences: tuple[int, int] = SEGMENT_SENTENCES  # sentences per generated segment (A, B): uniform in this range,
     # as the NSP stand-in's recipe draws its pairs (app/training/bert_nsp.py); one sentence a side holds too little
     # to tell a story from another (a bag-of-words classifier: 0.74 on such pairs, 0.85 on 2-3 sentences)
 
@@ -68,7 +68,6 @@ class Defaults:
 DEFAULTS = Defaults()
 DEFAULT_A = "The little girl found a red ball in the park."
 DEFAULT_B = "She picked it up and ran home to show her mom."
-STORIES = REPO_ROOT / "assets" / "sentence_order" / "stories.txt"
 MODELS = ("albert", "bert-nsp")
 TAKEAWAY = "NSP's negatives change the topic; SOP's keep it and swap the order, so only order can tell them apart."
 SPEC = Spec(
@@ -83,77 +82,16 @@ SPEC = Spec(
 OBJECTIVES = {"albert": "sop", "bert-nsp": "nsp"}
 SAYS = {"sop": "swapped", "nsp": "not next"}
 HEAD_NAMES = {"sop": "SOP head (ALBERT)", "nsp": "NSP head (BERT)"}
-KINDS = ("in order", "other story", "swapped")  # a generated pair: B follows A / B from another story / B, A
-KIND_LABELS = {"in order": "in order (A, B)", "other story": "B from another story (NSP's negative)",
-               "swapped": "swapped (B, A): SOP's negative"}
-TASKS = {"nsp": ("in order", "other story"), "sop": ("in order", "swapped")}  # what each task tells apart
 TASK_NAMES = {"nsp": "NSP", "sop": "SOP"}
 # ALBERT (Lan et al., 2020), Table 5, ALBERT-base: accuracy of the model trained with (row) on each intrinsic task
 PAPER = {"nsp": {"nsp": 0.905, "sop": 0.520}, "sop": {"nsp": 0.789, "sop": 0.865}}
 # ... the paper's pattern: which head beats chance on which task (NSP-trained: NSP only; SOP-trained: both)
 PATTERN = {"nsp": {"nsp": True, "sop": False}, "sop": {"nsp": True, "sop": True}}
 Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
-FUNCTION_WORDS = frozenset(
-    "the a an and or but so then to of in on at by for with from into up out was were is are be been had has have "
-    "did do does said says saw very too not no yes it its it's he she him her his hers they them their we us our "
-    "you your i me my this that there these those what when where who why how all one day just also as if".split()
-)
+
 
 
 # ----------------------------------------------------------------------------- the held-out stories
-
-
-def load_stories(path: Path = STORIES) -> tuple[tuple[str, ...], ...]:
-    """Each paragraph of the bundled sample as its sentences (paragraphs of at least two sentences)."""
-    paragraphs = re.split(r"\n\s*\n", Path(path).read_text(encoding="utf-8"))
-    stories = (tuple(txt.split_sentences(" ".join(p.split()))) for p in paragraphs)
-    return tuple(s for s in stories if len(s) >= 2)
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One generated pair. label: 1 when B does not follow A (another story, or swapped), else 0."""
-
-    kind: str  # one of KINDS
-    a: str
-    b: str
-    label: int
-    base: int  # which base pair it was made from (its in-order, other-story and swapped versions share it)
-
-
-def generate_pairs(stories, n: int, seed: int, sentences: tuple[int, int] = DEFAULTS.segment_sentences
-                   ) -> tuple[Pair, ...]:
-    """``n`` base pairs — two consecutive *segments* of one story, each of k sentences, k uniform in
-    ``sentences`` (at most half the story; the papers' pairs are segments of text, not single sentences,
-    and the bundled heads trained on such) — each in three versions: in order; B replaced by a segment of
-    k sentences of a different story, from its second sentence on (NSP's negative: a true B is never a story's
-    opening line, so an opening would give the answer away without the topic); A and B swapped (SOP's
-    negative). Seeded: the same seed, the same pairs."""
-    rng = random.Random(int(seed))
-    lo, hi = sentences
-    out = []
-    for i in range(n):
-        s = rng.randrange(len(stories))
-        k = max(1, min(rng.randint(lo, hi), len(stories[s]) // 2))  # sentences per segment
-        j = rng.randrange(len(stories[s]) - 2 * k + 1)
-        a, b = " ".join(stories[s][j:j + k]), " ".join(stories[s][j + k:j + 2 * k])
-        o = rng.choice([x for x in range(len(stories)) if x != s])
-        ko = min(k, len(stories[o]))
-        first = min(1, len(stories[o]) - ko)  # the second sentence on, where the story is long enough
-        jo = first + rng.randrange(len(stories[o]) - ko - first + 1)
-        c = " ".join(stories[o][jo:jo + ko])
-        out += [Pair("in order", a, b, 0, i), Pair("other story", a, c, 1, i), Pair("swapped", b, a, 1, i)]
-    return tuple(out)
-
-
-def content_words(sentence: str) -> set[str]:
-    """The sentence's content words, lowercased: letters only, function words left out."""
-    return {w.lower() for w, _, _ in txt.split_words(sentence) if w.isalpha() and w.lower() not in FUNCTION_WORDS}
-
-
-def shared_words(a: str, b: str) -> int:
-    """How many content words two sentences share: a crude measure of "same topic"."""
-    return len(content_words(a) & content_words(b))
 
 
 # ----------------------------------------------------------------------------- the two heads

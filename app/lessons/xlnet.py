@@ -34,6 +34,7 @@ import torch
 
 from app import mlm
 from app.permutation import partial_prediction_masks  # noqa: F401  (the training rule the lesson's masks follow)
+from app.permutation import CONTEXT, EARLIER, HIDDEN, OWN, MaskView  # noqa: F401  (also xlnet.*: the figures' view)
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import INT, Param, Spec, seed_param, text_param
@@ -257,35 +258,6 @@ def context_free_targets(masks: OrderMasks, attention_mask: torch.Tensor | None 
 def visible(mask: torch.Tensor, i: int) -> list[int]:
     """The positions row i may attend to under a (T, T) mask with 1 = blocked."""
     return (mask[i] == 0).nonzero().flatten().tolist()
-
-
-HIDDEN, CONTEXT, EARLIER, OWN = 0, 1, 2, 3  # what a step of the order sees at a position (MaskView.steps)
-
-
-@dataclass(frozen=True)
-class MaskView:
-    """One order's masks as the figures draw them, computed once (``mask_view``): numpy arrays and tuples.
-
-    pieces: (T,) the pieces, content then ``<sep> <cls>``; n_content: the content pieces (numbered in a typed
-    order); order, targets: as in OrderMasks; free: the context-free targets (``context_free_targets``).
-    steps: (n, T), row s = step s of the order, column j a position: OWN (the position at that step), HIDDEN,
-    CONTEXT (visible context or a special) or EARLIER (a visible earlier target). A target's row is its query
-    stream, a context row its content stream.
-    sees: {"query" | "content": for every position i, the positions row i may attend to in that stream}.
-    content, query: (T, T) the two streams' masks, 1 = blocked; query is NaN on the rows it never computes
-    (context). perm_mask: (T, T). target_mapping: (P, T)."""
-
-    pieces: tuple[str, ...]
-    n_content: int
-    order: tuple[int, ...]
-    targets: tuple[int, ...]
-    free: tuple[int, ...]
-    steps: np.ndarray
-    sees: dict[str, tuple[tuple[int, ...], ...]]
-    content: np.ndarray
-    query: np.ndarray
-    perm_mask: np.ndarray
-    target_mapping: np.ndarray
 
 
 def mask_view(pieces, masks: OrderMasks) -> MaskView:

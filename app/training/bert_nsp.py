@@ -234,10 +234,10 @@ def topic_baseline(tok, train_stories, valid_stories, bases: int = RECIPE.final_
     training, plus how many and what share of their content words they share), trained on ``train_bases`` draws of
     the training stories. Its features are the same for (A, B) and (B, A), so it is order-blind by construction (SOP
     accuracy 0.5): it shows how far the topic alone takes NSP on these pairs. Stories: ``data.encode_sentences``'s;
-    words are read from ``tok.decode`` and ``sentence_order.content_words``. Returns {"nsp", "sop", "pairs"}."""
+    words are read from ``tok.decode`` and ``app.sentence_pairs.content_words``. Returns {"nsp", "sop", "pairs"}."""
     from collections import Counter
 
-    from app.lessons.sentence_order import content_words
+    from app.sentence_pairs import content_words
 
     r = RECIPE
     other_from = int(r.mid_story_negatives)

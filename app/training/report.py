@@ -1,5 +1,5 @@
 """The bundled checkpoints' quality, measured now, against the floors their lessons need; written into
-README.md (between the quality markers). ``python -m app.training.report [--readme README.md]``
+docs/results.md (between the quality markers). ``python -m app.training.report [--readme docs/results.md]``
 
 What it measures on each bundled checkpoint (so the table is true of the files, not of a log):
 - the project's content-word cloze set (tests/data/cloze.jsonl, app/cloze.py): top-5 hit rate;
@@ -198,7 +198,7 @@ def rows(measured: dict[str, dict]) -> list[str]:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m app.training.report", description=__doc__)
-    p.add_argument("--readme", type=Path, default=Path("README.md"))
+    p.add_argument("--readme", type=Path, default=Path("docs/results.md"))
     a = p.parse_args(argv)
     table = "\n".join(rows(measure()))
     text = a.readme.read_text()

@@ -30,7 +30,7 @@ import streamlit as st
 from app.core import lesson, startup, text, visitors
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import layout, lecture, loading, own, stage, url, warm
+from app.ui import classroom, layout, lecture, loading, own, stage, url, warm
 from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
@@ -208,6 +208,7 @@ def run(fn, models: dict, inputs):
         stop(early.note.text, early.note.level)
     if moved:  # the GPU ran out of memory: the page ran on the CPU, said once
         st.warning(loading.out_of_memory_notice(moved, why), icon=":material/memory:")
+    classroom.offer(fn, result)  # on a projector: Ask the class, from this Result
     return result
 
 

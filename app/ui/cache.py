@@ -37,5 +37,17 @@ def _cached(step):
 def cache(step, *args):
     """``step(*args)``, cached by its arguments (a loaded model by its identity: key, source, location,
     device, dtype; a tensor by its contents). The one cache of every lesson's expensive steps; no page
-    writes its own."""
-    return _cached(step)(*args)
+    writes its own. An argument that cannot key it (a tokenizer, a torch module, anything Streamlit cannot hash)
+    raises a TypeError naming the step and the argument, here rather than deep in Streamlit's hashing."""
+    from streamlit.runtime.caching.cache_errors import UnhashableParamError
+
+    from app.core.lesson import cache_argument_problem
+
+    problem = cache_argument_problem(step, args)
+    if problem:
+        raise TypeError(problem)
+    try:
+        return _cached(step)(*args)
+    except UnhashableParamError as e:
+        raise TypeError(f"cache({getattr(step, '__qualname__', step)}, ...): an argument cannot key a cache "
+                        f"(pass a loaded model, a tensor or a hashable value): {e}") from e

@@ -312,7 +312,8 @@ def _qr_dialog(link: str) -> None:
 # ----------------------------------------------------------------------------- the handout
 
 
-def build_handout(views, title: str = "BERT Variants Explorer — lecture handout") -> tuple[str, bytes | None, list[str]]:
+def build_handout(views, title: str = "BERT Variants Explorer — lecture handout", answers: list[dict] | None = None
+                  ) -> tuple[str, bytes | None, list[str]]:
     """The deck as one offline HTML file (and a PDF when the system's chromium is there): each view's lesson
     run on the models of the sidebar's settings (through the pages' own cache, so views already opened are
     instant), its key figure, takeaway and live link. Shows progress; returns (html, pdf or None, notes)."""
@@ -334,7 +335,7 @@ def build_handout(views, title: str = "BERT Variants Explorer — lecture handou
                 models[key] = loaded
         sections.append(handout.section(view, models, view.link(base), cache, i + 1))
     bar.progress(len(views) / (len(views) + 1), text="Writing the file…")
-    document = handout.document(sections, title)
+    document = handout.document(sections, title, answers=answers)
     pdf = handout.pdf(document)
     bar.empty()
     return document, pdf, notes

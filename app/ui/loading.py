@@ -1,7 +1,7 @@
-"""Models for the pages: the sidebar's settings resolved (the one place the app turns a device choice into a
-device), the catalogue's variants loaded through ``app.models.loading.load_set`` and shared by every session (a
-fallback after a failed hub only until it goes stale), and the time a lesson's computation took (for the
-badge). The server's warm start, which loads them ahead of the visitors, is ``app.ui.warm``."""
+"""Models for the pages: the sidebar's settings resolved (``app.ui.model_settings``, the one place the app turns a
+device choice into a device), the catalogue's variants loaded through ``app.models.loading.load_set`` and shared by
+every session (a fallback after a failed hub only until it goes stale), and the time a lesson's computation took
+(for the badge). The server's warm start, which loads them ahead of the visitors, is ``app.ui.warm``."""
 
 from __future__ import annotations
 
@@ -11,33 +11,12 @@ from contextlib import contextmanager
 import streamlit as st
 
 from app.core import text
-from app.models import catalogue, device as devices
+from app.models import catalogue
 from app.ui import url
+from app.ui.model_settings import CPU_PAGES, default_settings, settings  # noqa: F401  (loading.settings too)
 
 LOADED = "_loaded"  # session state: {key: badge line} of the models this run's page loaded
 LAST_FORWARD = "_last_forward_ms"  # session state: how long the last lesson computation took, in ms
-CPU_PAGES = "_cpu_after_oom"  # session state: {page: (device, dtype) under which it ran out of GPU memory}
-
-
-def _resolved(source: str, device: str, dtype: str) -> tuple[str, str, str]:
-    device, dtype, _ = devices.resolve(device, dtype)
-    return source, device, dtype
-
-
-def settings() -> tuple[str, str, str]:
-    """(source, device, dtype) chosen in the sidebar, resolved: "auto" is CUDA only when torch says it is
-    available, and CPU runs in float32. A page that ran out of GPU memory under these settings runs on the
-    CPU in float32 for the rest of the session (:func:`reload_on_cpu`); other settings try the GPU again."""
-    source, device, dtype = _resolved(url.setting("source"), url.setting("device"), url.setting("dtype"))
-    if st.session_state.get(CPU_PAGES, {}).get(url.page()) == (device, dtype):
-        return source, "cpu", "float32"
-    return source, device, dtype
-
-
-def default_settings() -> tuple[str, str, str]:
-    """What :func:`settings` gives a visitor who changed nothing (``url.GLOBAL_SPEC``'s defaults, resolved)."""
-    g = url.GLOBAL_SPEC
-    return _resolved(g.source.default, g.device.default, g.dtype.default)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -186,7 +186,7 @@ def resolve() -> dict:
     role = page_role()
     if not names or not role.role:
         return {}
-    from app.ui.loading import settings
+    from app.ui.model_settings import settings
 
     source, device, _ = settings()
     said = ",".join(names)
@@ -332,7 +332,7 @@ def model(key: str, device: str | None = None, dtype: str | None = None):
     mine = resolve()
     if key not in mine:
         return None
-    from app.ui.loading import settings
+    from app.ui.model_settings import settings
 
     if device is None:
         _, device, dtype = settings()

@@ -41,6 +41,7 @@ FOLDED = "_folded"  # session state: figures this run folded under the stage
 FOLD_OFFERED = "_fold_offered"  # session state: this run showed "Fold the lesson's other figures again"
 UNFOLD = "_slides_unfolded"  # session state: the lecturer asked slides to draw every figure of their lesson
 FOLDED_STYLE = "font-size:0.8em;color:#555"
+HOLD = "_stage_hold"  # session state: a question to the class holds the stage (app.ui.classroom); its figure waits
 
 
 def presenting() -> bool:
@@ -167,6 +168,8 @@ def takeaway(markdown: str) -> None:
     """The lesson's one takeaway (one line): at the end of the page, or under the stage figure on a projector. A
     view that named a figure these settings do not draw gets the key figure on the stage, first."""
     fallback = st.session_state.get(FALLBACK)
+    if presenting() and st.session_state.get(HOLD):
+        return  # the takeaway says what the model did: it waits for the reveal too
     if presenting() and fallback is not None and st.session_state.get(STAGED) is None:
         fallback()
     stage().markdown(f"**Takeaway:** {markdown}")
@@ -233,6 +236,9 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
     figure in words (``alt_text``), shown under it off the stage."""
     if presenting():
         staged = staged_name(key) if st.session_state.get(STAGED) is None else None
+        if staged and st.session_state.get(HOLD):
+            st.session_state[STAGED] = staged  # the class's question has the stage: the figure (the answer) waits
+            return
         if staged:
             presenter_style(fig)
             fig.update_layout(height=None, autosize=True)  # the box's height, whatever the figure was made for
@@ -261,6 +267,9 @@ def show_html(document, alt: str, key: bool | str = False) -> None:
     ``key``: as for ``show_figure``; on the stage the frame fills the box and the document is zoomed, in the
     browser, so that its height (``document.height``) fills the frame."""
     staged = staged_name(key) if presenting() and st.session_state.get(STAGED) is None else None
+    if staged and st.session_state.get(HOLD):
+        st.session_state[STAGED] = staged  # the class's question has the stage: the figure (the answer) waits
+        return
     if staged:
         fit = (f"<script>(function () {{ var H = {max(int(document.height), 1)}; function fit() {{ "
                "document.documentElement.style.zoom = Math.max(0.3, Math.min(2.5, (window.innerHeight - 8) / H)); } "

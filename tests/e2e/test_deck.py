@@ -158,7 +158,7 @@ def test_the_handout_downloads_and_opens_offline(server, tmp_path):
         requests = []
         page.on("request", lambda r: requests.append(r.url))
         page.set_content(html, wait_until="load")
-        page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
         assert page.locator(".js-plotly-plot").count() == 1 and page.locator("section iframe").count() == 1
         frame = page.frame_locator("section iframe")
         frame.locator("svg").first.wait_for(timeout=30_000)  # bertviz drew inside its frame, from its inline scripts

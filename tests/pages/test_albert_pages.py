@@ -7,7 +7,6 @@ import json
 import pytest
 
 from app.lessons import albert_activations as albert, albert_params as params
-from app.models import catalogue
 from tests.conftest import app_device_label, require_bundled, shown_text
 
 PARAMS_PAGE = "pages/albert_params.py"

@@ -20,7 +20,7 @@ from app.models import catalogue
 from tests import basesize
 from tests.conftest import ROOT, run_page
 
-pytestmark = pytest.mark.basesize
+pytestmark = [pytest.mark.basesize, pytest.mark.slow]
 
 LONG = " ".join(["The little girl found a red ball in the park and ran home to show her mom."] * 12)  # ~200 tokens
 

@@ -8,7 +8,6 @@ import pytest
 
 from app.lessons import distillation
 from app.core import text as txt
-from app.models import catalogue
 from tests.conftest import require_bundled, shown_text
 
 PAGE = "pages/distillation.py"

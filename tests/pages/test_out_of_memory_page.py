@@ -11,6 +11,7 @@ import torch
 
 from app.lessons import xlnet
 from app.ui import loading as ui_loading
+from app.ui import model_settings as ui_settings
 
 
 def test_out_of_memory_in_a_lesson_runs_it_on_the_cpu_and_says_so_once(app_page, monkeypatch):
@@ -29,7 +30,7 @@ def test_out_of_memory_in_a_lesson_runs_it_on_the_cpu_and_says_so_once(app_page,
         return run(models, inputs, cache)
 
     monkeypatch.setattr(ui_loading, "shared_model", shared_model)
-    monkeypatch.setattr(ui_loading, "_resolved", lambda source, device, dtype: (source, "cuda", "float16"))
+    monkeypatch.setattr(ui_settings, "_resolved", lambda source, device, dtype: (source, "cuda", "float16"))
     monkeypatch.setattr(xlnet, "run", full_gpu)
     at = app_page("pages/xlnet.py")
     assert not at.exception

@@ -147,6 +147,7 @@ def test_on_side_by_side_a_brought_model_takes_its_own_familys_column(own_hub, t
     assert "for the masked LM" in field(at).help and "RoBERTa, ALBERT, DistilBERT, DeBERTa, ModernBERT" in field(at).help
 
 
+@pytest.mark.slow  # waits out a stalled download
 def test_a_stalled_download_stops_with_a_sentence_and_the_catalogue(own_hub, own_repos, tmp_path, monkeypatch):
     monkeypatch.setenv("BVE_DOWNLOAD_DEADLINE", "1")
     own_hub.trickle = 0.02  # the weights trickle (admission's config.json read does not)

@@ -1,0 +1,128 @@
+"""Ask the class, a whole round in Debian's chromium (issue 50): a projector window (the masking lab in presenter mode)
+presses Ask the class; three phone contexts open the join link the stage shows, answer; the projector's live count
+reaches 3 with nothing of the answers shown and the model's figure held back; Reveal draws the hall's answers
+beside the model's on the projector and on every phone; Next question clears both. Once with ``python -m app.serve``
+(the routes patched in before the server starts) and once with plain ``streamlit run`` (as a Space starts it: the
+routes attached to the running server when the room opens)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, exception_boxes, streamlit_server, wait_for_app
+from tests.e2e.test_class_phones import Phone
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("launcher", [True, False], ids=["app.serve", "streamlit-run"])
+def test_a_round_of_ask_the_class_from_projector_to_phones_and_back(launcher):
+    from playwright.sync_api import sync_playwright
+
+    with streamlit_server(env={"BVE_WARM_START": "0"}, launcher=launcher) as (base, _), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            projector = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            projector.goto(f"{base}/masking?presenter=1")
+            wait_for_app(projector)
+            projector.get_by_role("button", name="Ask the class").click()
+            projector.wait_for_selector(".st-key-bve-class", timeout=60_000)
+            wait_for_app(projector)
+            stage = projector.locator(".st-key-bve-class").inner_text()
+            code = re.search(r"room (\w{6})", stage)[1]
+            link = re.search(r"(http\S+/class/\w{6})", stage)[1]
+            assert link.endswith(f"/class/{code}")
+            assert "comes back with Next question" in projector.inner_text("body")  # the figure is held
+
+            phones = [Phone(browser, f"{base}/class/{code}", None) for _ in range(3)]
+            for ph in phones:
+                ph.wait_text("#prompt", "Which word goes in the blank?")
+            labels = phones[0].page.locator("#answers button").all_inner_texts()
+            for ph, label in zip(phones, (labels[0], labels[0], labels[1])):
+                ph.tap(label)
+                ph.wait_text("#msg", "Your answer")
+            projector.wait_for_function(
+                """() => [...document.querySelectorAll('.bve-class-count')].some(e => e.innerText.startsWith('3 '))""",
+                timeout=30_000, polling=250)
+            assert "of you chose" not in projector.inner_text("body")  # nothing of the answers before the reveal
+
+            projector.get_by_role("button", name="Reveal").click()
+            projector.wait_for_function("() => document.body.innerText.includes('67% of you chose')", timeout=60_000)
+            wait_for_app(projector)
+            sentence = next(line for line in projector.inner_text(".st-key-bve-class").splitlines()
+                            if "67% of you chose" in line)
+            assert sentence.startswith(f"67% of you chose {labels[0]}; the model put")
+            for ph in phones:
+                ph.wait_text("#reveal", "67% of you chose")
+                assert ph.text("#sentence") == sentence
+            assert exception_boxes(projector) == []
+
+            projector.get_by_role("button", name="Next question").first.click()
+            wait_for_app(projector)
+            for ph in phones:
+                ph.wait_text("#msg", "Waiting for the next question")
+                ph.safe()
+            assert projector.locator(".st-key-bve-class").count() == 0
+        finally:
+            browser.close()
+
+
+def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
+    """The issue's lecture: the default deck presented slide by slide with the arrow keys; on every slide whose
+    lesson makes a question the class of three phones answers before the reveal; the next slide clears it."""
+    from urllib.parse import urlparse
+
+    from playwright.sync_api import sync_playwright
+
+    from app.lecture.deck import default_deck
+
+    deck = default_deck()
+    asked = []
+    with streamlit_server(env={"BVE_WARM_START": "0"}) as (base, _), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            projector = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            projector.goto(deck[0].link(base, presenter="1", slide="1"))
+            phones = None
+            for n, view in enumerate(deck, 1):
+                projector.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
+                                            timeout=60_000)
+                wait_for_app(projector)
+                assert urlparse(projector.url).path.endswith(f"/{view.page}")
+                ask = projector.get_by_role("button", name="Ask the class")
+                if ask.count():
+                    ask.click()
+                    projector.wait_for_selector(".st-key-bve-class", timeout=60_000)
+                    wait_for_app(projector)
+                    code = re.search(r"room (\w{6})", projector.locator(".st-key-bve-class").inner_text())[1]
+                    if phones is None:  # the class joins once: the room stays for the lecture
+                        phones = [Phone(browser, f"{base}/class/{code}", None) for _ in range(3)]
+                    for i, ph in enumerate(phones):
+                        ph.page.wait_for_selector("#answers button", timeout=30_000)
+                        buttons = ph.page.locator("#answers button:not(.send)")
+                        buttons.nth(i % buttons.count()).tap()
+                        if ph.page.locator("#answers button.send").count():
+                            ph.page.locator("#answers button.send").tap()
+                        ph.wait_text("#msg", "Your answer")
+                    projector.wait_for_function("() => [...document.querySelectorAll('.bve-class-count')]"
+                                                ".some(e => e.innerText.startsWith('3 '))", timeout=30_000)
+                    projector.get_by_role("button", name="Reveal").click()
+                    projector.wait_for_function("() => document.body.innerText.includes('of you ')", timeout=60_000)
+                    for ph in phones:
+                        ph.wait_text("#reveal", "of you")
+                    asked.append(view.page)
+                    assert exception_boxes(projector) == [], (n, view.page)
+                if n < len(deck):
+                    projector.locator("h1").first.click()  # the arrow keys belong to the deck, not a button
+                    projector.keyboard.press("ArrowRight")
+                    if phones is not None:
+                        for ph in phones:
+                            ph.wait_text("#msg", "Waiting for the next question")
+            for ph in phones or ():
+                ph.safe()
+        finally:
+            browser.close()
+    assert {"masking", "albert_params", "distillation", "electra", "xlnet"} <= set(asked), asked
+    print(f"\nthe class answered on {len(asked)} of {len(deck)} slides: {asked}")
