@@ -172,7 +172,7 @@ def test_masking_in_words_names_the_inspected_epochs_targets_and_the_counts():
 
 def test_electra_in_words_counts_what_the_discriminator_got_right():
     rnd = hand_round()
-    words = electra_figs.describe(SimpleNamespace(round=rnd))
+    words = electra_figs.describe(SimpleNamespace(round=rnd, threshold=0.5))
     content = sum(not s for s in rnd.special)
     right = sum((s > 0.5) == bool(y) for s, y, sp in zip(rnd.scores, rnd.labels, rnd.special) if not sp)
     assert f"{len(rnd.tokens)} tokens, {sum(rnd.masked)} masked" in words
