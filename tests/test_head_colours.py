@@ -50,4 +50,4 @@ def test_the_head_view_draws_with_that_palette_and_numbers_every_head():
     js = bv.view_script("head", {"attention": [], "default_filter": "0", "root_div_id": "x", "layer": 0,
                                  "heads": [0], "include_layers": [0]})
     assert "d3.schemeCategory10" not in js and f'd3.scaleOrdinal({list(bv.HEAD_COLOURS)!r}'.replace("'", '"') in js
-    assert '.append("text")\n            .text((d, i) => i)' in js  # a number on each head's checkbox
+    assert '.append("text")\n            .text((d, i) => i + 1)' in js  # each head's number (from 1, as the page counts)

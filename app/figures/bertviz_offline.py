@@ -106,13 +106,13 @@ for _name, _value in (("HEAD_MATRIX_MAX", HEAD_MATRIX_MAX), ("HEAD_MATRIX", HEAD
 # The head view tells heads apart by colour: d3's category10 puts a green and a red head side by side, which a
 # red-green colour-blind student cannot tell apart. The heads get the Okabe-Ito palette (made for colour-blind
 # viewers; tests/test_bertviz_offline.py checks it under simulated protanopia and deuteranopia), and every head's
-# checkbox its number, so a head can be named and switched on alone without seeing its colour.
+# checkbox its number (from 1, as the page counts heads), so a head can be named and switched on alone without seeing its colour.
 HEAD_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 _LIGHT_HEADS = ("#E69F00", "#56B4E9", "#F0E442")  # a head number on these is black, on the others white
 _HEAD_NUMBERS = (
     '.attr("height", CHECKBOX_SIZE);\n'
     '        checkboxContainer.selectAll("text").data(config.headVis).enter().append("text")\n'
-    '            .text((d, i) => i).attr("x", (d, i) => i * CHECKBOX_SIZE + CHECKBOX_SIZE / 2)\n'
+    '            .text((d, i) => i + 1).attr("x", (d, i) => i * CHECKBOX_SIZE + CHECKBOX_SIZE / 2)\n'
     '            .attr("y", top + CHECKBOX_SIZE / 2).attr("text-anchor", "middle").attr("dominant-baseline", "central")\n'
     '            .attr("font-size", 12).attr("font-family", "sans-serif").style("pointer-events", "none")\n'
     f'            .attr("fill", (d, i) => {json.dumps(list(_LIGHT_HEADS))}.includes(headColors(i)) ? "#000" : "#fff");'
