@@ -67,7 +67,8 @@ border-color:#1d4ed8;text-align:center;font-weight:600}button:disabled{opacity:.
 .row{margin:0 0 10px}.lab{display:flex;justify-content:space-between;gap:8px;overflow-wrap:anywhere}
 .bar{height:14px;background:#e3e3e3;border-radius:7px;overflow:hidden}.bar i{display:block;height:100%;
 background:#1d4ed8}.bar.m i{background:#f59e0b}.mine{font-weight:700}#sentence{font-size:19px;margin:14px 0}
-.key{font-size:14px;color:#666}@media (prefers-color-scheme:dark){body{background:#111;color:#eee}
+#answers.chips button:not(.send){display:inline-block;width:auto;min-width:56px;margin:0 8px 10px 0;
+text-align:center}#answers.chips button.send{display:block}.key{font-size:14px;color:#666}@media (prefers-color-scheme:dark){body{background:#111;color:#eee}
 button,input{background:#1c1c1c;border-color:#444}#msg,.key,h1{color:#aaa}.bar{background:#333}
 button.on{background:#1e2b4d}}
 """
@@ -102,7 +103,7 @@ function key(){return view?[view.version,view.status,view.question?view.question
 function draw(){
   var q=view.question,st=view.status,a=$("answers"),r=$("reveal");
   $("prompt").textContent=q?q.prompt:"";
-  a.textContent="";r.textContent="";r.hidden=true;
+  a.textContent="";r.textContent="";r.hidden=true;a.className=q&&q.kind==="multi"?"chips":"";
   if(st==="waiting"||!q){say("Waiting for the next question\u2026");return}
   var my=mine[q.id];
   if(st==="open"){
