@@ -114,8 +114,9 @@ def skip_use_warning() -> bool:
 
 def skip_component_scan() -> bool:
     """Streamlit ≥ 1.5x scans every installed distribution's metadata for v2 custom components when its runtime
-    starts (0.2–0.4 s on 2 cores, before the server is up). This app uses none (its HTML goes through
-    ``st.html`` and ``st.iframe``), so the scan is skipped; file watching for them is off anyway. Returns whether the
+    starts (0.2–0.4 s on 2 cores, before the server is up). This app installs none: its one v2 component (the window's
+    width sensor, app/ui/layout.py) is defined inline, with its JS in the call, which no scan is needed for; so the
+    scan is skipped; file watching for them is off anyway. Returns whether the
     patch applied (a Streamlit without that method is left as it is)."""
     try:
         from streamlit.components.v2.component_manager import BidiComponentManager

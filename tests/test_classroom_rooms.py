@@ -302,7 +302,10 @@ def test_concurrent_answers_are_each_counted_once(store):
 
     def phone(i):
         for value in ("ball", "toy"):  # an answer, then a change of mind
-            err = store.answer(code, CHOICE.id, clients[i], value if i % 2 else "ball")
+            try:
+                err = store.answer(code, CHOICE.id, clients[i], value if i % 2 else "ball")
+            except Exception as e:  # noqa: BLE001 — a store that raises under a burst ("Too many connections")
+                err = repr(e)
             if err:
                 errors.append(err)
 

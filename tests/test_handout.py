@@ -153,7 +153,9 @@ def check_page(text: str, image, s: handout.Section):
     assert width / DPI * 2.54 >= 2.5, (s.number, width / DPI * 2.54)  # cm, the code itself
     if s.figure:
         above = np.asarray(image)[: min(p.top_left.y, p.top_right.y) - int(DPI / 2.54)].astype(int)  # above the foot
-        coloured = (above.max(axis=2) - above.min(axis=2)) > 50
+        # coloured: chroma over 30 (the head view's colour-blind-safe heads, sky blue and yellow among them, print
+        # their attention lines at a chroma of 30-50 where d3's category10 gave over 50)
+        coloured = (above.max(axis=2) - above.min(axis=2)) > 30
         rows = np.nonzero(coloured.any(axis=1))[0]
         assert coloured.mean() > 0.002 and rows[-1] - rows[0] > 0.3 * image.height, (s.number, coloured.mean())
 

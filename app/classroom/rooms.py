@@ -404,6 +404,9 @@ return redis.call('HVALS', KEYS[1] .. ':a')
 """
 
 
+REDIS_CONNECTIONS = 32  # per app process: more than Streamlit's worker threads ask for at once
+
+
 class RedisRooms:
     """Rooms in Redis: several app processes (behind a load balancer with session affinity) share them, and a
     restart loses nothing. Every change is one Lua script (atomic: two processes never double count)."""
@@ -417,8 +420,12 @@ class RedisRooms:
         if client is None:
             import redis  # only when BVE_REDIS_URL is set: the default needs nothing installed
 
-            client = redis.Redis.from_url(url or os.environ["BVE_REDIS_URL"], decode_responses=True,
-                                          socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+            # a blocking pool: a burst of phones (200 answers at once) waits for one of its connections instead of
+            # failing with "Too many connections" (redis-py's default pool refuses past its limit)
+            pool = redis.BlockingConnectionPool.from_url(
+                url or os.environ["BVE_REDIS_URL"], max_connections=REDIS_CONNECTIONS, timeout=10,
+                decode_responses=True, socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+            client = redis.Redis(connection_pool=pool)
         self.r = client
         self._create, self._setter, self._view = (client.register_script(s) for s in (_CREATE, _SET, _VIEW))
         self._answer, self._put, self._tally = (client.register_script(s) for s in (_ANSWER, _PUT, _TALLY))

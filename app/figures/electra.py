@@ -17,6 +17,7 @@ import html
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
+from app.core.text import count
 from app.core.text import html as esc
 from app.figures import kept
 
@@ -291,10 +292,11 @@ def describe(r) -> str:
     flagged = [i for i, s in enumerate(rnd.scores) if s > threshold and not rnd.special[i]]
     right = sum((rnd.scores[i] > threshold) == bool(rnd.labels[i]) for i in range(len(rnd.tokens)) if not rnd.special[i])
     content = sum(not s for s in rnd.special)
-    return (f"{len(rnd.tokens)} tokens, {len(masked)} masked; the generator sampled {'; '.join(swaps) or 'nothing'}. "
-            f"{sum(rnd.labels)} token(s) are really replaced. The discriminator flags {len(flagged)} token(s) above "
-            f"P(replaced) = {threshold:g}: {', '.join(rnd.corrupted[i] for i in flagged) or 'none'}; it is right on "
-            f"{right} of {content} tokens.")
+    really = sum(rnd.labels)
+    return (f"{count(len(rnd.tokens), 'token')}, {len(masked)} masked; the generator sampled "
+            f"{'; '.join(swaps) or 'nothing'}. {count(really, 'token')} {'is' if really == 1 else 'are'} really "
+            f"replaced. The discriminator flags {count(len(flagged), 'token')} above P(replaced) = {threshold:g}: "
+            f"{', '.join(rnd.corrupted[i] for i in flagged) or 'none'}; it is right on {right} of {count(content, 'token')}.")
 
 
 @kept

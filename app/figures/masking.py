@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from app.masking import KEEP, KIND_NAMES, MASKED, RANDOM, UNCHANGED
 from app.masking import STRATEGY_LABELS, STRATEGY_SHORT
+from app.core.text import count
 from app.core.text import html as esc
 from app.figures import kept
 
@@ -273,8 +274,9 @@ def describe(r) -> str:
     s, e = r.sentence, r.epoch - 1
     fed = [f"{s.pieces[t]} → {r.fed[e][t]}" for t in range(len(s.pieces)) if r.kinds[e][t] != KEEP]
     return (f"A grid of {r.epochs} epochs × {len(s.pieces)} pieces under {STRATEGY_SHORT.get(r.strategy, r.strategy)}. "
-            f"Epoch {r.epoch} makes {len(fed)} target(s): {'; '.join(fed) or 'none'}. "
-            f"{r.n_distinct} distinct mask(s) over the {r.epochs} epochs, {r.targets_per_epoch:.1f} targets per epoch.")
+            f"Epoch {r.epoch} makes {count(len(fed), 'target')}: {'; '.join(fed) or 'none'}. "
+            f"{count(r.n_distinct, 'distinct mask')} over the {r.epochs} epochs, {r.targets_per_epoch:.1f} targets per "
+            "epoch.")
 
 
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/masking.py's SPEC), key figure first.

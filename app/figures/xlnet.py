@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from app.core import text as txt
 from app.permutation import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
+from app.core.text import count
 from app.figures import kept
 
 ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}
@@ -209,7 +210,7 @@ def describe(r) -> str:
     for i in v.targets:
         seen = [v.pieces[j] for j in v.sees["query"][i]]
         lines.append(f"{v.pieces[i]} (step {v.order.index(i)}) sees {', '.join(seen) or 'nothing'}")
-    return (f"Factorization order over {len(v.order)} positions: {' → '.join(str(i) for i in v.order)}. "
+    return (f"Factorization order over {count(len(v.order), 'position')}: {' → '.join(str(i) for i in v.order)}. "
             f"Context, never predicted: {', '.join(context) or 'none'}. Predicted in order: " + "; ".join(lines) + ".")
 
 
