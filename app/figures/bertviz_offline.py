@@ -105,7 +105,8 @@ for _name, _value in (("HEAD_MATRIX_MAX", HEAD_MATRIX_MAX), ("HEAD_MATRIX", HEAD
 # where the view scripts read those sizes: (pattern, replacement, how many times it must be found)
 # The head view tells heads apart by colour: d3's category10 puts a green and a red head side by side, which a
 # red-green colour-blind student cannot tell apart. The heads get the Okabe-Ito palette (made for colour-blind
-# viewers; tests/test_head_colours.py checks it under simulated protanopia and deuteranopia), and every head's
+# viewers, with Tol's wine in place of its black, whose lines would grey the blend of every head's; the palette is
+# checked under simulated protanopia and deuteranopia in tests/test_head_colours.py), and every head's
 # checkbox its number (from 1, as the page counts heads): a head can be named and shown alone without its colour.
 HEAD_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#882255")
 _LIGHT_HEADS = ("#E69F00", "#56B4E9", "#F0E442")  # a head number on these is black, on the others white
