@@ -211,3 +211,10 @@ def open_page(context, watcher, base: str, slug: str, query: str = "", phone: bo
         wait_for_app(page, timeout_ms=240_000)
     page.wait_for_timeout(600)  # plotly lays out after the script ends
     return page
+
+
+def pages() -> list[str]:
+    """Every page as the router finds it: home, every lesson by convention, then the tools."""
+    from app.lessons import LESSONS, TOOLS
+
+    return ["home", *(lesson.slug for lesson in LESSONS), *(tool.slug for tool in TOOLS)]

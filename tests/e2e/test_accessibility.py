@@ -4,13 +4,12 @@ is "Skip to the lesson", which moves the focus to the page's title."""
 
 import pytest
 
-from app.lessons import LESSONS, TOOLS
 from tests.e2e import phone
 from tests.e2e.browser import browser, streamlit_server, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
-PAGES = ["home", *(lesson.slug for lesson in LESSONS), *(tool.slug for tool in TOOLS)]
+PAGES = phone.pages()
 
 
 @pytest.fixture(scope="module")

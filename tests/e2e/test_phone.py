@@ -9,13 +9,13 @@ until it is drawn for a phone (the window's width, not a link, chooses it). A pa
 
 import pytest
 
-from app.lessons import LESSONS, TOOLS
+from app.lessons import LESSONS
 from tests.e2e import phone
 from tests.e2e.browser import browser, exception_boxes, streamlit_server
 
 pytestmark = pytest.mark.e2e
 
-PAGES = ["home", *(lesson.slug for lesson in LESSONS), *(tool.slug for tool in TOOLS)]
+PAGES = phone.pages()
 
 
 @pytest.fixture(scope="module")
