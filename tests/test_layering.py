@@ -153,20 +153,54 @@ def test_the_lesson_import_check_sees_every_form(tmp_path):
 
 
 def test_every_lesson_library_has_the_one_shape():
-    """SPEC (URL parameters stated once), Inputs.from_values, and run(models, inputs, cache) -> Result."""
+    """The lesson contract as a type (app.core.lesson.LessonModule): ORDER, TITLE, ICON, LINE, SPEC (URL parameters
+    stated once), MODELS, frozen Inputs with from_values, a frozen Result, TAKEAWAY, run(models, inputs, cache)."""
     import importlib
-    import inspect
 
+    from app.core.lesson import LessonModule, contract_problems
     from app.lessons import LESSONS
-    from app.core.state import Spec
 
     for lesson in LESSONS:
         lib = importlib.import_module(lesson.library)
-        assert isinstance(lib.SPEC, Spec), lesson.library
-        assert hasattr(lib.Inputs, "from_values"), lesson.library
-        assert list(inspect.signature(lib.run).parameters)[:3] == ["models", "inputs", "cache"], lesson.library
+        assert contract_problems(lib) == [], contract_problems(lib)
+        assert isinstance(lib, LessonModule), lesson.library
         page = (ROOT / lesson.path).read_text(encoding="utf-8")
         assert "ui.bind(" in page and "ui.widget(" in page, lesson.path
+
+
+def test_the_contract_names_what_a_lesson_library_gets_wrong():
+    import types
+    from dataclasses import dataclass
+
+    from app.core import lesson as contract
+    from app.core.lesson import contract_problems
+    from app.core.state import Spec, text_param
+
+    @dataclass
+    class Inputs:  # not frozen, and a field no parameter fills
+        text: str
+        window: int
+        from_values = classmethod(contract.from_values)
+
+    @dataclass(frozen=True)
+    class Result:
+        n: int
+
+    lib = types.ModuleType("app.lessons.token_counts")
+    assert contract_problems(lib) == ["app.lessons.token_counts does not state ORDER, TITLE, ICON, LINE, TAKEAWAY, "
+                                      "SPEC, MODELS, Inputs, Result, run (app.core.lesson.LessonModule lists what a "
+                                      "lesson states)"]
+    lib.__dict__.update(ORDER="15", TITLE="Token counts", ICON=":material/abc:", LINE="Pieces per word.", TAKEAWAY="",
+                        SPEC=Spec(text_param("A sentence.")), MODELS=["bert"], Inputs=Inputs, Result=Result,
+                        run=lambda models, inputs: Result(0))
+    said = contract_problems(lib)
+    assert "app.lessons.token_counts.ORDER is a str, not a int" in said
+    assert "app.lessons.token_counts.MODELS is not a tuple of catalogue keys" in said
+    assert any(p.startswith("app.lessons.token_counts.Inputs is not a frozen dataclass") for p in said)
+    assert "app.lessons.token_counts.Inputs.window is in no SPEC parameter and has no default: from_values cannot " \
+           "fill it" in said
+    assert "app.lessons.token_counts.run takes (models, inputs), not (models, inputs, cache=direct)" in said
+    assert len(said) == 5, said
 
 
 def test_every_lesson_url_is_its_file_name():

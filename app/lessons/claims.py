@@ -59,6 +59,7 @@ LINE = "Each paper's claim replayed as a controlled experiment: curves over seed
 NAMES = tuple(EXPERIMENTS)
 CURVE_METRICS = ("train_loss",) + tuple(dict.fromkeys(m for c in CLAIMS.values() for m in c.metrics if m != "params"))
 TRAIN_LOSS_LABEL = "training loss (every 20 steps; the arms' losses differ in what they add to the masked LM)"
+MODELS: tuple[str, ...] = ()  # it runs no model: it reads the stored experiment results
 TAKEAWAY = "A claim holds only when A − B over paired seeds clears its bound after Holm's adjustment."
 SPEC = Spec(
     Param("claim", "choice", "masking", choices=NAMES, widget="select", label="Claim",
