@@ -157,8 +157,8 @@ def test_every_lesson_library_has_the_one_shape():
     stated once), MODELS, frozen Inputs with from_values, a frozen Result, TAKEAWAY, run(models, inputs, cache)."""
     import importlib
 
-    from app.core.lesson import LessonModule, contract_problems
-    from app.lessons import LESSONS
+    from app.core.lesson import LessonModule
+    from app.lessons import LESSONS, contract_problems
 
     for lesson in LESSONS:
         lib = importlib.import_module(lesson.library)
@@ -173,7 +173,7 @@ def test_the_contract_names_what_a_lesson_library_gets_wrong():
     from dataclasses import dataclass
 
     from app.core import lesson as contract
-    from app.core.lesson import contract_problems
+    from app.lessons import contract_problems
     from app.core.state import Spec, text_param
 
     @dataclass

@@ -23,7 +23,7 @@ cheap part. ``run`` raises :class:`Stop` when the inputs leave nothing to show, 
 from __future__ import annotations
 
 import inspect
-from dataclasses import MISSING, dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 LEVELS = ("info", "warning", "error")
@@ -90,7 +90,7 @@ def from_values(cls, values: dict):
 @runtime_checkable
 class LessonModule(Protocol):
     """The lesson contract as a type: what a lesson library (``app/lessons/<slug>.py``) states. A module is checked
-    against it by :func:`contract_problems` (tests/test_layering.py does, for every lesson), which says what is
+    against it by :func:`app.lessons.contract_problems` (tests/test_layering.py does, for every lesson), which says what is
     missing or of the wrong shape in words that name the cause."""
 
     ORDER: int  # its place in teaching order
@@ -104,41 +104,3 @@ class LessonModule(Protocol):
     TAKEAWAY: str
 
     def run(self, models: Mapping[str, Any], inputs: Any, cache: Cache = direct) -> Any: ...
-
-
-_CONTRACT_TYPES = {"ORDER": int, "TITLE": str, "ICON": str, "LINE": str, "TAKEAWAY": str}
-
-
-def contract_problems(module) -> list[str]:
-    """What keeps ``module`` from being a lesson library (:class:`LessonModule`), each problem in one sentence
-    naming the module and the name at fault; ``[]`` when it is one."""
-    from app.core.state import Spec
-
-    name = getattr(module, "__name__", repr(module))
-    missing = [a for a in (*_CONTRACT_TYPES, "SPEC", "MODELS", "Inputs", "Result", "run") if not hasattr(module, a)]
-    if missing:
-        return [f"{name} does not state {', '.join(missing)} (app.core.lesson.LessonModule lists what a lesson states)"]
-    problems = [f"{name}.{a} is a {type(getattr(module, a)).__name__}, not a {t.__name__}"
-                for a, t in _CONTRACT_TYPES.items() if not isinstance(getattr(module, a), t)]
-    if not isinstance(module.SPEC, Spec):
-        problems.append(f"{name}.SPEC is not an app.core.state.Spec: state each URL parameter once, with Param")
-    if not (isinstance(module.MODELS, tuple) and all(isinstance(k, str) for k in module.MODELS)):
-        problems.append(f"{name}.MODELS is not a tuple of catalogue keys")
-    for cls in ("Inputs", "Result"):
-        kind = getattr(module, cls)
-        if not (is_dataclass(kind) and kind.__dataclass_params__.frozen):
-            problems.append(f"{name}.{cls} is not a frozen dataclass (@dataclass(frozen=True)): a page's cache keys it")
-    if not callable(getattr(module.Inputs, "from_values", None)):
-        problems.append(f"{name}.Inputs has no from_values: add `from_values = classmethod(lesson.from_values)`")
-    elif isinstance(module.SPEC, Spec) and is_dataclass(module.Inputs):
-        names = {p.name for p in module.SPEC}
-        problems += [f"{name}.Inputs.{f.name} is in no SPEC parameter and has no default: from_values cannot fill it"
-                     for f in fields(module.Inputs)
-                     if f.init and f.name not in names and f.default is MISSING and f.default_factory is MISSING]
-    try:
-        params = list(inspect.signature(module.run).parameters)
-    except (TypeError, ValueError):
-        params = []
-    if params[:3] != ["models", "inputs", "cache"]:
-        problems.append(f"{name}.run takes ({', '.join(params)}), not (models, inputs, cache=direct)")
-    return problems
