@@ -17,6 +17,8 @@ import importlib
 import numpy as np
 import pytest
 
+from app.figures.words import figure_words
+
 from app.figures import Document
 from app.lessons import LESSONS
 
@@ -72,6 +74,7 @@ def test_hostile_text_reaches_no_figure_as_markup_or_an_invisible_character(slug
     r = lib.run(models_for(lib, inputs, bundled), inputs)
     figures = f.every_figure(r)
     assert figures, slug
+    assert all(figure_words(fig).strip() for fig in figures if hasattr(fig, "layout")), slug  # every one in words
     found = [o for fig in figures for o in offences(fig)]
     assert not found, f"{slug}: {found[:3]}"
     if fields and slug not in TEXT_NOT_IN_FIGURES:  # the rule: what a visitor types reaches a figure

@@ -21,6 +21,7 @@ import streamlit as st
 
 from app.core import state, text
 from app.figures import white_template
+from app.figures.words import figure_words
 from app.ui import layout, url
 
 PRESENTER_FONT = 22
@@ -222,10 +223,18 @@ def title_size(title: str) -> int:
 ALT_STYLE = "font-size:0.875rem;color:#3d3f4a;margin:-0.4rem 0 0.4rem 0"
 
 
-def alt_text(alt: str, where=None) -> None:
+#: read by a screen reader, not drawn: a figure's words when its lesson wrote none (app.figures.words)
+HIDDEN_STYLE = "position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
+QUOTED = re.compile(r"«([^«»]*)»")
+
+
+def alt_text(alt: str, where=None, hidden: bool = False) -> None:
     """A figure's text alternative (what it shows and its headline numbers, from its Result), under it: for a
-    screen reader and for a phone, where nothing can be hovered. Plain text, escaped here (it quotes tokens)."""
-    (where or st).markdown(f'<p class="bve-alt" role="note" style="{ALT_STYLE}"><b>In words:</b> {text.html(alt)}</p>',
+    screen reader and for a phone, where nothing can be hovered. Plain text, escaped here; what it quotes «…» (tokens,
+    words a visitor typed) becomes code. ``hidden``: for a screen reader only (the words read off a figure)."""
+    words = QUOTED.sub(r"<code>\1</code>", text.html(alt))
+    style, cls = (HIDDEN_STYLE, "bve-alt bve-sr") if hidden else (ALT_STYLE, "bve-alt")
+    (where or st).markdown(f'<p class="{cls}" role="note" style="{style}"><b>In words:</b> {words}</p>',
                            unsafe_allow_html=True)
 
 
@@ -258,8 +267,8 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
     if layout.phone():
         layout.phone_style(fig)
     _plotly(st, fig, name)
-    if alt and not presenting():
-        alt_text(alt)
+    if not presenting():  # the lesson's own words, else the figure's read off it, for a screen reader
+        alt_text(alt or figure_words(fig), hidden=not alt)
 
 
 def show_html(document, alt: str, key: bool | str = False) -> None:

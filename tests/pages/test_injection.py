@@ -22,7 +22,7 @@ PAYLOADS = {
     "latex": "$\\href{http://evil.invalid}{x}$",
     "bidi": "\u202e5 txet",
 }
-CODE_SPAN = re.compile(r"`[^`]*`")
+CODE_SPAN = re.compile(r"`[^`]*`|<code>[^<]*</code>")  # markdown's, or escaped text in HTML <code>
 
 
 def rendered(at) -> list[str]:
