@@ -251,6 +251,61 @@ def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
     return ", ".join(parts)
 
 
+def uses_teacher(arm: dict) -> bool:
+    """Whether an arm's recipe needs a trained teacher: it starts from the teacher's layers or learns from its soft
+    targets (distillation's arms record both in ``change``)."""
+    change = arm.get("change") or {}
+    return change.get("init") == "teacher" or "soft" in str(change.get("targets") or "")
+
+
+def teacher_flops(doc: dict) -> dict | None:
+    """The training compute of the experiment's teacher, recomputed from the budget by the same count as every arm
+    (app/training/flops.py ``mlm_step``: a masked-LM step of the teacher's shape, ``teacher_layers`` deep, at the
+    arms' batch, sequence length and expected targets per batch): {"steps", "per_step", "total"} in FLOPs, or None
+    when the document has no teacher (or does not record what the count needs). The expected targets per batch are
+    read back from a hard-label arm's MLM head FLOPs (3 × targets × the head's 2·(H·H + H·V))."""
+    from types import SimpleNamespace
+
+    from app.training import flops
+
+    budget = doc.get("budget") or {}
+    shape, data = budget.get("shape") or {}, budget.get("data") or {}
+    layers, steps = budget.get("teacher_layers"), budget.get("teacher_steps")
+    need = (shape.get("hidden_size"), shape.get("intermediate_size"), data.get("vocab_size"), data.get("seq_len"),
+            budget.get("batch_size"), layers, steps)
+    if not all(isinstance(x, int) and x > 0 for x in need):
+        return None
+    config = SimpleNamespace(hidden_size=shape["hidden_size"], intermediate_size=shape["intermediate_size"],
+                             num_hidden_layers=layers, embedding_size=shape["hidden_size"], vocab_size=data["vocab_size"])
+    head = flops.mlm_head_flops(config)
+    targets = None
+    for arm in (doc.get("arms") or {}).values():
+        part = (arm.get("flops_parts") or {}).get("student head")
+        if (arm.get("change") or {}).get("targets") == "hard" and isinstance(part, (int, float)) and part > 0:
+            targets = part / (flops.TRAIN * head)
+            break
+    if targets is None:
+        return None
+    per_step = sum(flops.mlm_step(config, budget["batch_size"], data["seq_len"], targets).values())
+    return {"steps": steps, "per_step": per_step, "total": per_step * steps, "layers": layers}
+
+
+def recipe_flops(doc: dict, arm: str) -> dict | None:
+    """The whole recipe's training compute of one arm, in FLOPs: {"steps", "per_step", "training" (its own steps:
+    per_step × steps, the teacher's forward included where it runs one), "teacher" (the teacher's training when the
+    arm needs a teacher — :func:`uses_teacher` —, else 0), "total"}; None when the arm does not record its cost."""
+    a = (doc.get("arms") or {}).get(arm) or {}
+    steps = [r.get("steps") for r in a.get("seeds", [])]
+    f = a.get("flops_per_step")
+    if not (isinstance(f, (int, float)) and math.isfinite(f) and f > 0 and steps
+            and all(isinstance(k, int) and k > 0 for k in steps)):
+        return None
+    own = float(f) * max(steps)
+    t = teacher_flops(doc) if uses_teacher(a) else None
+    teacher = t["total"] if t else 0.0
+    return {"steps": max(steps), "per_step": float(f), "training": own, "teacher": teacher, "total": own + teacher}
+
+
 def health_checks(doc: dict) -> list[dict]:
     """What each arm must reach to count as trained (app/experiments/claims.py ``Health``, as data): a known
     experiment's from today's claims, else as the document recorded them (none when it says nothing)."""
@@ -346,7 +401,13 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
                                  comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
                                  scale(doc, comp, seeds), MARGINS.get(comp["metric"], (0.0, ""))[0])
         failure = failures(checks, comp)
-        out[comp["key"]] = verdict_rule.unhealthy(v, failure) if failure else v
+        if failure:
+            v = verdict_rule.unhealthy(v, failure)
+        elif comp.get("counted_in"):
+            other = next((c for c in comparisons if c["key"] == comp["counted_in"]), None)
+            named = f"“{other['claim'].rstrip('.')}” ({comp['counted_in']})" if other else comp["counted_in"]
+            v = verdict_rule.counted_once(v, named, comp.get("counted_why") or "it measures the same effect")
+        out[comp["key"]] = v
     return out
 
 
@@ -401,12 +462,17 @@ def measured_table(where: Path | None = None) -> str:
     rows = [v for d in found.values() for v in d.values()]
     m = max((v["m"] for v in rows), default=0)
     unhealthy = sum(bool(v["health"]) for v in rows)
+    once = sum(bool(v.get("counted_in")) and not v["health"] for v in rows)
     lines = [f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
              "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it). First, health before "
              "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
              "(`Health` in `app/experiments/claims.py`); "
              f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
-             f"the family. The other {m}: paired t-tests on the "
+             f"the family. "
+             + (f"{count(once, 'comparison')} that measure{'s' if once == 1 else ''} the same effect as another "
+                "comparison of the family (the teacher's inheritance, in distillation) "
+                f"{'is' if once == 1 else 'are'} counted once, there: shown, *not a separate test*. " if once else "")
+             + f"The other {m}: paired t-tests on the "
              "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
              "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
              f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)). Three outcomes against the margin: *different* "
@@ -435,8 +501,10 @@ def measured_table(where: Path | None = None) -> str:
                 continue
             n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
             interval = f"{signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}]"
-            if v["health"]:
-                lines.append(f"{head} {interval} | {margins} | {n} | — (not tested) | — | {v['label']} |")
+            if v["health"] or v.get("counted_in"):
+                lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (not tested) | — | {v['label']} |"
+                             if v.get("counted_in") else f"{head} {interval} | {margins} | {n} | — (not tested) | — | "
+                             f"{v['label']} |")
             else:
                 lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
                              f"{v['rank']}) | {tost_text(v)} | {v['label']} |")
@@ -580,6 +648,6 @@ def _one_line(name: str, where: str | None, versions: tuple) -> str:
     smoke = ", a --quick smoke run" if doc.get("quick") else ""
     interval = (f"; {signed(h['difference'])} in the claimed direction, 95% interval {signed(h['ci_low'])} to "
                 f"{signed(h['ci_high'])}, p {h['p']:.2g} where Holm over {h['m']} comparisons needs ≤ "
-                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] and not h["health"] else "")
+                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] and not h["health"] and not h.get("counted_in") else "")
     return (f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
             f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}{interval}) — {h['label']}")

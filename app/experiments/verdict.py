@@ -50,6 +50,11 @@ The test, in plain numbers:
    :func:`unhealthy` marks the comparison **no verdict**, with the arm and its numbers, and :func:`judge` leaves
    it out of Holm's family — an untrained arm's comparison is not a test of the claim.
 
+6. **Counted once**: where two comparisons of the family measure (mostly) the same effect — DistilBERT's "starting
+   from the teacher beats random" and "the distilled student beats a teacher-free one" both measure what the student
+   inherits from the teacher — only one is a test; the other (:func:`counted_once`) is shown with its numbers, outside
+   Holm's family, and says which comparison counts its effect.
+
 When every seed difference is the same (se = 0), any difference from the boundary is clear (p = 0).
 Pure Python: the page imports it without torch or scipy.
 """
@@ -66,6 +71,7 @@ INCONCLUSIVE = TOO_SMALL
 EQUIVALENT = "equivalent within the margin"  # "A beats B" not shown: no difference larger than ± the margin
 REVERSES = "reverses"
 NO_VERDICT = "no verdict"  # an arm failed its health check: the comparison is not made (outside Holm's family)
+NOT_COUNTED = "not a separate test"  # re-measures an effect another comparison of the family tests: counted once there
 VERDICTS = (REPRODUCES, EQUIVALENT, TOO_SMALL, REVERSES)
 DIFFERENT, WITHIN, NEITHER = "different", "equivalent", "inconclusive"  # the three outcomes against the margin
 MIN_SEEDS = 2
@@ -216,6 +222,12 @@ class Verdict:
     equivalent: bool = False  # Holm passes the equivalence test: no difference larger than ± eq_margin
     outcome: str = ""  # DIFFERENT, WITHIN or NEITHER; "" without a test
     in_margins: float = float("nan")  # the difference as a multiple of eq_margin
+    counted_in: str = ""  # the comparison whose test already covers this one's effect ("" when it is its own test)
+
+    @property
+    def tested(self) -> bool:
+        """Whether Holm's family holds this comparison: enough seeds, both arms healthy, not counted elsewhere."""
+        return self.enough_seeds and not self.health and not self.counted_in
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -406,12 +418,22 @@ def unhealthy(v: Verdict, failure: str) -> Verdict:
     return replace(v, reason=reason(v), why=why(v))
 
 
+def counted_once(v: Verdict, counted_in: str, why_not: str) -> Verdict:
+    """``v`` as a comparison that measures (mostly) the same effect as ``counted_in``, which is in Holm's family:
+    one experiment is counted once, so this one is shown with its numbers but is not a separate test (rank 0, passes
+    nothing). ``why_not`` says what the two share ("both measure what the student inherits from the teacher")."""
+    v = replace(v, verdict=NOT_COUNTED, label=f"{NOT_COUNTED}: {why_not}; it is counted once, as {counted_in}",
+                counted_in=counted_in, rank=0, holm_threshold=None, p_holm=None, holm_pass=False, holm_stopped_at=0,
+                equiv_threshold=None, equivalent=False, outcome="")
+    return replace(v, reason=reason(v), why=why(v))
+
+
 def judge(tests: dict, alpha: float = ALPHA) -> dict:
     """The family's verdicts: ``tests`` ({key: Verdict from :func:`compare`, or :func:`unhealthy`}) adjusted by
     Holm over the comparisons that have a test (enough seeds, both arms healthy). key -> Verdict with m, rank,
-    threshold and the decision."""
-    steps = holm({k: v.p for k, v in tests.items() if v.enough_seeds and not v.health}, alpha)
-    eq_steps = holm({k: v.p_equiv for k, v in tests.items() if v.enough_seeds and not v.health}, alpha)
+    threshold and the decision. A comparison marked :func:`counted_once` is left out of the family too."""
+    steps = holm({k: v.p for k, v in tests.items() if v.tested}, alpha)
+    eq_steps = holm({k: v.p_equiv for k, v in tests.items() if v.tested}, alpha)
     m = len(steps)
     stopped = min((s.rank for s in steps.values() if not s.rejected), default=0)
     out = {}
@@ -472,6 +494,9 @@ def holm_text(v: Verdict) -> str:
 
 def why(v: Verdict) -> str:
     """Holm's decision on this comparison and what it means for the claim, in numbers."""
+    if v.counted_in:
+        return (f"{v.label[len(NOT_COUNTED) + 2:]}: the family holds each experiment's effect once, so this comparison "
+                f"is shown, not tested, and is not among the comparisons Holm adjusts")
     if v.health:
         return (f"{v.health}: an arm that did not count as trained is no test of the claim, so this comparison has "
                 f"no verdict and is not among the comparisons Holm adjusts")
@@ -515,6 +540,8 @@ def reason(v: Verdict) -> str:
     """One sentence: the test on these numbers and why it gives this verdict."""
     if v.health:
         return f"{NO_VERDICT}: {why(v)}" + (f" ({v.m} are)" if v.m else "")
+    if v.counted_in:
+        return f"{NOT_COUNTED}: {why(v)}" + (f" ({v.m} are)" if v.m else "")
     if not v.enough_seeds:
         return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread"
                 + (f" (it is not among the {v.m} comparisons Holm adjusts)" if v.m else ""))

@@ -77,7 +77,7 @@ SPEC = Spec(
           help="Training wall time of the live run (at most 60 s), after its data is prepared."),
 )
 VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.EQUIVALENT: "info", rule.TOO_SMALL: "info", rule.REVERSES: "error",
-                 rule.NO_VERDICT: "warning"}
+                 rule.NO_VERDICT: "warning", rule.NOT_COUNTED: "info"}
 
 
 # ----------------------------------------------------------------------------- reading the results
@@ -346,6 +346,10 @@ def verdict_text(c: Comparison, m: int) -> str:
         return (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
                 f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
                 f"seed ({c.pairing}).")
+    if v.get("counted_in"):
+        return (f"**Verdict: {rule.NOT_COUNTED}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, 95% "
+                f"interval {_n(v['ci_low'])} to {_n(v['ci_high'])}, paired by seed ({c.pairing}).")
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
@@ -402,6 +406,8 @@ def p_text(v: dict | None) -> str:
     """A verdict's p and what Holm needs of it for a table: "0.0052 (Holm: ≤ 0.0038, rank 6 of 14)"."""
     if not v or not v.get("enough_seeds") or v.get("health"):
         return "—"
+    if v.get("counted_in"):
+        return f"{v['p']:.2g} (not a separate test)"
     return f"{v['p']:.2g} (Holm: ≤ {v['holm_threshold']:.2g}, rank {v['rank']} of {v['m']})"
 
 
@@ -482,19 +488,30 @@ def _training_flops(arm: dict) -> tuple[float, int] | None:
 
 
 def compute_note(doc: dict, comp: Comparison) -> Note | None:
-    """When the two arms of a comparison did not spend the same training compute (distillation's soft arms
-    also run the teacher at every step), the page says so with both numbers: "the same compute" is not taken
-    for granted. Arms that trade steps for cost per step to spend the same in all (ELECTRA's) get no note."""
-    arms = doc.get("arms", {})
-    a, b = (_training_flops(arms.get(k, {})) for k in (comp.better, comp.worse))
+    """What the two arms of a comparison spent, the whole recipe counted (results.recipe_flops): its own steps (the
+    teacher's forward included where the arm runs one) and, for an arm that needs a trained teacher, the teacher's
+    training too. When the totals differ by more than 5% the page says so with both numbers: "the same compute" is
+    not taken for granted. Arms that trade steps for cost per step to spend the same in all (ELECTRA's) get no note;
+    two arms that both need the teacher say so, with what the teacher cost."""
+    a, b = (results.recipe_flops(doc, k) for k in (comp.better, comp.worse))
     if a is None or b is None:
         return None
-    ta, tb = a[0] * a[1], b[0] * b[1]
-    if abs(ta / tb - 1) <= 0.05:
+
+    def spent(side: str, arm: str, r: dict) -> str:
+        own = f"{r['training'] / 1e12:.1f} TFLOP in {r['steps']:,} steps of {r['per_step'] / 1e9:.1f} GFLOP"
+        if not r["teacher"]:
+            return f"{side} ({txt.md(arm)}) {own}, no teacher"
+        return (f"{side} ({txt.md(arm)}) {r['total'] / 1e12:.1f} TFLOP: {own}, plus the teacher's training, "
+                f"{r['teacher'] / 1e12:.1f} TFLOP")
+
+    both = f"{spent('A', comp.better, a)}; {spent('B', comp.worse, b)}"
+    if abs(a["total"] / b["total"] - 1) <= 0.05:
+        if a["teacher"] and b["teacher"]:
+            return Note(f"Compute, the whole recipe counted: {both}. Both arms need the same trained teacher, so "
+                        "this comparison holds the teacher fixed; what the teacher cost is in neither difference.")
         return None
-    return Note(f"The two arms did not spend the same compute: A ({txt.md(comp.better)}) {ta / 1e12:.1f} TFLOP in "
-                f"{a[1]} steps of {a[0] / 1e9:.1f} GFLOP, B ({txt.md(comp.worse)}) {tb / 1e12:.1f} TFLOP in {b[1]} "
-                f"steps of {b[0] / 1e9:.1f} GFLOP ({ta / tb:.1f}×).")
+    return Note(f"The two arms did not spend the same compute, the whole recipe counted: {both} "
+                f"({a['total'] / b['total']:.1f}×).")
 
 
 def other_metrics_note(name: str, doc: dict, comp: Comparison) -> Note | None:
@@ -572,6 +589,15 @@ def teacher_note(doc: dict) -> Note | None:
              f"{doc.get('budget', {}).get('steps', '?')} steps)") if layers and steps else ""
     said = (f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
             f"{min(students):.3f}–{max(students):.3f}.")
+    t = results.teacher_flops(doc)
+    if t:
+        arms = doc.get("arms", {})
+        free = [txt.md(k) for k, a in arms.items() if not results.uses_teacher(a)]
+        said += (f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
+                 f"as the arms'), which {len(arms) - len(free)} of the {len(arms)} arms need"
+                 + (f" (all but {', '.join(free)})" if free else "") + ": its training counts in their compute, and its own "
+                 "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
+                 "teacher training, not run here.")
     if top1 <= max(students):
         return Note(said + " The teacher is not stronger than every student: distillation's premise (a teacher "
                     "much better than its student) does not hold in these runs, so soft targets may pull a student "
@@ -622,6 +648,9 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         for arm in shown:
             b = results.band(doc, arm, metric, x)
             label = doc["arms"][arm]["label"]
+            if x == "flops":  # the whole recipe: an arm that needs a trained teacher starts at the teacher's cost
+                start = (results.recipe_flops(doc, arm) or {}).get("teacher", 0.0)
+                b["x"] = [v + start for v in b["x"]]
             curves.append(Curve(arm, label, tuple(b["x"]), tuple(b["mean"]), tuple(b["lo"]), tuple(b["hi"]), b["n"],
                                 arm in pair))
         for arm, a in doc["arms"].items():
