@@ -135,6 +135,9 @@ MARGINS = {"valid_loss": (LOSS_MARGIN, LOSS_WHY), "word_loss": (LOSS_MARGIN, LOS
            "sop_probe": (PROBE_MARGIN, PROBE_WHY)}
 """metric -> (margin in its units, why): what a noninferiority or equivalence claim on it allows, and the
 unit the page's overview of every comparison draws differences in."""
+ITEMS = {"probe_acc": "probe_test", "nsp_probe": "probe_test", "sop_probe": "probe_test"}
+"""The probes: metric -> the budget key that counts its test items (the same fixed items for every arm and seed). A
+comparison on one is also judged over another draw of those items (app/experiments/bootstrap.py)."""
 
 # What an arm must reach to count as trained (Health), shared by the experiments that use it.
 TRAINED_FLOOR = 1.0

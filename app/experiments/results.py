@@ -45,7 +45,7 @@ from pathlib import Path
 
 from app.experiments import verdict as verdict_rule
 from app.core.text import count
-from app.experiments.claims import CLAIMS, MARGINS
+from app.experiments.claims import CLAIMS, ITEMS, MARGINS
 
 SCHEMA = 1
 BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "experiments"  # where `run` writes by default
@@ -400,6 +400,7 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
         v = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
                                  comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
                                  scale(doc, comp, seeds), MARGINS.get(comp["metric"], (0.0, ""))[0])
+        v = verdict_rule.with_items(v, items_test(doc, comp, v, metrics[comp["metric"]]["higher_is_better"]))
         failure = failures(checks, comp)
         if failure:
             v = verdict_rule.unhealthy(v, failure)
@@ -409,6 +410,61 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
             v = verdict_rule.counted_once(v, named, comp.get("counted_why") or "it measures the same effect")
         out[comp["key"]] = v
     return out
+
+
+def item_outcomes(doc: dict, arm: str, metric: str) -> dict:
+    """{seed: "0101…"} a probe's per-item outcomes on its test items, for the seeds of ``arm`` that record them
+    (``details["items"][metric]``); empty today: no stored result records them yet."""
+    out = {}
+    for i, r in enumerate(doc["arms"][arm]["seeds"]):
+        bits = ((r.get("details") or {}).get("items") or {}).get(metric)
+        if isinstance(bits, str) and bits:
+            out[r.get("seed", i)] = bits
+    return out
+
+
+def items_test(doc: dict, comp: dict, v: verdict_rule.Verdict, higher_is_better: bool = True):
+    """The bootstrap over a probe's test items × the seeds for a comparison on a probe (claims.ITEMS), or None (not a
+    probe, too few seeds, or a budget that does not count the items)."""
+    key = ITEMS.get(comp["metric"])
+    n = (doc.get("budget") or {}).get(key) if key else None
+    if not isinstance(n, int) or n <= 0 or v.design != "paired":
+        return None
+    from app.experiments import bootstrap
+
+    a, b = per_seed(doc, comp["better"], comp["metric"]), per_seed(doc, comp["worse"], comp["metric"])
+    return bootstrap.items_bootstrap(a, b, n, higher_is_better, v.boundary, v.eq_margin, item_outcomes(doc, comp["better"], comp["metric"]),
+                                     item_outcomes(doc, comp["worse"], comp["metric"]))
+
+
+def other_metrics(doc: dict, better: str, worse: str, metric: str) -> list[dict]:
+    """What arms ``better`` (A) and ``worse`` (B) show on the experiment's other metrics (all but ``metric`` and the
+    parameter count), paired by seed: [{metric, label, unit, difference (mean A − B, positive = the claimed
+    direction), same (seeds with that sign), seeds}] — described, not tested. Metrics with fewer than 2 shared seeds
+    are left out."""
+    name = doc.get("experiment")
+    metrics = CLAIMS[name].as_dict()["metrics"] if name in CLAIMS else (doc.get("claim") or {}).get("metrics", {})
+    out = []
+    for key, m in metrics.items():
+        if key in (metric, "params") or better not in doc["arms"] or worse not in doc["arms"]:
+            continue
+        a, b = per_seed(doc, better, key), per_seed(doc, worse, key)
+        seeds = [s for s in a if s in b]
+        if len(seeds) < 2:
+            continue
+        sign = 1.0 if m["higher_is_better"] else -1.0
+        diffs = [sign * (a[s] - b[s]) for s in seeds]
+        mean = statistics.fmean(diffs)
+        same = sum(1 for d in diffs if (d > 0) == (mean > 0) and d != 0)
+        out.append({"metric": key, "label": m["label"], "unit": m.get("unit", ""), "difference": mean, "same": same,
+                    "seeds": len(seeds)})
+    return out
+
+
+def other_metrics_text(rows: list[dict]) -> str:
+    """:func:`other_metrics` in words: "held-out masked-LM loss −0.194 nats (that sign on 10 of 10 seeds); …"."""
+    return "; ".join(f"{short_label(r['label'])} {signed(r['difference'])}{' ' + r['unit'] if r['unit'] else ''} "
+                     f"(that sign on {r['same']} of {count(r['seeds'], 'seed')})" for r in rows)
 
 
 def family(where: Path | None = None) -> dict[str, dict]:
@@ -508,7 +564,44 @@ def measured_table(where: Path | None = None) -> str:
             else:
                 lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
                              f"{v['rank']}) | {tost_text(v)} | {v['label']} |")
-    return "\n".join(lines)
+    return "\n".join(lines + ["", *items_table(found)])
+
+
+def items_table(found: dict[str, dict[str, dict]]) -> list[str]:
+    """The measured table's companion: every comparison that rests on a probe (claims.ITEMS), its interval over the
+    seeds alone beside the bootstrap over the probe's test items × the seeds (app/experiments/bootstrap.py), and, where
+    the comparison has no verdict, what its arms show on the experiment's other metrics (described, not tested)."""
+    rows = [(name, c, found.get(name, {}).get(c.key)) for name, claim in CLAIMS.items() for c in claim.comparisons
+            if c.metric in ITEMS]
+    rows = [(name, c, v) for name, c, v in rows if v and v.get("p_items") is not None and math.isfinite(v["p_items"])]
+    if not rows:
+        return []
+    from app.experiments import bootstrap
+
+    exact = sum("per-item outcomes stored" in v["items_how"] for _, _, v in rows)
+    how = ("from the stored accuracies (no per-item outcomes are stored): each arm's accuracy on n resampled items is "
+           "Binomial(n, p)/n, one draw shared by every seed, the two arms drawn independently — both assumptions widen "
+           f"the interval — with the seeds resampled, {bootstrap.DRAWS:,} draws" if not exact else
+           f"exactly, from per-item outcomes, for {exact} of these {len(rows)} and from the stored accuracies for the rest")
+    lines = ["**Where a probe decides: items × seeds.** A probe's number is an accuracy on one fixed set of test items, "
+             "the same for every arm and seed; the seed-level test above ignores that another draw of items would move "
+             "every accuracy. A bootstrap over the probe's items × the seeds (`app/experiments/bootstrap.py`) puts "
+             "that back, and Holm ranks the larger of its p and the t-test's. Today it is drawn " + how + ": exact "
+             "needs each seed's 0/1 outcome on every test item, which no stored result records yet (a rerun that "
+             "stores them).",
+             "",
+             "| experiment | claim (A vs B) | A − B | seeds alone: 95% interval, p | items × seeds: 95% interval, p | "
+             "verdict | the other metrics (described, not tested) |",
+             "|---|---|---|---|---|---|---|"]
+    docs = family()
+    for name, c, v in rows:
+        others = "—"
+        if (v.get("health") or v.get("counted_in")) and name in docs:
+            others = other_metrics_text(other_metrics(docs[name], c.better, c.worse, c.metric)) or "—"
+        lines.append(f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {signed(v['difference'])} | "
+                     f"[{signed(v['ci_low'])}, {signed(v['ci_high'])}], {v['p']:.2g} | [{signed(v['items_low'])}, "
+                     f"{signed(v['items_high'])}], {v['p_items']:.2g} | {v['verdict']} | {others} |")
+    return lines
 
 
 def rewrite_verdicts(where: Path | None = None) -> list[Path]:

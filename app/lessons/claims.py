@@ -158,6 +158,7 @@ class Comparison:
     health: tuple[str, ...] = ()  # every health check of A and B, one markdown line each (health_lines)
     pairing: str = PAIRING  # what pairing by seed shares between A and B, and what it does not (pairing_text)
     ours: str = ""  # tested away from where the paper made it: where the paper did and where we do ("" otherwise)
+    others: str = ""  # the two arms on the experiment's other metrics, described (results.other_metrics_text)
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,7 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
             c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
             pairing_text(doc, c.better, c.worse), c.ours,
+            results.other_metrics_text(results.other_metrics(doc, c.better, c.worse, c.metric)) if doc else "",
         ))
     return tuple(out)
 
@@ -343,9 +345,16 @@ def verdict_text(c: Comparison, m: int) -> str:
     verdict and why — every number a student needs to check it by hand."""
     v = c.verdict
     if v.get("health"):
-        return (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+        said = (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
                 f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
                 f"seed ({c.pairing}).")
+        if v.get("enough_seeds"):
+            said += f"  \nOver the seeds alone, 95% interval {_n(v['ci_low'])} to {_n(v['ci_high'])}."
+        if _finite(v.get("p_items")):
+            said += "  \n" + items_line(v)
+        if c.others:
+            said += f"  \n**On the experiment's other metrics** (described, not tested): {c.others}."
+        return said
     if v.get("counted_in"):
         return (f"**Verdict: {rule.NOT_COUNTED}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
                 f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, 95% "
@@ -372,8 +381,20 @@ def verdict_text(c: Comparison, m: int) -> str:
             f"{v['df']:.3g} df{' (on 2 df, P(T ≥ t) = ½(1 − t/√(t² + 2)))' if v['df'] == 2 else ''}. This page makes {m} "
             f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
             f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}.")
-    return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, margin_line(v),
-                        f"**Why**: {v['why']}."))
+    lines = [f"**Verdict: {v['label']}**", measured, interval, test]
+    if _finite(v.get("p_items")):
+        lines.append(items_line(v))
+    return "  \n".join(lines + [margin_line(v), f"**Why**: {v['why']}."])
+
+
+def items_line(v: dict) -> str:
+    """The verdict box's line on a probe's items: the bootstrap over its test items × the seeds, how it was drawn
+    (and its limits), and its interval and p beside the seeds' own."""
+    return (f"**Over the probe's {v['items']:,} test items × the seeds** (a bootstrap that also redraws the items every "
+            f"arm and seed was scored on; {v['items_how']}): A − B 95% interval {_n(v['items_low'])} to "
+            f"{_n(v['items_high'])}, p = {v['p_items']:.2g} against {_n(v['boundary']) if v['boundary'] else '0'}, where the seeds alone give "
+            f"{_n(v['ci_low'])} to {_n(v['ci_high'])}, p = {v['p']:.2g}. "
+            + ("Holm ranks the larger p." if not v.get("health") else "No verdict rests on it."))
 
 
 def margin_line(v: dict) -> str:
@@ -516,29 +537,16 @@ def compute_note(doc: dict, comp: Comparison) -> Note | None:
 
 def other_metrics_note(name: str, doc: dict, comp: Comparison) -> Note | None:
     """When a comparison has no verdict (an arm failed its health check), what the same two arms show on the
-    experiment's other metrics: the mean paired difference A − B, signed so that positive is the claimed direction,
-    and on how many seeds it has that sign — described, not tested (no verdict rests on it)."""
+    experiment's other metrics (results.other_metrics): the mean paired difference A − B, signed so that positive is
+    the claimed direction, and on how many seeds it has that sign — described, not tested (no verdict rests on it)."""
     v = comp.verdict or {}
     if not v.get("health"):
         return None
-    parts = []
-    for metric, m in CLAIMS[name].metrics.items():
-        if metric in (comp.metric, "params"):
-            continue
-        a, b = results.per_seed(doc, comp.better, metric), results.per_seed(doc, comp.worse, metric)
-        seeds = [s for s in a if s in b]
-        if len(seeds) < 2:
-            continue
-        sign = 1.0 if m.higher_is_better else -1.0
-        diffs = [sign * (a[s] - b[s]) for s in seeds]
-        mean = sum(diffs) / len(diffs)
-        same = sum(1 for d in diffs if (d > 0) == (mean > 0) and d != 0)
-        unit = f" {m.unit}" if m.unit else ""
-        parts.append(f"{short_label(m.label)} {_n(mean)}{unit} (that sign on {same} of {txt.count(len(seeds), 'seed')})")
-    if not parts:
+    rows = results.other_metrics(doc, comp.better, comp.worse, comp.metric)
+    if not rows:
         return None
     return Note("No verdict here, so described, not tested: the same two arms on the experiment's other metrics, A − B "
-                "with positive the claimed direction: " + "; ".join(parts) + ".")
+                "with positive the claimed direction: " + results.other_metrics_text(rows) + ".")
 
 
 def nsp_on_sop_note(doc: dict) -> Note | None:
