@@ -348,10 +348,10 @@ def verdict_text(c: Comparison, m: int) -> str:
         said = (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
                 f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
                 f"seed ({c.pairing}).")
-        if v.get("enough_seeds"):
-            said += f"  \nOver the seeds alone, 95% interval {_n(v['ci_low'])} to {_n(v['ci_high'])}."
         if _finite(v.get("p_items")):
             said += "  \n" + items_line(v)
+        elif v.get("enough_seeds"):
+            said += f"  \nOver the seeds alone, 95% interval {_n(v['ci_low'])} to {_n(v['ci_high'])}."
         if c.others:
             said += f"  \n**On the experiment's other metrics** (described, not tested): {c.others}."
         return said
@@ -389,12 +389,16 @@ def verdict_text(c: Comparison, m: int) -> str:
 
 def items_line(v: dict) -> str:
     """The verdict box's line on a probe's items: the bootstrap over its test items × the seeds, how it was drawn
-    (and its limits), and its interval and p beside the seeds' own."""
-    return (f"**Over the probe's {v['items']:,} test items × the seeds** (a bootstrap that also redraws the items every "
+    (and its limits), and its interval and p beside the seeds' own — for a comparison without a verdict, the
+    intervals only (described, not tested)."""
+    said = (f"**Over the probe's {v['items']:,} test items × the seeds** (a bootstrap that also redraws the items every "
             f"arm and seed was scored on; {v['items_how']}): A − B 95% interval {_n(v['items_low'])} to "
-            f"{_n(v['items_high'])}, p = {v['p_items']:.2g} against {_n(v['boundary']) if v['boundary'] else '0'}, where the seeds alone give "
-            f"{_n(v['ci_low'])} to {_n(v['ci_high'])}, p = {v['p']:.2g}. "
-            + ("Holm ranks the larger p." if not v.get("health") else "No verdict rests on it."))
+            f"{_n(v['items_high'])}")
+    if v.get("health") or v.get("counted_in"):
+        return said + f", where the seeds alone give {_n(v['ci_low'])} to {_n(v['ci_high'])}. No verdict rests on it."
+    boundary = _n(v["boundary"]) if v["boundary"] else "0"
+    return (said + f", p = {v['p_items']:.2g} against {boundary}, where the seeds alone give {_n(v['ci_low'])} to "
+            f"{_n(v['ci_high'])}, p = {v['p']:.2g}. Holm ranks the larger p.")
 
 
 def margin_line(v: dict) -> str:
