@@ -105,6 +105,10 @@ def test_the_teachers_training_is_counted_in_every_arm_that_needs_the_teacher():
     teacher = claims.teacher_note(doc).text
     assert "One teacher, trained once (10,000 steps, 110.7 TFLOP" in teacher and "all but `scratch`" in teacher
     assert "a second teacher seed is another full teacher training, not run here" in teacher
+    table = results.measured_table(results.BUNDLED)
+    assert f"{t['total'] / 1e12:.1f} TFLOP, counted in every arm that needs the teacher" in table
+    assert f"`soft_t2` {results.recipe_flops(doc, 'soft_t2')['total'] / 1e12:.1f}" in table
+    assert "`scratch` 5.8 (no teacher)" in table
     r = claims.run({}, claims.Inputs(claim="distillation", compare=2, x="flops"))
     starts = {c.arm: c.x[0] for c in r.curves}
     assert starts["soft_t2"] >= t["total"] and starts["scratch"] < t["total"]

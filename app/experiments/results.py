@@ -564,7 +564,26 @@ def measured_table(where: Path | None = None) -> str:
             else:
                 lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
                              f"{v['rank']}) | {tost_text(v)} | {v['label']} |")
-    return "\n".join(lines + ["", *items_table(found)])
+    return "\n".join(lines + ["", *items_table(found), *compute_lines(docs)])
+
+
+def compute_lines(docs: dict[str, dict]) -> list[str]:
+    """The whole recipe's compute of every arm of an experiment with a teacher (:func:`recipe_flops`), as a paragraph
+    for docs/results.md: the teacher's training and each arm's total."""
+    out = []
+    for name, doc in docs.items():
+        t = teacher_flops(doc)
+        if not t:
+            continue
+        arms = {arm: recipe_flops(doc, arm) for arm in doc["arms"]}
+        parts = ", ".join(f"`{arm}` {r['total'] / 1e12:.1f}" + (" (no teacher)" if not r["teacher"] else "")
+                          for arm, r in arms.items() if r)
+        out += ["", f"**Compute, the whole recipe counted ({name}).** The teacher's training, by the arms' own count "
+                    f"(`flops.mlm_step`, {t['layers']} layers, {t['steps']:,} steps): {t['total'] / 1e12:.1f} TFLOP, "
+                    f"counted in every arm that needs the teacher (its layers or its soft targets). Each arm's total, "
+                    f"in TFLOP: {parts}. One teacher, trained once: its own seed-to-seed spread is in none of the "
+                    "intervals above."]
+    return out
 
 
 def items_table(found: dict[str, dict[str, dict]]) -> list[str]:
