@@ -52,7 +52,8 @@ ui.intro(
     "claim's side, *reverses* when clearly on the other; *equivalent within ±margin* when neither but the interval "
     "lies clearly inside ± the metric's margin; *inconclusive at this scale* otherwise. First, every "
     "arm must count as trained (a health check on every seed): a comparison with an arm that did not learn its task "
-    "gets *no verdict* and is left out of Holm's count."
+    "gets *no verdict* and is left out of Holm's count. Each effect is counted once: a comparison that measures "
+    "what another of the family already tests is shown, *not a separate test*."
 )
 values = ui.bind(SPEC)
 st.session_state.setdefault(OWNER, live.new_owner())

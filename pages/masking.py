@@ -144,6 +144,27 @@ elif r.predictions:
         column_config={"p(top guess)": st.column_config.NumberColumn(format="%.3f"),
                        "p(original)": st.column_config.NumberColumn(format="%.4f")})
 
+# ----------------------------------------------------------------------------- SpanBERT's second half: SBO
+st.header("6 · SpanBERT's span-boundary objective")
+st.markdown(
+    "SpanBERT's other change: besides the masked-LM loss, every token of a masked span is also predicted from "
+    "only the encoder's outputs at the span's two **boundary** tokens, $x_{s-1}$ just before it and $x_{e+1}$ "
+    "just after it, and its **relative position** $p_{i-s+1}$ in the span — so the boundaries must learn to carry "
+    "the whole span.")
+if r.sbo is None:
+    st.info("Choose **Span (SpanBERT)** under *What is masked?* (with an epoch that masks a span) to see what the "
+            "span-boundary objective predicts each token from.", icon=":material/join_inner:")
+else:
+    ui.set_value(SPEC.span, r.sbo.span.number)
+    ui.widget(SPEC.span, options=range(1, r.sbo.n_spans + 1))
+    ui.show_figure(figs.sbo_figure(r), "masking-sbo", key="sbo")
+    st.markdown(lab.sbo_text(r.sbo))
+    st.caption("Rows: the span's tokens, one prediction each; columns: the positions around the span, with what the "
+               "encoder is fed there. Blue: the two boundary outputs SBO reads; orange: the token it predicts, with "
+               "its relative position p; pale: the span's other tokens and the context, which this prediction does "
+               "not use. At the right: the lesson model's masked-LM guess at the same token. Hover for the original.")
+    st.markdown(lab.sbo_model_text(r.sbo, r.label))
+
 ui.takeaway(lab.takeaway(r))
 ui.claim_line("masking")
 ui.share_link(SPEC)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import pickle
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -296,3 +297,78 @@ def test_the_split_adds_up_to_100_and_the_takeaway_gives_the_measured_rate(bundl
     assert sum(int(p) for p in re.findall(r"\((\d+)%\)", text)) == 100
     counts = [int(c) for c in re.findall(r"\*\*(\d+)\*\*", text)]
     assert sum(counts) == round(r.targets_per_epoch * r.epochs) and "add up to 100" in text
+
+
+# ----------------------------------------------------------------------------- SpanBERT's span-boundary objective
+
+
+def test_span_masking_shows_each_tokens_boundaries_and_position_and_the_models_mlm_guess(bundled):
+    """Issue 49 item 10: for the chosen span of the inspected epoch, the boundaries and relative position SBO
+    predicts each masked token from (app/span_boundary.py on the epoch's own span indices), beside the lesson model's
+    masked-LM guess at the same token; the page says the model has no SBO head."""
+    require_bundled("bert")
+    text = "The little girl found a red ball in the park. She kicked it over the puddles to the wobbly treehouse."
+    for epoch in range(1, 8):
+        r = run(bundled, text=text, unit="span", strategy="dynamic", epoch=epoch, span=1)
+        if r.sbo is not None and r.sbo.n_spans >= 2:
+            break
+    assert r.sbo is not None and r.sbo.n_spans >= 2
+    row = r.kinds[r.epoch - 1]
+    targets = [i for i, k in enumerate(row) if k != m.KEEP]
+    spans = r.sbo.span, *(run(bundled, text=text, unit="span", strategy="dynamic", epoch=r.epoch, span=k).sbo.span
+                          for k in range(2, r.sbo.n_spans + 1))
+    assert sorted(i for s in spans for i in s.positions) == targets  # every target of the epoch, in one span each
+    assert [s.number for s in spans] == list(range(1, r.sbo.n_spans + 1))
+    s = r.sbo.span
+    assert (s.left, s.right) == (s.start - 1, s.end + 1)
+    assert r.sbo.left == r.sentence.pieces[s.left] and r.sbo.right == r.sentence.pieces[s.right]
+    assert r.sbo.left_fed == r.fed[r.epoch - 1][s.left]
+    guesses = {p.position: p for p in r.predictions}
+    for t, rel, i in zip(r.sbo.targets, s.relative, s.positions):
+        assert (t.position, t.relative, t.original, t.fed) == (i, rel, r.sentence.pieces[i], r.fed[r.epoch - 1][i])
+        assert t.mlm_top == guesses[i].guesses.pieces[0] and t.mlm_rank == guesses[i].rank_original
+    said = lab.sbo_model_text(r.sbo, r.label)
+    assert "What it cannot show" in said and "None of this lab's models was trained with SBO" in said
+    assert "**Ours**" in said and "**The paper's**" in said and "Joshi et al., 2020" in said
+    first = sum(t.mlm_rank == 1 for t in r.sbo.targets)
+    assert f"ranked first at {first} of {txt.count(len(r.sbo.targets), 'token')}" in said
+    words = lab.sbo_text(r.sbo)
+    assert f"covers positions {s.start}–{s.end}" in words and f"p{len(s)}" in words
+
+
+def test_a_span_beyond_the_epochs_spans_shows_the_first_and_other_units_have_no_sbo(bundled):
+    require_bundled("bert")
+    r = run(bundled, unit="span", span=lab.SPEC.span.hi)
+    assert r.sbo is not None and r.sbo.span.number == 1
+    assert any(f"span {lab.SPEC.span.hi} does not exist, showing span 1" in n.text for n in r.notes)
+    assert run(bundled, unit="token").sbo is None and run(bundled, unit="word").sbo is None
+
+
+def test_sbo_figure_marks_the_boundaries_the_predicted_token_and_escapes_tokens(bundled):
+    require_bundled("bert")
+    r = next(x for x in (run(bundled, unit="span", strategy="dynamic", epoch=e, rate=0.4) for e in range(1, 9))
+             if x.sbo is not None)
+    fig = figs.sbo_figure(r)
+    assert [f.layout.title.text for f in figs.every_figure(r)].count(fig.layout.title.text) == 1
+    s, (first, last) = r.sbo.span, r.sbo.window
+    heat = fig.data[0]
+    assert len(heat.z) == len(s) and len(heat.z[0]) == last - first + 1
+    for row, t in zip(heat.z, r.sbo.targets):
+        roles = dict(zip(range(first, last + 1), row))
+        assert roles[s.left] == roles[s.right] == figs.SBO_BOUNDARY
+        assert roles[t.position] == figs.SBO_PREDICTED
+        assert all(roles[i] == figs.SBO_SPAN for i in s.positions if i != t.position)
+        assert sum(v == figs.SBO_BOUNDARY for v in row) == 2  # SBO reads exactly two outputs
+    # a token that is markup (a RoBERTa <s>, a typed <b>) is escaped in cells, rows and the MLM notes
+    sentence = fake_sentence([1, 1, 1, 1])
+    pieces = ("<s>", "<b>x", "</s>y", "z", "<i>w", "</s>")
+    sentence = replace(sentence, pieces=pieces)
+    fed = ("<s>", "<b>x", "<mask>", "<mask>", "<i>w", "</s>")
+    blank = lab.Blank(2, m.MASKED, "</s>y", "<mask>", 0, SimpleNamespace(pieces=["<script>"]), 0.1, 3)
+    sbo, note = lab.sbo_of(sentence, (-1, -1, 0, 0, -1, -1), fed, (blank,), 1, 1)
+    assert note is None and (sbo.left, sbo.right) == ("<b>x", "<i>w") and sbo.targets[0].mlm_top == "<script>"
+    fake = SimpleNamespace(sbo=sbo, sentence=sentence, fed=(fed,), epoch=1)
+    fig = figs.sbo_figure(fake)
+    shown = [c for row in fig.data[0].text for c in row] + list(fig.data[0].y) + [a.text for a in fig.layout.annotations]
+    assert "&lt;b&gt;x" in fig.data[0].text[0][1] and "&lt;script&gt;" in fig.layout.annotations[0].text
+    assert not any(tag in c for c in shown for tag in ("<s>", "<b>x", "<script>", "<i>", "<mask>"))

@@ -276,10 +276,12 @@ def test_results_adjust_over_every_experiment_of_the_folder():
     docs = results.family(results.BUNDLED)
     found = results.judged(docs)
     rows = [v for d in found.values() for v in d.values()]
-    m = sum(v["enough_seeds"] and not v["health"] for v in rows)  # a comparison with an untrained arm is not tested
+    # a comparison with an untrained arm is not tested, nor one whose effect another comparison counts
+    m = sum(v["enough_seeds"] and not v["health"] and not v["counted_in"] for v in rows)
     assert all(v["m"] == m for v in rows)
-    assert sorted(v["rank"] for v in rows if v["enough_seeds"] and not v["health"]) == list(range(1, m + 1))
-    assert all(v["rank"] == 0 for v in rows if v["health"])
+    assert sorted(v["rank"] for v in rows if v["enough_seeds"] and not v["health"] and not v["counted_in"]) == \
+        list(range(1, m + 1))
+    assert all(v["rank"] == 0 for v in rows if v["health"] or v["counted_in"])
     for name, doc in docs.items():
         assert results.verdicts(doc) == found[name] or results.folder() != results.BUNDLED
 
@@ -301,7 +303,12 @@ def test_the_measured_table_in_docs_is_the_bundled_results():
     assert f"{results.MEASURED_START}\n{table}\n{results.MEASURED_END}" in readme
     from app.experiments.claims import CLAIMS
 
-    assert table.count("\n| ") == 1 + sum(len(c.comparisons) for c in CLAIMS.values())  # the header, a row each
+    from app.experiments.claims import ITEMS
+
+    main, items = table.split("**Where a probe decides")
+    assert main.count("\n| ") == 1 + sum(len(c.comparisons) for c in CLAIMS.values())  # the header, a row each
+    probes = sum(c.metric in ITEMS for claim in CLAIMS.values() for c in claim.comparisons)
+    assert items.count("\n| ") == 1 + probes  # and a row per probe comparison in the items table
     assert "not run yet" not in table  # every comparison has its results
 
 
@@ -332,7 +339,8 @@ def test_todays_electra_discriminators_did_not_learn_so_its_three_comparisons_ge
     rows = [v for d in found.values() for v in d.values()]
     total = sum(len(c.comparisons) for c in claims.CLAIMS.values())
     assert len(rows) == total == 19
-    assert all(v["m"] == total - sum(bool(r["health"]) for r in rows) for v in rows)  # counted, never written down
+    untested = sum(bool(r["health"] or r["counted_in"]) for r in rows)
+    assert all(v["m"] == total - untested for v in rows)  # counted, never written down
 
 
 def _flat_training(doc: dict, arm: str, seed: int) -> None:
@@ -472,3 +480,19 @@ def test_todays_verdicts_the_readme_and_the_stored_json_say_the_same():
         stored = {v["key"]: v for v in results.read(results.BUNDLED / f"{name}.json")["verdicts"]}
         assert {k: stored[k]["label"] for k in d} == {k: v["label"] for k, v in d.items()}, name
         assert all(stored[k]["outcome"] == v["outcome"] for k, v in d.items())
+
+
+def test_a_comparison_counted_once_leaves_holms_family_and_says_where_it_is_counted():
+    """Issue 49 item 6: an effect is counted once. A comparison marked counted_once keeps its numbers but is not a
+    test: rank 0, no threshold, passes nothing, and m counts only the others."""
+    a = {0: 0.50, 1: 0.51, 2: 0.52}
+    b = {0: 0.10, 1: 0.12, 2: 0.11}
+    tests = {"init": verdict.compare(a, b), "whole": verdict.compare(a, {0: 0.12, 1: 0.13, 2: 0.12}),
+             "other": verdict.compare({0: 1.0, 1: 1.1, 2: 1.2}, {0: 0.9, 1: 1.0, 2: 1.05})}
+    tests["whole"] = verdict.counted_once(tests["whole"], "init", "it measures the same inheritance")
+    out = verdict.judge(tests)
+    assert out["whole"].verdict == verdict.NOT_COUNTED and out["whole"].rank == 0 and not out["whole"].holm_pass
+    assert out["whole"].label == "not a separate test: it measures the same inheritance; it is counted once, as init"
+    assert out["whole"].difference > 0.3 and out["whole"].ci_low > 0  # measured, not hidden
+    assert out["init"].m == out["other"].m == 2 and out["whole"].m == 2
+    assert "not among the comparisons Holm adjusts" in out["whole"].reason

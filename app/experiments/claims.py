@@ -49,6 +49,8 @@ class Comparison:
     margin: float = 0.0  # in the metric's units; > 0 for noninferiority and equivalence
     margin_why: str = ""  # why this margin, one line shown beside the claim
     ours: str = ""  # when we test it away from where the paper made it: where the paper did, and where we do
+    counted_in: str = ""  # the key of a comparison of the same claim whose test already covers this one's effect
+    counted_why: str = ""  # what the two measure alike, one line: shown instead of a verdict (counted once)
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,9 @@ MARGINS = {"valid_loss": (LOSS_MARGIN, LOSS_WHY), "word_loss": (LOSS_MARGIN, LOS
            "sop_probe": (PROBE_MARGIN, PROBE_WHY)}
 """metric -> (margin in its units, why): what a noninferiority or equivalence claim on it allows, and the
 unit the page's overview of every comparison draws differences in."""
+ITEMS = {"probe_acc": "probe_test", "nsp_probe": "probe_test", "sop_probe": "probe_test"}
+"""The probes: metric -> the budget key that counts its test items (the same fixed items for every arm and seed). A
+comparison on one is also judged over another draw of those items (app/experiments/bootstrap.py)."""
 
 # What an arm must reach to count as trained (Health), shared by the experiments that use it.
 TRAINED_FLOOR = 1.0
@@ -320,7 +325,11 @@ DISTILLATION = Claim(
                     PaperRow("GLUE macro-score, without the soft-target loss L_ce", change=2.96)),
                    note="Two changes at once, as the claim is about the whole recipe: the student starts from the "
                         "teacher's layers and learns from its soft targets; the model without a teacher does "
-                        "neither (and spends less compute per step). The comparisons above take them one at a time."),
+                        "neither (and spends less compute per step, and needs no teacher trained first). The "
+                        "comparisons above take them one at a time.",
+                   counted_in="init_from_teacher",
+                   counted_why="it measures mostly what the student inherits from the teacher's trained layers, "
+                               "as starting from the teacher vs random does (the soft targets' share is soft vs hard)"),
         Comparison("temperature_above_one", "Softening with T = 2 beats T = 1.", "soft_t2", "soft_t1", "valid_top1",
                    "Hinton et al. (2015), §3; DistilBERT trains at T = 2",
                    note="No table for BERT: Hinton et al. found intermediate temperatures best for small students."),

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from app.experiments import verdict as verdict_rule
 from app.core.text import count
-from app.experiments.claims import CLAIMS, MARGINS
+from app.experiments.claims import CLAIMS, ITEMS, MARGINS
 
 SCHEMA = 1
 BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "experiments"  # where `run` writes by default
@@ -251,6 +251,61 @@ def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
     return ", ".join(parts)
 
 
+def uses_teacher(arm: dict) -> bool:
+    """Whether an arm's recipe needs a trained teacher: it starts from the teacher's layers or learns from its soft
+    targets (distillation's arms record both in ``change``)."""
+    change = arm.get("change") or {}
+    return change.get("init") == "teacher" or "soft" in str(change.get("targets") or "")
+
+
+def teacher_flops(doc: dict) -> dict | None:
+    """The training compute of the experiment's teacher, recomputed from the budget by the same count as every arm
+    (app/training/flops.py ``mlm_step``: a masked-LM step of the teacher's shape, ``teacher_layers`` deep, at the
+    arms' batch, sequence length and expected targets per batch): {"steps", "per_step", "total"} in FLOPs, or None
+    when the document has no teacher (or does not record what the count needs). The expected targets per batch are
+    read back from a hard-label arm's MLM head FLOPs (3 × targets × the head's 2·(H·H + H·V))."""
+    from types import SimpleNamespace
+
+    from app.training import flops
+
+    budget = doc.get("budget") or {}
+    shape, data = budget.get("shape") or {}, budget.get("data") or {}
+    layers, steps = budget.get("teacher_layers"), budget.get("teacher_steps")
+    need = (shape.get("hidden_size"), shape.get("intermediate_size"), data.get("vocab_size"), data.get("seq_len"),
+            budget.get("batch_size"), layers, steps)
+    if not all(isinstance(x, int) and x > 0 for x in need):
+        return None
+    config = SimpleNamespace(hidden_size=shape["hidden_size"], intermediate_size=shape["intermediate_size"],
+                             num_hidden_layers=layers, embedding_size=shape["hidden_size"], vocab_size=data["vocab_size"])
+    head = flops.mlm_head_flops(config)
+    targets = None
+    for arm in (doc.get("arms") or {}).values():
+        part = (arm.get("flops_parts") or {}).get("student head")
+        if (arm.get("change") or {}).get("targets") == "hard" and isinstance(part, (int, float)) and part > 0:
+            targets = part / (flops.TRAIN * head)
+            break
+    if targets is None:
+        return None
+    per_step = sum(flops.mlm_step(config, budget["batch_size"], data["seq_len"], targets).values())
+    return {"steps": steps, "per_step": per_step, "total": per_step * steps, "layers": layers}
+
+
+def recipe_flops(doc: dict, arm: str) -> dict | None:
+    """The whole recipe's training compute of one arm, in FLOPs: {"steps", "per_step", "training" (its own steps:
+    per_step × steps, the teacher's forward included where it runs one), "teacher" (the teacher's training when the
+    arm needs a teacher — :func:`uses_teacher` —, else 0), "total"}; None when the arm does not record its cost."""
+    a = (doc.get("arms") or {}).get(arm) or {}
+    steps = [r.get("steps") for r in a.get("seeds", [])]
+    f = a.get("flops_per_step")
+    if not (isinstance(f, (int, float)) and math.isfinite(f) and f > 0 and steps
+            and all(isinstance(k, int) and k > 0 for k in steps)):
+        return None
+    own = float(f) * max(steps)
+    t = teacher_flops(doc) if uses_teacher(a) else None
+    teacher = t["total"] if t else 0.0
+    return {"steps": max(steps), "per_step": float(f), "training": own, "teacher": teacher, "total": own + teacher}
+
+
 def health_checks(doc: dict) -> list[dict]:
     """What each arm must reach to count as trained (app/experiments/claims.py ``Health``, as data): a known
     experiment's from today's claims, else as the document recorded them (none when it says nothing)."""
@@ -345,9 +400,71 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
         v = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
                                  comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
                                  scale(doc, comp, seeds), MARGINS.get(comp["metric"], (0.0, ""))[0])
+        v = verdict_rule.with_items(v, items_test(doc, comp, v, metrics[comp["metric"]]["higher_is_better"]))
         failure = failures(checks, comp)
-        out[comp["key"]] = verdict_rule.unhealthy(v, failure) if failure else v
+        if failure:
+            v = verdict_rule.unhealthy(v, failure)
+        elif comp.get("counted_in"):
+            other = next((c for c in comparisons if c["key"] == comp["counted_in"]), None)
+            named = f"“{other['claim'].rstrip('.')}” ({comp['counted_in']})" if other else comp["counted_in"]
+            v = verdict_rule.counted_once(v, named, comp.get("counted_why") or "it measures the same effect")
+        out[comp["key"]] = v
     return out
+
+
+def item_outcomes(doc: dict, arm: str, metric: str) -> dict:
+    """{seed: "0101…"} a probe's per-item outcomes on its test items, for the seeds of ``arm`` that record them
+    (``details["items"][metric]``); empty today: no stored result records them yet."""
+    out = {}
+    for i, r in enumerate(doc["arms"][arm]["seeds"]):
+        bits = ((r.get("details") or {}).get("items") or {}).get(metric)
+        if isinstance(bits, str) and bits:
+            out[r.get("seed", i)] = bits
+    return out
+
+
+def items_test(doc: dict, comp: dict, v: verdict_rule.Verdict, higher_is_better: bool = True):
+    """The bootstrap over a probe's test items × the seeds for a comparison on a probe (claims.ITEMS), or None (not a
+    probe, too few seeds, or a budget that does not count the items)."""
+    key = ITEMS.get(comp["metric"])
+    n = (doc.get("budget") or {}).get(key) if key else None
+    if not isinstance(n, int) or n <= 0 or v.design != "paired":
+        return None
+    from app.experiments import bootstrap
+
+    a, b = per_seed(doc, comp["better"], comp["metric"]), per_seed(doc, comp["worse"], comp["metric"])
+    return bootstrap.items_bootstrap(a, b, n, higher_is_better, v.boundary, v.eq_margin, item_outcomes(doc, comp["better"], comp["metric"]),
+                                     item_outcomes(doc, comp["worse"], comp["metric"]))
+
+
+def other_metrics(doc: dict, better: str, worse: str, metric: str) -> list[dict]:
+    """What arms ``better`` (A) and ``worse`` (B) show on the experiment's other metrics (all but ``metric`` and the
+    parameter count), paired by seed: [{metric, label, unit, difference (mean A − B, positive = the claimed
+    direction), same (seeds with that sign), seeds}] — described, not tested. Metrics with fewer than 2 shared seeds
+    are left out."""
+    name = doc.get("experiment")
+    metrics = CLAIMS[name].as_dict()["metrics"] if name in CLAIMS else (doc.get("claim") or {}).get("metrics", {})
+    out = []
+    for key, m in metrics.items():
+        if key in (metric, "params") or better not in doc["arms"] or worse not in doc["arms"]:
+            continue
+        a, b = per_seed(doc, better, key), per_seed(doc, worse, key)
+        seeds = [s for s in a if s in b]
+        if len(seeds) < 2:
+            continue
+        sign = 1.0 if m["higher_is_better"] else -1.0
+        diffs = [sign * (a[s] - b[s]) for s in seeds]
+        mean = statistics.fmean(diffs)
+        same = sum(1 for d in diffs if (d > 0) == (mean > 0) and d != 0)
+        out.append({"metric": key, "label": m["label"], "unit": m.get("unit", ""), "difference": mean, "same": same,
+                    "seeds": len(seeds)})
+    return out
+
+
+def other_metrics_text(rows: list[dict]) -> str:
+    """:func:`other_metrics` in words: "held-out masked-LM loss −0.194 nats (that sign on 10 of 10 seeds); …"."""
+    return "; ".join(f"{short_label(r['label'])} {signed(r['difference'])}{' ' + r['unit'] if r['unit'] else ''} "
+                     f"(that sign on {r['same']} of {count(r['seeds'], 'seed')})" for r in rows)
 
 
 def family(where: Path | None = None) -> dict[str, dict]:
@@ -401,12 +518,17 @@ def measured_table(where: Path | None = None) -> str:
     rows = [v for d in found.values() for v in d.values()]
     m = max((v["m"] for v in rows), default=0)
     unhealthy = sum(bool(v["health"]) for v in rows)
+    once = sum(bool(v.get("counted_in")) and not v["health"] for v in rows)
     lines = [f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
              "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it). First, health before "
              "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
              "(`Health` in `app/experiments/claims.py`); "
              f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
-             f"the family. The other {m}: paired t-tests on the "
+             f"the family. "
+             + (f"{count(once, 'comparison')} that measure{'s' if once == 1 else ''} the same effect as another "
+                "comparison of the family (the teacher's inheritance, in distillation) "
+                f"{'is' if once == 1 else 'are'} counted once, there: shown, *not a separate test*. " if once else "")
+             + f"The other {m}: paired t-tests on the "
              "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
              "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
              f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)). Three outcomes against the margin: *different* "
@@ -435,12 +557,70 @@ def measured_table(where: Path | None = None) -> str:
                 continue
             n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
             interval = f"{signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}]"
-            if v["health"]:
-                lines.append(f"{head} {interval} | {margins} | {n} | — (not tested) | — | {v['label']} |")
+            if v["health"] or v.get("counted_in"):
+                lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (not tested) | — | {v['label']} |"
+                             if v.get("counted_in") else f"{head} {interval} | {margins} | {n} | — (not tested) | — | "
+                             f"{v['label']} |")
             else:
                 lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
                              f"{v['rank']}) | {tost_text(v)} | {v['label']} |")
-    return "\n".join(lines)
+    return "\n".join(lines + ["", *items_table(found), *compute_lines(docs)])
+
+
+def compute_lines(docs: dict[str, dict]) -> list[str]:
+    """The whole recipe's compute of every arm of an experiment with a teacher (:func:`recipe_flops`), as a paragraph
+    for docs/results.md: the teacher's training and each arm's total."""
+    out = []
+    for name, doc in docs.items():
+        t = teacher_flops(doc)
+        if not t:
+            continue
+        arms = {arm: recipe_flops(doc, arm) for arm in doc["arms"]}
+        parts = ", ".join(f"`{arm}` {r['total'] / 1e12:.1f}" + (" (no teacher)" if not r["teacher"] else "")
+                          for arm, r in arms.items() if r)
+        out += ["", f"**Compute, the whole recipe counted ({name}).** The teacher's training, by the arms' own count "
+                    f"(`flops.mlm_step`, {t['layers']} layers, {t['steps']:,} steps): {t['total'] / 1e12:.1f} TFLOP, "
+                    f"counted in every arm that needs the teacher (its layers or its soft targets). Each arm's total, "
+                    f"in TFLOP: {parts}. One teacher, trained once: its own seed-to-seed spread is in none of the "
+                    "intervals above."]
+    return out
+
+
+def items_table(found: dict[str, dict[str, dict]]) -> list[str]:
+    """The measured table's companion: every comparison that rests on a probe (claims.ITEMS), its interval over the
+    seeds alone beside the bootstrap over the probe's test items × the seeds (app/experiments/bootstrap.py), and, where
+    the comparison has no verdict, what its arms show on the experiment's other metrics (described, not tested)."""
+    rows = [(name, c, found.get(name, {}).get(c.key)) for name, claim in CLAIMS.items() for c in claim.comparisons
+            if c.metric in ITEMS]
+    rows = [(name, c, v) for name, c, v in rows if v and v.get("p_items") is not None and math.isfinite(v["p_items"])]
+    if not rows:
+        return []
+    from app.experiments import bootstrap
+
+    exact = sum("per-item outcomes stored" in v["items_how"] for _, _, v in rows)
+    how = ("from the stored accuracies (no per-item outcomes are stored): each arm's accuracy on n resampled items is "
+           "Binomial(n, p)/n, one draw shared by every seed, the two arms drawn independently — both assumptions widen "
+           f"the interval — with the seeds resampled, {bootstrap.DRAWS:,} draws" if not exact else
+           f"exactly, from per-item outcomes, for {exact} of these {len(rows)} and from the stored accuracies for the rest")
+    lines = ["**Where a probe decides: items × seeds.** A probe's number is an accuracy on one fixed set of test items, "
+             "the same for every arm and seed; the seed-level test above ignores that another draw of items would move "
+             "every accuracy. A bootstrap over the probe's items × the seeds (`app/experiments/bootstrap.py`) puts "
+             "that back, and Holm ranks the larger of its p and the t-test's. Today it is drawn " + how + ": exact "
+             "needs each seed's 0/1 outcome on every test item, which no stored result records yet (a rerun that "
+             "stores them).",
+             "",
+             "| experiment | claim (A vs B) | A − B | seeds alone: 95% interval, p | items × seeds: 95% interval, p | "
+             "verdict | the other metrics (described, not tested) |",
+             "|---|---|---|---|---|---|---|"]
+    docs = family()
+    for name, c, v in rows:
+        others = "—"
+        if (v.get("health") or v.get("counted_in")) and name in docs:
+            others = other_metrics_text(other_metrics(docs[name], c.better, c.worse, c.metric)) or "—"
+        lines.append(f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {signed(v['difference'])} | "
+                     f"[{signed(v['ci_low'])}, {signed(v['ci_high'])}], {v['p']:.2g} | [{signed(v['items_low'])}, "
+                     f"{signed(v['items_high'])}], {v['p_items']:.2g} | {v['verdict']} | {others} |")
+    return lines
 
 
 def rewrite_verdicts(where: Path | None = None) -> list[Path]:
@@ -580,6 +760,6 @@ def _one_line(name: str, where: str | None, versions: tuple) -> str:
     smoke = ", a --quick smoke run" if doc.get("quick") else ""
     interval = (f"; {signed(h['difference'])} in the claimed direction, 95% interval {signed(h['ci_low'])} to "
                 f"{signed(h['ci_high'])}, p {h['p']:.2g} where Holm over {h['m']} comparisons needs ≤ "
-                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] and not h["health"] else "")
+                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] and not h["health"] and not h.get("counted_in") else "")
     return (f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
             f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}{interval}) — {h['label']}")

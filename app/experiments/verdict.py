@@ -50,6 +50,17 @@ The test, in plain numbers:
    :func:`unhealthy` marks the comparison **no verdict**, with the arm and its numbers, and :func:`judge` leaves
    it out of Holm's family — an untrained arm's comparison is not a test of the claim.
 
+6. **Counted once**: where two comparisons of the family measure (mostly) the same effect — DistilBERT's "starting
+   from the teacher beats random" and "the distilled student beats a teacher-free one" both measure what the student
+   inherits from the teacher — only one is a test; the other (:func:`counted_once`) is shown with its numbers, outside
+   Holm's family, and says which comparison counts its effect.
+
+7. **Items where a probe decides**: a probe's per-seed numbers are accuracies on one fixed set of test items; the
+   seed-level test ignores that another draw of items would move them. For a comparison on a probe,
+   :func:`with_items` adds a bootstrap over the probe's items × the seeds (app/experiments/bootstrap.py: exact from
+   per-item outcomes where stored, else from the stored accuracies, on the side that widens the interval), and
+   Holm ranks the larger of the two p's (``p_test``; likewise for the equivalence test, ``p_equiv_test``).
+
 When every seed difference is the same (se = 0), any difference from the boundary is clear (p = 0).
 Pure Python: the page imports it without torch or scipy.
 """
@@ -66,6 +77,7 @@ INCONCLUSIVE = TOO_SMALL
 EQUIVALENT = "equivalent within the margin"  # "A beats B" not shown: no difference larger than ± the margin
 REVERSES = "reverses"
 NO_VERDICT = "no verdict"  # an arm failed its health check: the comparison is not made (outside Holm's family)
+NOT_COUNTED = "not a separate test"  # re-measures an effect another comparison of the family tests: counted once there
 VERDICTS = (REPRODUCES, EQUIVALENT, TOO_SMALL, REVERSES)
 DIFFERENT, WITHIN, NEITHER = "different", "equivalent", "inconclusive"  # the three outcomes against the margin
 MIN_SEEDS = 2
@@ -216,6 +228,31 @@ class Verdict:
     equivalent: bool = False  # Holm passes the equivalence test: no difference larger than ± eq_margin
     outcome: str = ""  # DIFFERENT, WITHIN or NEITHER; "" without a test
     in_margins: float = float("nan")  # the difference as a multiple of eq_margin
+    counted_in: str = ""  # the comparison whose test already covers this one's effect ("" when it is its own test)
+    items: int = 0  # a probe's test items behind each number (0: not a probe, no item-level test)
+    p_items: float = float("nan")  # the items × seeds bootstrap's p against the boundary (app/experiments/bootstrap.py)
+    items_low: float = float("nan")  # its 95% interval of the difference
+    items_high: float = float("nan")
+    p_equiv_items: float = float("nan")  # its equivalence test against ± eq_margin
+    items_how: str = ""  # how it was drawn and its limits
+
+    @property
+    def p_test(self) -> float:
+        """What Holm ranks: the seed-level t-test's p, or for a probe the larger of it and the items × seeds
+        bootstrap's p — a probe's difference must clear its boundary over another draw of test items too."""
+        return max(self.p, self.p_items) if self.p_items == self.p_items else self.p
+
+    @property
+    def p_equiv_test(self) -> float:
+        """The equivalence test's p Holm ranks: TOST's, or the larger of it and the bootstrap's for a probe."""
+        if self.p_equiv_items == self.p_equiv_items and self.p_equiv == self.p_equiv:
+            return max(self.p_equiv, self.p_equiv_items)
+        return self.p_equiv
+
+    @property
+    def tested(self) -> bool:
+        """Whether Holm's family holds this comparison: enough seeds, both arms healthy, not counted elsewhere."""
+        return self.enough_seeds and not self.health and not self.counted_in
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -383,12 +420,24 @@ def _apply_holm(v: Verdict, m: int, rank: int, threshold: float, adjusted: float
     label = verdict + (f" at {v.scale}" if verdict == REVERSES and v.scale else "")
     if verdict == EQUIVALENT:
         label = f"equivalent within ±{_g(v.eq_margin)}"
-    elif verdict == TOO_SMALL and v.enough_seeds and v.p <= ALPHA:  # clear alone, not among m: the seeds are too few
+    elif verdict == TOO_SMALL and v.enough_seeds and v.p_test <= ALPHA:  # clear alone, not among m: too few seeds
         label = f"not settled by {unsettled_seeds(v)} seeds"
+    elif verdict == TOO_SMALL and v.enough_seeds and v.p <= ALPHA:  # the seeds clear it, another draw of items may not
+        label = f"not settled by the probe's {v.items:,} items"
     v = replace(v, verdict=verdict, label=label, m=m, rank=rank, holm_threshold=threshold, p_holm=adjusted,
                 holm_pass=passed, holm_stopped_at=stopped_at, equiv_threshold=eq_threshold, equivalent=equivalent,
                 outcome=outcome if v.enough_seeds else "")
     return replace(v, reason=reason(v), why=why(v))
+
+
+def with_items(v: Verdict, b) -> Verdict:
+    """``v`` with a probe's item-level test (``b``: app/experiments/bootstrap.py ItemsBootstrap, None: unchanged):
+    from here on Holm ranks :attr:`Verdict.p_test`, the larger of the seeds' p and the bootstrap's."""
+    if b is None or not v.enough_seeds:
+        return v
+    v = replace(v, items=b.items, p_items=b.p, items_low=b.low, items_high=b.high, p_equiv_items=b.p_equiv,
+                items_how=b.how)
+    return _apply_holm(v, 1, 1, ALPHA, v.p_test, 0, ALPHA if v.eq_margin > 0 else float("nan"), v.p_equiv_test)
 
 
 def unsettled_seeds(v: Verdict) -> str:
@@ -406,12 +455,22 @@ def unhealthy(v: Verdict, failure: str) -> Verdict:
     return replace(v, reason=reason(v), why=why(v))
 
 
+def counted_once(v: Verdict, counted_in: str, why_not: str) -> Verdict:
+    """``v`` as a comparison that measures (mostly) the same effect as ``counted_in``, which is in Holm's family:
+    one experiment is counted once, so this one is shown with its numbers but is not a separate test (rank 0, passes
+    nothing). ``why_not`` says what the two share ("both measure what the student inherits from the teacher")."""
+    v = replace(v, verdict=NOT_COUNTED, label=f"{NOT_COUNTED}: {why_not}; it is counted once, as {counted_in}",
+                counted_in=counted_in, rank=0, holm_threshold=None, p_holm=None, holm_pass=False, holm_stopped_at=0,
+                equiv_threshold=None, equivalent=False, outcome="")
+    return replace(v, reason=reason(v), why=why(v))
+
+
 def judge(tests: dict, alpha: float = ALPHA) -> dict:
     """The family's verdicts: ``tests`` ({key: Verdict from :func:`compare`, or :func:`unhealthy`}) adjusted by
     Holm over the comparisons that have a test (enough seeds, both arms healthy). key -> Verdict with m, rank,
-    threshold and the decision."""
-    steps = holm({k: v.p for k, v in tests.items() if v.enough_seeds and not v.health}, alpha)
-    eq_steps = holm({k: v.p_equiv for k, v in tests.items() if v.enough_seeds and not v.health}, alpha)
+    threshold and the decision. A comparison marked :func:`counted_once` is left out of the family too."""
+    steps = holm({k: v.p_test for k, v in tests.items() if v.tested}, alpha)
+    eq_steps = holm({k: v.p_equiv_test for k, v in tests.items() if v.tested}, alpha)
     m = len(steps)
     stopped = min((s.rank for s in steps.values() if not s.rejected), default=0)
     out = {}
@@ -472,13 +531,19 @@ def holm_text(v: Verdict) -> str:
 
 def why(v: Verdict) -> str:
     """Holm's decision on this comparison and what it means for the claim, in numbers."""
+    if v.counted_in:
+        return (f"{v.label[len(NOT_COUNTED) + 2:]}: the family holds each experiment's effect once, so this comparison "
+                f"is shown, not tested, and is not among the comparisons Holm adjusts")
     if v.health:
         return (f"{v.health}: an arm that did not count as trained is no test of the claim, so this comparison has "
                 f"no verdict and is not among the comparisons Holm adjusts")
     if not v.enough_seeds:
         return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread, so "
                 f"{v.label}")
-    p, thr = _pv(v.p), _g(v.holm_threshold, 2)
+    p, thr = _pv(v.p_test), _g(v.holm_threshold, 2)
+    if v.p_items == v.p_items:  # a probe: Holm ranks the larger of the seeds' p and the items × seeds bootstrap's
+        p = (f"{p} (the larger of the seeds' t-test p {_pv(v.p)} and the bootstrap over the probe's {v.items:,} items "
+             f"× seeds, p {_pv(v.p_items)}, 95% interval {_s(v.items_low)} to {_s(v.items_high)})")
     if v.holm_pass:
         if v.verdict == REPRODUCES:
             because = {SUPERIORITY: "A is clearly better",
@@ -489,10 +554,13 @@ def why(v: Verdict) -> str:
                        NONINFERIORITY: f"A is clearly worse than B by more than the margin {_g(v.margin)}",
                        EQUIVALENCE: f"A and B clearly differ by more than the margin {_g(v.margin)}"}[v.kind]
         return f"p {p} ≤ {thr}, so {v.label}: {because}"
-    if v.holm_stopped_at and v.holm_stopped_at < v.rank and v.p <= v.holm_threshold:
+    if v.holm_stopped_at and v.holm_stopped_at < v.rank and v.p_test <= v.holm_threshold:
         first = f"p {p} ≤ {thr}, but Holm stopped at rank {v.holm_stopped_at} (a smaller p missed its threshold)"
-    elif v.p <= ALPHA:
+    elif v.p_test <= ALPHA:
         first = f"p {p} > {thr}: the 95% interval clears {_where(v)} on its own, not with {v.m} comparisons"
+    elif v.p <= ALPHA:
+        first = (f"p {p} > {thr}: the seeds' 95% interval clears {_where(v)}, but over another draw of the probe's "
+                 f"items it does not")
     else:
         first = f"p {p} > {thr}: the 95% interval contains {_where(v)}"
     return f"{first}; {equivalence_text(v)}, so {v.label}"
@@ -504,10 +572,12 @@ def equivalence_text(v: Verdict) -> str:
         return "no equivalence margin is stated for this metric" if not v.eq_margin > 0 else "the claim's own test"
     thr = _g(v.equiv_threshold, 2) if v.equiv_threshold is not None else "—"
     inside = "inside" if v.ci_low > -v.eq_margin and v.ci_high < v.eq_margin else "not inside"
+    pe = _pv(v.p_equiv_test) + (f" (the larger of the seeds' {_pv(v.p_equiv)} and the items × seeds bootstrap's "
+                                f"{_pv(v.p_equiv_items)})" if v.p_equiv_items == v.p_equiv_items else "")
     if v.equivalent:
-        return (f"the 95% interval lies inside ±{_g(v.eq_margin)} (TOST p {_pv(v.p_equiv)} ≤ {thr}, Holm over the "
+        return (f"the 95% interval lies inside ±{_g(v.eq_margin)} (TOST p {pe} ≤ {thr}, Holm over the "
                 f"equivalence tests): no difference larger than the margin")
-    return (f"the 95% interval is {inside} ±{_g(v.eq_margin)} (TOST p {_pv(v.p_equiv)} > {thr} after Holm over the "
+    return (f"the 95% interval is {inside} ±{_g(v.eq_margin)} (TOST p {pe} > {thr} after Holm over the "
             f"equivalence tests): a difference as large as the margin is not ruled out")
 
 
@@ -515,6 +585,8 @@ def reason(v: Verdict) -> str:
     """One sentence: the test on these numbers and why it gives this verdict."""
     if v.health:
         return f"{NO_VERDICT}: {why(v)}" + (f" ({v.m} are)" if v.m else "")
+    if v.counted_in:
+        return f"{NOT_COUNTED}: {why(v)}" + (f" ({v.m} are)" if v.m else "")
     if not v.enough_seeds:
         return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread"
                 + (f" (it is not among the {v.m} comparisons Holm adjusts)" if v.m else ""))
@@ -525,4 +597,7 @@ def reason(v: Verdict) -> str:
     tval = _s(v.t) if v.t < 0 else _g(v.t)
     test = (f"t = {'(A − B − (' + _s(v.boundary) + '))' if v.boundary else '(A − B)'} / se = {tval}, "
             f"p = 2·P(T ≥ |t|) = {_pv(v.p)}")
+    if v.p_items == v.p_items:
+        test += (f"; over the probe's {v.items:,} test items × the seeds (a bootstrap, {v.items_how}): 95% interval "
+                 f"{_s(v.items_low)} to {_s(v.items_high)}, p = {_pv(v.p_items)}")
     return f"{how}; {interval} against {_where(v)}; {test}; {holm_text(v)} — {why(v)}"

@@ -199,6 +199,61 @@ def predictions_figure(r) -> go.Figure:
     return fig
 
 
+SBO_CONTEXT, SBO_BOUNDARY, SBO_PREDICTED, SBO_SPAN = 0, 1, 2, 3
+SBO_NAMES = {SBO_CONTEXT: "not used by SBO", SBO_BOUNDARY: "boundary x_{s−1} / x_{e+1}: SBO's input",
+             SBO_PREDICTED: "the token predicted (from the boundaries and p)",
+             SBO_SPAN: "the span's other tokens: not used for this one"}
+SBO_COLORS = {SBO_CONTEXT: "#eeeeee", SBO_BOUNDARY: "#56B4E9", SBO_PREDICTED: "#E69F00", SBO_SPAN: "#f3dcb6"}
+
+
+@kept
+def sbo_figure(r) -> go.Figure:
+    """SpanBERT's span-boundary objective for the chosen span of the inspected epoch (``r.sbo``): one row per token
+    of the span (the token SBO predicts), columns the positions around it. In each row the two boundary positions
+    (s − 1, e + 1) are SBO's input, the row's own position is what it predicts (with its relative position p), the
+    span's other tokens and the context are not used. z (rows, columns) holds those roles (SBO_NAMES); cell text is
+    what the encoder is fed there; at the right of each row, the lesson model's masked-LM guess at that token."""
+    s = r.sbo
+    sp, tokens, fed = s.span, list(r.sentence.pieces), list(r.fed[r.epoch - 1])
+    cols = list(range(s.window[0], s.window[1] + 1))
+    z, text, custom, rows = [], [], [], []
+    for t in s.targets:
+        role = [SBO_BOUNDARY if c in (sp.left, sp.right) else SBO_PREDICTED if c == t.position
+                else SBO_SPAN if sp.start <= c <= sp.end else SBO_CONTEXT for c in cols]
+        z.append(role)
+        text.append([esc(fed[c]) + (f"<br>p{t.relative}" if c == t.position else "") for c in cols])
+        custom.append([[esc(tokens[c]), esc(fed[c]), SBO_NAMES[k]] for c, k in zip(cols, role)])
+        rows.append(f"{t.position}·{esc(t.original)} (p{t.relative})")
+    fig = go.Figure(go.Heatmap(
+        z=z, x=position_labels(tokens)[s.window[0]: s.window[1] + 1], y=rows, text=_objects(text),
+        texttemplate="%{text}", textfont=dict(size=12), customdata=_objects(custom), zmin=-0.5, zmax=SBO_SPAN + 0.5,
+        colorscale=_discrete_scale([SBO_COLORS[k] for k in range(SBO_SPAN + 1)]), xgap=2, ygap=2, showscale=False,
+        hovertemplate="predicting %{y}<br>position %{x}: original <b>%{customdata[0]}</b>, fed "
+                      "<b>%{customdata[1]}</b><br>%{customdata[2]}<extra></extra>", name="SBO"))
+    for k in range(SBO_SPAN + 1):  # the colour key, as legend entries (they wrap; a colour bar's names would not)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=SBO_NAMES[k], hoverinfo="skip",
+                                 marker=dict(symbol="square", size=12, color=SBO_COLORS[k],
+                                             line=dict(color="#666", width=1))))
+    notes = []
+    for t, row in zip(s.targets, rows):
+        guess = ("no guess" if t.mlm_top is None else
+                 f"MLM: <b>{esc(t.mlm_top)}</b> (original ranked {t.mlm_rank}{' ✓' if t.mlm_rank == 1 else ''})")
+        notes.append(dict(x=1.01, xref="paper", xanchor="left", y=row, yref="y", text=guess, showarrow=False,
+                          font=dict(size=12)))
+    title = (f"Span-boundary objective: span {sp.number} of {s.n_spans}, epoch {r.epoch} — each row predicts its "
+             f"token from the two blue boundaries and p")
+    lines = textwrap.wrap(title, 80)
+    fig.update_layout(title=dict(text="<br>".join(lines), x=0, xanchor="left", y=1, yref="container", yanchor="top",
+                                 pad=dict(t=20)),  # plotly places a title of several lines from the top only with pad.t
+                      height=min(900, 220 + 22 * len(lines) + 44 * len(rows)), annotations=notes,
+                      margin=dict(l=10, r=250, t=90 + 22 * len(lines), b=70), plot_bgcolor="white",
+                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top", font=dict(size=12),
+                                  itemclick=False, itemdoubleclick=False),
+                      xaxis=dict(side="top", tickangle=-45, showgrid=False), yaxis=dict(autorange="reversed",
+                                                                                        showgrid=False))
+    return fig
+
+
 PHONE_ROW_PX = 24  # one position's row on a phone: 12-px labels and cell text with room between them
 PHONE_TITLE_CHARS = 40  # a title's line on a phone (14-px type in ~358 px)
 PHONE_CELL_CHARS = 9  # what the inspected epoch's cell shows of its token on a phone (hover and tap: all of it)
@@ -292,5 +347,6 @@ def every_figure(r) -> list:
         distinct_masks_figure(r),
         r.spans and span_length_figure(r.spans),
         r.predictions and predictions_figure(r),
+        r.sbo and sbo_figure(r),
     )
     return [key_figure(r), *(fig for fig in more if fig)]

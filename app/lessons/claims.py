@@ -78,7 +78,7 @@ SPEC = Spec(
           help="Training wall time of the live run (at most 60 s), after its data is prepared."),
 )
 VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.EQUIVALENT: "info", rule.TOO_SMALL: "info", rule.REVERSES: "error",
-                 rule.NO_VERDICT: "warning"}
+                 rule.NO_VERDICT: "warning", rule.NOT_COUNTED: "info"}
 
 
 # ----------------------------------------------------------------------------- reading the results
@@ -159,6 +159,7 @@ class Comparison:
     health: tuple[str, ...] = ()  # every health check of A and B, one markdown line each (health_lines)
     pairing: str = PAIRING  # what pairing by seed shares between A and B, and what it does not (pairing_text)
     ours: str = ""  # tested away from where the paper made it: where the paper did and where we do ("" otherwise)
+    others: str = ""  # the two arms on the experiment's other metrics, described (results.other_metrics_text)
 
 
 @dataclass(frozen=True)
@@ -299,6 +300,7 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
             c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
             pairing_text(doc, c.better, c.worse), c.ours,
+            results.other_metrics_text(results.other_metrics(doc, c.better, c.worse, c.metric)) if doc else "",
         ))
     return tuple(out)
 
@@ -344,9 +346,20 @@ def verdict_text(c: Comparison, m: int) -> str:
     verdict and why — every number a student needs to check it by hand."""
     v = c.verdict
     if v.get("health"):
-        return (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+        said = (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
                 f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
                 f"seed ({c.pairing}).")
+        if _finite(v.get("p_items")):
+            said += "  \n" + items_line(v)
+        elif v.get("enough_seeds"):
+            said += f"  \nOver the seeds alone, 95% interval {_n(v['ci_low'])} to {_n(v['ci_high'])}."
+        if c.others:
+            said += f"  \n**On the experiment's other metrics** (described, not tested): {c.others}."
+        return said
+    if v.get("counted_in"):
+        return (f"**Verdict: {rule.NOT_COUNTED}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, 95% "
+                f"interval {_n(v['ci_low'])} to {_n(v['ci_high'])}, paired by seed ({c.pairing}).")
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
@@ -369,8 +382,24 @@ def verdict_text(c: Comparison, m: int) -> str:
             f"{v['df']:.3g} df{' (on 2 df, P(T ≥ t) = ½(1 − t/√(t² + 2)))' if v['df'] == 2 else ''}. This page makes {m} "
             f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
             f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}.")
-    return "  \n".join((f"**Verdict: {v['label']}**", measured, interval, test, margin_line(v),
-                        f"**Why**: {v['why']}."))
+    lines = [f"**Verdict: {v['label']}**", measured, interval, test]
+    if _finite(v.get("p_items")):
+        lines.append(items_line(v))
+    return "  \n".join(lines + [margin_line(v), f"**Why**: {v['why']}."])
+
+
+def items_line(v: dict) -> str:
+    """The verdict box's line on a probe's items: the bootstrap over its test items × the seeds, how it was drawn
+    (and its limits), and its interval and p beside the seeds' own — for a comparison without a verdict, the
+    intervals only (described, not tested)."""
+    said = (f"**Over the probe's {v['items']:,} test items × the seeds** (a bootstrap that also redraws the items every "
+            f"arm and seed was scored on; {v['items_how']}): A − B 95% interval {_n(v['items_low'])} to "
+            f"{_n(v['items_high'])}")
+    if v.get("health") or v.get("counted_in"):
+        return said + f", where the seeds alone give {_n(v['ci_low'])} to {_n(v['ci_high'])}. No verdict rests on it."
+    boundary = _n(v["boundary"]) if v["boundary"] else "0"
+    return (said + f", p = {v['p_items']:.2g} against {boundary}, where the seeds alone give {_n(v['ci_low'])} to "
+            f"{_n(v['ci_high'])}, p = {v['p']:.2g}. Holm ranks the larger p.")
 
 
 def margin_line(v: dict) -> str:
@@ -403,6 +432,8 @@ def p_text(v: dict | None) -> str:
     """A verdict's p and what Holm needs of it for a table: "0.0052 (Holm: ≤ 0.0038, rank 6 of 14)"."""
     if not v or not v.get("enough_seeds") or v.get("health"):
         return "—"
+    if v.get("counted_in"):
+        return f"{v['p']:.2g} (not a separate test)"
     return f"{v['p']:.2g} (Holm: ≤ {v['holm_threshold']:.2g}, rank {v['rank']} of {v['m']})"
 
 
@@ -483,46 +514,44 @@ def _training_flops(arm: dict) -> tuple[float, int] | None:
 
 
 def compute_note(doc: dict, comp: Comparison) -> Note | None:
-    """When the two arms of a comparison did not spend the same training compute (distillation's soft arms
-    also run the teacher at every step), the page says so with both numbers: "the same compute" is not taken
-    for granted. Arms that trade steps for cost per step to spend the same in all (ELECTRA's) get no note."""
-    arms = doc.get("arms", {})
-    a, b = (_training_flops(arms.get(k, {})) for k in (comp.better, comp.worse))
+    """What the two arms of a comparison spent, the whole recipe counted (results.recipe_flops): its own steps (the
+    teacher's forward included where the arm runs one) and, for an arm that needs a trained teacher, the teacher's
+    training too. When the totals differ by more than 5% the page says so with both numbers: "the same compute" is
+    not taken for granted. Arms that trade steps for cost per step to spend the same in all (ELECTRA's) get no note;
+    two arms that both need the teacher say so, with what the teacher cost."""
+    a, b = (results.recipe_flops(doc, k) for k in (comp.better, comp.worse))
     if a is None or b is None:
         return None
-    ta, tb = a[0] * a[1], b[0] * b[1]
-    if abs(ta / tb - 1) <= 0.05:
+
+    def spent(side: str, arm: str, r: dict) -> str:
+        own = f"{r['training'] / 1e12:.1f} TFLOP in {r['steps']:,} steps of {r['per_step'] / 1e9:.1f} GFLOP"
+        if not r["teacher"]:
+            return f"{side} ({txt.md(arm)}) {own}, no teacher"
+        return (f"{side} ({txt.md(arm)}) {r['total'] / 1e12:.1f} TFLOP: {own}, plus the teacher's training, "
+                f"{r['teacher'] / 1e12:.1f} TFLOP")
+
+    both = f"{spent('A', comp.better, a)}; {spent('B', comp.worse, b)}"
+    if abs(a["total"] / b["total"] - 1) <= 0.05:
+        if a["teacher"] and b["teacher"]:
+            return Note(f"Compute, the whole recipe counted: {both}. Both arms need the same trained teacher, so "
+                        "this comparison holds the teacher fixed; what the teacher cost is in neither difference.")
         return None
-    return Note(f"The two arms did not spend the same compute: A ({txt.md(comp.better)}) {ta / 1e12:.1f} TFLOP in "
-                f"{a[1]} steps of {a[0] / 1e9:.1f} GFLOP, B ({txt.md(comp.worse)}) {tb / 1e12:.1f} TFLOP in {b[1]} "
-                f"steps of {b[0] / 1e9:.1f} GFLOP ({ta / tb:.1f}×).")
+    return Note(f"The two arms did not spend the same compute, the whole recipe counted: {both} "
+                f"({a['total'] / b['total']:.1f}×).")
 
 
 def other_metrics_note(name: str, doc: dict, comp: Comparison) -> Note | None:
     """When a comparison has no verdict (an arm failed its health check), what the same two arms show on the
-    experiment's other metrics: the mean paired difference A − B, signed so that positive is the claimed direction,
-    and on how many seeds it has that sign — described, not tested (no verdict rests on it)."""
+    experiment's other metrics (results.other_metrics): the mean paired difference A − B, signed so that positive is
+    the claimed direction, and on how many seeds it has that sign — described, not tested (no verdict rests on it)."""
     v = comp.verdict or {}
     if not v.get("health"):
         return None
-    parts = []
-    for metric, m in CLAIMS[name].metrics.items():
-        if metric in (comp.metric, "params"):
-            continue
-        a, b = results.per_seed(doc, comp.better, metric), results.per_seed(doc, comp.worse, metric)
-        seeds = [s for s in a if s in b]
-        if len(seeds) < 2:
-            continue
-        sign = 1.0 if m.higher_is_better else -1.0
-        diffs = [sign * (a[s] - b[s]) for s in seeds]
-        mean = sum(diffs) / len(diffs)
-        same = sum(1 for d in diffs if (d > 0) == (mean > 0) and d != 0)
-        unit = f" {m.unit}" if m.unit else ""
-        parts.append(f"{short_label(m.label)} {_n(mean)}{unit} (that sign on {same} of {txt.count(len(seeds), 'seed')})")
-    if not parts:
+    rows = results.other_metrics(doc, comp.better, comp.worse, comp.metric)
+    if not rows:
         return None
     return Note("No verdict here, so described, not tested: the same two arms on the experiment's other metrics, A − B "
-                "with positive the claimed direction: " + "; ".join(parts) + ".")
+                "with positive the claimed direction: " + results.other_metrics_text(rows) + ".")
 
 
 def nsp_on_sop_note(doc: dict) -> Note | None:
@@ -573,6 +602,15 @@ def teacher_note(doc: dict) -> Note | None:
              f"{doc.get('budget', {}).get('steps', '?')} steps)") if layers and steps else ""
     said = (f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
             f"{min(students):.3f}–{max(students):.3f}.")
+    t = results.teacher_flops(doc)
+    if t:
+        arms = doc.get("arms", {})
+        free = [txt.md(k) for k, a in arms.items() if not results.uses_teacher(a)]
+        said += (f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
+                 f"as the arms'), which {len(arms) - len(free)} of the {len(arms)} arms need"
+                 + (f" (all but {', '.join(free)})" if free else "") + ": its training counts in their compute, and its own "
+                 "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
+                 "teacher training, not run here.")
     if top1 <= max(students):
         return Note(said + " The teacher is not stronger than every student: distillation's premise (a teacher "
                     "much better than its student) does not hold in these runs, so soft targets may pull a student "
@@ -623,6 +661,9 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         for arm in shown:
             b = results.band(doc, arm, metric, x)
             label = doc["arms"][arm]["label"]
+            if x == "flops":  # the whole recipe: an arm that needs a trained teacher starts at the teacher's cost
+                start = (results.recipe_flops(doc, arm) or {}).get("teacher", 0.0)
+                b["x"] = [v + start for v in b["x"]]
             curves.append(Curve(arm, label, tuple(b["x"]), tuple(b["mean"]), tuple(b["lo"]), tuple(b["hi"]), b["n"],
                                 arm in pair))
         for arm, a in doc["arms"].items():

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from app import coverage, masking, mlm
+from app import coverage, masking, mlm, span_boundary
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
@@ -88,6 +88,9 @@ SPEC = Spec(
     Param("epoch", "int", 1, lo=1, hi=LAB.max_epochs, widget="select", label="Epoch to inspect",
           help="Outlined in the grid; the model fills its blanks below. Epochs count from 1."),
     Param("topk", "int", LAB.topk, lo=1, hi=LAB.max_topk, widget="slider", label="Guesses per blank (top-k)"),
+    Param("span", "int", 1, lo=1, hi=LAB.max_tokens, widget="select", label="Span to inspect (SBO)",
+          help="Which masked span of the inspected epoch the span-boundary objective is shown for, counted from 1 "
+               "in order of position (span masking only)."),
     figure_param((("grid", "Targets, epoch by epoch (this strategy)"),
                   ("coverage", "Coverage: static, ×10 and dynamic side by side"))),
 )
@@ -169,6 +172,7 @@ class MaskedCopy:
     kinds: torch.Tensor  # (T,) KEEP / MASKED / RANDOM / UNCHANGED
     corrupted: torch.Tensor  # (T,) long, what the model is fed
     spans: tuple[int, ...]  # placed span lengths in words (span masking only)
+    span_ids: torch.Tensor  # (T,) long: per token the index of its span, −1 where none (span masking only; else all −1)
 
 
 def mask_copy(sentence: txt.Tokenized, unit: str, cfg: MaskingConfig, mask_token_id: int, random_ids: torch.Tensor,
@@ -181,7 +185,7 @@ def mask_copy(sentence: txt.Tokenized, unit: str, cfg: MaskingConfig, mask_token
     if unit == "span":
         span_ids, spans = masking.place_spans(words, cfg.mlm_probability, cfg.span_p, cfg.max_span, gen)
         corrupted, kinds = masking.corrupt_spans(ids, span_ids, mask_token_id, random_ids, cfg, gen)
-        return MaskedCopy(span_ids >= 0, kinds, corrupted, tuple(spans))
+        return MaskedCopy(span_ids >= 0, kinds, corrupted, tuple(spans), span_ids)
     if unit == "word":
         targets = masking.select_word_targets(words, cfg.mlm_probability, gen) & keep
     elif unit == "token":
@@ -189,7 +193,7 @@ def mask_copy(sentence: txt.Tokenized, unit: str, cfg: MaskingConfig, mask_token
     else:
         raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(masking.UNITS)}")
     corrupted, kinds = masking.corrupt(ids, targets, mask_token_id, random_ids, cfg, gen)
-    return MaskedCopy(targets, kinds, corrupted, ())
+    return MaskedCopy(targets, kinds, corrupted, (), torch.full_like(ids, -1))
 
 
 @dataclass(frozen=True)
@@ -200,6 +204,7 @@ class EpochPlan:
     targets: torch.Tensor  # (E, T) bool
     kinds: torch.Tensor  # (E, T)
     corrupted: torch.Tensor  # (E, T) long
+    span_ids: torch.Tensor  # (E, T) long: per token its span's index, −1 where none (span masking only)
 
 
 def epoch_plan(sentence: txt.Tokenized, strategy: str, unit: str, epochs: int, cfg: MaskingConfig, seed: int,
@@ -210,7 +215,7 @@ def epoch_plan(sentence: txt.Tokenized, strategy: str, unit: str, epochs: int, c
     made = {c: mask_copy(sentence, unit, cfg, mask_token_id, random_ids, copy_generator(seed, c)) for c in sorted(set(copies))}
     rows = [made[c] for c in copies]
     return EpochPlan(copies, torch.stack([r.targets for r in rows]), torch.stack([r.kinds for r in rows]),
-                     torch.stack([r.corrupted for r in rows]))  # (E, T) each
+                     torch.stack([r.corrupted for r in rows]), torch.stack([r.span_ids for r in rows]))  # (E, T) each
 
 
 def times_targeted(plan: EpochPlan) -> tuple[torch.Tensor, torch.Tensor]:
@@ -285,6 +290,7 @@ class Inputs:
     seed: int = SPEC.seed.default
     epoch: int = SPEC.epoch.default
     topk: int = SPEC.topk.default
+    span: int = SPEC.span.default
 
     from_values = classmethod(from_values)  # Inputs from the page's values, by field name
 
@@ -311,6 +317,36 @@ class SpanLengths:
     drawn: tuple[int, ...]
     placed: tuple[int, ...]
     means: dict[str, float]  # expected / drawn / placed
+
+
+@dataclass(frozen=True)
+class SboTarget:
+    """One token of the chosen span: what SBO predicts it from (app/span_boundary.py), and what the lesson's model
+    — a masked LM without an SBO head — guessed there from the whole corrupted sentence."""
+
+    position: int  # i
+    relative: int  # i − s + 1: the index of its position embedding p
+    original: str  # the piece SBO and MLM must recover
+    fed: str  # what the encoder was shown there
+    mlm_top: str | None  # the lesson model's first guess at i (None: no guess was made)
+    mlm_rank: int | None  # the rank of the original among its guesses (1 = first)
+    mlm_p: float | None  # its probability of the original
+
+
+@dataclass(frozen=True)
+class Sbo:
+    """SpanBERT's span-boundary objective for one span of the inspected epoch (span masking only)."""
+
+    n_spans: int  # spans in the inspected epoch
+    span: span_boundary.BoundarySpan  # the chosen one: s, e and its boundaries' positions
+    left: str | None  # the piece at x_{s−1} (None: off the sequence)
+    right: str | None  # the piece at x_{e+1}
+    left_fed: str | None  # what the encoder was shown there (a boundary can itself be a target of a touching span)
+    right_fed: str | None
+    left_target: bool  # the left boundary is itself a target (another span touches this one)
+    right_target: bool
+    targets: tuple[SboTarget, ...]  # (e − s + 1,)
+    window: tuple[int, int]  # the positions the figure shows, first and last (inclusive)
 
 
 @dataclass(frozen=True)
@@ -344,6 +380,7 @@ class Result:
     epoch_targets: int  # targets in the inspected epoch
     predictions: tuple[Blank, ...]
     notes: tuple[Note, ...]
+    sbo: Sbo | None = None  # span masking with a span in the inspected epoch only
 
     @property
     def n_distinct(self) -> int:
@@ -463,6 +500,12 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         except (RuntimeError, ValueError, IndexError) as e:  # a checkpoint that loads but cannot run
             notes.append(Note(f"{label} could not fill the blanks ({type(e).__name__}: {txt.md(str(e), 160)}). "
                               "Choose another model.", "error"))
+    sbo = None
+    if inputs.unit == "span":
+        fed_row = tuple(tok.convert_ids_to_tokens(plan.corrupted[row].tolist()))
+        sbo, note = sbo_of(sentence, tuple(plan.span_ids[row].tolist()), fed_row, predictions, inputs.span, epoch)
+        if note:
+            notes.append(note)
     return Result(
         label, loaded.shown_as, loaded.variant.tokenizer_kind,
         next((m for kind, m in MARKERS if loaded.variant.tokenizer_kind.startswith(kind)), ""),
@@ -471,8 +514,75 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         tuple(tuple(tok.convert_ids_to_tokens(r)) for r in plan.corrupted.tolist()),
         {s: tuple(t.tolist()) for s, (t, _) in per.items()}, {s: tuple(d.tolist()) for s, (_, d) in per.items()},
         shares, n_targets / inputs.epochs, cov, len(multi), example, spans, int(targets.sum()),
-        tuple(p.top(inputs.topk) for p in predictions), tuple(notes),
+        tuple(p.top(inputs.topk) for p in predictions), tuple(notes), sbo,
     )
+
+
+SBO_CONTEXT = 3  # positions the SBO figure shows on each side of the boundaries
+
+
+def sbo_of(sentence: txt.Tokenized, span_ids: tuple[int, ...], fed: tuple[str, ...], predictions: tuple[Blank, ...],
+           chosen: int, epoch: int) -> tuple[Sbo | None, Note | None]:
+    """The span-boundary objective for span number ``chosen`` (from 1) of one epoch's masks: its boundaries, each
+    token's relative position, and the lesson model's MLM guesses at its tokens (``predictions``). span_ids, fed:
+    (T,) the epoch's span index per token (−1: none) and the pieces the model is fed. (None, None) when the epoch
+    has no span; a ``chosen`` beyond its spans shows span 1 and says so."""
+    spans = span_boundary.boundary_spans(span_ids)
+    if not spans:
+        return None, None
+    note = None
+    if not 1 <= chosen <= len(spans):
+        note = Note(f"Epoch {epoch} masks {txt.count(len(spans), 'span')}: span {chosen} does not exist, showing span 1.")
+        chosen = 1
+    span = spans[chosen - 1]
+    pieces, guessed = sentence.pieces, {b.position: b for b in predictions}
+
+    def at(pos: int | None, what) -> str | None:
+        return None if pos is None else what[pos]
+
+    targets = tuple(SboTarget(i, rel, pieces[i], fed[i],
+                              guessed[i].guesses.pieces[0] if i in guessed else None,
+                              guessed[i].rank_original if i in guessed else None,
+                              guessed[i].p_original if i in guessed else None)
+                    for i, rel in zip(span.positions, span.relative))
+    first = max(0, (span.left if span.left is not None else span.start) - SBO_CONTEXT)
+    last = min(len(pieces) - 1, (span.right if span.right is not None else span.end) + SBO_CONTEXT)
+    return Sbo(len(spans), span, at(span.left, pieces), at(span.right, pieces), at(span.left, fed), at(span.right, fed),
+               span.left is not None and span_ids[span.left] >= 0, span.right is not None and span_ids[span.right] >= 0,
+               targets, (first, last)), note
+
+
+def sbo_text(s: Sbo) -> str:
+    """What the SBO figure shows, in numbers from it (markdown; every token escaped)."""
+    def side(name: str, piece: str | None, fed: str | None, target: bool) -> str:
+        if piece is None:
+            return f"no {name} boundary (the span reaches the sequence's edge)"
+        shown = f" (fed as {txt.md(fed)}: a token of the touching span, so SBO reads a masked position there)" \
+            if target else ""
+        return f"{name} boundary {txt.md(piece)}{shown}"
+
+    sp = s.span
+    rel = ", ".join(f"{txt.md(t.original)} p{t.relative}" for t in s.targets)
+    return (f"Span {sp.number} of {s.n_spans} covers positions {sp.start}–{sp.end} "
+            f"({txt.count(len(sp), 'token')}): {side('left', s.left, s.left_fed, s.left_target)} at {sp.left}, "
+            f"{side('right', s.right, s.right_fed, s.right_target)} at {sp.right}. SBO predicts each of its tokens from "
+            f"those two outputs and its relative position: {rel}.")
+
+
+def sbo_model_text(s: Sbo, label: str) -> str:
+    """What the lesson's model can and cannot show of SBO, with its MLM guesses at the span's tokens (markdown)."""
+    guessed = [t for t in s.targets if t.mlm_top is not None]
+    first = sum(t.mlm_rank == 1 for t in guessed)
+    said = (f"**What {txt.md(label)} can show**: its masked-LM head's guesses at the span's tokens, from the whole "
+            f"corrupted sentence (the span's own masked positions included): the original ranked first at "
+            f"{first} of {txt.count(len(guessed), 'token')}. ") if guessed else ""
+    return (said + f"**What it cannot show**: SBO's own guess, from the two boundary outputs and p alone — it has no "
+            "SBO head. None of this lab's models was trained with SBO: the bundled stand-ins and the catalogue's hub "
+            "checkpoints were trained with masked LM (none with SBO), and a transformers masked-LM model has no SBO "
+            "head to load. **Ours**: "
+            "the spans, their boundaries and relative positions above, computed by the paper's rule from the spans "
+            f"drawn here. **The paper's**: the SBO head ({span_boundary.HEAD}) and its loss L_MLM + L_SBO "
+            f"({span_boundary.PAPER}).")
 
 
 def span_story(means: dict) -> str:

@@ -222,3 +222,32 @@ def test_a_quote_or_byte_level_guess_is_shown_as_the_tokenizer_decodes_it_escape
         if i != roberta.unk_token_id:
             word = txt.piece_text(roberta, i)
             assert "\ufffd" not in word and plotly_shows(txt.html(word)) == word
+
+
+def test_spanberts_boundary_objective_for_the_span_in_the_link(app_page, bundled):
+    """Issue 49 item 10: with span masking, the chosen span's boundaries and relative positions (the ``span``
+    parameter round-trips the URL), the model's MLM guesses beside them, and what the model cannot show."""
+    needs("bert")
+    base = dict(strategy="dynamic", unit="span")
+    epoch, r = next((e, x) for e in range(1, 21) for x in [expected(bundled, epoch=e, span=2, **base)]
+                    if x.sbo is not None and x.sbo.n_spans >= 2)
+    at = app_page(PAGE, epoch=str(epoch), span="2", **base)
+    assert not at.exception
+    assert at.selectbox(key=K + "span").value == 2 and query(at, "span") == "2"
+    sbo = figures(at)["sbo"]["data"][0]
+    assert len(sbo["z"]) == len(r.sbo.span) and sbo["y"] == [f"{t.position}·{t.original} (p{t.relative})"
+                                                             for t in r.sbo.targets]
+    text = shown_text(at)
+    assert "6 · SpanBERT's span-boundary objective" in [h.value for h in at.header]
+    assert f"Span 2 of {r.sbo.n_spans} covers positions {r.sbo.span.start}–{r.sbo.span.end}" in text
+    assert "None of this lab's models was trained with SBO" in text and "What it cannot show" in text
+    at.selectbox(key=K + "span").set_value(1).run()
+    assert not at.exception and query(at, "span") is None  # the default stays out of the link
+    assert len(figures(at)["sbo"]["data"][0]["z"]) == len(expected(bundled, epoch=epoch, span=1, **base).sbo.span)
+
+
+def test_without_span_masking_the_boundary_objective_says_how_to_see_it(app_page):
+    needs("bert")
+    at = app_page(PAGE)
+    assert not at.exception and "sbo" not in figures(at)
+    assert any("Span (SpanBERT)" in i.value and "span-boundary objective" in i.value for i in at.info)
