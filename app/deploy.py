@@ -119,13 +119,13 @@ class Deployment:
     def __init__(self, replicas: int = 2, port: int = 8080, host: str = "0.0.0.0", app_ports: list[int] | None = None,
                  redis_url: str | None = None, affinity: str = "cookie", workdir: Path | None = None,
                  restart: bool = True, served_by: bool = False, serve_args: tuple[str, ...] = (),
-                 env: dict | None = None, log=print):
+                 env: dict | None = None):
         if replicas < 1:
             raise ValueError("at least one app process")
         self.replicas, self.port, self.host, self.affinity = replicas, port, host, affinity
         self.app_ports = list(app_ports or [])
         self.redis_url, self.restart, self.served_by, self.serve_args = redis_url, restart, served_by, serve_args
-        self.env, self.log = dict(env or {}), log
+        self.env = dict(env or {})
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else None
         self.apps: list[subprocess.Popen | None] = []

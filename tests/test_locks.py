@@ -69,9 +69,9 @@ def test_threads_of_one_process_queue_in_memory(url):
 
 
 def test_a_held_lock_outlives_its_lease_while_its_holder_lives(url):
-    a, b = locks.RedisLock("t-renew", url, lease_s=0.6), locks.RedisLock("t-renew", url, lease_s=0.6)
+    a, b = locks.RedisLock("t-renew", url, lease_s=1.5), locks.RedisLock("t-renew", url, lease_s=1.5)
     assert a.acquire()
-    time.sleep(1.5)  # more than twice the lease: the holder's thread renewed it
+    time.sleep(3.5)  # more than twice the lease: the holder's thread renewed it
     assert b.locked() and not b.acquire(blocking=False)
     a.release()
     assert b.acquire(blocking=False)
@@ -90,7 +90,7 @@ def test_a_dead_holders_lock_frees_itself_after_the_lease(url):
         assert mine.about() == "child" and not mine.acquire(blocking=False)
         child.kill()
         child.wait(10)
-        assert mine.acquire(timeout=5)  # within the lease (1 s) of the last renewal
+        assert mine.acquire(timeout=10)  # within the lease (1 s) of the last renewal
         mine.release()
     finally:
         child.kill()
