@@ -26,5 +26,6 @@ USER app
 ENV HF_HOME=/home/app/.cache/huggingface
 
 EXPOSE 8501
-HEALTHCHECK --interval=30s --timeout=5s --start-period=30s CMD python -c "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ[\"PORT\"]}/_stcore/health', timeout=4)"
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:${PORT}/_stcore/health', timeout=4)"
 CMD ["sh", "-c", "exec python -m app.serve --server.headless=true --server.address=0.0.0.0 --server.port=${PORT}"]
