@@ -171,11 +171,14 @@ class Deployment:
         return self
 
     def _wait(self, ok, end: float, what: str, proc, log: Path) -> None:
+        """Until ``ok()``; a process that exits or a deadline passed raises, with the end of its log (a temporary
+        folder is gone by the time the caller reads the message)."""
         while not ok():
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(f"{what} exited with {proc.returncode}; see {log}")
-            if time.monotonic() > end:
-                raise TimeoutError(f"{what} did not become healthy; see {log}")
+            failed = (f"{what} exited with {proc.returncode}" if proc is not None and proc.poll() is not None
+                      else f"{what} did not become healthy" if time.monotonic() > end else None)
+            if failed:
+                tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+                raise (RuntimeError if "exited" in failed else TimeoutError)(f"{failed}; the end of {log}:\n{tail}")
             time.sleep(0.2)
 
     def _start_redis(self) -> str:

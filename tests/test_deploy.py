@@ -114,3 +114,17 @@ def test_the_image_keeps_what_the_app_reads():
                        if not pattern.startswith("!")), needed
     assert "!tests/data" in ignored  # app/cloze.py's set
     assert ".git" in ignored and ".train" in ignored
+
+
+def test_a_process_that_fails_to_start_is_told_with_its_log(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "app-1.log"
+    log.write_text("Error: Invalid value for '--server.port'")
+    proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(2)"])
+    proc.wait(30)
+    with pytest.raises(RuntimeError, match=r"app process 1 exited with 2(.|\n)*Invalid value for '--server.port'"):
+        deploy.Deployment(1)._wait(lambda: False, float("inf"), "app process 1", proc, log)
+    with pytest.raises(TimeoutError, match="nginx did not become healthy"):
+        deploy.Deployment(1)._wait(lambda: False, 0.0, "nginx", None, tmp_path / "missing.log")
