@@ -12,7 +12,8 @@ load time, forward latency and memory on this device; what a user would otherwis
 (transformers' fill-mask pipeline) as a ratio; the base-size forward on a GPU (``cuda``, when there is
 one); peak memory; and a class of 20 on one server: in chromium tabs at a lecture's pace (``class``, a
 change every 5 s) and at a stress pace (``class-stress``, every 0.5 s), and without browsers at both
-(``class-server``); and Ask the class (``class-ask``): 200 simulated phones answer one question on the light
+(``class-server``), and the same through nginx over 2 app processes (``class-replicas``: ``python -m app.deploy``;
+``--replica-sessions``, ``--replica-seconds``); and Ask the class (``class-ask``): 200 simulated phones answer one question on the light
 page (app/classroom), in process and through Redis with two app processes (rows "Class: …").
 
 A partial run (``--only``, ``--skip``, ``--pages``) replaces the rows it measured (by their "what") and keeps
@@ -991,6 +992,90 @@ def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
     ]
 
 
+REPLICA_SESSIONS, REPLICA_SECONDS = 20, 120.0  # --replica-sessions, --replica-seconds
+
+
+def class_replicas() -> list[tuple]:
+    """The class of ``class-server`` through nginx over 2 app processes (``python -m app.deploy``: redis-server, the
+    processes with their warm start, nginx with cookie affinity), at the same two paces."""
+    return (_class_replicas(REPLICA_SESSIONS, REPLICA_SECONDS, 0.5)
+            + _class_replicas(REPLICA_SESSIONS, REPLICA_SECONDS, 5.0))
+
+
+def _class_replicas(sessions: int, seconds: float, think: float, replicas: int = 2) -> list[tuple]:
+    """As :func:`_class_server`, through nginx: each session loads its page first (nginx's affinity cookie comes
+    with it) and opens its websocket with that cookie (tests/e2e/balanced.py), so the sessions spread over the
+    processes as browsers would. Which process holds each session is read from nginx's ``X-BVE-Upstream``."""
+    import asyncio
+    from collections import Counter
+
+    from app.deploy import Deployment, free_port
+    from app.lessons import LESSONS
+    from tests.e2e.balanced import BalancedSession, first_visit
+    from tests.e2e.browser import rss_mib
+
+    slugs = [lesson.slug for lesson in LESSONS] or [""]
+    opens, reruns, errors, spread = [], [], [], Counter()
+    load_before = os.getloadavg()[0]
+
+    async def timed(request, slug: str, what: str, into: list):
+        try:
+            run = await request
+        except TimeoutError:
+            errors.append(f"timeout {what} /{slug}")
+            return None
+        except Exception as e:  # noqa: BLE001 — a closed websocket is a finding
+            errors.append(f"{type(e).__name__} {what} /{slug}")
+            return None
+        into.append(run.seconds * 1000)
+        errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
+        return run
+
+    async def student(base, i):
+        slug = slugs[i % len(slugs)]
+        cookie, _ = await asyncio.to_thread(first_visit, base, f"/{slug}")
+        async with BalancedSession(base, cookie) as s:
+            spread[s.served_by] += 1
+            if not await timed(s.open(slug, f"seed={i}", timeout=300), slug, "opening", opens):
+                return
+            end, k = time.perf_counter() + seconds, 0
+            while time.perf_counter() < end:
+                k += 1
+                if s.last.number_inputs:
+                    label, (_, value, _) = next(iter(s.last.number_inputs.items()))
+                    request = s.set_number(label, value + 1, timeout=60)
+                else:
+                    request = s.open(slug, f"seed={i * 1000 + k}", timeout=60)
+                if not await timed(request, slug, "(60 s) on", reruns):
+                    return
+                await asyncio.sleep(think)
+
+    async def run(base):
+        await asyncio.gather(*(student(base, i) for i in range(sessions)))
+
+    with Deployment(replicas, port=free_port(), host="127.0.0.1", restart=False, served_by=True,
+                    env={"HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"}) as d:
+        t = time.perf_counter()
+        asyncio.run(run(d.url))
+        wall = time.perf_counter() - t
+        peaks = [rss_mib(p.pid, "VmHWM") for p in d.apps]
+    cores = os.cpu_count() or 1
+    machine = (("MEASURED UNDER LOAD (other work on the machine): provisional; " if load_before > 0.5 * cores else "")
+               + f"{cpu_name()}, {cores} CPU cores, load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+    what = f"A class of {sessions} through nginx over {replicas} app processes, a change every {think:g} s"
+    return [
+        (f"{what}: websocket sessions × {seconds:.0f} s, no browsers", f"{len(errors)} errors",
+         f"{len(reruns)} reruns in {wall:.0f} s; sessions per process {sorted(spread.values())} (cookie affinity); "
+         + ("; ".join(errors[:3]) or "no exceptions, no timeouts") + f"; {machine}"),
+        (f"{what}: all open together on fresh servers p50 · p95",
+         f"{fmt_ms(pct(opens, .5))} · {fmt_ms(pct(opens, .95))}" if opens else "—",
+         "includes each process's first imports and model loads; nginx, redis-server and the sessions on the same machine"),
+        (f"{what}: rerun p50 · p95", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
+         "widget change sent → script finished, at the websocket, through nginx"),
+        (f"{what}: peak memory per process", " · ".join(f"{x:.0f} MiB" for x in peaks), "VmHWM of each app process"),
+    ]
+
+
 # ----------------------------------------------------------------------------- Ask the class (the light page)
 
 #: the benchmark's presenter under plain ``streamlit run`` (in-process rooms live in the server): each session run
@@ -1442,7 +1527,7 @@ SECTIONS = {"browser": browser_start, "deck": deck_changes, "pages": page_reruns
             "variants": variants, "pipeline": fill_mask_vs_pipeline, "cuda": cuda_rows,
             "lessons": lesson_sections, "class": class_at_once,
             "class-stress": lambda: class_at_once(think=0.5), "class-server": class_server_only,
-            "class-ask": class_ask,
+            "class-ask": class_ask, "class-replicas": class_replicas,
             "own": own_checkpoint}
 TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline")
 
@@ -1527,8 +1612,11 @@ def main() -> None:
                    "a busy machine from stalling every operator on a descheduled second thread")
     p.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     p.add_argument("--events", type=Path, help="class section: write every interaction and server sample here (JSON)")
+    p.add_argument("--replica-sessions", type=int, default=20, help="class-replicas: sessions (default 20)")
+    p.add_argument("--replica-seconds", type=float, default=120.0, help="class-replicas: seconds per pace (default 120)")
     a = p.parse_args()
-    global CLASS_EVENTS, PAGES_ONLY
+    global CLASS_EVENTS, PAGES_ONLY, REPLICA_SESSIONS, REPLICA_SECONDS
+    REPLICA_SESSIONS, REPLICA_SECONDS = a.replica_sessions, a.replica_seconds
     CLASS_EVENTS = a.events
     PAGES_ONLY = a.pages or None
     import torch

@@ -1,5 +1,5 @@
 """A small experiment run live: the two arms of a claim trained side by side for a minute, seeded,
-cancellable, one at a time per process. Pure: no streamlit (the page draws what :func:`live_run` reports).
+cancellable, one at a time per server (per deployment with several app processes: ``BVE_REDIS_URL``). Pure: no streamlit (the page draws what :func:`live_run` reports).
 
 How it trains: each arm is set up exactly as in the full experiment (its module's ``setup`` with the
 ``LIVE`` budget: the same model and data, fewer steps, smaller evaluation sets) and trained by
@@ -39,9 +39,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from app.core import locks
 from app.experiments import get, runner
 
-LOCK = threading.Lock()
+LOCK = locks.lock("live-run")  # one live run at a time: in this process, or in Redis for the deployment (app.core.locks)
 
 
 class Busy(RuntimeError):
@@ -89,8 +90,11 @@ def live_run(name: str, seconds: float = 60.0, progress: Callable[[int, dict], N
              pair: tuple[str, str] | None = None,
              on_step: Callable[[str, int, dict], None] | None = None) -> LiveResult:
     """Train the experiment's live pair (``Experiment.live_pair``) for at most ``seconds`` of wall time."""
-    if not LOCK.acquire(blocking=False):
-        raise Busy("a live run is already in progress on this server; try again when it has finished")
+    try:
+        if not LOCK.acquire(blocking=False, about=name):
+            raise Busy("a live run is already in progress on this server; try again when it has finished")
+    except locks.Unreachable as e:
+        raise Unavailable(str(e)) from e
     try:
         return _run(name, seconds, progress, should_stop, seed, device, corpus, work, turn_s, pair, on_step)
     finally:
@@ -295,8 +299,13 @@ class Background:
         with self._guard:
             if self._progress.active:
                 raise Busy(self._progress.describe(owner))
-            if LOCK.locked():  # a live_run called directly (a script, a test)
-                raise Busy("A live run is already in progress on this server; try again when it has finished.")
+            try:
+                held = LOCK.about()  # a live_run called directly (a script, a test), or another app process's run
+            except locks.Unreachable as e:
+                raise Busy(f"The live run cannot start: {e}.") from e
+            if held is not None:
+                raise Busy("A live run" + (f" ({held})" if held else "") + " is already in progress on this server; "
+                           "try again when it has finished.")
             run_id = self._progress.run_id + 1
             seconds = float(min(max(seconds, 1.0), MAX_SECONDS))
             self._progress = Progress(run_id, name, tuple(pair), labels, int(seed), seconds, owner, "preparing", time.time())

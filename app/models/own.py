@@ -9,7 +9,8 @@ the way the catalogue's models load.
   a second request for the same model waits for the first (hearing its progress); a request for another model
   waits in line until the running download ends (``on_wait`` hears what runs and its place in the line). A
   waiting request's ``cancel`` ends only its own wait. :func:`in_progress` lists what is downloading and
-  :func:`waiting` what waits, for a page to show.
+  :func:`waiting` what waits, for a page to show. With several app processes (``BVE_REDIS_URL``), the one slot is
+  the deployment's (:mod:`app.core.locks`): a request waits while another process downloads, hearing which model.
 - :func:`load_admitted` reads it from the cache (or its folder) with ``from_pretrained`` exactly as
   ``app.models.loading`` reads the catalogue's (eager attention, float32 then the device, eval mode, the
   out-of-memory fallback to the CPU, XLNet through XLNetLMHeadModel, safetensors only, never remote code) and
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from app.core import locks
 from app.models import download, loading
 from app.models.admission import Admitted
 from app.models.download import Fetched, Progress
@@ -61,7 +63,9 @@ class InLine:
 
 _FLIGHTS: dict[tuple[str, str | None], _Flight] = {}
 _FLIGHTS_LOCK = threading.Lock()
-_SLOT = threading.Lock()  # one download at a time on this server: a host's bandwidth and disk, shared fairly
+# one download at a time on this server (a host's bandwidth and disk, shared fairly); with several app processes
+# (BVE_REDIS_URL) one at a time in the deployment: a lock in Redis, holding the hub id it downloads
+_SLOT = "download"
 _LINE: list[_Flight] = []  # the flights waiting for the slot, first come first served
 
 
@@ -86,7 +90,7 @@ def _take_slot(flight: _Flight, on_wait: Callable[[InLine], None] | None, cancel
         while True:
             with _FLIGHTS_LOCK:
                 first = _LINE[0] is flight
-            if first and _SLOT.acquire(timeout=WAIT_POLL_S):
+            if first and locks.lock(_SLOT).acquire(timeout=WAIT_POLL_S, about=flight.spec.source):
                 flight.running = True
                 return True
             if not first:
@@ -99,6 +103,8 @@ def _take_slot(flight: _Flight, on_wait: Callable[[InLine], None] | None, cancel
                     place = _LINE.index(flight) + 1
                 if running is not None:
                     on_wait(InLine(running.spec.source, running.progress, place))
+                elif (elsewhere := locks.lock(_SLOT).about()):  # another app process of the deployment downloads
+                    on_wait(InLine(elsewhere, None, place))
     finally:
         with _FLIGHTS_LOCK:
             _LINE.remove(flight)
@@ -136,7 +142,12 @@ def fetch_admitted(spec: Admitted, *, on_file: Callable[[Progress], None] | None
             on_file(p)
 
     try:
-        if not _take_slot(flight, on_wait, cancel):
+        try:
+            took = _take_slot(flight, on_wait, cancel)
+        except locks.Unreachable as e:
+            flight.result = Fetched(spec.variant, error=f"{e}; nothing was downloaded")
+            return flight.result
+        if not took:
             flight.result = Fetched(spec.variant, error="you left the line before your download began; nothing "
                                                         "was downloaded")
             return flight.result
@@ -146,7 +157,7 @@ def fetch_admitted(spec: Admitted, *, on_file: Callable[[Progress], None] | None
                                            on_file=heard)
         finally:
             flight.running = False
-            _SLOT.release()
+            locks.lock(_SLOT).release()
     except BaseException as e:  # noqa: BLE001 — never leave a waiter waiting (a rerun interrupts a page's wait too)
         flight.result = Fetched(spec.variant, error=f"the download stopped ({type(e).__name__})")
         raise
