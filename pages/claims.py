@@ -74,7 +74,7 @@ st.markdown(f"**A** = {comp.better_label} · **B** = {comp.worse_label} · measu
 v = comp.verdict
 if not r.has_results:
     st.info("This experiment has not been run yet: there are no results to judge. The paper's side is below; the "
-            "command that produces ours (3 seeds per arm; see BENCHMARKS.md for how long it takes) is:",
+            "command that produces ours (the seeds its plan asks for; see BENCHMARKS.md for how long it takes) is:",
             icon=":material/hourglass_empty:")
     st.code(r.command, language="bash")
 elif v is None:
