@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("time", help="measure what a full run would cost here (a minute or two), without running it")
     t.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
     t.add_argument("--steps", type=int, default=30, help="timed steps per arm")
-    t.add_argument("--seeds", type=int, default=None, help="seeds the projection counts (default: the plan's)")
+    t.add_argument("--seeds", type=int, default=3, help="seeds the projection counts (BENCHMARKS.md's table: 3)")
     t.add_argument("--jobs", type=int, default=2, help="parallel runs the projection assumes")
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--device", default="cpu")
@@ -119,10 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
         grand, measured = 0.0, []
         for name in names:
-            from app.experiments import plans
-
-            r = timing.time_experiment(name, steps=a.steps, seeds=a.seeds or plans.current(name).seeds, jobs=a.jobs,
-                                       device=a.device,
+            r = timing.time_experiment(name, steps=a.steps, seeds=a.seeds, jobs=a.jobs, device=a.device,
                                        corpus=a.corpus or runner.DEFAULT_CORPUS, work=a.work or runner.DEFAULT_WORK)
             grand += r["projected_s"]
             measured.append(r)
