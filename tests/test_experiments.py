@@ -263,6 +263,34 @@ def test_electra_warm_start_is_shared_by_every_arm_and_counted_in_each(corpus, w
                        warm["embeddings.word_embeddings.weight"])
 
 
+def test_identity_auc_reads_only_the_token():
+    from app.experiments import electra
+
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(0, 50, (4000,), generator=g)
+    apart = (tokens >= 40).float()  # replaced exactly when the id is 40 or above: the identity tells all
+    assert electra.identity_auc(tokens, apart, 50) == pytest.approx(1.0)
+    noise = (torch.rand(4000, generator=g) < 0.15).float()  # replaced at random: the identity tells nothing
+    assert abs(electra.identity_auc(tokens, noise, 50) - 0.5) < 0.05
+
+
+def test_electra_samples_its_fakes_at_the_budgets_temperature(corpus, work, monkeypatch):
+    from app.experiments import electra
+
+    module, ctx = quick_context("electra", corpus, work)
+    assert electra.FULL.generator_temperature == ctx.budget.generator_temperature == 2.0
+    seen = []
+    real = electra.sample_replacements
+    monkeypatch.setattr(electra, "sample_replacements", lambda *a: seen.append(a[-1]) or real(*a))
+    s = module.setup(next(a for a in module.arms(ctx.budget) if a.name == "electra"), 0, ctx)
+    s.step_loss(0, torch.Generator().manual_seed(0))
+    s.model.eval()
+    with torch.no_grad():
+        final = s.final()
+    assert seen and set(seen) == {2.0}  # training and the held-out detection alike
+    assert 0.0 <= final["rtd_auc_identity"] <= 1.0 and 0.0 <= final["rtd_auc"] <= 1.0
+
+
 def test_sharing_arms_differ_only_in_what_is_shared_and_count_like_app_params(corpus, work):
     from app.lessons import albert_params as params
 
