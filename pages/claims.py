@@ -75,7 +75,7 @@ st.markdown(f"**A** = {comp.better_label} · **B** = {comp.worse_label} · measu
 v = comp.verdict
 if not r.has_results:
     st.info("This experiment has not been run yet: there are no results to judge. The paper's side is below; the "
-            "command that produces ours (3 seeds per arm; see BENCHMARKS.md for how long it takes) is:",
+            "command that produces ours (the seeds its plan asks for; see BENCHMARKS.md for how long it takes) is:",
             icon=":material/hourglass_empty:")
     st.code(r.command, language="bash")
 elif v is None:
@@ -87,6 +87,14 @@ else:
 if comp.health:
     with st.expander("Health before verdict: what each arm must reach to count as trained", expanded=bool(v and v.get("health"))):
         st.markdown("\n".join(f"- {line}" for line in comp.health))
+
+if comp.plan:
+    with st.expander(f"The plan and its history: looked at {comp.looks} time{'s' if comp.looks != 1 else ''}"):
+        st.markdown(claims.looks_text(comp))
+        st.dataframe(claims.history_rows(comp), hide_index=True, width="stretch")
+        st.caption("Each version of the plan (app/experiments/plans.py): the seeds, the metric, the kind and margin this "
+                   "comparison was decided with, what changed from the version before, whether it was fixed before the "
+                   "data it governs, and how many recorded runs were read under it.")
 
 # ----------------------------------------------------------------------------- curves
 if r.has_results:
@@ -137,7 +145,7 @@ st.dataframe([{"#": i, "claim": c.claim, "kind": c.kind + (f", margin {c.margin:
                "verdict": "not run yet" if not r.has_results else (c.verdict or {}).get("label", "—"),
                "here (A − B)": "—" if c.verdict is None else f"{c.verdict['difference']:+.4g}",
                "95% interval": claims.interval_text(c.verdict), "in margins": claims.margins_cell(c.verdict),
-               "p": claims.p_text(c.verdict), "metric": c.metric,
+               "p": claims.p_text(c.verdict), "metric": c.metric, "looks": c.looks,
                "paper (A − B)": "; ".join(f"{row.measure}: {fmt(row.difference)}" for row in c.paper) or "—"}
               for i, c in enumerate(r.comparisons)], hide_index=True, width="stretch")
 

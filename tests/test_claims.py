@@ -487,3 +487,23 @@ def test_pairing_by_seed_does_not_claim_the_same_batches_and_masks(results_dir):
     r = claims.run({}, claims.Inputs(claim="masking"))
     box = claims.verdict_text(r.comparison, r.m)
     assert claims.PAIRING in box and "the same seed gives both arms the same batches and masks" not in box
+
+
+def test_each_comparison_shows_its_plan_history_and_counts_its_looks(results_dir):
+    """The plan's versions (app/experiments/plans.py) beside every comparison: seeds 3 → 5 → 10, the looks (two of
+    masking's three recorded runs from a dirty tree), the version the results followed; a run the history does not
+    list yet is one more look."""
+    write(results_dir, results.read(results.BUNDLED / "masking.json"))
+    c = claims.run({}, claims.Inputs(claim="masking", compare=2)).comparison
+    assert (c.key, c.looks, c.dirty_looks) == ("span_vs_token", 3, 2)
+    assert [h["seeds"] for h in c.plan] == [3, 3, 5, 10, 10] and c.plan[2]["changed"] == ["seeds"]
+    text = claims.looks_text(c)
+    assert "Looked at 3 times" in text and "2 of them from a tree with uncommitted changes" in text
+    assert "Seeds 3 → 5 → 10" in text and "plan version 4 of 2026-11-26, fixed after the data" in text
+    rows = claims.history_rows(c)
+    assert [r["version"] for r in rows] == [1, 2, 3, 4, 5] and rows[0]["changed"] == "first"
+    assert rows[0]["fixed"].startswith("not written down")
+
+    write(results_dir, make_doc("distillation"))  # a run the history has not recorded: one look more
+    c = claims.run({}, claims.Inputs(claim="distillation", compare=0)).comparison
+    assert c.looks == 5 + 1 and "metric valid_loss → valid_top1" in claims.looks_text(c)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from app.experiments import EXPERIMENTS, claims, results, verdict
+from app.experiments import EXPERIMENTS, claims, plans, results, verdict
 
 NAMES = ["Lily", "Tom", "Ben", "Mia", "Sam", "Max", "Anna", "Tim", "Sue", "Jack"]
 ANIMALS = ["dog", "cat", "bird", "frog", "bunny", "duck", "fish", "bear"]
@@ -60,7 +60,7 @@ def quick_runs(corpus, work, tmp_path_factory):
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("out")
     return {name: runner.run_experiment(name, seeds=1, quick=True, corpus=corpus, work=work, out=out,
-                                        command=f"python -m app.experiments run {name} --quick")
+                                        command=f"python -m app.experiments run {name} --quick", allow_dirty=True)
             for name in EXPERIMENTS}
 
 
@@ -115,6 +115,8 @@ def test_quick_run_writes_a_valid_json(quick_runs, name):
     assert results.validate(doc) == []
     assert doc["experiment"] == name and doc["quick"] is True
     assert doc["meta"]["command"].endswith("--quick") and doc["meta"]["device"].startswith("cpu")
+    assert doc["plan"]["version"] == plans.current(name).version  # the plan it followed, recorded with the results
+    assert all(r["git"]["revision"] == doc["meta"]["git"]["revision"] for a in doc["arms"].values() for r in a["seeds"])
     assert "revision" in doc["meta"]["git"]
     module = EXPERIMENTS[name].load()
     assert list(doc["arms"]) == [a.name for a in module.arms(module.QUICK)]
@@ -141,7 +143,7 @@ def test_a_second_run_resumes_from_the_finished_results(quick_runs, corpus, work
 
     before = results.read(quick_runs["sharing"])
     monkeypatch.setattr(runner.common, "train_loop", lambda *a, **k: pytest.fail("a finished run was trained again"))
-    path = runner.run_experiment("sharing", seeds=1, quick=True, corpus=corpus, work=work, out=tmp_path)
+    path = runner.run_experiment("sharing", seeds=1, quick=True, corpus=corpus, work=work, out=tmp_path, allow_dirty=True)
     after = results.read(path)
     assert after["arms"]["all"]["seeds"][0]["final"] == before["arms"]["all"]["seeds"][0]["final"]
 
@@ -153,8 +155,8 @@ def test_the_command_line_lists_and_runs(corpus, work, tmp_path, capsys):
     assert main(["list"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in EXPERIMENTS)
-    assert main(["run", "sharing", "--quick", "--corpus", str(corpus), "--work", str(work), "--out", str(tmp_path),
-                 "--arms", "none", "all"]) == 0
+    assert main(["run", "sharing", "--quick", "--allow-dirty", "--corpus", str(corpus), "--work", str(work),
+                 "--out", str(tmp_path), "--arms", "none", "all"]) == 0
     doc = results.read(tmp_path / "sharing.json")
     assert list(doc["arms"]) == ["none", "all"]
     assert doc["meta"]["command"].startswith("python -m app.experiments run sharing --quick")
@@ -236,6 +238,57 @@ def test_electra_arms_share_the_encoder_and_spend_the_same_flops(corpus, work):
         assert abs(s.cfg.steps * s.flops_per_step - budget) <= s.flops_per_step, name
     assert setups["electra"].cfg.steps < setups["mlm"].cfg.steps
     assert setups["electra"].flops == setups["electra15"].flops and setups["electra"].cfg == setups["electra15"].cfg
+
+
+def test_electra_warm_start_is_shared_by_every_arm_and_counted_in_each(corpus, work, monkeypatch):
+    from app.experiments import electra, runner
+
+    budget = replace(electra.QUICK, warm_start=4)
+    ctx = runner.context("electra", budget, "cpu", corpus, work)
+    setups = {a.name: electra.setup(a, 0, ctx) for a in electra.arms(budget)}
+    warm = {k: v for k, v in setups["mlm"].model.electra.state_dict().items()}
+    for name in ("electra", "electra15"):
+        disc = setups[name].model["discriminator"].electra.state_dict()
+        assert all(torch.equal(disc[k], warm[k]) for k in warm), name  # the same starting encoder and embeddings
+        assert setups[name].model["generator"].electra.embeddings is setups[name].model["discriminator"].electra.embeddings
+    flops_warm = 4 * sum(electra.step_flops(ctx, "mlm").values())
+    for s in setups.values():
+        w = s.details["warm_start"]
+        assert w["steps"] == 4 and w["flops"] == pytest.approx(flops_warm)
+        assert w["total_flops"] == pytest.approx(flops_warm + s.details["flop_budget"])
+    # trained once per seed: a second context reads it from disk
+    monkeypatch.setattr(electra.common, "train_loop", lambda *a, **k: pytest.fail("the warm start was trained again"))
+    again = runner.context("electra", budget, "cpu", corpus, work)
+    assert torch.equal(electra.warm_start(0, again)["state"]["electra.embeddings.word_embeddings.weight"],
+                       warm["embeddings.word_embeddings.weight"])
+
+
+def test_identity_auc_reads_only_the_token():
+    from app.experiments import electra
+
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(0, 50, (4000,), generator=g)
+    apart = (tokens >= 40).float()  # replaced exactly when the id is 40 or above: the identity tells all
+    assert electra.identity_auc(tokens, apart, 50) == pytest.approx(1.0)
+    noise = (torch.rand(4000, generator=g) < 0.15).float()  # replaced at random: the identity tells nothing
+    assert abs(electra.identity_auc(tokens, noise, 50) - 0.5) < 0.05
+
+
+def test_electra_samples_its_fakes_at_the_budgets_temperature(corpus, work, monkeypatch):
+    from app.experiments import electra
+
+    module, ctx = quick_context("electra", corpus, work)
+    assert electra.FULL.generator_temperature == ctx.budget.generator_temperature == 2.0
+    seen = []
+    real = electra.sample_replacements
+    monkeypatch.setattr(electra, "sample_replacements", lambda *a: seen.append(a[-1]) or real(*a))
+    s = module.setup(next(a for a in module.arms(ctx.budget) if a.name == "electra"), 0, ctx)
+    s.step_loss(0, torch.Generator().manual_seed(0))
+    s.model.eval()
+    with torch.no_grad():
+        final = s.final()
+    assert seen and set(seen) == {2.0}  # training and the held-out detection alike
+    assert 0.0 <= final["rtd_auc_identity"] <= 1.0 and 0.0 <= final["rtd_auc"] <= 1.0
 
 
 def test_sharing_arms_differ_only_in_what_is_shared_and_count_like_app_params(corpus, work):

@@ -58,7 +58,7 @@ def quick_nsp_export(work: Path) -> Path:
 
     corpus = synthetic_corpus(work / "corpus", train=400, valid=100)
     runner.run_experiment("sentence", seeds=1, quick=True, corpus=corpus, work=work / "work", out=work / "out",
-                          arms=["nsp", "sop"])
+                          arms=["nsp", "sop"], allow_dirty=True)
     written = sentence.export_checkpoints(work / "checkpoints", quick=True, corpus=corpus, work=work / "work")
     return next(p for p in written if p.name == "bert-nsp-tinystories")
 

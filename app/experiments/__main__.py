@@ -1,7 +1,11 @@
-"""``python -m app.experiments run NAME|all [--seeds 3] [--device cpu] [--quick] [--jobs 2]``, ``list`` and
+"""``python -m app.experiments run NAME|all [--device cpu] [--quick [--allow-dirty]] [--jobs 2]``, ``list``, ``plans [--json]`` and
 ``verdicts [--readme docs/results.md] [--json]`` (every comparison's verdict, recomputed from the bundled results;
 with ``--readme`` also written into docs/results.md's "Measured" table, which a full ``run`` rewrites too; with
 ``--json`` also into each results file's stored ``verdicts``).
+
+A full run follows its experiment's plan (app/experiments/plans.py): the plan's seeds (``--seeds`` may only
+repeat them) and a committed tree (uncommitted changes under app/ are refused; ``--allow-dirty`` is for
+``--quick`` only). The results file records the plan version as ``plan``.
 
 Runs resume: a finished arm × seed is skipped and an interrupted one continues from its last saved
 state (work folder ``--work``, default ``.train/experiments``). The results go to
@@ -48,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="also rewrite the verdicts stored in each results file (nothing else in it changes)")
     r = sub.add_parser("run", help="run one experiment (or all) and write its JSON")
     r.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
-    r.add_argument("--seeds", type=int, default=None, help="seeds per arm (default 3; --quick: 1)")
+    r.add_argument("--seeds", type=int, default=None,
+                   help="seeds per arm (default: the plan's, app/experiments/plans.py; another count is refused; --quick: 1)")
+    r.add_argument("--allow-dirty", action="store_true",
+                   help="with --quick only: run from a tree with uncommitted changes under app/ (a full run refuses it)")
     r.add_argument("--device", default="cpu")
     r.add_argument("--quick", action="store_true", help="a handful of steps: a smoke run (tests use it)")
     r.add_argument("--corpus", default=None, help="folder with tinystories_{train,valid}.txt (default ../shared/corpus)")
@@ -58,10 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--threads", type=int, default=None, help="torch threads per run")
     r.add_argument("--arms", nargs="+", default=None, help="only these arms (the JSON then holds only them)")
     r.add_argument("--checkpoints", type=Path, default=None, help="sentence: export the NSP/SOP models here")
+    pl = sub.add_parser("plans", help="every experiment's analysis plan and its history (versions, looks)")
+    pl.add_argument("--json", action="store_true",
+                    help="also write into each results file the plan version its run followed (nothing else changes)")
     t = sub.add_parser("time", help="measure what a full run would cost here (a minute or two), without running it")
     t.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
     t.add_argument("--steps", type=int, default=30, help="timed steps per arm")
-    t.add_argument("--seeds", type=int, default=3)
+    t.add_argument("--seeds", type=int, default=3, help="seeds the projection counts (BENCHMARKS.md's table: 3)")
     t.add_argument("--jobs", type=int, default=2, help="parallel runs the projection assumes")
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--device", default="cpu")
@@ -72,6 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "list":
         for name, e in EXPERIMENTS.items():
             print(f"{name:13s} {e.claim.title}\n{'':13s} {e.claim.claim}\n")
+        return 0
+    if a.cmd == "plans":
+        from app.experiments import plans
+
+        print(plans.table())
+        if a.json:
+            for path in plans.record_in_results():
+                print(f"plan -> {path}")
         return 0
     if a.cmd == "verdicts":
         from app.experiments import results
@@ -114,12 +132,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     work = a.work or runner.DEFAULT_WORK
     out = a.out or (work / "quick-results" if a.quick else runner.DEFAULT_OUT)
-    seeds = a.seeds or (1 if a.quick else 3)
     command = "python -m app.experiments " + " ".join(shlex.quote(x) for x in argv)
     for name in names:
         t = time.time()
-        path = runner.run_experiment(name, seeds=seeds, device=a.device, quick=a.quick, corpus=a.corpus or runner.DEFAULT_CORPUS,
-                                     work=work, out=out, jobs=a.jobs, threads=a.threads, command=command, arms=a.arms)
+        try:
+            path = runner.run_experiment(name, seeds=a.seeds, device=a.device, quick=a.quick,
+                                         corpus=a.corpus or runner.DEFAULT_CORPUS, work=work, out=out, jobs=a.jobs,
+                                         threads=a.threads, command=command, arms=a.arms, allow_dirty=a.allow_dirty)
+        except runner.Refused as e:
+            print(f"[{name}] refused: {e}", file=sys.stderr, flush=True)
+            return 2
         print(f"[{name}] done in {time.time() - t:.0f} s -> {path}", flush=True)
         store = work / "timing.json"
         if not a.quick and Path(out) == Path(runner.DEFAULT_OUT):  # its cost, in BENCHMARKS.md (others' rows kept)

@@ -11,6 +11,9 @@ Schema (``schema`` = 1), one file per experiment, ``assets/experiments/<name>.js
                                        #   paper: [{measure, better, worse, change, difference}]}], x_axis
       "meta": {"command", "git": {"revision", "dirty"}, "device", "jobs", "torch",
                "started", "finished", "wall_seconds"},
+      "plan": {...},                   # app/experiments/plans.py: the plan version the run followed (seeds, each
+                                       #   comparison's metric, kind, margin, the power calculation, the date it
+                                       #   was fixed, whether before the data) and every earlier version, briefly
       "budget": {...},                 # the shared setup: data, shape, steps, batch, lr, probe sizes, ...
       "arms": {
         "<arm>": {
@@ -69,8 +72,12 @@ def seed_curves(curves: dict, step0: dict, flops_per_step: float) -> dict:
     return out
 
 
-def assemble(name: str, claim: dict, arms, records: dict, budget: dict, meta: dict, quick: bool) -> dict:
-    doc = {"schema": SCHEMA, "experiment": name, "quick": quick, "claim": claim, "meta": meta, "budget": budget, "arms": {}}
+def assemble(name: str, claim: dict, arms, records: dict, budget: dict, meta: dict, quick: bool,
+             plan: dict | None = None) -> dict:
+    doc = {"schema": SCHEMA, "experiment": name, "quick": quick, "claim": claim, "meta": meta, "budget": budget}
+    if plan is not None:
+        doc["plan"] = plan  # app/experiments/plans.py: the version this run followed
+    doc["arms"] = {}
     for arm in arms:
         seeds = [records[arm.name][s] for s in sorted(records[arm.name])]
         first = seeds[0] if seeds else {}
@@ -546,7 +553,7 @@ def measured_table(where: Path | None = None) -> str:
             metric = claim.metrics[c.metric]
             unit = f" {metric.unit}" if metric.unit else ""
             kind = c.kind + (f", margin {c.margin:g}{unit}" if c.margin else "")
-            ours = "*(ours)* " if c.ours else ""
+            ours = "*(ours)* " if c.ours_for(docs.get(name)) else ""
             head = f"| {name} | {ours}{c.claim} (`{c.better}` vs `{c.worse}`) | {kind} | {short_label(metric.label)} |"
             if v is None:
                 lines.append(f"{head} — | — | — | — | — | not run yet |")

@@ -249,6 +249,7 @@ def run_one(module, arm: Arm, seed: int, ctx: Context) -> dict:
         "flops_per_step": s.flops_per_step,
         "flops_parts": s.flops,
         "details": s.details,
+        "git": ctx.cache.get("git"),  # the code this arm × seed trained with (a resumed run may span commits)
     }
     done.write_text(json.dumps(record, default=float))
     (folder / "state.pt").unlink(missing_ok=True)  # the result is kept; the optimizer state is not needed
@@ -267,7 +268,8 @@ def budget_of(module, quick: bool = False, live: bool = False) -> Budget:
 _WORKER_CONTEXTS: dict[tuple, Context] = {}
 
 
-def _worker(name: str, quick: bool, arm_name: str, seed: int, device: str, corpus: str, work: str, threads: int) -> dict:
+def _worker(name: str, quick: bool, arm_name: str, seed: int, device: str, corpus: str, work: str, threads: int,
+            code: dict | None = None) -> dict:
     """One arm × seed in a worker process (``--jobs``): the data and prerequisites are already on disk; a
     worker keeps its context (data, pairs, probe sets) for the next run it is given."""
     torch.set_num_threads(threads)
@@ -276,6 +278,7 @@ def _worker(name: str, quick: bool, arm_name: str, seed: int, device: str, corpu
     if key not in _WORKER_CONTEXTS:
         _WORKER_CONTEXTS.clear()
         _WORKER_CONTEXTS[key] = context(name, budget_of(module, quick), device, corpus, Path(work))
+        _WORKER_CONTEXTS[key].cache["git"] = code or git_revision()
         if hasattr(module, "prepare"):
             module.prepare(_WORKER_CONTEXTS[key])
     ctx = _WORKER_CONTEXTS[key]
@@ -283,28 +286,63 @@ def _worker(name: str, quick: bool, arm_name: str, seed: int, device: str, corpu
     return run_one(module, arm, seed, ctx)
 
 
-def run_experiment(name: str, seeds: int = 3, device: str = "cpu", quick: bool = False, corpus=DEFAULT_CORPUS,
+class Refused(RuntimeError):
+    """A run the plan or the tree does not allow (the message says why and what to do)."""
+
+
+def check_run(name: str, seeds: int | None, quick: bool, allow_dirty: bool, code: dict) -> int:
+    """The seeds a run uses, after the two rules every run that writes results obeys:
+
+    - **the plan fixed before the data** (app/experiments/plans.py): a full run uses the current plan's seeds (the
+      default) and refuses another count — a change is a new plan version, dated, not a command-line flag;
+    - **no results from uncommitted code**: a full run refuses a tree with changes to ``app/`` (tracked or new
+      files), since its results could not be traced to a commit. ``allow_dirty`` is for quick (smoke and test)
+      runs only, which never write the bundled results.
+    """
+    from app.experiments import plans
+
+    if allow_dirty and not quick:
+        raise Refused("--allow-dirty is for --quick runs only: a full run's results must come from committed code")
+    if code.get("dirty") and not allow_dirty:
+        raise Refused("uncommitted changes under app/ (git status app): commit them first, so the results can be "
+                      "traced to the code that made them" + (" (or pass --allow-dirty to a --quick run)" if quick else ""))
+    if quick:
+        return seeds or 1
+    planned = plans.current(name).seeds
+    if seeds is not None and seeds != planned:
+        raise Refused(f"the plan for {name} (version {plans.current(name).version}, app/experiments/plans.py) says "
+                      f"{planned} seeds, not {seeds}: a change of plan is a new version there, dated, before the run")
+    return planned
+
+
+def run_experiment(name: str, seeds: int | None = None, device: str = "cpu", quick: bool = False, corpus=DEFAULT_CORPUS,
                    work: Path = DEFAULT_WORK, out: Path = DEFAULT_OUT, jobs: int = 1, threads: int | None = None,
-                   command: str = "", arms: list[str] | None = None) -> Path:
-    """Every arm × seed (resuming), then ``<out>/<name>.json``. Returns that path."""
+                   command: str = "", arms: list[str] | None = None, allow_dirty: bool = False) -> Path:
+    """Every arm × seed (resuming), then ``<out>/<name>.json``. Returns that path. ``seeds``: the plan's when
+    None (a quick run: 1); refused when the plan or the tree does not allow the run (:func:`check_run`)."""
     started = time.time()
     code = git_revision()  # the code that runs is the code at the start: what is committed later is not in it
+    seeds = check_run(name, seeds, quick, allow_dirty, code)
     command = command or " ".join(["python -m app.experiments run", name, f"--seeds {seeds}", f"--device {device}"]
                                   + (["--quick"] if quick else []) + ([f"--jobs {jobs}"] if jobs > 1 else [])
                                   + ([f"--arms {' '.join(arms)}"] if arms else []))
+    from app.experiments import plans
+
     module = get(name).load()
     ctx = context(name, budget_of(module, quick), device, corpus, Path(work))
+    ctx.cache["git"] = code
     if hasattr(module, "prepare"):
         module.prepare(ctx)
     chosen = [a for a in module.arms(ctx.budget) if arms is None or a.name in arms]
-    tasks = [(arm, seed) for arm in chosen for seed in range(seeds)]
+    # seed by seed (every arm of seed 0, then of seed 1, ...): a run stopped part-way leaves complete pairs
+    tasks = [(arm, seed) for seed in range(seeds) for arm in chosen]
     records: dict[str, dict[int, dict]] = {a.name: {} for a in chosen}
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_worker, name, quick, arm.name, seed, device, str(corpus), str(work), threads or 1): (arm, seed)
+            futures = {pool.submit(_worker, name, quick, arm.name, seed, device, str(corpus), str(work), threads or 1, code): (arm, seed)
                        for arm, seed in tasks}
             for fut, (arm, seed) in futures.items():
                 records[arm.name][seed] = fut.result()
@@ -314,6 +352,7 @@ def run_experiment(name: str, seeds: int = 3, device: str = "cpu", quick: bool =
     doc = results.assemble(
         name=name, claim=get(name).claim.as_dict(), arms=chosen, records=records, budget=asdict(ctx.budget),
         meta=meta(command, device, started, jobs, (threads or 1) if jobs > 1 else threads, code), quick=quick,
+        plan=plans.record(name),
     )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -332,10 +371,11 @@ def git_revision() -> dict:
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    # dirty: uncommitted changes to what an experiment runs (app/, the lessons' libraries and the training code);
-    # an edit elsewhere (a benchmark script, the README) does not change a result
+    # dirty: uncommitted changes to what an experiment runs (app/, the lessons' libraries and the training code),
+    # a new file there included (it may be imported); an edit elsewhere (a benchmark script, the README) does not
+    # change a result
     return {"revision": git("rev-parse", "HEAD") or None,
-            "dirty": bool(git("status", "--porcelain", "--untracked-files=no", "--", "app"))}
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=all", "--", "app"))}
 
 
 def device_description(device: str, threads: int | None = None) -> str:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core import text as txt
-from app.experiments import EXPERIMENTS, results
+from app.experiments import EXPERIMENTS, plans, results
 from app.experiments.results import short_label
 from app.experiments import verdict as rule
 from app.experiments.claims import CLAIMS, MARGINS
@@ -160,6 +160,10 @@ class Comparison:
     pairing: str = PAIRING  # what pairing by seed shares between A and B, and what it does not (pairing_text)
     ours: str = ""  # tested away from where the paper made it: where the paper did and where we do ("" otherwise)
     others: str = ""  # the two arms on the experiment's other metrics, described (results.other_metrics_text)
+    plan: tuple[dict, ...] = ()  # the comparison's plan, version by version (plans.claim_history): what changed, when
+    looks: int = 0  # recorded runs it was read from, the results on the page included (plan_looks)
+    dirty_looks: int = 0  # ... of them from a tree with uncommitted changes to app/
+    followed: str = ""  # the plan version the page's results followed, in words (followed_text)
 
 
 @dataclass(frozen=True)
@@ -299,10 +303,68 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
             c.metric, m.label, m.higher_is_better, m.unit, c.source, c.note,
             tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
             c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
-            pairing_text(doc, c.better, c.worse), c.ours,
+            pairing_text(doc, c.better, c.worse), c.ours_for(doc),
             results.other_metrics_text(results.other_metrics(doc, c.better, c.worse, c.metric)) if doc else "",
+            *plan_parts(name, c.key, doc),
         ))
     return tuple(out)
+
+
+def plan_looks(name: str, key: str, doc: dict | None) -> tuple[int, int]:
+    """(recorded runs the comparison was read from, those from a dirty tree): the plan history's looks, and the
+    page's own results when they are a run the history does not list yet (matched by when it finished)."""
+    history = plans.claim_history(name, key)
+    n, dirty = sum(r["looks"] for r in history), sum(r["dirty_looks"] for r in history)
+    finished = ((doc or {}).get("meta") or {}).get("finished")
+    if doc and not doc.get("quick") and finished not in {look.finished for look in plans.looks(name)}:
+        n += 1
+        dirty += bool(((doc.get("meta") or {}).get("git") or {}).get("dirty"))
+    return n, dirty
+
+
+def followed_text(name: str, doc: dict | None) -> str:
+    """Which plan version the results followed and when it was fixed, in words ("" before a run)."""
+    if not doc:
+        return ""
+    p = plans.version_of(name, doc)
+    last = plans.current(name)
+    now = "" if p.version == last.version else f" (the current plan is version {last.version}, {last.date})"
+    return f"plan version {p.version} of {p.date}, fixed {p.fixed}{now}"
+
+
+def plan_parts(name: str, key: str, doc: dict | None) -> tuple:
+    """(plan history rows, looks, dirty looks, followed) for :class:`Comparison`."""
+    looks, dirty = plan_looks(name, key, doc)
+    return tuple(plans.claim_history(name, key)), looks, dirty, followed_text(name, doc)
+
+
+def history_rows(c: Comparison) -> list[dict]:
+    """The comparison's plan history as table rows: one per version, what it decided on and what changed."""
+    rows = []
+    for h in c.plan:
+        changed = ", ".join(h["changed"]) or ("—" if h["version"] > c.plan[0]["version"] else "first")
+        rows.append({"version": h["version"], "date": h["date"], "seeds": h["seeds"], "metric": h["metric"],
+                     "kind": h["kind"] + (f" ±{h['margin']:g}" if h["margin"] else ""), "changed": changed,
+                     "fixed": h["fixed"], "looks": h["looks"], "why": h["why"]})
+    return rows
+
+
+def looks_text(c: Comparison) -> str:
+    """How many times the comparison was looked at and what moved between looks (markdown, one paragraph)."""
+    if not c.plan:
+        return ""
+    seeds = " → ".join(str(s) for s in dict.fromkeys(h["seeds"] for h in c.plan))
+    metrics = " → ".join(dict.fromkeys(h["metric"] for h in c.plan))
+    after = sum(h["fixed"] == plans.AFTER for h in c.plan)
+    parts = [f"**Looked at {txt.count(c.looks, 'time')}** (recorded runs read for this comparison"
+             + (f", {c.dirty_looks} of them from a tree with uncommitted changes" if c.dirty_looks else "") + ")."]
+    parts.append(f"Seeds {seeds}" + (f"; metric {metrics}" if "→" in metrics else "") + ".")
+    parts.append(f"{txt.count(len(c.plan), 'plan version')}, {after} of them written after looking at results"
+                 + (f"; the results on this page followed {c.followed}." if c.followed else "."))
+    if c.looks > 1:
+        parts.append("Each look is another chance to see a difference by chance: Holm's adjustment counts the "
+                     "comparisons of one look, not the looks.")
+    return " ".join(parts)
 
 
 def health_lines(checks: dict[str, list[dict]], better: str, worse: str, metric: str) -> tuple[str, ...]:

@@ -47,6 +47,12 @@ def charts(at) -> dict[str, dict]:
     return {c.proto.id.split("fig-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
 
 
+def frame(at, column: str):
+    """The page's one table with this column (the plan history's, in its expander, comes before the others)."""
+    (found,) = [d.value for d in at.dataframe if column in d.value.columns]
+    return found
+
+
 def start_button(at):
     return next(b for b in at.button if b.label == START)
 
@@ -57,10 +63,11 @@ def test_without_results_it_shows_the_paper_the_command_and_why_no_live_run(app_
     assert at.title[0].value == "Does it work?"
     assert "python -m app.experiments run masking" in [c.value for c in at.code]
     assert not charts(at)  # nothing measured, nothing live
-    overview = at.dataframe[0].value  # §4.1 gives no number: no paper table, only the claim's comparisons
+    overview = frame(at, "verdict")  # §4.1 gives no number: no paper table, only the claim's comparisons
+    assert not [d for d in at.dataframe if "measured" in d.value.columns]
     assert len(overview) == 4 and list(overview["verdict"]) == ["not run yet"] * 4
     at = app_page(PAGE, compare="1")  # RoBERTa's Table 1: static ×10 vs dynamic
-    paper = at.dataframe[0].value
+    paper = frame(at, "measured")
     rows = claims.CLAIMS["masking"].comparisons[1].paper
     assert list(paper["measured"]) == [row.measure for row in rows]
     assert list(paper["A"]) == [f"{row.better:.4g}" for row in rows] and list(paper["B"]) == [f"{row.worse:.4g}" for row in rows]
@@ -84,11 +91,11 @@ def test_with_results_the_verdict_curves_and_numbers_are_the_librarys(app_page, 
     finals = figs["claims-masking-finals"]["data"]
     assert sorted(y for t in finals if t["name"].endswith(": seeds") for y in t["y"]) == \
         pytest.approx(sorted(x for f in r.finals for x in f.values))
-    table = at.dataframe[0].value
+    table = frame(at, "mean")
     assert list(table["mean"]) == pytest.approx([f.mean for f in r.finals])
-    here = at.dataframe[1].value.iloc[-1]
+    here = frame(at, "A − B").iloc[-1]
     assert here[""] == "here" and f"{v['difference']:+.4g}" in here["A − B"]
-    overview = at.dataframe[2].value
+    overview = frame(at, "95% interval")
     assert list(overview["verdict"]) == [c.verdict["label"] for c in r.comparisons]
     assert list(overview["95% interval"]) == [claims.interval_text(c.verdict) for c in r.comparisons]
     assert "3 seeds per arm" in shown_text(at)
@@ -213,3 +220,14 @@ def test_the_verdict_box_gives_the_effect_in_margins_and_the_equivalence_test(ap
     overview = at.dataframe[-1].value
     assert list(overview["in margins"]) == [claims.margins_cell(c.verdict) for c in
                                             claims.run({}, claims.Inputs(claim="distillation")).comparisons]
+
+
+def test_the_plan_history_of_a_comparison_is_on_the_page(app_page, results_dir):
+    write(results_dir, results.read(results.BUNDLED / "masking.json"))
+    at = app_page(PAGE, claim="masking", compare="2")  # span vs token: seeds 3 -> 5 -> 10, three looks
+    assert not at.exception
+    assert any(e.label.startswith("The plan and its history: looked at 3 times") for e in at.expander)
+    table = next(d.value for d in at.dataframe if "version" in d.value.columns)
+    assert list(table["seeds"]) == [3, 3, 5, 10, 10] and list(table["version"]) == [1, 2, 3, 4, 5]
+    overview = at.dataframe[-1].value
+    assert list(overview["looks"]) == [3, 3, 3, 3]
