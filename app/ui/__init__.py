@@ -78,7 +78,8 @@ def start_page(slug: str, is_lesson: bool) -> None:
         from app.models import device as devices
 
         preload.load()
-        devices.use_page_threads()  # torch's default threads, not those a background thread set last
+        devices.use_page_threads(crowded=visitors.running() > 1)  # torch's default threads (one each when other
+        # pages run too: 2 cores shared by a class's runs, each with its own threads, spun idle waiting for them)
     own.start(slug, is_lesson)  # "Model for this lesson" in the sidebar: this page's role, or why it has none
 
 
