@@ -216,7 +216,7 @@ def test_a_server_stopped_after_its_warm_start_exits_cleanly(tmp_path):
 @pytest.mark.slow  # a real server, its imports and its warm start
 def test_with_no_visitor_the_warm_start_begins_after_the_imports(tmp_path):
     """A lecturer starts the server before class and nobody opens it: once the heavy imports are done, the warm start
-    begins on its own (app.serve.warm_before_visitors), so the class finds the models loaded and the lessons' default
+    begins on its own (app.serve._preload), so the class finds the models loaded and the lessons' default
     Results computed; no page ran before it."""
     import os
     import subprocess
