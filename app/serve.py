@@ -8,7 +8,9 @@ Once the server is up, the thread first asks the kernel to read ahead, from the 
 (``app.core.prefetch``): on a cold disk (a machine that just booted, a Space that just woke) the disk then works
 while the browser loads the app and the first page is drawn, instead of after. Then, still while the browser loads
 the app, it imports what the first page run would import for the first time (the router's own modules, numpy and
-Pillow for the favicon: :func:`warm_first_page`).
+Pillow for the favicon: :func:`warm_first_page`). When the imports are done and still nobody has come, it begins
+the warm start too: a class arriving later finds the models loaded and the lessons'
+default views computed.
 
 The thread steps aside between two imports while a visitor's page that does not need them (the home page) is
 being served, and never while a page waits for them (``preload.waited_for``): a visitor who arrives during the
@@ -76,6 +78,14 @@ def _preload(poll_s: float = 0.05, give_up_s: float = 60.0) -> None:
            and (visitors.running() or time.monotonic() - up < IDLE_START_S) and time.monotonic() - t < give_up_s):
         time.sleep(poll_s)
     preload.load(pause=lambda: visitors.yield_to_visitors(unless=preload.waited_for))
+    if not visitors.running() and not visitors.pages_finished():
+        # still nobody (a lecturer starts the server before class): the warm start now, not after the first page —
+        # every catalogue model loaded and every lesson's default view computed and shared (app.ui.warm,
+        # app.core.shared), so a class that then opens the same link at once finds its Result made instead of
+        # queueing behind the first computations; it steps aside for any visitor's page (off: BVE_WARM_START=0)
+        from app.ui import warm
+
+        warm.warm_start()
 
 
 #: what the first page run (the router and the home page) would import for the first time: see warm_first_page

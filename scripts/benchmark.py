@@ -12,8 +12,9 @@ load time, forward latency and memory on this device; what a user would otherwis
 (transformers' fill-mask pipeline) as a ratio; the base-size forward on a GPU (``cuda``, when there is
 one); peak memory; and a class of 20 on one server: in chromium tabs at a lecture's pace (``class``, a
 change every 5 s) and at a stress pace (``class-stress``, every 0.5 s), and without browsers at both
-(``class-server``), and the same through nginx over 2 app processes (``class-replicas``: ``python -m app.deploy``;
-``--replica-sessions``, ``--replica-seconds``); and Ask the class (``class-ask``): 200 simulated phones answer one question on the light
+(``class-server``, classes of 20 and 30: ``--class-sizes``), and the same through nginx over 2 app processes
+(``class-replicas``: ``python -m app.deploy``; ``--replica-sessions``, ``--replica-seconds``); and Ask the class
+(``class-ask``): 200 simulated phones answer one question on the light
 page (app/classroom), in process and through Redis with two app processes (rows "Class: …").
 
 A partial run (``--only``, ``--skip``, ``--pages``) replaces the rows it measured (by their "what") and keeps
@@ -924,10 +925,21 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
     ]
 
 
-def class_server_only(sessions: int = 20, seconds: float = 120.0) -> list[tuple]:
-    """The same class without browsers, at two paces: every half second (as ``class-stress``) and every
-    five seconds (as ``class``: a class following a lecture)."""
-    return _class_server(sessions, seconds, 0.5) + _class_server(sessions, seconds, 5.0)
+CLASS_SIZES = (20, 30)  # class-server: the class sizes measured (--class-sizes)
+
+
+def class_server_only(seconds: float = 120.0) -> list[tuple]:
+    """The same class without browsers, of each size in :data:`CLASS_SIZES`, at two paces: every half second (as
+    ``class-stress``) and every five seconds (as ``class``: a class following a lecture)."""
+    return [row for sessions in CLASS_SIZES for think in (0.5, 5.0) for row in _class_server(sessions, seconds, think)]
+
+
+def _machine_load() -> str:
+    """The machine and how busy it is now: CPU, cores, 1-minute load average (the class rows are taken as they come,
+    not after waiting for other work to end: say so)."""
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0]
+    return f"{cpu_name()}, {cores} cores, load average {load:.1f}" + (" (MEASURED UNDER LOAD)" if load > 0.5 * cores else "")
 
 
 def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
@@ -975,15 +987,18 @@ def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
     async def run(base):
         await asyncio.gather(*(student(base, i) for i in range(sessions)))
 
+    before = _machine_load()
     with streamlit_server() as (base, _):
         t = time.perf_counter()
         asyncio.run(run(base))
         wall = time.perf_counter() - t
         peak = rss_mib(SERVER_PIDS[base], "VmHWM")
-    what = f"A class at once, server only, a change every {think:g} s"
+    after = os.getloadavg()[0]
+    what = f"A class of {sessions} at once, server only, a change every {think:g} s"
     return [
         (f"{what}: {sessions} websocket sessions × {seconds:.0f} s, no browsers", f"{len(errors)} errors",
-         f"{len(reruns)} reruns in {wall:.0f} s; " + ("; ".join(errors[:3]) or "no exceptions, no timeouts")),
+         f"{len(reruns)} reruns in {wall:.0f} s; " + ("; ".join(errors[:3]) or "no exceptions, no timeouts")
+         + f"; {before} before the run, {after:.1f} after it"),
         (f"{what}: all open together on a fresh server p50 · p95",
          f"{fmt_ms(pct(opens, .5))} · {fmt_ms(pct(opens, .95))}" if opens else "—", "includes the first imports and model loads"),
         (f"{what}: rerun p50 · p95", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
@@ -1535,6 +1550,8 @@ TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline")
 
 TABLE_HEAD = ("| what | measured | notes |", "|---|---|---|")
 PEAK = "Peak memory of the benchmark process (models + AppTest runs)"
+OLD_CLASS_SERVER = "A class at once, server only"  # class-server's rows before they named the class's size
+CLASS_SERVER_ROW = re.compile(r"^A class of \d+ at once, server only")
 PAGE_ROW = re.compile(r"^Page (.+?)(?: \[([^\]]+)\])?: first run")  # the page's title, [bundled] or [base size]
 
 
@@ -1587,10 +1604,14 @@ def merge(old: list[tuple], new: list[tuple], ran: list[str]) -> list[tuple]:
     if was and PEAK in fresh and _mib(was[1]) > _mib(fresh[PEAK][1]):
         fresh.pop(PEAK)  # a lighter partial run keeps the peak of the heavier run that set it, and its command
     gone = {f"{name}: failed" for name in ran} - set(fresh)
+    if "class-server" in ran:  # its rows before they named the class's size
+        gone |= {w for w, _, _ in old if w.startswith(OLD_CLASS_SERVER)}
     remeasured = {PAGE_ROW.match(w).group(1) for w in fresh if PAGE_ROW.match(w) and PAGE_ROW.match(w).group(2) == "bundled"}
     out = []
     for w, m, n in old:
         page = PAGE_ROW.match(w)
+        if w.startswith(OLD_CLASS_SERVER) and w in gone:  # the class sizes' rows take the old rows' place
+            out += [fresh.pop(x) for x in [x for x in fresh if CLASS_SERVER_ROW.match(x)]]
         if w in gone or (page and not page.group(2) and page.group(1) in remeasured):  # the old format of a page
             continue
         out.append(fresh.pop(w, (w, m, n)))
@@ -1611,13 +1632,16 @@ def main() -> None:
     p.add_argument("--threads", type=int, help="torch's intra-op threads (default: torch's own, one per core); 1 keeps "
                    "a busy machine from stalling every operator on a descheduled second thread")
     p.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    p.add_argument("--class-sizes", type=int, nargs="*", default=[20, 30],
+                   help="class-server: the class sizes to measure (default 20 30)")
     p.add_argument("--events", type=Path, help="class section: write every interaction and server sample here (JSON)")
     p.add_argument("--replica-sessions", type=int, default=20, help="class-replicas: sessions (default 20)")
     p.add_argument("--replica-seconds", type=float, default=120.0, help="class-replicas: seconds per pace (default 120)")
     a = p.parse_args()
-    global CLASS_EVENTS, PAGES_ONLY, REPLICA_SESSIONS, REPLICA_SECONDS
+    global CLASS_EVENTS, PAGES_ONLY, CLASS_SIZES, REPLICA_SESSIONS, REPLICA_SECONDS
     REPLICA_SESSIONS, REPLICA_SECONDS = a.replica_sessions, a.replica_seconds
     CLASS_EVENTS = a.events
+    CLASS_SIZES = tuple(a.class_sizes)
     PAGES_ONLY = a.pages or None
     import torch
 

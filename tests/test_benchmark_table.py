@@ -76,3 +76,19 @@ def test_a_browsers_cpu_seconds_are_read_from_proc_by_process_name(tmp_path):
     assert benchmark.cpu_seconds("python", tmp_path) == 50.0
     assert benchmark.cpu_seconds("firefox", tmp_path) == 0.0
     assert benchmark.cpu_seconds("chrom", tmp_path / "absent") is None
+
+
+def test_the_class_sizes_rows_take_the_place_of_the_old_class_server_rows():
+    """class-server's rows once named no class size ("A class at once, server only, …"); now one block per size
+    ("A class of 20 at once, server only, …") replaces them where they stood, and a rerun of one size replaces its
+    own rows only."""
+    old = [("Variant BERT: load", "40 ms", "a"),
+           ("A class at once, server only, a change every 5 s: rerun p50 · p95", "190 ms · 516 ms", "old"),
+           ("Variant DeBERTa: load", "51 ms", "b"), (PEAK, "3967 MiB", "peak")]
+    new = [("A class of 20 at once, server only, a change every 5 s: rerun p50 · p95", "287 ms · 1176 ms", "20"),
+           ("A class of 30 at once, server only, a change every 5 s: rerun p50 · p95", "365 ms · 1263 ms", "30")]
+    out = benchmark.merge(old, new, ["class-server"])
+    assert [w for w, _, _ in out] == ["Variant BERT: load", new[0][0], new[1][0], "Variant DeBERTa: load", PEAK]
+    again = [(new[1][0], "300 ms · 900 ms", "30 again")]
+    assert benchmark.merge(out, again, ["class-server"])[2] == again[0]
+    assert benchmark.merge(out, again, ["class-server"])[1] == new[0]

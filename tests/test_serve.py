@@ -211,3 +211,30 @@ def test_a_server_stopped_after_its_warm_start_exits_cleanly(tmp_path):
         rc, out, err = _stop(proc)
     assert "terminate called" not in err, err
     assert rc == 0, err
+
+
+@pytest.mark.slow  # a real server, its imports and its warm start
+def test_with_no_visitor_the_warm_start_begins_after_the_imports(tmp_path):
+    """A lecturer starts the server before class and nobody opens it: once the heavy imports are done, the warm start
+    begins on its own (app.serve._preload), so the class finds the models loaded and the lessons' default
+    Results computed; no page ran before it."""
+    import os
+    import subprocess
+    import sys
+
+    from app.core import startup
+
+    port, log = _free_port(), tmp_path / "startup.log"
+    env = {**os.environ, "BVE_STARTUP_LOG": str(log), "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "app.serve", "--server.headless=true", f"--server.port={port}",
+                             "--server.address=127.0.0.1"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for("warm start begin", log)
+        _wait_for("precompute end", log, after="warm start begin")  # a lesson's default view computed, shared
+    finally:
+        rc, out, err = _stop(proc)
+    marks = [e["what"] for e in startup.read(str(log))]
+    assert "page start" not in marks, marks
+    assert marks.index("preload end") < marks.index("warm start begin"), marks
+    assert rc == 0, err

@@ -142,7 +142,8 @@ print(frozen, preload.freeze_long_lived(), gc.get_freeze_count() < frozen, prelo
 def test_background_work_computes_on_one_thread_and_pages_and_timings_on_torchs_default():
     """In a fresh interpreter with torch's default at 2 threads: the warm start's thread takes
     ``BACKGROUND_THREADS`` for itself; a page thread started after it begins with that (torch hands the last
-    setting to new threads) and takes the default back (``use_page_threads``, the router's step); a timing in
+    setting to new threads) and takes the default back (``use_page_threads``, the router's step), or one thread
+    while other pages run (``crowded``); a timing in
     the background thread runs at the default and leaves that thread's own setting as it was."""
     code = """
 import json, threading, torch
@@ -160,7 +161,12 @@ def page():
     seen["page before"] = torch.get_num_threads()
     devices.use_page_threads()
     seen["page"] = torch.get_num_threads()
-for work in (background, page):
+def crowded_page():
+    devices.use_page_threads(crowded=True)
+    seen["crowded page"] = torch.get_num_threads()
+    devices.use_page_threads()
+    seen["page alone again"] = torch.get_num_threads()
+for work in (background, page, crowded_page):
     t = threading.Thread(target=work); t.start(); t.join()
 print(json.dumps(seen))
 """
@@ -171,7 +177,8 @@ print(json.dumps(seen))
 
     assert devices.BACKGROUND_THREADS == 1
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
-        "default": 2, "background": 1, "timing": 2, "after timing": 1, "page before": 1, "page": 2}
+        "default": 2, "background": 1, "timing": 2, "after timing": 1, "page before": 1, "page": 2,
+        "crowded page": 1, "page alone again": 2}
 
 
 def test_the_warm_queue_takes_a_decks_next_slide_first_and_each_view_once(monkeypatch):

@@ -17,7 +17,9 @@ It also takes what it imported out of the garbage collector's way. Streamlit run
 after every script run (``runner.postScriptGC``), and with torch, transformers, pandas and plotly loaded
 that walks ~470,000 objects: 270 ms with the GIL held, on every rerun of every session — nearly half of
 the server's CPU time with a class of 20 (py-spy). These objects live as long as the process, so they
-are moved to the collector's permanent generation (``gc.freeze``); a collection then takes ~1 ms.
+are moved to the collector's permanent generation (``gc.freeze``); a collection then takes ~1 ms. (That
+collection after every run is now off, ``.streamlit/config.toml``: with a class's sessions and caches alive it still
+cost 3-13 ms a rerun; Python's own generational collector walks these objects no more either.)
 :func:`load` freezes them without collecting first: that one collection walks all ~700,000 objects
 (0.2-0.35 s with the GIL held on 2 cores) to find ~11,000 objects of garbage (~8 MB, the imports' own reference
 cycles), and the first lesson of a fresh server waits for :func:`load`. The warm start's first

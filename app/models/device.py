@@ -50,11 +50,13 @@ def use_threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
-def use_page_threads() -> None:
-    """A visitor's page run: torch's default threads, whatever an earlier thread set (call after the imports)."""
+def use_page_threads(crowded: bool = False) -> None:
+    """A visitor's page run: torch's default threads, whatever an earlier thread set (call after the imports);
+    ``crowded`` (other visitors' pages are running at the same time): one thread, as the others' runs already keep
+    every core busy and more threads than cores only wait on each other (a class opening a fresh server at once)."""
     from app.core import preload
 
-    use_threads(preload.torch_threads())
+    use_threads(1 if crowded else preload.torch_threads())
 
 
 @contextlib.contextmanager

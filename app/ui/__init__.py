@@ -31,7 +31,7 @@ from app.core import lesson, startup, text, visitors
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
 from app.ui import classroom, layout, lecture, loading, own, stage, url, warm
-from app.ui.cache import cache  # ui.cache is the function (it hides the module of its name on the package)
+from app.ui.cache import cache, shared_result  # noqa: F401  (ui.cache is the function: it hides the module of its name)
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
 # What pages call from the modules under the front, as ui.<name>:
@@ -78,7 +78,8 @@ def start_page(slug: str, is_lesson: bool) -> None:
         from app.models import device as devices
 
         preload.load()
-        devices.use_page_threads()  # torch's default threads, not those a background thread set last
+        devices.use_page_threads(crowded=visitors.running() > 1)  # torch's default threads (one each when other
+        # pages run too: 2 cores shared by a class's runs, each with its own threads, spun idle waiting for them)
     own.start(slug, is_lesson)  # "Model for this lesson" in the sidebar: this page's role, or why it has none
 
 
@@ -197,12 +198,13 @@ def share_link(spec: Spec | None = None) -> None:
 
 
 def run(fn, models: dict, inputs):
-    """A lesson's ``run(models, inputs, cache)``, timed for the badge. When the lesson raises
+    """A lesson's ``run(models, inputs, cache)``, timed for the badge, its Result shared with every session that
+    asks for the same inputs on the same models (``app.ui.cache.shared_result``). When the lesson raises
     ``lesson.Stop``, its note is shown with the link to this view and the page stops there. When the GPU
     runs out of memory in it, it runs again on the page's models reloaded on the CPU, with one notice."""
     try:
         with loading.timed_forward(), startup.span("lesson run", page=url.page()):
-            result, moved, why = devices.fallback_to_cpu(lambda ms: fn(ms, inputs, cache), models,
+            result, moved, why = devices.fallback_to_cpu(lambda ms: shared_result(fn, ms, inputs), models,
                                                          loading.reload_on_cpu)
     except lesson.Stop as early:
         stop(early.note.text, early.note.level)

@@ -1,6 +1,7 @@
 """The one cache of every lesson's expensive steps: ``cache(step, *args)`` is ``step(*args)``, kept by its arguments
 (st.cache_data, shared by every session). A lesson gets it as the third argument of its ``run``; no page writes
-its own cache.
+its own cache. Above the steps, a lesson's whole Result is shared across visitors (:func:`shared_result`, kept in
+``app.core.shared``): a rerun, or a second visitor, with the same inputs on the same models runs nothing at all.
 
 Two kinds of argument are not hashable as they are and are kept by what identifies them: a loaded model by its
 identity (key, source, location, device, dtype) and a tensor by its contents.
@@ -11,6 +12,8 @@ from __future__ import annotations
 import functools
 
 import streamlit as st
+
+from app.core.shared import SharedResults, model_token
 
 
 def _identity(loaded) -> tuple:
@@ -51,3 +54,55 @@ def cache(step, *args):
     except UnhashableParamError as e:
         raise TypeError(f"cache({getattr(step, '__qualname__', step)}, ...): an argument cannot key a cache "
                         f"(pass a loaded model, a tensor or a hashable value): {e}") from e
+
+
+# ----------------------------------------------------------------------------- whole Results, across visitors
+
+_RESULTS = SharedResults()  # one per server process (app.core.shared: bounded, thread-safe, exact keys)
+
+
+def result_key(fn, models: dict, inputs):
+    """(the exact key of ``fn(models, inputs, cache)``'s Result, a check that its models are still the ones loaded),
+    or None when it cannot be keyed exactly (an unhashable input, a model that is not a loaded one): then it is
+    not shared. The key: ``fn`` by module and name, ``inputs`` itself (the text a visitor typed included), each
+    model by catalogue key, identity (key, source, location, device, dtype) and the loaded object itself, held
+    weakly (a model a visitor brought keys only Results computed on that very model)."""
+    parts, checks = [], []
+    for key in sorted(models):
+        loaded = models[key]
+        identity = getattr(loaded, "identity", None)
+        if identity is None:
+            return None
+        token, alive = model_token(loaded.model)
+        parts.append((key, identity, token))
+        checks.append(alive)
+    try:
+        hash(inputs)
+    except TypeError:
+        return None
+    return ((fn.__module__, fn.__qualname__, inputs, tuple(parts)),
+            lambda: all(alive() for alive in checks))
+
+
+def shared_result(fn, models: dict, inputs):
+    """``fn(models, inputs, cache)``: the lesson's Result, computed once per process for the same inputs on the
+    same models and shared by every session (``app.core.shared``); two sessions asking at once share one
+    computation. A ``lesson.Stop`` is not kept: it is raised again for each."""
+    keyed = result_key(fn, models, inputs)
+    if keyed is None:
+        return fn(models, inputs, cache)
+    key, alive = keyed
+    return _RESULTS.get(key, lambda: fn(models, inputs, cache), alive)
+
+
+def keep_result(fn, models: dict, inputs, result) -> None:
+    """Keep a Result computed elsewhere (the warm start's, through its own cache) as :func:`shared_result`
+    would, unless one is kept already."""
+    keyed = result_key(fn, models, inputs)
+    if keyed is not None:
+        _RESULTS.put(keyed[0], result, keyed[1])
+
+
+def shared_counts() -> dict[str, int]:
+    """How often a Result was computed, handed out kept, waited for, or put by the warm start (tests, benchmarks)."""
+    return dict(_RESULTS.counts)

@@ -14,6 +14,8 @@ figure on the stage. Streamlit cannot read the window's size on the server, so t
 
 from __future__ import annotations
 
+import functools
+
 import html
 import re
 
@@ -191,11 +193,40 @@ def _figure_box(name: str):
     return stage().container(key=f"{FIGURE_BOX}-{name}")
 
 
+class _Wired:
+    """A figure already in the form the browser is sent (``app.figures.wire_form``), for ``st.plotly_chart``:
+    Streamlit asks a plotly figure for ``to_dict()`` and encodes that; this one hands back the kept form instead of
+    copying and packing the figure again (tests/pages check the charts' specs against the lessons' figures)."""
+
+    def __init__(self, wired: dict):
+        self._wired = wired
+
+    def to_dict(self) -> dict:
+        return self._wired
+
+
+def _wired(fig):
+    """``fig`` for ``st.plotly_chart``: a plotly BaseFigure whose ``to_dict`` is the kept wire form."""
+    import plotly.basedatatypes
+
+    from app.figures import wire_form
+
+    cls = _wired_class(plotly.basedatatypes.BaseFigure)
+    wired = cls.__new__(cls)  # no BaseFigure.__init__: nothing of the figure machinery is used, only to_dict
+    object.__setattr__(wired, "_wired", wire_form(fig))
+    return wired
+
+
+@functools.cache
+def _wired_class(base):
+    return type("WiredFigure", (_Wired, base), {"__init__": _Wired.__init__, "to_dict": _Wired.to_dict})
+
+
 def _plotly(where, fig, name: str, **size) -> None:
     fmt = url.setting("export")
     config = {"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}}
     where.plotly_chart(  # on a projector the figure's own style (presenter_style); Streamlit's theme greys it
-        fig, width="stretch", key=f"fig-{name}", theme=None if presenting() else "streamlit", **size,
+        _wired(fig), width="stretch", key=f"fig-{name}", theme=None if presenting() else "streamlit", **size,
         config=layout.phone_config(config) if layout.phone() else config,
     )
 

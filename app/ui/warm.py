@@ -113,7 +113,7 @@ def compute_view(view, settings_: tuple[str, str, str]) -> None:
     from app.figures import stage_figure
     from app.lecture import handout
     from app.ui import loading
-    from app.ui.cache import cache
+    from app.ui.cache import cache, keep_result
 
     lib = handout.library(view)
     models = {}
@@ -127,7 +127,9 @@ def compute_view(view, settings_: tuple[str, str, str]) -> None:
         return cache(step, *args)
 
     values = handout.values_of(view)
-    result = lib.run(models, lib.Inputs.from_values(values), stepping_aside)
+    inputs = lib.Inputs.from_values(values)
+    result = lib.run(models, inputs, stepping_aside)
+    keep_result(lib.run, models, inputs, result)  # the page's shared Result (not its in-flight slot: see keep_result)
     build = handout.key_figure_function(view)
     if build is not None:  # and its stage figure, which the page then finds kept (``app.figures.kept``)
         yield_to_visitors()
