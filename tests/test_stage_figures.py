@@ -91,7 +91,7 @@ def test_a_deck_view_naming_a_figure_its_lesson_lacks_is_a_note_not_a_traceback(
     entries = [
         {"page": "masking", "query": {"figure": "attention"}, "title": "wrong name"},
         {"page": "masking", "query": {"figure": "coverage", "epochs": "40"}, "title": "right"},
-        {"page": "electra", "query": {"figure": "coverage"}, "title": "no choice there"},
+        {"page": "electra", "query": {"stage": "coverage"}, "title": "no such setting"},  # every lesson offers figure=
         {"page": "deberta", "query": {"figure": "</script><b>x"}, "title": "hostile"},
     ]
     views, notes = deck.validate(entries)

@@ -166,34 +166,37 @@ def discriminator_figure(rows: list[tuple[str, list[str], list[float]]]) -> go.F
 def cost_figure(labels: list[str], params: list[int], memory_bytes: list[int], latency_ms: list[float],
                 device: str, latency_low: list[float] | None = None, latency_high: list[float] | None = None,
                 ties: tuple = (), coverage: float | None = None) -> go.Figure:
-    """Three bar panels: parameters (millions), memory (MiB: parameters + buffers), median latency (ms) with the
-    median's interval as a whisker (``latency_low``/``latency_high``, ``coverage`` its confidence). ``ties``: groups
-    of labels whose intervals overlap — the title says they are not ranked, rather than letting the bars rank them."""
-    latency_title = f"forward on {device} (ms, median" + (f", {coverage:.0%} interval)" if coverage else ")")
-    fig = make_subplots(rows=1, cols=3, subplot_titles=("parameters (M)", "memory (MiB)", latency_title))
+    """Three panels of horizontal bars sharing one column of names (read level, from the back of a hall): parameters
+    (millions), memory (MiB: parameters + buffers), median latency (ms) with the median's interval as a whisker
+    (``latency_low``/``latency_high``, ``coverage`` its confidence). ``ties``: groups of labels whose intervals
+    overlap — the title says they are not ranked, rather than letting the bars rank them."""
+    latency_title = f"forward on {device}, ms" + (f" (median, {coverage:.0%} interval)" if coverage else " (median)")
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("parameters (M)", "memory (MiB)", latency_title))
     names = [esc(x) for x in labels]
     panels = [
-        ([p / 1e6 for p in params], "%{x}<br>%{y:.3f} M parameters<extra></extra>", None),
-        ([b / 2**20 for b in memory_bytes], "%{x}<br>%{y:.2f} MiB (parameters + buffers)<extra></extra>", None),
-        (list(latency_ms), "%{x}<br>median %{y:.2f} ms<br>interval %{customdata[0]:.2f}–%{customdata[1]:.2f} ms"
-                           "<extra></extra>" if latency_low else "%{x}<br>median %{y:.2f} ms<extra></extra>", "latency"),
+        ([p / 1e6 for p in params], "%{y}<br>%{x:.3f} M parameters<extra></extra>", None),
+        ([b / 2**20 for b in memory_bytes], "%{y}<br>%{x:.2f} MiB (parameters + buffers)<extra></extra>", None),
+        (list(latency_ms), "%{y}<br>median %{x:.2f} ms<br>interval %{customdata[0]:.2f}–%{customdata[1]:.2f} ms"
+                           "<extra></extra>" if latency_low else "%{y}<br>median %{x:.2f} ms<extra></extra>", "latency"),
     ]
     for col, (values, hover, kind) in enumerate(panels, start=1):
         extra = {}
         if kind and latency_low and latency_high:
             extra = dict(customdata=list(zip(latency_low, latency_high)),
-                         error_y=dict(type="data", symmetric=False, color="#222", thickness=2, width=6,
+                         error_x=dict(type="data", symmetric=False, color="#222", thickness=2, width=5,
                                       array=[h - m for h, m in zip(latency_high, values)],
                                       arrayminus=[m - lo for lo, m in zip(latency_low, values)]))
-        fig.add_trace(go.Bar(x=names, y=values, hovertemplate=hover, marker_color="#4c78a8", showlegend=False,
-                             **extra), 1, col)
+        fig.add_trace(go.Bar(y=names, x=values, orientation="h", hovertemplate=hover, marker_color="#4c78a8",
+                             showlegend=False, **extra), 1, col)
     title = "What each variant costs here (measured)"
-    if ties:
-        title += "<br><sup>Not ranked, their forward times overlap: " + "; ".join(
-            ", ".join(esc(x) for x in group) for group in ties) + "</sup>"
-    fig.update_layout(title=title, height=420 + (30 if ties else 0),
+    if ties and len(ties) == 1 and len(ties[0]) == len(labels):
+        title += "<br>Forward times: every interval overlaps another — not ranked"
+    elif ties:
+        title += "<br>Not ranked, intervals overlap: " + "; ".join(", ".join(esc(x) for x in group) for group in ties)
+    fig.update_layout(title=title, height=160 + 34 * len(labels) + (30 if ties else 0),
                       margin=dict(l=10, r=10, t=110 if ties else 80, b=30), plot_bgcolor="white")
-    fig.update_xaxes(tickangle=-35)
+    fig.update_yaxes(autorange="reversed")
     return _room(fig)
 
 
@@ -219,7 +222,7 @@ def key_figure(r) -> go.Figure:
 
 
 GUIDE_TITLE = "Which one should I use? What this machine measured"
-GUIDE_FONT = 20  # px: a table a hall reads (a stage at 1280×720 draws it at this size)
+GUIDE_FONT = 18  # px: a table a hall reads, six rows of it inside a 1280×720 stage
 
 
 @kept
@@ -236,10 +239,10 @@ def guide_figure(r) -> go.Figure | None:
         questions.append(f"<b>{esc(q)}</b>")
         answers.append(re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", esc(a)))
     fig = go.Figure(go.Table(
-        columnwidth=[0.26, 0.74],
-        header=dict(values=["<b>If you need…</b>", "<b>on this input, here</b>"], align="left",
+        columnwidth=[0.24, 0.76],
+        header=dict(values=["<b>Question</b>", "<b>What this machine measured on this input</b>"], align="left",
                     font=dict(size=GUIDE_FONT), fill_color="#e8eef7", height=36),
-        cells=dict(values=[questions, answers], align="left", font=dict(size=GUIDE_FONT), height=34,
+        cells=dict(values=[questions, answers], align="left", font=dict(size=GUIDE_FONT), height=30,
                    fill_color=[["#ffffff", "#f5f5f5"] * len(questions)]),
     ))
     fig.update_layout(title=GUIDE_TITLE, height=90 + 96 * len(questions), margin=dict(l=10, r=10, t=60, b=10))

@@ -112,7 +112,11 @@ def coverage_figure(r) -> go.Figure:
         notes.append(dict(x=mark_epoch, y=0.02, yref="paper", text=f"{mark_epoch} epochs", showarrow=False, xanchor="left"))
     return go.Figure(traces, dict(
         xaxis_title="epoch", yaxis_title="positions that have been a target", yaxis=dict(tickformat=".0%", range=[0, 1.02]),
-        height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.2), shapes=shapes, annotations=notes))
+        # the legend at the figure's foot, below the axis title at any height (paper units under the plot moved with
+        # its height: on a projector's stage the "epoch" title landed on the legend)
+        height=480, margin=dict(l=10, r=10, t=30, b=140),
+        legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom"),
+        shapes=shapes, annotations=notes))
 
 
 @kept

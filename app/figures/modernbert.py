@@ -358,6 +358,7 @@ def all_layers_figure(r) -> go.Figure:
                          linecolor=colour, row=1, col=col)
         fig.update_yaxes(showticklabels=False, autorange="reversed", constrain="domain", showline=True, mirror=True,
                          linewidth=4, linecolor=colour, scaleanchor=f"x{'' if col == 1 else col}", row=1, col=col)
+    fig.update_annotations(font_size=20)  # the panels' titles: each layer's type is the point of the figure
     n_global = sum(1 for c in checks if c.kind == "full_attention")
     fig.update_xaxes(title_text="key →", row=1, col=1)
     fig.update_yaxes(title_text="query →", row=1, col=1)
