@@ -78,12 +78,6 @@ st.download_button("Download this view (standalone HTML, works offline)", icon="
                    file_name=f"bertviz-{view}-{r.variant}.html", mime="text/html", on_click="ignore",
                    key="download-bertviz")
 
-# ----------------------------------------------------------------------------- every layer, readable
-st.header("Every layer at once")
-ui.show_figure(figures.layers_figure(r), f"attention-layers-{r.variant}", key="layers")
-st.caption("One map per layer, the mean of its heads: row = the attending token, column = the token it attends to. "
-           "Hover a cell for both tokens and the exact weight.")
-
 # ----------------------------------------------------------------------------- aggregated maps
 st.header("All heads and layers at once")
 ui.widget(SPEC.agg)
@@ -104,6 +98,12 @@ else:
 ui.show_figure(figures.attention_heatmap(r), f"attention-{agg}-{r.variant}", key="map")
 st.caption("Hover a cell for both tokens and the exact weight. The camera icon saves the map "
            "(PNG or SVG, chosen in the sidebar).")
+
+# ----------------------------------------------------------------------------- every layer, readable
+st.header("Every layer, side by side")
+ui.show_figure(figures.layers_figure(r), f"attention-layers-{r.variant}", key="layers")
+st.caption("One map per layer, the mean of its heads: row = the attending token, column = the token it attends to. "
+           "Hover a cell for both tokens and the exact weight.")
 
 ui.takeaway(attention.TAKEAWAY)
 ui.share_link(SPEC)

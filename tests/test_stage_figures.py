@@ -189,7 +189,7 @@ def test_every_shape_a_figure_marks_stays_visible_on_a_projector_and_on_paper():
 
 
 @pytest.mark.parametrize("title, marker", [
-    ("Static ×1 vs dynamic masking over 40 epochs", "positions that have been a target"),
+    ("Static ×1 vs dynamic masking over 40 epochs", "positions ever a target"),
     ("Unroll ALBERT's block to 4× its depth", "change per application"),
 ])
 def test_the_handout_prints_the_figure_the_view_names(title, marker):

@@ -197,6 +197,7 @@ def cost_figure(labels: list[str], params: list[int], memory_bytes: list[int], l
     fig.update_layout(title=title, height=160 + 34 * len(labels) + (30 if ties else 0),
                       margin=dict(l=10, r=10, t=110 if ties else 80, b=30), plot_bgcolor="white")
     fig.update_yaxes(autorange="reversed")
+    fig.update_annotations(font_size=18)  # the panels' titles, read from the back of a hall
     return _room(fig)
 
 
