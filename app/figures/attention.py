@@ -93,13 +93,15 @@ def layers_figure(r) -> go.Figure:
                                  hovertemplate=(f"layer {k + 1}: <b>%{{customdata[0]}}</b> → <b>%{{customdata[1]}}"
                                                 "</b><br>weight %{z:.4f} (mean over heads)<extra></extra>")),
                       row=row, col=col)
-        first = col == 1
-        fig.update_xaxes(showticklabels=False, constrain="domain", row=row, col=col)
-        fig.update_yaxes(autorange="reversed", constrain="domain", scaleanchor=f"x{'' if k == 0 else k + 1}",
-                         showticklabels=first, tickmode="array", tickvals=list(range(length)), ticktext=labels,
-                         row=row, col=col)
+        first = col == 1  # cells are not kept square: each panel takes the height its row has, so the token
+        # labels of the first panel get a line each (square panels six across left them ~12 px apart on a stage)
+        fig.update_xaxes(showticklabels=False, row=row, col=col)
+        fig.update_yaxes(autorange="reversed", showticklabels=first, tickmode="array", tickvals=list(range(length)),
+                         ticktext=labels, row=row, col=col)
     title = f"{txt.html(r.label)}: every layer's attention, mean over its {r.attentions.shape[1]} heads"
-    fig.update_layout(title=dict(text=title), height=120 + 320 * rows, margin=dict(l=10, r=10, t=70, b=10))
+    fig.update_xaxes(title_text="attended token →", row=rows, col=1)
+    fig.update_layout(title=dict(text=title), height=140 + max(320, 24 * length) * rows,
+                      margin=dict(l=10, r=10, t=70, b=10))
     return fig
 
 

@@ -113,8 +113,11 @@ def relative_figure(rope) -> go.Figure:
     fig.update_yaxes(title="q · k / √head_dim after rotation", row=1, col=1)
     fig.update_xaxes(title="key position", row=1, col=2)
     fig.update_yaxes(title="query position", autorange="reversed", row=1, col=2)
-    return _layout(fig, "The same query and key, moved along the sequence: the score depends only on their distance",
-                   470)
+    _layout(fig, "The same query and key, moved along the sequence: the score depends only on their distance", 520)
+    # the legend at the figure's foot, under the axis titles at any height (a projector's stage draws it shorter)
+    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom"),
+                      margin=dict(b=120))
+    return fig
 
 
 # ----------------------------------------------------------------------------- 2. alternating attention
