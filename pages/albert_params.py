@@ -93,7 +93,7 @@ else:
                    "only the attention or only the feed-forward parts. Those two modes are counted exactly from the "
                    "real modules instead: the shared part once, the unshared part L times.")
     ui.show_figure(figures.key_figure(r), "albert-parameters-by-part", key=True)
-    ui.show_figure(figures.embedding_sweep_figure(r), "albert-parameters-vs-E")
+    ui.show_figure(figures.embedding_sweep_figure(r), "albert-parameters-vs-E", key="embedding")
     st.caption("The line stays flat once E·(V + H) is small next to the layers: past that point a smaller E "
                "saves almost nothing. Where it crosses the dashed line, factorization stops paying.")
 
@@ -126,7 +126,7 @@ if y is not None:
     k2.metric("…with no sharing at all", f"{y.flops_unshared / 1e9:.3f}",
               help="Identical: sharing changes which weights are read, not how many multiplications are done.")
     k3.metric("Parameters per GFLOP", params.human_count(y.counted / (y.flops / 1e9)) if y.flops else "—")
-ui.show_figure(figures.compute_scatter(r), "albert-parameters-vs-flops")
+ui.show_figure(figures.compute_scatter(r), "albert-parameters-vs-flops", key="compute")
 st.dataframe(
     [{k: row[k] for k in ("model", "computed (M)", "GFLOPs / token", "fp32", "fp16 / bf16")} for row in r.presets],
     hide_index=True, width="stretch",

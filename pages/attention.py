@@ -95,9 +95,15 @@ else:
         "through the layers says how much of each input token reaches each position at the top. "
         "Every row still sums to 1."
     )
-ui.show_figure(figures.attention_heatmap(r), f"attention-{agg}-{r.variant}")
+ui.show_figure(figures.attention_heatmap(r), f"attention-{agg}-{r.variant}", key="map")
 st.caption("Hover a cell for both tokens and the exact weight. The camera icon saves the map "
            "(PNG or SVG, chosen in the sidebar).")
+
+# ----------------------------------------------------------------------------- every layer, readable
+st.header("Every layer, side by side")
+ui.show_figure(figures.layers_figure(r), f"attention-layers-{r.variant}", key="layers")
+st.caption("One map per layer, the mean of its heads: row = the attending token, column = the token it attends to. "
+           "Hover a cell for both tokens and the exact weight.")
 
 ui.takeaway(attention.TAKEAWAY)
 ui.share_link(SPEC)

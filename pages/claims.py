@@ -110,7 +110,7 @@ if r.has_results:
 
     # ------------------------------------------------------------------------- final numbers
     st.subheader("Final numbers and their spread")
-    ui.show_figure(figures.finals_figure(r), f"claims-{r.name}-finals")
+    ui.show_figure(figures.finals_figure(r), f"claims-{r.name}-finals", key="finals")
     st.dataframe([{"arm": f.label, "seeds": len(f.values), "mean": f.mean, "sd": f.sd, "min": f.lo, "max": f.hi,
                    "parameters": f.params} for f in r.finals], hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(format="%.4f") for k in ("mean", "sd", "min", "max")})

@@ -36,7 +36,8 @@ chosen = r.words[r.word]
 # ----------------------------------------------------------------------------- 1. tokens
 st.header("1 · How each tokenizer cuts it")
 start, stop = r.window
-ui.show_figure(figures.token_grid_figure(r, phone=ui.phone()), "compare-tokens", alt=figures.describe_tokens(r))
+ui.show_figure(figures.token_grid_figure(r, phone=ui.phone()), "compare-tokens", key="tokens",
+               alt=figures.describe_tokens(r))
 if stop - start < len(r.words):
     st.caption(f"Showing words {start}–{stop - 1} of {len(r.words)} (counted from 0), around the masked word; the "
                "token counts in the row labels are for the whole text.")
@@ -82,7 +83,8 @@ ui.show_figure(figures.key_figure(r), "compare-cost", key=True)
 st.dataframe([{
     "variant": c["label"], "checkpoint": c["shown_as"], "tokenizer": c["tokenizer"], "device": c["device"],
     "tokens": c["n_tokens"], "parameters (M)": c["params"] / 1e6, "memory (MiB)": c["memory_bytes"] / 2**20,
-    "load (s)": c["load_s"], "forward, median (ms)": c["latency_ms"], "spread (ms)": c["spread_ms"],
+    "load (s)": c["load_s"], "forward, median (ms)": c["latency_ms"],
+    "interval (ms)": f"{c['latency_low_ms']:.2f}–{c['latency_high_ms']:.2f}", "spread (ms)": c["spread_ms"],
 } for c in r.costs], hide_index=True, width="stretch", column_config={
     "parameters (M)": st.column_config.NumberColumn(format="%.3f"),
     "memory (MiB)": st.column_config.NumberColumn(format="%.2f"),
@@ -92,13 +94,17 @@ st.dataframe([{
 })
 st.caption(f"Latency: the median of {r.costs[0]['timed']} forward passes (after {measure.DEFAULTS.warmup} warm-up "
            f"passes) on {r.device.upper()} under `torch.inference_mode`, for this sentence only, the models taking "
-           "turns so that background load falls on all of them alike; spread = slowest − fastest. "
+           "turns so that background load falls on all of them alike; interval: the median's "
+           f"{r.costs[0]['latency_coverage']:.0%} interval (order statistics of the rounds), the whisker on the bars — "
+           "variants whose intervals overlap are not ranked; spread = slowest − fastest. "
            "Memory counts parameter and buffer bytes (tied weights once; the ELECTRA pair's shared embeddings appear in "
            "both). Load time is once per server, and the first model loaded also pays for importing the libraries. "
            "Timings are taken once per sentence, so moving a slider shows the same numbers.")
 
 # ----------------------------------------------------------------------------- 5. guide
 st.header("5 · Which one should I use? What these numbers say")
+if r.guide:
+    ui.show_figure(figures.guide_figure(r), "compare-guide", key="guide")
 for line in r.guide:
     st.markdown(f"- {line}")
 if r.any_bundled:

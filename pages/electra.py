@@ -46,7 +46,7 @@ rnd, det = r.round, r.detection
 
 # ----------------------------------------------------------------------------- the game, stage by stage
 st.header("One round of the game")
-ui.show_figure(figures.key_figure(r, phone=ui.phone()), "electra-pipeline", key=True,
+ui.show_figure(figures.key_figure(r, phone=ui.phone(), stage=ui.presenting()), "electra-pipeline", key=True,
                alt=figures.describe(r))
 st.caption(
     "Follow a column down. **2** amber: masked. **3** what the generator sampled there (red: a real replacement, "
@@ -101,7 +101,7 @@ elif edit.ok:
 # ----------------------------------------------------------------------------- the signal count
 st.header("Why this is efficient: every token teaches")
 counts = r.signal
-ui.show_figure(figures.signal_figure(counts), "electra-signal", height=260)
+ui.show_figure(figures.signal_of(r), "electra-signal", height=260, key="signal")
 st.markdown(
     f"For this very sentence, the masked LM gets a loss term at the **{count(counts['mlm'], 'masked position')}** only; "
     f"replaced-token detection gets one at **all {counts['rtd']}** tokens ([CLS] and [SEP] included, as in "

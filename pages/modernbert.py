@@ -66,7 +66,7 @@ with tabs[0]:
         "once. Global layers use base " + " and local layers base ".join(f"{t:,.0f}" for t in rope.theta)
         + ": the larger base slows the slow pairs further, so positions thousands of tokens apart still differ."
     )
-    ui.show_figure(figures.relative_figure(rope), "modernbert-rope-relative")
+    ui.show_figure(figures.rope_figure(r), "modernbert-rope-relative", key="rope")
     st.caption(
         f"One query and one key (random, from seed {values['seed']}), rotated by the model's own "
         "`ModernBertRotaryEmbedding` and `apply_rotary_pos_emb`. Lines: the query at position "
@@ -88,6 +88,9 @@ with tabs[1]:
     )
     ui.show_figure(figures.layers_figure(r), "modernbert-layers", height=190)
     ui.show_figure(figures.key_figure(r), "modernbert-attention", key=True)
+    ui.show_figure(figures.all_layers_figure(r), "modernbert-all-layers", key="layers")
+    st.caption(f"Every layer on the same {r.length} tokens, mean over heads: a global layer's weights spread over the "
+               "whole input, a local layer's stay in a band around the diagonal. Hover for the exact numbers.")
     m1, m2, m3 = st.columns(3)
     m1.metric("Blocked cells", f"{check.blocked:,}", help="Cells the layer's rule blocks, per head.")
     m2.metric("Largest weight there", f"{check.blocked_max:g}", help="Over every head: 0 means exactly zero.")
@@ -185,5 +188,5 @@ with tabs[4]:
                "configuration on the meta device" + (" (transformers' ModernBertConfig defaults are "
                                                      "answerdotai/ModernBERT-base's config)." if mb.is_bundled else "."))
 
-ui.takeaway(modernbert.TAKEAWAY)
+ui.takeaway(modernbert.takeaway(r))
 ui.share_link(SPEC)

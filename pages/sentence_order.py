@@ -74,9 +74,9 @@ st.caption(
 )
 k1, k2 = st.columns(2)
 with k1:
-    ui.show_figure(figures.kinds_figure(r), "sentence-order-kinds")
+    ui.show_figure(figures.kinds_figure(r), "sentence-order-kinds", key="kinds")
 with k2:
-    ui.show_figure(figures.accuracy_figure(r), "sentence-order-accuracy")
+    ui.show_figure(figures.accuracy_figure(r), "sentence-order-accuracy", key="accuracy")
 st.caption(
     "Left: the mean probability each head gives to *does not follow* on each kind of pair. Right: each head's "
     f"accuracy (probability above 0.5 = *does not follow*) on each task over {2 * r.n_pairs} pairs, half of them "
@@ -87,6 +87,6 @@ st.caption(
 )
 st.markdown("\n".join(f"- {line}" for line in r.grid.lines))  # what the grid shows, computed from it
 
-ui.takeaway(lesson.TAKEAWAY)
+ui.takeaway(lesson.takeaway(r))
 ui.claim_line("sentence")
 ui.share_link(SPEC)

@@ -90,7 +90,7 @@ st.markdown(
     "content stream sees its own token, the query stream does not. The query stream is computed only for the "
     "targets, so its other rows are empty; `target_mapping` tells the model which positions those are."
 )
-ui.show_figure(figures.stream_masks_figure(r.view), "xlnet-stream-masks")
+ui.show_figure(figures.streams_figure(r), "xlnet-stream-masks", key="streams")
 
 # ----------------------------------------------------------------------------- predictions
 st.header("3 · Predictions under this order, and a masked LM beside them")
@@ -148,9 +148,9 @@ ui.widget(SPEC.stream, a)
 ui.set_value(SPEC.layer, r.layer)
 ui.widget(SPEC.layer, b, options=range(r.n_layers + 1),
           format_func=lambda v: f"last ({r.n_layers})" if v == 0 else str(v))
-ui.show_figure(figures.attention_figure(r), "xlnet-attention")
+ui.show_figure(figures.attention_figure(r), "xlnet-attention", key="attention")
 st.caption("× marks the cells the mask blocks; hover shows each probability. Query rows exist only for the targets. "
            "Layers count from 1.")
 
-ui.takeaway(xlnet.TAKEAWAY)
+ui.takeaway(xlnet.takeaway(r))
 ui.share_link(SPEC)

@@ -581,7 +581,7 @@ def test_fill_mask_and_cost_figures_carry_the_numbers():
     assert list(fig.data[0].z[0]) == [0.5, 0.2] and list(fig.data[0].z[1]) == [0.4, None]
     assert "original word" in fig.data[0].hovertext[0][1]
     cost = figs.cost_figure(["A", "B"], [2_000_000, 1_000_000], [8 * 2**20, 4 * 2**20], [3.0, 1.5], "CPU")
-    assert list(cost.data[0].y) == [2.0, 1.0] and list(cost.data[1].y) == [8.0, 4.0] and list(cost.data[2].y) == [3.0, 1.5]
+    assert list(cost.data[0].x) == [2.0, 1.0] and list(cost.data[1].x) == [8.0, 4.0] and list(cost.data[2].x) == [3.0, 1.5]
 
 
 def test_discriminator_figure_pads_rows_of_different_lengths():

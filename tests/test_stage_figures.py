@@ -91,7 +91,7 @@ def test_a_deck_view_naming_a_figure_its_lesson_lacks_is_a_note_not_a_traceback(
     entries = [
         {"page": "masking", "query": {"figure": "attention"}, "title": "wrong name"},
         {"page": "masking", "query": {"figure": "coverage", "epochs": "40"}, "title": "right"},
-        {"page": "electra", "query": {"figure": "coverage"}, "title": "no choice there"},
+        {"page": "electra", "query": {"stage": "coverage"}, "title": "no such setting"},  # every lesson offers figure=
         {"page": "deberta", "query": {"figure": "</script><b>x"}, "title": "hostile"},
     ]
     views, notes = deck.validate(entries)
@@ -189,7 +189,7 @@ def test_every_shape_a_figure_marks_stays_visible_on_a_projector_and_on_paper():
 
 
 @pytest.mark.parametrize("title, marker", [
-    ("Static ×1 vs dynamic masking over 40 epochs", "positions that have been a target"),
+    ("Static ×1 vs dynamic masking over 40 epochs", "positions ever a target"),
     ("Unroll ALBERT's block to 4× its depth", "change per application"),
 ])
 def test_the_handout_prints_the_figure_the_view_names(title, marker):

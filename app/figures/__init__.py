@@ -156,5 +156,5 @@ def white_template():
     return template
 
 
-DRAWN_TRACES = ("bar", "heatmap", "scatter")  # every go.<Trace> in app/ (tests/test_stage_figures.py checks)
+DRAWN_TRACES = ("bar", "heatmap", "scatter", "table")  # every go.<Trace> in app/ (tests/test_stage_figures.py checks)
 UNDRAWN_SUBPLOTS = ("geo", "polar", "scene", "ternary", "mapbox", "map", "smith")  # cartesian axes only, then

@@ -5,6 +5,7 @@ out; every coloured mark hovers with the exact number behind it."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import plotly.graph_objects as go
 
@@ -27,11 +28,16 @@ def as_list(x) -> list:
     return x.tolist() if hasattr(x, "tolist") else list(x)
 
 
+LABEL_CHARS = 16  # characters a line of a bar's label under it
+
+
 @kept
 def params_stacked_bar(bars: list[dict]) -> go.Figure:
     """One stacked bar per setting. bars: [{"label", "embeddings", "attention", "ffn", "pooler"}] with
     parameter counts; hover shows each part exactly and the bar's total."""
-    labels = [b["label"] for b in bars]
+    # each label in lines of a few words: level, they take two or three lines under their bar; rotated (plotly's
+    # choice for long ones) they took 190 px of a projector's 480-px stage
+    labels = ["<br>".join(textwrap.wrap(b["label"], LABEL_CHARS)) for b in bars]
     totals = [sum(b[p] for p in PARTS) for b in bars]
     fig = go.Figure()
     for part in PARTS:
@@ -45,6 +51,7 @@ def params_stacked_bar(bars: list[dict]) -> go.Figure:
     fig.update_layout(barmode="stack", yaxis_title="parameters", legend_title="where they live",
                       margin=dict(t=40, b=10), title="Parameters by part")
     fig.update_yaxes(range=[0, max(totals, default=1) * 1.1])  # room for the totals
+    fig.update_xaxes(tickangle=0)
     return fig
 
 
@@ -111,6 +118,15 @@ def key_figure(r) -> go.Figure | None:
     """The ALBERT parameters lesson's key figure, from ``albert_params.run``'s Result: where the parameters of your
     encoder live, beside the same shape without factorization or sharing (None: settings that cannot be built)."""
     return None if r.yours is None else params_stacked_bar(list(r.yours.bars))
+
+
+def embedding_of(r) -> go.Figure | None:
+    """``embedding_sweep_figure`` when the settings can be built (the stage's "embedding" figure), else None."""
+    return embedding_sweep_figure(r) if r.yours is not None else None
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/albert_params.py's SPEC), key first.
+FIGURES = {"parts": key_figure, "embedding": embedding_of, "compute": compute_scatter}
 
 
 def every_figure(r) -> list:

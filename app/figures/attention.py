@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from app.core import text as txt
 from app.figures import Document, kept
@@ -65,16 +66,60 @@ def attention_heatmap(r, *, colorbar_title: str = "weight") -> go.Figure:
     return fig
 
 
+LAYER_COLUMNS = 6  # panels a row in the every-layer figure; deeper models wrap onto more rows
+
+
+@kept
+def layers_figure(r) -> go.Figure:
+    """Every layer's attention side by side, mean over its heads (``r.attentions`` (layers, heads, T, T)): what
+    bertviz's model view shows as a grid of thumbnails, as maps a hall can read. Rows are the attending tokens,
+    columns the attended ones; the first panel of each row carries the token labels; hover gives both tokens and
+    the exact weight."""
+    maps = np.asarray(r.attentions, dtype=np.float32).mean(axis=1)  # (layers, T, T)
+    n_layers, length = maps.shape[0], maps.shape[-1]
+    cols = min(LAYER_COLUMNS, n_layers)
+    rows = -(-n_layers // cols)
+    labels = [_label(t) for t in r.tokens]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"layer {k + 1}" for k in range(n_layers)],
+                        horizontal_spacing=0.02, vertical_spacing=0.08)
+    top = float(maps.max()) if maps.size else 1.0
+    for k, z in enumerate(maps):
+        row, col = k // cols + 1, k % cols + 1
+        fig.add_trace(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), colorscale=COLORSCALE, zmin=0.0,
+                                 zmax=top, showscale=k == 0, colorbar=dict(title="weight"),
+                                 customdata=np.stack(np.broadcast_arrays(np.array(labels, dtype=object)[:, None],
+                                                                         np.array(labels, dtype=object)[None, :]),
+                                                     axis=-1),
+                                 hovertemplate=(f"layer {k + 1}: <b>%{{customdata[0]}}</b> → <b>%{{customdata[1]}}"
+                                                "</b><br>weight %{z:.4f} (mean over heads)<extra></extra>")),
+                      row=row, col=col)
+        first = col == 1  # cells are not kept square: each panel takes the height its row has, so the token
+        # labels of the first panel get a line each (square panels six across left them ~12 px apart on a stage)
+        fig.update_xaxes(showticklabels=False, row=row, col=col)
+        fig.update_yaxes(autorange="reversed", showticklabels=first, tickmode="array", tickvals=list(range(length)),
+                         ticktext=labels, row=row, col=col)
+    title = f"{txt.html(r.label)}: every layer's attention, mean over its {r.attentions.shape[1]} heads"
+    fig.update_xaxes(title_text="attended token →", row=rows, col=1)
+    fig.update_layout(title=dict(text=title), height=140 + max(320, 24 * length) * rows,
+                      margin=dict(l=10, r=10, t=70, b=10))
+    return fig
+
+
 def key_figure(r) -> Document:
     """The lesson's key figure, from ``attention.run``'s Result: bertviz's view (head or model), a standalone
     document with its scripts inline, and the height it needs."""
     return Document(r.document, r.height)
 
 
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/attention.py's SPEC), key first.
+FIGURES = {"view": key_figure, "layers": layers_figure, "map": attention_heatmap}
+
+
 def every_figure(r) -> list:
     """Every figure pages/attention.py draws from ``r`` (this lesson's Result), the key figure first: what
     tests/test_figure_injection.py walks, with no list of its own."""
     more = (
+        layers_figure(r),
         attention_heatmap(r),
     )
     return [key_figure(r), *(fig for fig in more if fig)]

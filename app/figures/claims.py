@@ -29,7 +29,8 @@ def colour(arm: str, better: str, worse: str) -> str:
 
 def axis_title(metric_label: str, higher_is_better: bool | None) -> str:
     """A metric's axis title: its label's head ("held-out masked-LM loss") and which way is better."""
-    hint = "" if higher_is_better is None else (" (higher is better)" if higher_is_better else " (lower is better)")
+    # the hint on a line of its own: one line of both was cut off the left edge of a projector's shorter plot
+    hint = "" if higher_is_better is None else ("<br>(higher is better)" if higher_is_better else "<br>(lower is better)")
     return esc(short_label(metric_label)) + hint
 
 
@@ -263,6 +264,15 @@ def key_figure(r) -> go.Figure:
     fig.update_layout(title=dict(text="<br>".join(lines), y=1, yref="container", yanchor="top", pad=dict(t=30)),
                       margin=dict(t=fig.layout.margin.t + more), height=fig.layout.height + more)
     return fig
+
+
+def finals_of(r) -> go.Figure | None:
+    """``finals_figure`` of a Result when it has results (the stage's "finals" figure), else None."""
+    return finals_figure(r) if r.has_results else None
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/claims.py's SPEC), key first.
+FIGURES = {"curves": key_figure, "finals": finals_of}
 
 
 def every_figure(r) -> list:

@@ -6,6 +6,8 @@ HTML there.
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -162,20 +164,40 @@ def discriminator_figure(rows: list[tuple[str, list[str], list[float]]]) -> go.F
 
 @kept
 def cost_figure(labels: list[str], params: list[int], memory_bytes: list[int], latency_ms: list[float],
-                device: str) -> go.Figure:
-    """Three bar panels: parameters (millions), memory (MiB: parameters + buffers), median latency (ms)."""
-    fig = make_subplots(rows=1, cols=3, subplot_titles=("parameters (M)", "memory (MiB)", f"forward latency on {device} (ms)"))
+                device: str, latency_low: list[float] | None = None, latency_high: list[float] | None = None,
+                ties: tuple = (), coverage: float | None = None) -> go.Figure:
+    """Three panels of horizontal bars sharing one column of names (read level, from the back of a hall): parameters
+    (millions), memory (MiB: parameters + buffers), median latency (ms) with the median's interval as a whisker
+    (``latency_low``/``latency_high``, ``coverage`` its confidence). ``ties``: groups of labels whose intervals
+    overlap — the title says they are not ranked, rather than letting the bars rank them."""
+    latency_title = f"forward on {device}, ms" + (f" (median, {coverage:.0%} interval)" if coverage else " (median)")
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("parameters (M)", "memory (MiB)", latency_title))
     names = [esc(x) for x in labels]
     panels = [
-        ([p / 1e6 for p in params], "%{x}<br>%{y:.3f} M parameters<extra></extra>"),
-        ([b / 2**20 for b in memory_bytes], "%{x}<br>%{y:.2f} MiB (parameters + buffers)<extra></extra>"),
-        (list(latency_ms), "%{x}<br>median %{y:.2f} ms<extra></extra>"),
+        ([p / 1e6 for p in params], "%{y}<br>%{x:.3f} M parameters<extra></extra>", None),
+        ([b / 2**20 for b in memory_bytes], "%{y}<br>%{x:.2f} MiB (parameters + buffers)<extra></extra>", None),
+        (list(latency_ms), "%{y}<br>median %{x:.2f} ms<br>interval %{customdata[0]:.2f}–%{customdata[1]:.2f} ms"
+                           "<extra></extra>" if latency_low else "%{y}<br>median %{x:.2f} ms<extra></extra>", "latency"),
     ]
-    for col, (values, hover) in enumerate(panels, start=1):
-        fig.add_trace(go.Bar(x=names, y=values, hovertemplate=hover, marker_color="#4c78a8", showlegend=False), 1, col)
-    fig.update_layout(title="What each variant costs here (measured)", height=420,
-                      margin=dict(l=10, r=10, t=80, b=30), plot_bgcolor="white")
-    fig.update_xaxes(tickangle=-35)
+    for col, (values, hover, kind) in enumerate(panels, start=1):
+        extra = {}
+        if kind and latency_low and latency_high:
+            extra = dict(customdata=list(zip(latency_low, latency_high)),
+                         error_x=dict(type="data", symmetric=False, color="#222", thickness=2, width=5,
+                                      array=[h - m for h, m in zip(latency_high, values)],
+                                      arrayminus=[m - lo for lo, m in zip(latency_low, values)]))
+        fig.add_trace(go.Bar(y=names, x=values, orientation="h", hovertemplate=hover, marker_color="#4c78a8",
+                             showlegend=False, **extra), 1, col)
+    title = "What each variant costs here (measured)"
+    if ties and len(ties) == 1 and len(ties[0]) == len(labels):
+        title += "<br>Forward times: every interval overlaps another — not ranked"
+    elif ties:
+        title += "<br>Not ranked, intervals overlap: " + "; ".join(", ".join(esc(x) for x in group) for group in ties)
+    fig.update_layout(title=title, height=160 + 34 * len(labels) + (30 if ties else 0),
+                      margin=dict(l=10, r=10, t=110 if ties else 80, b=30), plot_bgcolor="white")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_annotations(font_size=18)  # the panels' titles, read from the back of a hall
     return _room(fig)
 
 
@@ -191,8 +213,50 @@ def key_figure(r) -> go.Figure:
     """The lesson's key figure, from ``compare.run``'s Result: what each variant costs on this machine —
     parameters, memory and forward latency, measured."""
     c = r.costs
+    low = [x.get("latency_low_ms") for x in c]
+    high = [x.get("latency_high_ms") for x in c]
+    known = all(v is not None for v in (*low, *high))
     return cost_figure([x["label"] for x in c], [x["params"] for x in c], [x["memory_bytes"] for x in c],
-                       [x["latency_ms"] for x in c], r.device.upper())
+                       [x["latency_ms"] for x in c], r.device.upper(), low if known else None, high if known else None,
+                       tuple(getattr(r, "ties", ()) or ()), min((x.get("latency_coverage") or 1.0) for x in c)
+                       if known else None)
+
+
+GUIDE_TITLE = "Which one should I use? What this machine measured"
+GUIDE_FONT = 18  # px: a table a hall reads, six rows of it inside a 1280×720 stage
+
+
+@kept
+def guide_figure(r) -> go.Figure | None:
+    """The selection guide (``r.guide``: one computed sentence per question) as a table a hall can read: the
+    question on the left, what the measurements on this input answer on the right. Bold stays bold; every word is
+    escaped (the guide quotes catalogue labels). None without a guide."""
+    if not r.guide:
+        return None
+    questions, answers = [], []
+    for line in r.guide:
+        m = re.match(r"\*\*(.+?)\*\*\s*(.*)", line, flags=re.S)
+        q, a = (m.group(1), m.group(2)) if m else ("", line)
+        questions.append(f"<b>{esc(q)}</b>")
+        answers.append(re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", esc(a)))
+    fig = go.Figure(go.Table(
+        columnwidth=[0.24, 0.76],
+        header=dict(values=["<b>Question</b>", "<b>What this machine measured on this input</b>"], align="left",
+                    font=dict(size=GUIDE_FONT), fill_color="#e8eef7", height=36),
+        cells=dict(values=[questions, answers], align="left", font=dict(size=GUIDE_FONT), height=30,
+                   fill_color=[["#ffffff", "#f5f5f5"] * len(questions)]),
+    ))
+    fig.update_layout(title=GUIDE_TITLE, height=90 + 96 * len(questions), margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def tokens_figure(r) -> go.Figure:
+    """``token_grid_figure`` of a Result (the stage's "tokens" figure), drawn for a desktop."""
+    return token_grid_figure(r)
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/compare.py's SPEC), key first.
+FIGURES = {"cost": key_figure, "guide": guide_figure, "tokens": tokens_figure}
 
 
 def every_figure(r) -> list:
@@ -203,5 +267,6 @@ def every_figure(r) -> list:
         token_grid_figure(r),
         r.guesses and fill_mask_figure(r),
         r.electra and discriminator_figure(r.electra),
+        guide_figure(r),
     )
     return [key_figure(r), *(fig for fig in more if fig)]

@@ -106,7 +106,8 @@ def positions_figure(r) -> go.Figure:
                        "distance i − j = %{z}<br>v1: row %{customdata[2]} of rel_embeddings (bucket %{customdata[3]})"
                        "<br>v3: log bucket %{customdata[4]}<extra></extra>")))
     fig.update_layout(xaxis=dict(title="key j", **_ticks(labels)), yaxis=dict(title="query i", autorange="reversed",
-                      **_ticks(labels) | {"tickangle": 0}), height=_side(n), margin=dict(l=10, r=10, t=30, b=10))
+                      **_ticks(labels) | {"tickangle": 0}), height=_side(n) + 30, margin=dict(l=10, r=10, t=60, b=10),
+                      title="Relative position i − j of every pair")
     return fig
 
 
@@ -181,7 +182,8 @@ def prediction_figure(prediction) -> go.Figure:
                            hovertemplate="<b>%{customdata}</b><br>P = %{x:.6f}<extra></extra>"))
     fig.update_layout(yaxis=dict(tickmode="array", tickvals=list(range(len(names))), ticktext=names),
                       xaxis=dict(title="probability", range=[0, min(1.0, max(probs, default=1) * 1.25 + 0.02)]),
-                      height=80 + 36 * len(names), margin=dict(l=10, r=10, t=20, b=10))
+                      height=110 + 36 * len(names), margin=dict(l=10, r=10, t=50, b=10),
+                      title=f"Guesses for the blank's first piece (the original: {gold})")
     return fig
 
 

@@ -50,6 +50,8 @@ def _cell_font(n_tokens: int) -> int:
 
 
 PHONE_STAGES = ("original", "masked", "sampled", "corrupted", "P(replaced)", "truth")  # the row labels on a phone
+STAGE_PER_LINE = 12  # tokens per line on a projector's stage: ~75-px cells hold "[MASK]" in STAGE_FONT-px type
+STAGE_FONT = 18  # px: the cell text on a stage, read from the back of a hall (14 px at 16 a line was not)
 PHONE_PER_LINE = 4  # tokens per line on a phone: a cell of ~70 px holds "[MASK]" or a 9-letter word in 12-px type
 PHONE_CELL_CHARS = 9
 PHONE_FONT = 12  # app.ui.layout.MIN_TEXT_PX
@@ -73,7 +75,8 @@ def _for_phone(stages: list[dict]) -> list[dict]:
     return out
 
 
-def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int, phone: bool = False) -> go.Figure:
+def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int, phone: bool = False,
+            cell_font: int | None = None) -> go.Figure:
     """The stages as stacked one-row heatmaps, wrapped like text: ``per_line`` tokens per block, one block
     under the other, each with its own axes. Trace order is block-major: block b, stage s is
     ``fig.data[b * len(stages) + s]``; x holds the true token positions.
@@ -95,7 +98,7 @@ def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int, phone:
     )
     if phone:
         layout.update(font=dict(size=PHONE_FONT), meta="phone")
-    font = PHONE_FONT if phone else _cell_font(min(per_line, n_tokens))
+    font = PHONE_FONT if phone else cell_font or _cell_font(min(per_line, n_tokens))
     for b, block in enumerate(blocks):
         suffix = "" if b == 0 else str(b + 1)
         top = 1 - b * (block_px + gap_px) / (height - top_px - bottom_px)
@@ -130,13 +133,15 @@ def _score_bar(title="P(replaced)") -> dict:
 
 
 @kept
-def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone: bool = False) -> go.Figure:
+def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone: bool = False,
+                    stage: bool = False) -> go.Figure:
     """Six stages, one row each: original -> masked -> generator samples -> corrupted -> P(replaced)
     -> ground truth. ``rnd`` is an app.lessons.electra.Round.
 
     z per row: original 1 = special; masked 1 = masked; generator 1 = a real replacement, 0 = the
     sample equals the original (counts as original), None where nothing was masked; corrupted and
-    ground truth 1 = replaced; P(replaced) the discriminator's probability.
+    ground truth 1 = replaced; P(replaced) the discriminator's probability. ``stage``: drawn for a projector's
+    stage — ``STAGE_PER_LINE`` tokens a line in ``STAGE_FONT``-px type.
     """
     n = len(rnd.tokens)
     tok = [esc(t) for t in rnd.tokens]
@@ -191,6 +196,8 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone
     stages = [original, masked, generator, corrupted, scores, truth]
     if phone:  # app/ui/layout.py: four tokens a line, short row names (the caption gives the stages in full)
         return _strips(_for_phone(stages), n, "Replaced-token detection, stage by stage", PHONE_PER_LINE, phone=True)
+    if stage:
+        return _strips(stages, n, "Replaced-token detection, stage by stage", STAGE_PER_LINE, cell_font=STAGE_FONT)
     return _strips(stages, n, "Replaced-token detection, stage by stage", per_line)
 
 
@@ -300,10 +307,19 @@ def describe(r) -> str:
 
 
 @kept
-def key_figure(r, phone: bool = False) -> go.Figure:
+def key_figure(r, phone: bool = False, stage: bool = False) -> go.Figure:
     """The lesson's key figure, from ``electra.run``'s Result: one round of the game, stage by stage (``phone``:
-    four tokens a line, for a phone's width)."""
-    return pipeline_figure(r.round, r.threshold, phone=phone)
+    four tokens a line, for a phone's width; ``stage``: fewer tokens a line in larger type, for a projector)."""
+    return pipeline_figure(r.round, r.threshold, phone=phone, stage=stage)
+
+
+def signal_of(r) -> go.Figure:
+    """``signal_figure`` of a Result (the stage's "signal" figure)."""
+    return signal_figure(r.signal)
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/electra.py's SPEC), key first.
+FIGURES = {"pipeline": key_figure, "signal": signal_of}
 
 
 def every_figure(r) -> list:

@@ -111,8 +111,12 @@ def coverage_figure(r) -> go.Figure:
         shapes.append(dict(type="line", x0=mark_epoch, x1=mark_epoch, y0=0, y1=1, yref="paper", line=dict(color="#888", dash="dot")))
         notes.append(dict(x=mark_epoch, y=0.02, yref="paper", text=f"{mark_epoch} epochs", showarrow=False, xanchor="left"))
     return go.Figure(traces, dict(
-        xaxis_title="epoch", yaxis_title="positions that have been a target", yaxis=dict(tickformat=".0%", range=[0, 1.02]),
-        height=420, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.2), shapes=shapes, annotations=notes))
+        xaxis_title="epoch", yaxis_title="positions ever a target",  # short: a projector's plot is ~350 px tall yaxis=dict(tickformat=".0%", range=[0, 1.02]),
+        # the legend at the figure's foot, below the axis title at any height (paper units under the plot moved with
+        # its height: on a projector's stage the "epoch" title landed on the legend)
+        height=480, margin=dict(l=10, r=10, t=30, b=140),
+        legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom"),
+        shapes=shapes, annotations=notes))
 
 
 @kept

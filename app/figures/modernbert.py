@@ -113,8 +113,11 @@ def relative_figure(rope) -> go.Figure:
     fig.update_yaxes(title="q · k / √head_dim after rotation", row=1, col=1)
     fig.update_xaxes(title="key position", row=1, col=2)
     fig.update_yaxes(title="query position", autorange="reversed", row=1, col=2)
-    return _layout(fig, "The same query and key, moved along the sequence: the score depends only on their distance",
-                   470)
+    _layout(fig, "The same query and key, moved along the sequence: the score depends only on their distance", 520)
+    # the legend at the figure's foot, under the axis titles at any height (a projector's stage draws it shorter)
+    fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=0, yref="container", yanchor="bottom"),
+                      margin=dict(b=120))
+    return fig
 
 
 # ----------------------------------------------------------------------------- 2. alternating attention
@@ -331,6 +334,50 @@ def key_figure(r) -> go.Figure:
     return attention_figure(r.rule, r.attention.maps[r.layer], r.layer, check.kind, check.half)
 
 
+ALL_LAYERS_CELLS = 64  # cells a side of each layer's panel in the every-layer figure (a panel is ~250 px wide)
+
+
+@kept
+def all_layers_figure(r) -> go.Figure:
+    """Every layer's attention on the long input side by side (``r.attention.maps``, mean over heads, averaged in
+    blocks to ``ALL_LAYERS_CELLS`` a side), each panel titled with its type: a global layer's weights reach across
+    the whole input, a local layer's stay in a band around the diagonal. The panel's frame takes its type's colour."""
+    checks, maps = r.attention.checks, r.attention.maps
+    n = maps.shape[-1]
+    starts = block_starts(n, ALL_LAYERS_CELLS)
+    f = int(starts[1] - starts[0]) if len(starts) > 1 else 1
+    titles = [f"layer {c.layer}: {KIND_NAME[c.kind]}" + ("" if c.half is None else f" ±{c.half}") for c in checks]
+    fig = make_subplots(rows=1, cols=len(checks), subplot_titles=titles, horizontal_spacing=0.03)
+    for col, (c, weights) in enumerate(zip(checks, maps), start=1):
+        z = block_mean(weights, starts).astype(np.float32)  # (cells, cells)
+        top = float(np.quantile(z, 0.99)) if z.size else 1.0
+        fig.add_trace(go.Heatmap(
+            z=z, x=starts, y=starts, colorscale="Blues", zmin=0, zmax=max(top, 1e-9), showscale=False,
+            hovertemplate=(f"layer {c.layer} ({KIND_NAME[c.kind]})<br>queries from %{{y}}, keys from %{{x}}<br>"
+                           f"mean weight %{{z:.6g}} (a cell averages {f} × {f} positions)<extra></extra>")),
+            row=1, col=col)
+        colour = KIND_COLOUR[c.kind]
+        fig.update_xaxes(showticklabels=False, constrain="domain", showline=True, mirror=True, linewidth=4,
+                         linecolor=colour, row=1, col=col)
+        fig.update_yaxes(showticklabels=False, autorange="reversed", constrain="domain", showline=True, mirror=True,
+                         linewidth=4, linecolor=colour, scaleanchor=f"x{'' if col == 1 else col}", row=1, col=col)
+    fig.update_annotations(font_size=20)  # the panels' titles: each layer's type is the point of the figure
+    n_global = sum(1 for c in checks if c.kind == "full_attention")
+    fig.update_xaxes(title_text="key →", row=1, col=1)
+    fig.update_yaxes(title_text="query →", row=1, col=1)
+    return _layout(fig, f"{n} tokens through all {len(checks)} layers: {n_global} global (blue), "
+                        f"{len(checks) - n_global} local (orange)", 420)
+
+
+def rope_figure(r) -> go.Figure:
+    """``relative_figure`` of a Result (the stage's "rope" figure)."""
+    return relative_figure(r.rope)
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/modernbert.py's SPEC), key first.
+FIGURES = {"attention": key_figure, "layers": all_layers_figure, "rope": rope_figure}
+
+
 def every_figure(r) -> list:
     """Every figure pages/modernbert.py draws from ``r`` (this lesson's Result), the key figure first: what
     tests/test_figure_injection.py walks, with no list of its own."""
@@ -345,4 +392,5 @@ def every_figure(r) -> list:
         gate_figure(r.gate),
         batch_figure(r.unpadding),
     )
-    return [key_figure(r), *(fig for fig in more if fig)]
+    return [key_figure(r), all_layers_figure(r), *(fig for fig in more if fig)]
+

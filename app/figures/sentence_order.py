@@ -112,6 +112,10 @@ def key_figure(r) -> go.Figure:
     return order_figure(_heads(r), r.user)
 
 
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/sentence_order.py's SPEC), key first.
+FIGURES = {"pair": key_figure, "accuracy": accuracy_figure, "kinds": kinds_figure}
+
+
 def every_figure(r) -> list:
     """Every figure pages/sentence_order.py draws from ``r`` (this lesson's Result), the key figure first: what
     tests/test_figure_injection.py walks, with no list of its own."""

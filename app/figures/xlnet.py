@@ -126,6 +126,7 @@ def _phone_order(view: MaskView, z, text, ylabels, labels) -> go.Figure:
 # about STREAM_PLOT_PX of plot width (less the row labels), of which a panel gets its column_widths share.
 STREAM_TITLES = ("content stream:<br>sees itself", "query stream:<br>never its own content",
                  "target_mapping:<br>prediction k is at j")
+STREAMS_TITLE = "The two streams as masks: perm_mask and target_mapping"
 TITLE_FONT, STREAM_PLOT_PX = 13, 680
 LEGEND_ROOM = 150  # px under the panels: their rotated position labels and axis titles, then the colour key
 
@@ -168,7 +169,8 @@ def stream_masks_figure(view: MaskView) -> go.Figure:
                          tickfont=dict(size=10), title="i (attending)" if col == 1 else None, showticklabels=col == 1)
     fig.update_yaxes(tickvals=list(range(len(view.targets))), autorange="reversed", row=1, col=3, side="right",
                      ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(view.targets)], tickfont=dict(size=10))
-    fig.update_layout(height=max(460, 24 * length + 300), margin=dict(l=10, r=10, t=60, b=LEGEND_ROOM))
+    fig.update_layout(height=max(500, 24 * length + 340), margin=dict(l=10, r=10, t=100, b=LEGEND_ROOM),
+                      title=dict(text=STREAMS_TITLE, x=0, xanchor="left"))
     return fig
 
 
@@ -219,6 +221,15 @@ def key_figure(r, phone: bool = False) -> go.Figure:
     """The lesson's key figure, from ``xlnet.run``'s Result: the factorization order, step by step, and what
     each step may see while every token stays in its place (``phone``: drawn for a phone's width)."""
     return order_figure(r.view, phone=phone)
+
+
+def streams_figure(r) -> go.Figure:
+    """``stream_masks_figure`` of a Result (the stage's "streams" figure)."""
+    return stream_masks_figure(r.view)
+
+
+#: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/xlnet.py's SPEC), key figure first.
+FIGURES = {"order": key_figure, "streams": streams_figure, "attention": attention_figure}
 
 
 def every_figure(r) -> list:

@@ -8,7 +8,7 @@ Each view runs its lesson exactly as its page does, without streamlit: the lesso
 view's URL state with its ``SPEC``, builds ``Inputs``, calls ``run(models, inputs, cache)``; the figure is the one
 the page puts on the stage: the key figure (``Lesson.figure``, "module:function" taking the Result), or the
 figure the view names (its ``figure`` parameter: ``app.figures.stage_figure``); the takeaway is the library's
-``TAKEAWAY``.
+``takeaway(result)`` where it computes one from the view's own result (as its page does), else its ``TAKEAWAY``.
 
     sections = [section(v, load_models(v), v.link(base)) for v in views]
     html = document(sections, "My lecture");  pdf_bytes = pdf(html)   # None without chromium
@@ -133,6 +133,8 @@ def section(view: deck.View, models: dict, url: str, cache=direct, number: int =
     try:
         values = values_of(view)
         result = lib.run(models, lib.Inputs.from_values(values), cache)
+        if callable(getattr(lib, "takeaway", None)):  # computed from this view's result, as its page shows it
+            takeaway = lib.takeaway(result)
         figure = stage_figure(importlib.import_module(build.__module__), result, values.get(state.FIGURE))
         shown = None if figure is None else _figure_html(figure, f"{number}-{view.page}")
     except Stop as stop:

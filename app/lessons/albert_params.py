@@ -34,7 +34,7 @@ from pathlib import Path
 from app.core.lesson import Note, direct, from_values
 from app.core.text import human_count  # noqa: F401  (also albert_params.human_count: the page's name)
 from app.macs import flops_per_token, macs_per_sequence  # noqa: F401  (the count, shared with the experiments)
-from app.core.state import Param, Spec
+from app.core.state import Param, Spec, figure_param
 
 ORDER = 20  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'ALBERT: parameters'
@@ -124,6 +124,8 @@ SPEC = Spec(
     _size("type_vocab_size", "Segment types", 1),
     Param("seq_len", "int", 512, lo=L.seq_len[0], hi=L.seq_len[1], label="Sequence length for compute",
           widget="number", step=64, help="FLOPs per token depend on it through attention (T² terms)."),
+    figure_param((("parts", "Parameters by part: yours beside BERT-style"), ("embedding", "Total parameters as E varies"),
+                  ("compute", "Parameters vs compute per token"))),
 )
 ARCH_FIELDS = tuple(f.name for f in fields(Arch) if f.name in {p.name for p in SPEC})  # what a preset sets
 

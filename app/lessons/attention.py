@@ -37,7 +37,7 @@ from app.figures import bertviz_offline
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.models import catalogue, device as devices
-from app.core.state import Param, Spec, text_param
+from app.core.state import Param, Spec, figure_param, text_param
 
 ORDER = 110  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'Attention in every layer'
@@ -77,6 +77,8 @@ SPEC = Spec(
           help="Heads count from 1, as in bertviz; 0 shows every head."),
     Param("agg", "choice", "rollout", choices=tuple(a for a, _ in AGGREGATES), labels=AGGREGATES, widget="radio",
           label="Map"),
+    figure_param((("view", "bertviz's view (interactive)"), ("layers", "Every layer, mean over its heads"),
+                  ("map", "The map below: one layer, the mean or the rollout"))),
 )
 
 

@@ -49,7 +49,7 @@ from app.experiments.results import short_label
 from app.experiments import verdict as rule
 from app.experiments.claims import CLAIMS, MARGINS
 from app.core.lesson import Note, direct, from_values
-from app.core.state import Param, Spec, seed_param
+from app.core.state import Param, Spec, figure_param, seed_param
 
 ORDER = 100  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'Does it work?'
@@ -76,6 +76,8 @@ SPEC = Spec(
     seed_param(label="Seed of the live run", help="The live run's models and batches come from this seed."),
     Param("seconds", "int", 60, lo=10, hi=60, step=5, widget="slider", label="Live run length (s)",
           help="Training wall time of the live run (at most 60 s), after its data is prepared."),
+    figure_param((("curves", "The comparison's curves and its verdict"),
+                  ("finals", "Final numbers: every seed, mean ± sd"))),
 )
 VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.EQUIVALENT: "info", rule.TOO_SMALL: "info", rule.REVERSES: "error",
                  rule.NO_VERDICT: "warning", rule.NOT_COUNTED: "info"}

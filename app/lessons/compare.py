@@ -39,7 +39,7 @@ from app.permutation import last_targets_masks
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
 from app.models import catalogue, device as devices
-from app.core.state import Param, Spec, text_param
+from app.core.state import Param, Spec, figure_param, text_param
 
 ORDER = 120  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'Variants side by side'
@@ -66,6 +66,8 @@ SPEC = Spec(
           help="Every model predicts this word with it hidden (words count from 0)."),
     Param("top_k", "int", DEFAULTS.top_k, lo=1, hi=DEFAULTS.most_top_k, widget="slider",
           label="Guesses shown per model"),
+    figure_param((("cost", "What each variant costs here"), ("guide", "Which one should I use? (the guide)"),
+                  ("tokens", "How each tokenizer cuts the sentence"))),
 )
 
 
@@ -362,6 +364,7 @@ class Result:
     electra_says: str | None  # markdown: what the discriminator did with the swapped-in word (swap_verdict); None without a swap
     costs: tuple[dict, ...]
     guide: tuple[str, ...]
+    ties: tuple[tuple[str, ...], ...]  # variants (labels) whose forward-time intervals overlap: not ranked (``measure.overlapping``)
     device: str
     provisional: bool  # timed while the server's warm start was still loading models
     any_bundled: bool
@@ -443,6 +446,10 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                       "timed": len(lat["samples_ms"]), "samples_ms": tuple(lat["samples_ms"]),
                       "rank_first": p.rank if p and p.n_pieces else None,
                       "p_word": p.p_word if p and p.n_pieces else None})
+        iv = measure.median_interval(lat["samples_ms"])  # the median's interval, from the rounds timed in turns
+        costs[-1].update(latency_low_ms=iv["low"], latency_high_ms=iv["high"], latency_coverage=iv["coverage"])
+    ties = measure.overlapping({c["label"]: {"median": c["latency_ms"], "low": c["latency_low_ms"],
+                                             "high": c["latency_high_ms"]} for c in costs})
 
     window = txt.word_window(len(words), word)
     return Result(
@@ -452,6 +459,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         n_tokens=tuple(len(tk.ids) for tk in tks.values()), guesses=guesses, vanished=vanished,
         masking_note=masking_note({g.label: g.prediction.pieces for g in guesses}, words[word][0]),
         electra=electra, electra_says=electra_says, costs=tuple(costs), guide=tuple(selection_guide(costs)),
+        ties=tuple(tuple(g) for g in ties),
         device=next(iter(models.values())).device, provisional=not inputs.settled,
         any_bundled=any(m.is_bundled for m in models.values()), notes=tuple(notes),
     )

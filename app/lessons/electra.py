@@ -35,7 +35,7 @@ from app.replaced_tokens import (  # noqa: F401  (the rules, shared with trainin
 )
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
-from app.core.state import Param, Spec, seed_param, text_param
+from app.core.state import Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
 
 ORDER = 50  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -69,6 +69,8 @@ SPEC = Spec(
     Param("edit_pos", "int", 7, lo=0, hi=511, label="Token to replace", widget="select"),
     Param("edit_word", "str", "ran", max_len=40, label="Replacement word", widget="line",
           help="One word. It must be in the vocabulary; a word that splits into pieces uses its first piece."),
+    figure_param((("pipeline", "One round of the game, stage by stage"),
+                  ("signal", "Positions that teach: masked LM against every token"))),
 )
 
 

@@ -104,8 +104,42 @@ def pct(x: float) -> str:
 # ----------------------------------------------------------------------------- which copy each epoch trains on
 
 
+def word_targets(r: "Result") -> tuple[int, int, int]:
+    """Over every epoch of the plan: (words made targets, those of several pieces, words cut — some of their pieces
+    targets and others not). A word counts once per epoch it is a target in; whole-word and span masking never cut
+    one, token masking may."""
+    pieces: dict[int, list[int]] = {}
+    for t, w in enumerate(r.sentence.word_of):
+        if w is not None and not r.sentence.special[t]:
+            pieces.setdefault(w, []).append(t)
+    targeted = several = cut = 0
+    for row in r.kinds:  # (T,) one epoch
+        for ts in pieces.values():
+            hit = [row[t] != KEEP for t in ts]
+            if any(hit):
+                targeted += 1
+                several += len(ts) > 1
+                cut += not all(hit)
+    return targeted, several, cut
+
+
 def takeaway(r: "Result") -> str:
-    """The page's takeaway with this sentence's measured rate (``TAKEAWAY`` is the number-free version)."""
+    """The page's takeaway, computed from this view's result (``TAKEAWAY`` is the number-free version of the token
+    one): about whole words when whole words are masked, about spans under SpanBERT's spans, else about when the
+    mask is drawn, with this sentence's measured rate."""
+    if r.unit == "word":
+        targeted, several, cut = word_targets(r)
+        example = f" (such as {txt.md(r.example_word)})" if r.example_word else ""
+        split = (f"{several} of them of several pieces{example}" if several else
+                 "none of them of several pieces: this sentence shows no difference from token masking")
+        whole = ("none left half-hidden, so the model cannot guess a piece from the rest of its word" if not cut else
+                 f"yet {txt.count(cut, 'word')} left half-hidden")
+        return (f"Whole-word masking hides every piece of a word together: over {txt.count(r.epochs, 'epoch')}, "
+                f"{txt.count(targeted, 'target word')}, {split}; {whole}.")
+    if r.unit == "span" and r.spans is not None:
+        return (f"SpanBERT hides whole words in contiguous spans: the spans placed here average "
+                f"{r.spans.means['placed']:.1f} words (the geometric law's mean: {r.spans.means['expected']:.1f}), so "
+                "the model must rebuild a phrase from its edges.")
     return (f"Static masking asks the same {r.coverage.rate:.0%} of the positions every epoch (the rate set: "
             f"{pct(r.cfg.mlm_probability)}); dynamic masking reaches every position over time.")
 

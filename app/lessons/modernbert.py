@@ -46,7 +46,7 @@ from app.core import lesson
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct
 from app.core.text import ordinal
-from app.core.state import Param, Spec, seed_param, text_param
+from app.core.state import Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
 
 ORDER = 80  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -134,6 +134,9 @@ SPEC = Spec(
                "forward stays quick on a CPU)."),
     Param("batch", "int", 8, lo=2, hi=32, label="Sentences in the batch", widget="slider",
           help="Your text plus this many minus one sentences drawn (seeded) from the story."),
+    figure_param((("attention", "One layer's attention: its rule and the model's weights"),
+                  ("layers", "Every layer's attention: the local and the global ones"),
+                  ("rope", "Rotary positions: one query and key, moved along"))),
 )
 
 
@@ -910,3 +913,16 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     return Result(mb.shown_as, bert.shown_as, tuple(config.layer_types), half_window(config), layer, length, rule, fill,
                   rope, attention, cost, cache(feed_forwards, mb, bert), gate, unpad, cache(changes, mb, bert),
                   published(mb, cache(base_parameters, mb)), tuple(notes), label=mb.variant.label, device=str(mb.device))
+
+
+# ----------------------------------------------------------------------------- the takeaway
+
+
+def takeaway(r: "Result") -> str:
+    """The slide's takeaway, with the loaded model's and ModernBERT-base's layer types and context length read from
+    their configs (``TAKEAWAY`` is the number-free version)."""
+    (g, n), (bg, bn) = r.cost.global_layers, r.cost.base_global_layers
+    context = next((p.base for p in r.published if p.aspect.startswith("Context length")), None)
+    reads = f"read {context} tokens" if context else "read long inputs"
+    return (f"Rotary positions and local attention in {n - g} of {n} layers here ({bn - bg} of {bn} in "
+            f"ModernBERT-base, built from its config) let ModernBERT {reads}, not BERT's 512.")

@@ -41,7 +41,7 @@ import torch
 
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
-from app.core.state import Param, Spec, seed_param, text_param
+from app.core.state import Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
 from app.sentence_pairs import (FUNCTION_WORDS, KIND_LABELS, KINDS, SEGMENT_SENTENCES, STORIES, TASKS,  # noqa: F401
                                 Pair, content_words, generate_pairs, load_stories, shared_words)
@@ -76,6 +76,9 @@ SPEC = Spec(
     seed_param(help="Which of the generated pairs from held-out stories are shown: the same seed, the same pairs."),
     Param("examples", "int", DEFAULTS.examples, lo=1, hi=10, widget="slider", label="Generated pairs shown",
           help="Base pairs in the table; each appears in order, with B from another story, and swapped."),
+    figure_param((("pair", "Each head on your two sentences, in order and swapped"),
+                  ("accuracy", "Who solves which task (held-out pairs)"),
+                  ("kinds", "Each head on each kind of pair (held-out)"))),
 )
 
 # index 1 of each head, in its own objective's words
@@ -315,6 +318,34 @@ def pair_story(heads, user: dict[str, tuple[tuple[float, float], tuple[float, fl
         else:
             parts.append(f"{moved}: down — on this pair it takes the swapped order for the original one")
     return "On your pair: " + "; ".join(parts) + "." if parts else ""
+
+
+def catches_swap(h: "Head", user) -> bool:
+    """Whether head ``h`` tells this pair's two orders apart the way its task asks: P(B does not follow A) under 0.5
+    for (A, B) as written and above 0.5 for (B, A), swapped (its own 0.5 line, as the accuracies count)."""
+    (_, ab), (_, ba) = user[h.key]
+    return ab < 0.5 < ba
+
+
+def takeaway(r: "Result") -> str:
+    """The slide's takeaway, computed from this view's heads: whether each caught the swap of the pair on the page
+    (``catches_swap``, with the probability it gave the swapped pair), then each head's accuracy on the held-out SOP
+    pairs (in order or swapped: order is all there is to tell them apart). ``TAKEAWAY`` is the number-free version."""
+    said = {h.key: f"{h.name.split(' (')[0]}: {r.user[h.key][1][1]:.0%} {h.says}" for h in r.heads}
+    caught = [h for h in r.heads if catches_swap(h, r.user)]
+    missed = [h for h in r.heads if h not in caught]
+    if not missed:
+        pair = f"On this pair {'both heads catch' if len(caught) > 1 else 'the head catches'} the swap"
+    elif not caught:
+        pair = f"On this pair {'neither head catches' if len(missed) > 1 else 'the head misses'} the swap"
+    else:
+        pair = (f"On this pair only the {caught[0].name.split(' (')[0]} catches the swap; the "
+                f"{missed[0].name.split(' (')[0]} does not")
+    pair += " (" + "; ".join(said[h.key] for h in r.heads) + ")"
+    sop = [r.grid.cell(h.key, "sop") for h in r.heads]
+    held = ", ".join(f"the {h.name.split(' (')[0]}{' is right on' if i == 0 else ' on'} {c.accuracy:.0%}"
+                     for i, (h, c) in enumerate(zip(r.heads, sop)))
+    return f"{pair}. On {sop[0].n} held-out pairs in order or swapped, where only the order differs, {held}."
 
 
 def wilson_interval(correct: int, n: int, z: float = Z95) -> tuple[float, float]:

@@ -37,7 +37,7 @@ from app.permutation import partial_prediction_masks  # noqa: F401  (the trainin
 from app.permutation import CONTEXT, EARLIER, HIDDEN, OWN, MaskView  # noqa: F401  (also xlnet.*: the figures' view)
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
-from app.core.state import INT, Param, Spec, seed_param, text_param
+from app.core.state import INT, Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
 
 ORDER = 60  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -92,6 +92,9 @@ SPEC = Spec(
     Param("stream", "choice", "query", choices=("query", "content"), widget="radio", label="Stream"),
     Param("layer", "int", 0, lo=0, hi=48, widget="select", label="Layer",
           help="Layers count from 1; 0 is the last layer, whatever the model's depth."),
+    figure_param((("order", "The factorization order, step by step"),
+                  ("streams", "The two streams as masks (perm_mask, target_mapping)"),
+                  ("attention", "The attention the model used, one layer"))),
 )
 
 
@@ -681,3 +684,18 @@ def question(result: Result):
                              "predicted?", "multi", (*labels.values(), "none"), sees or ("none",), (),
                     f"{labels[target]} is step {list(masks.order).index(target) + 1} of {len(masks.order)}: its query "
                     f"stream sees the {len(visible[target])} pieces before it in the order, never itself.")
+
+
+# ----------------------------------------------------------------------------- the takeaway
+
+
+ORDER_WORDS = {"left-to-right": "from the first to the last", "right-to-left": "from the last to the first"}
+
+
+def takeaway(r: Result) -> str:
+    """The slide's takeaway, computed from this view's order: how many pieces it predicts and in which order
+    (``TAKEAWAY`` is the general version)."""
+    v = r.view
+    how = ORDER_WORDS.get(r.order_kind, "in a shuffled order")
+    return (f"XLNet predicts {len(v.targets)} of {txt.count(len(v.order), 'piece')} here, {how}, through two "
+            "attention masks; the tokens never move.")

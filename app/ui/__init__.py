@@ -41,6 +41,7 @@ from app.ui.loading import settings, try_model  # noqa: F401
 from app.ui.warm import warm_progress, warm_start  # noqa: F401
 from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway, user_caption  # noqa: F401
 from app.ui.layout import phone  # noqa: F401
+from app.ui.stage import presenting  # noqa: F401
 
 IN_ROUTER = "_in_router"  # session state: this run goes through the router (start_page, not yet finish_page)
 

@@ -104,11 +104,25 @@ def unfolded_note() -> None:
                   on_click=_unfold, args=(False,), help="Faster slide changes: each slide draws its stage figure only")
 
 
+def _plain(text: str) -> str:
+    """Markup as plain text: tags dropped, entities read, runs of spaces made one."""
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", text or "")).split())
+
+
 def figure_title(fig) -> str:
-    """A figure's title as plain text (its first line, tags dropped, entities read: the builders escape the words
-    they put in titles, and ``fold`` escapes this once), for the line that stands in its place when folded."""
-    title = fig.layout.title.text or ""
-    return html.unescape(re.sub(r"<[^>]*>", "", re.split(r"<br\s*/?>", title)[0])).strip()
+    """A figure's name as plain text, for the line that stands in its place when folded (tags dropped, entities
+    read: the builders escape the words they put in titles, and ``fold`` escapes this once): its title's first
+    line; for a figure without one, its panels' titles ("content stream · query stream"), else what its axes
+    plot ("share of spans by span length")."""
+    title = _plain(re.split(r"<br\s*/?>", fig.layout.title.text or "")[0])
+    if title:
+        return title
+    panels = [_plain(a.text) for a in fig.layout.annotations or ()
+              if a.xref == "paper" and a.yref == "paper" and a.showarrow is False and a.yanchor == "bottom"]
+    if any(panels):
+        return " · ".join(p for p in panels if p)
+    y, x = _plain(fig.layout.yaxis.title.text or ""), _plain(fig.layout.xaxis.title.text or "")
+    return f"{y} by {x}" if x and y else y or x
 
 
 def make() -> None:

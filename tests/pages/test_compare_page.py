@@ -86,7 +86,7 @@ def test_defaults_show_every_variant_side_by_side(app_page, bundled):
     assert (table["forward, median (ms)"] > 0).all() and (table["parameters (M)"] > 0).all()
     assert (table["memory (MiB)"] * 2**20 >= table["parameters (M)"] * 1e6 * 4).all()
     assert list(table["tokens"]) == [len(bundled(k).tokenizer(compare.DEFAULT_TEXT)["input_ids"]) for k in BUILT]
-    assert list(figs["cost"]["data"][2]["y"]) == pytest.approx(list(table["forward, median (ms)"]))
+    assert list(figs["cost"]["data"][2]["x"]) == pytest.approx(list(table["forward, median (ms)"]))
     # the guide names the variant the table measured fastest and the one with fewest parameters
     fastest = table.sort_values("forward, median (ms)")["variant"].iloc[0]
     smallest = table.sort_values("parameters (M)")["variant"].iloc[0]

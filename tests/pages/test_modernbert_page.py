@@ -56,7 +56,7 @@ def test_defaults_show_every_idea_with_the_librarys_numbers(app_page, models):
     assert not at.exception
     r = mbl.run(models, mbl.Inputs())
     assert "ModernBERT" in at.title[0].value
-    assert len(at.get("plotly_chart")) == 10
+    assert len(at.get("plotly_chart")) == 11  # with every layer side by side
     fill = chart(at, "modernbert-fill")["data"][0]
     assert fill["x"] == pytest.approx([p for _, p in r.fill.top][::-1], abs=1e-6)
     attention = chart(at, "modernbert-attention")["data"]
@@ -141,7 +141,7 @@ def test_emoji_and_cjk_work_with_a_note(app_page):
     at.text_area(key="text").set_value("The cat 😀 sat on the mat. 你好").run()
     assert not at.exception
     assert any("😀" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 10
+    assert len(at.get("plotly_chart")) == 11  # with every layer side by side
 
 
 def test_a_text_longer_than_the_model_reads_is_cut_with_a_note(app_page, models):
@@ -150,7 +150,7 @@ def test_a_text_longer_than_the_model_reads_is_cut_with_a_note(app_page, models)
     assert not at.exception
     limit = mbl.txt.token_limit(models["modernbert"].tokenizer, mbl.DEFAULTS.max_tokens)
     assert any(str(limit) in w.value for w in at.warning)
-    assert len(at.get("plotly_chart")) == 10
+    assert len(at.get("plotly_chart")) == 11  # with every layer side by side
 
 
 def test_a_paste_longer_than_the_box_is_cut_with_a_note(app_page):
