@@ -165,7 +165,7 @@ def phone_style(fig) -> None:
         angle = layout[name].tickangle
         if isinstance(angle, (int, float)) and 0 < abs(angle) < 90:
             layout[name].tickangle = -90
-    if layout.showlegend is not False and sum(1 for t in fig.data if t.showlegend is not False and t.name) > 1:
+    if layout.showlegend is not False and sum(1 for t in fig.data if getattr(t, "showlegend", None) is not False and getattr(t, "name", None)) > 1:
         _legend_below(fig)
         if (layout.legend.font.size or 12) < MIN_TEXT_PX:
             layout.legend.font.size = MIN_TEXT_PX

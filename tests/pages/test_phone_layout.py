@@ -4,6 +4,10 @@ phone gets it: the home page's models as a list, the key figures built for the w
 import json
 import re
 
+import pytest
+
+from app.lessons import LESSONS
+
 from tests.conftest import shown_text
 
 
@@ -46,3 +50,12 @@ def test_desktop_and_presenter_mode_keep_their_figures(app_page):
     assert not at.exception
     staged = chart(at, "masking-grid")
     assert "meta" not in staged["layout"] and len(staged["data"]) == 1
+
+
+@pytest.mark.parametrize("page", [lesson.path for lesson in LESSONS])
+def test_every_lesson_page_draws_on_a_phone(app_page, page):
+    """Every figure a page draws goes through the phone's styling (a table trace has no legend to move: it once
+    raised there, on Variants side by side's guide)."""
+    at = app_page(page, layout="phone")
+    assert not at.exception, (page, at.exception)
+    assert at.get("plotly_chart") or page == "pages/attention.py"  # attention's key figure is bertviz's document
