@@ -52,7 +52,7 @@ if r.masking_note:
 if r.vanished:
     st.warning(f"{', '.join(r.vanished)} kept no piece of word {r.word}, so there is nothing to mask there.")
 if r.guesses:
-    ui.show_figure(figures.fill_mask_figure(r), "compare-fill-mask")
+    ui.show_figure(figures.fill_mask_figure(r, phone=ui.phone()), "compare-fill-mask")
     st.dataframe([{
         "model": g.label, "checkpoint": g.shown_as, "pieces": g.prediction.n_pieces,
         "top guess": g.prediction.first.words[0] if g.prediction.first.words else "", "best fill": g.prediction.best_fill,
@@ -68,7 +68,7 @@ st.caption(f"The masked LMs ({', '.join(masked_lms) or 'none here'}) see their m
 # ----------------------------------------------------------------------------- 3. ELECTRA
 if r.electra is not None:
     st.header("3 · ELECTRA's discriminator: which tokens look replaced?")
-    ui.show_figure(figures.discriminator_figure(r.electra), "compare-electra")
+    ui.show_figure(figures.discriminator_figure(r.electra, phone=ui.phone()), "compare-electra")
     swap = (" The second row puts the generator's best guess (other than the word itself) in place of your word, "
             f"which the discriminator is trained to flag. {r.electra_says}" if r.electra_says else "")
     st.caption("Red cells look replaced to the discriminator, blue ones original." + swap + " It judges every token "

@@ -2,6 +2,7 @@
 
     python scripts/screenshots.py [--out screenshots] [--presenter] [--size 1280x720] [--pages home masking ...]
     python scripts/screenshots.py --deck [--size 1280x720]      # every slide of the default lecture deck
+    python scripts/screenshots.py --size 390x844 --figures      # a phone: each page, and each of its figures
 
 Presenter screenshots (and --deck, which is presenter mode) print how tall the stage's figure is and where it
 ends: it must end inside the window (no scrolling on a projector).
@@ -49,6 +50,9 @@ def main() -> None:
     p.add_argument("--size", default="1280x900")
     p.add_argument("--full", action="store_true", help="the whole page, not only the first screen")
     p.add_argument("--pages", nargs="*", help="slugs (home for the home page); default all")
+    p.add_argument("--figures", action="store_true",
+                   help="also each figure of the page on its own (<slug>-fig-NN.png), scrolled into view: the figures "
+                        "below the first screen, as a phone shows them")
     p.add_argument("--query", default="", help="extra query string, e.g. seed=3")
     a = p.parse_args()
     w, h = (int(x) for x in a.size.split("x"))
@@ -81,6 +85,11 @@ def main() -> None:
                 file = a.out / f"{name}{'-presenter' if a.presenter else ''}.png"
                 page.screenshot(path=str(file), full_page=a.full)
                 print(file, where(box, h) if a.presenter and path else "", "exceptions:", len(exception_boxes(page)))
+                if a.figures:
+                    for i, fig in enumerate(page.locator(".js-plotly-plot").all(), 1):
+                        fig.scroll_into_view_if_needed()
+                        page.wait_for_timeout(300)
+                        fig.screenshot(path=str(a.out / f"{name}-fig-{i:02d}.png"))
     print("console errors:", watcher.console_errors[:5], "blocked:", watcher.blocked[:5])
 
 

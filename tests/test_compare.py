@@ -627,3 +627,14 @@ def test_the_guide_concludes_n_times_quicker_only_when_the_interval_supports_it(
     text = "\n".join(compare.selection_guide(clear))
     assert "DistilBERT is the fastest here" in text and "× quicker than BERT" in text and "5 rounds in turns" in text
     assert "DistilBERT is 2.0× faster than (95% interval" in text
+
+
+def test_on_a_phone_the_guesses_keep_three_ranks_and_the_discriminator_turns_a_quarter():
+    fig = figs.fill_mask_figure(SimpleNamespace(guesses=[guess("BERT", [("toy", 0.5), ("ball", 0.2), ("cat", 0.1),
+                                                                         ("dog", 0.05)], "ball")]), phone=True)
+    assert list(fig.data[0].x) == ["rank 1", "rank 2", "rank 3"] and "(the first 3 on a phone)" in fig.layout.title.text
+    rows = [("as written", ["a", "b", "c"], [0.1, 0.2, 0.3]), ("park → sky (generator's guess)", ["a", "x"], [0.1, 0.9])]
+    fig = figs.discriminator_figure(rows, phone=True)
+    assert list(fig.data[0].y) == [0, 1, 2] and fig.data[0].x[1] == "park → sky<br>(generator&#39;s<br>guess)"
+    assert [list(r) for r in fig.data[0].text] == [["a", "a"], ["b", "x"], ["c", ""]]
+    assert fig.data[0].z[1][1] == 0.9 and fig.data[0].z[2][1] is None

@@ -7,6 +7,7 @@ HTML there.
 from __future__ import annotations
 
 import re
+import textwrap
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -109,12 +110,13 @@ def describe_tokens(r) -> str:
 
 
 @kept
-def fill_mask_figure(r) -> go.Figure:
+def fill_mask_figure(r, phone: bool = False) -> go.Figure:
     """Rows = models (``r.guesses``), columns = rank 1..k: the token each model ranks there for the hidden word's
     first piece, coloured by probability; the masked word as that model saw it is marked in the hover.
+    ``phone``: the first ``PHONE_RANKS`` ranks only, so each word has a cell wide enough to read at 390 px.
     """
     labels = [g.label + (" (permutation)" if g.permutation else "") for g in r.guesses]
-    tops = [g.prediction.first.read for g in r.guesses]  # [(token, probability), ...] best first
+    tops = [g.prediction.first.read[:PHONE_RANKS] if phone else g.prediction.first.read for g in r.guesses]
     originals = [g.prediction.original for g in r.guesses]
     k = max((len(t) for t in tops), default=0)
     z, text, hover = [], [], []
@@ -129,19 +131,26 @@ def fill_mask_figure(r) -> go.Figure:
         hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", colorscale=PROB, zmin=0, textfont=dict(size=14),
         xgap=2, ygap=2, colorbar=dict(title=dict(text="P", side="right"), thickness=14),
     ))
-    fig.update_layout(title="Top guesses for the masked word (first piece), best first",
+    fig.update_layout(title="Top guesses for the masked word (first piece), best first"
+                      + (f" (the first {k} on a phone)" if phone else ""),
                       height=120 + 46 * len(labels), margin=dict(l=10, r=10, t=60, b=30), plot_bgcolor="white")
     fig.update_xaxes(side="top", showgrid=False)
     fig.update_yaxes(autorange="reversed", showgrid=False)
     return _room(fig)
 
 
+PHONE_RANKS = 3  # guesses per model a phone's fill-mask grid shows: 3 cells of ~75 px beside the names
+
+
 @kept
-def discriminator_figure(rows: list[tuple[str, list[str], list[float]]]) -> go.Figure:
+def discriminator_figure(rows: list[tuple[str, list[str], list[float]]], phone: bool = False) -> go.Figure:
     """ELECTRA's discriminator (``Result.electra``), one row per input: (name, tokens, P(replaced) per token).
 
-    Rows may differ in length (a swapped word may have fewer pieces); missing cells are empty.
+    Rows may differ in length (a swapped word may have fewer pieces); missing cells are empty. ``phone``: turned a
+    quarter, one row per position and a column per input, so each token has a whole cell's width at 390 px.
     """
+    if phone:
+        return _discriminator_down(rows)
     n = max((len(t) for _, t, _ in rows), default=0)
     z, text, hover = [], [], []
     for name, toks, probs in rows:
@@ -198,6 +207,27 @@ def cost_figure(labels: list[str], params: list[int], memory_bytes: list[int], l
                       margin=dict(l=10, r=10, t=110 if ties else 80, b=30), plot_bgcolor="white")
     fig.update_yaxes(autorange="reversed")
     fig.update_annotations(font_size=18)  # the panels' titles, read from the back of a hall
+    return _room(fig)
+
+
+def _discriminator_down(rows: list[tuple[str, list[str], list[float]]]) -> go.Figure:
+    """discriminator_figure for a phone: positions down, the inputs across (their names wrapped over the columns)."""
+    n = max((len(t) for _, t, _ in rows), default=0)
+    z = [[probs[i] if i < len(probs) else None for _, _, probs in rows] for i in range(n)]
+    text = [[esc(toks[i]) if i < len(toks) else "" for _, toks, _ in rows] for i in range(n)]
+    hover = [[f"{esc(name)} · position {i}: <b>{esc(toks[i])}</b><br>P(replaced) = {probs[i]:.3f}" if i < len(toks)
+              else "" for name, toks, probs in rows] for i in range(n)]
+    fig = go.Figure(go.Heatmap(
+        x=["<br>".join(esc(line) for line in textwrap.wrap(name, 18)) or " " for name, _, _ in rows], y=list(range(n)), z=z, text=text, texttemplate="%{text}",
+        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", colorscale=SCORE, zmin=0, zmax=1,
+        xgap=3, ygap=2, textfont=dict(size=14),
+        colorbar=dict(title=dict(text="P(replaced)", side="top"), orientation="h", thickness=12, tickvals=[0, 0.5, 1],
+                      y=-0.08, yanchor="top"),
+    ))
+    fig.update_layout(title="ELECTRA discriminator: how likely each token is to be a replacement",
+                      height=170 + 30 * n, margin=dict(l=10, r=10, t=110, b=70), plot_bgcolor="white")
+    fig.update_xaxes(side="top", showgrid=False)
+    fig.update_yaxes(title_text="position", autorange="reversed", showgrid=False, zeroline=False, dtick=1)
     return _room(fig)
 
 
@@ -266,7 +296,9 @@ def every_figure(r) -> list:
         token_grid_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
         token_grid_figure(r),
         r.guesses and fill_mask_figure(r),
+        r.guesses and fill_mask_figure(r, phone=True),
         r.electra and discriminator_figure(r.electra),
+        r.electra and discriminator_figure(r.electra, phone=True),
         guide_figure(r),
     )
     return [key_figure(r), *(fig for fig in more if fig)]
