@@ -90,7 +90,7 @@ if edit.message:
     (st.info if edit.ok else st.warning)(edit.message)
 if not values["edit_word"].strip():
     st.caption("Type a word to replace the chosen token; below, the discriminator reads your sentence untouched.")
-ui.show_figure(figures.edit_figure(r), "electra-edit")
+ui.show_figure(figures.edit_figure(r, phone=ui.phone()), "electra-edit")
 if edit.ok and r.edit_labels[r.edit_pos]:
     st.markdown(electra.edit_verdict(edit.piece, r.edit_pos, r.edit_scores,
                                      [i for i in r.positions if i != r.edit_pos], D.threshold))

@@ -32,6 +32,7 @@ SCORE = get_colorscale("RdBu_r")
 
 STAGES = ("1 · original", "2 · masked", "3 · generator samples", "4 · corrupted", "5 · P(replaced)", "6 · truth (1 = replaced)")
 EDIT_ROWS = ("your sentence", "P(replaced)", "truth (1 = replaced)")
+PHONE_EDIT_ROWS = ("yours", "P(replaced)", "truth")  # the same rows' labels on a phone
 PER_LINE = 16  # tokens per line of a strip: longer sentences wrap onto further blocks, like text
 
 
@@ -63,10 +64,11 @@ def _phone_text(cell: str) -> str:
     return esc(plain if len(plain) <= PHONE_CELL_CHARS else plain[: PHONE_CELL_CHARS - 1] + "…")
 
 
-def _for_phone(stages: list[dict]) -> list[dict]:
-    """The stages as a phone draws them: short row labels, cell text cut to fit, the colour bar under the grid."""
+def _for_phone(stages: list[dict], names: tuple[str, ...] = PHONE_STAGES) -> list[dict]:
+    """The stages as a phone draws them: short row labels (``names``), cell text cut to fit, the colour bar under
+    the grid."""
     out = []
-    for stage, name in zip(stages, PHONE_STAGES):
+    for stage, name in zip(stages, names):
         bar = stage["colorbar"]
         if bar is not None:
             bar = dict(bar, orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top", len=1.0, thickness=12,
@@ -202,11 +204,11 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone
 
 
 @kept
-def edit_figure(r, threshold: float | None = None, per_line: int = PER_LINE) -> go.Figure:
+def edit_figure(r, threshold: float | None = None, per_line: int = PER_LINE, phone: bool = False) -> go.Figure:
     """The hand-edited sentence, the discriminator's P(replaced) for every token, and the truth, from
     ``electra.run``'s Result (``edited_tokens``, ``edit_scores``, ``edit_labels``, the sentence as encoded, and
     ``edit_pos`` when the edit applied, its ``threshold`` unless one is given). z: row 0 1 = the edited position;
-    row 1 P(replaced); row 2 1 = replaced."""
+    row 1 P(replaced); row 2 1 = replaced. ``phone``: four tokens a line, as the key figure on a phone."""
     tokens, scores, labels, special = r.edited_tokens, r.edit_scores, r.edit_labels, r.encoded.special
     edited = r.edit_pos if r.edit.ok else None
     threshold = r.threshold if threshold is None else threshold
@@ -227,6 +229,9 @@ def edit_figure(r, threshold: float | None = None, per_line: int = PER_LINE) -> 
         EDIT_ROWS[2], [1.0 if y else 0.0 for y in labels], ["1" if y else "0" for y in labels],
         [f"position {i}: " + ("<b>replaced</b> (label 1)" if y else "<b>original</b> (label 0)") for i, y in enumerate(labels)],
         TRUTH)
+    if phone:
+        return _strips(_for_phone([sentence, score, truth], PHONE_EDIT_ROWS), n, "Your edit through the discriminator",
+                       PHONE_PER_LINE, phone=True)
     return _strips([sentence, score, truth], n, "Your edit through the discriminator", per_line)
 
 
@@ -328,6 +333,7 @@ def every_figure(r) -> list:
     more = (
         key_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
         edit_figure(r),
+        edit_figure(r, phone=True),
         signal_figure(r.signal),
         r.curves and auc_curve_figure(r.curves),
     )
