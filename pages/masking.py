@@ -129,7 +129,7 @@ elif r.predictions:
     ui.widget(SPEC.topk)
     p1, p2 = st.columns([3, 2])
     with p1:
-        ui.show_figure(figs.predictions_figure(r), "masking-predictions")
+        ui.show_figure(figs.predictions_figure(r, phone=ui.phone()), "masking-predictions")
     with p2:
         st.metric("Original token ranked first", f"{sum(p.rank_original == 1 for p in r.predictions)} of "
                                                  f"{len(r.predictions)}")

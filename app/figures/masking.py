@@ -174,9 +174,10 @@ def span_length_figure(spans) -> go.Figure:
 
 
 @kept
-def predictions_figure(r) -> go.Figure:
+def predictions_figure(r, phone: bool = False) -> go.Figure:
     """Targets × rank: the model's (``r.label``) top-k at each target of the chosen epoch (``r.predictions``),
-    coloured by probability.
+    coloured by probability. ``phone``: the first ``PHONE_RANKS`` guesses, each row's label on two lines, so a guess
+    has a cell it can be read in at 390 px.
 
     Per target: its position, original piece and the piece the model was shown; its guesses' pieces and
     probabilities and which are the original (``hits``), (k,) each. z is the probabilities; a ✓ marks the original piece.
@@ -184,9 +185,11 @@ def predictions_figure(r) -> go.Figure:
     positions, originals = [p.position for p in r.predictions], [p.original for p in r.predictions]
     fed, tokens = [p.fed for p in r.predictions], [list(p.guesses.pieces) for p in r.predictions]
     probs, is_original = [list(p.guesses.probabilities) for p in r.predictions], [list(p.hits) for p in r.predictions]
+    if phone:
+        tokens, probs, is_original = ([row[:PHONE_RANKS] for row in x] for x in (tokens, probs, is_original))
     model = r.label
     k = len(probs[0]) if probs else 0
-    rows = [f"{i}·{esc(o)} (fed {esc(f)})" for i, o, f in zip(positions, originals, fed)]
+    rows = [f"{i}·{esc(o)}{'<br>' if phone else ' '}(fed {esc(f)})" for i, o, f in zip(positions, originals, fed)]
     text = [[f"{esc(t)}{' ✓' if o else ''}" for t, o in zip(tt, oo)] for tt, oo in zip(tokens, is_original)]
     fig = go.Figure(go.Heatmap(
         z=probs, x=[f"#{r + 1}" for r in range(k)], y=rows, text=_objects(text), texttemplate="%{text}",
@@ -196,12 +199,17 @@ def predictions_figure(r) -> go.Figure:
         hovertemplate="%{y}<br>guess %{x}: <b>%{text}</b> p = %{z:.4f} %{customdata}<extra></extra>",
     ))
     title = f"{esc(model)}: guesses, best first" if model else "the model's guesses, best first"
+    if phone:
+        fig.update_traces(textfont=dict(size=13))
+        title += f" (the first {k} on a phone)"
     # the title on the left, above the ranks: the chart's toolbar appears at the top right, over a centred title
-    fig.update_layout(height=min(1200, 150 + 40 * len(rows)), margin=dict(l=10, r=10, t=60, b=10),
+    fig.update_layout(height=min(1200, 150 + (52 if phone else 40) * len(rows)), margin=dict(l=10, r=10, t=60, b=10),
                       title=dict(text=title, x=0, xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=6)),
                       yaxis=dict(autorange="reversed"), xaxis=dict(side="top"))
     return fig
 
+
+PHONE_RANKS = 3  # guesses per target a phone shows: cells of ~70 px beside the targets' names
 
 SBO_CONTEXT, SBO_BOUNDARY, SBO_PREDICTED, SBO_SPAN = 0, 1, 2, 3
 SBO_NAMES = {SBO_CONTEXT: "not used by SBO", SBO_BOUNDARY: "boundary x_{s−1} / x_{e+1}: SBO's input",
@@ -351,6 +359,7 @@ def every_figure(r) -> list:
         distinct_masks_figure(r),
         r.spans and span_length_figure(r.spans),
         r.predictions and predictions_figure(r),
+        r.predictions and predictions_figure(r, phone=True),
         r.sbo and sbo_figure(r),
     )
     return [key_figure(r), *(fig for fig in more if fig)]
