@@ -14,8 +14,8 @@ import streamlit as st
 from app.core import text
 from app.core.state import Param, Spec
 from app.lecture import console, deck
-from app.ui import classroom
 
+ROOM = "_class_room"  # session state: (code, secret) of this presenter's room, shared with Ask the class (app.ui.classroom)
 SEEN = "_console_seen"  # session state: the position version this window last saw or wrote
 DECKS = "_console_decks"  # session state (the console's): digest -> the deck's views, read once
 SPEC = Spec(
@@ -36,9 +36,9 @@ def _rooms():
 def room() -> tuple[str, str]:
     """This presenter's room (code, secret): the one *Ask the class* uses, made on first use."""
     store = _rooms()
-    made = st.session_state.get(classroom.ROOM)
+    made = st.session_state.get(ROOM)
     if made is None or store.view(made[0]) is None:
-        made = st.session_state[classroom.ROOM] = store.create()
+        made = st.session_state[ROOM] = store.create()
     return made
 
 
