@@ -85,6 +85,7 @@ def start_page(slug: str, is_lesson: bool) -> None:
 def finish_page(badge_slot, stopped: bool = False) -> None:
     """The router's step after the page: a page that stopped early (:func:`stop`) gets the link to its view
     under the reason, every page the badge in ``badge_slot``; the routed run ends."""
+    stage.draw_below()  # figures still waiting for a stage figure that never came
     if stopped:
         share_link()
     st.session_state[IN_ROUTER] = False
