@@ -25,7 +25,7 @@ from app.ui import layout, url
 
 PRESENTER_FONT = 22
 PRESENTER_TITLE_PX = 900  # what a figure title's line may take on a projector, clear of a legend on its right
-PRESENTER_NOTE_FONT = 17  # px, the least a figure's annotation gets on a projector (11-13 px on a laptop)
+PRESENTER_NOTE_FONT = 18  # px, the least a figure's annotation gets on a projector (11-13 px on a laptop): readable from the back
 PRESENTER_FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # Streamlit's, loaded by the page
 STAGE_KEY = "bve-stage"  # the stage's container (CSS class st-key-bve-stage: the browser tests find it by it)
 FIGURE_BOX = "bve-stage-figure"  # the stage figure's box: CSS class st-key-bve-stage-figure-<its name>
