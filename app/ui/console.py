@@ -124,6 +124,8 @@ def page() -> None:
     values = ui.bind(SPEC)
     code, secret = values["room"], values["key"]
     stored = _stored(code) if code and secret else None
+    if stored is not None and _rooms().tally(code, secret) is None:  # the room's code alone (students see it when
+        stored = None  # the class is asked) opens no console: its key is the presenter's secret
     if stored is None:
         st.info("This console follows a presentation: open it from the projector's window — the **Console** button in "
                 "the deck bar (Lecture mode → *Present from slide 1*). Its address carries the room's code and key.",
@@ -171,7 +173,7 @@ def _panel(code: str, secret: str) -> None:
                            if after.note else ""), unsafe_allow_html=True)
     right.markdown(f'<p class="bve-console-clock" style="{CLOCK_STYLE}">'
                    f'{console.clock(time.time() - stored.started)}</p><p style="margin:0 0 0.5rem 0;color:#555">'
-                   "since slide 1 was shown</p>", unsafe_allow_html=True)
+                   "since the presentation began</p>", unsafe_allow_html=True)
     with right.container(key="bve-console-list", height=420):
         for i, v in enumerate(views, 1):
             st.button(f"{i}. {text.plain(v.title, 90)}", key=f"bve-console-slide-{i}", on_click=_move,

@@ -18,6 +18,15 @@ def test_a_console_address_without_a_room_says_how_to_open_it(open_page):
     assert "open it from the projector's window" in shown_text(at)
 
 
+def test_the_room_code_without_its_key_opens_no_console(open_page):
+    store = rooms()
+    code, secret = store.create()
+    store.put(code, secret, console.KEY, console.moved(None, 2, len(DEFAULT), "", 0.0).to_dict())
+    at = open_page("pages/console.py", room=code, key="a-guessed-key-123")
+    assert not at.exception
+    assert "open it from the projector's window" in shown_text(at) and html(DEFAULT[1].note) not in shown_text(at)
+
+
 def test_the_console_shows_the_note_and_next_slide_and_moves_the_room(open_page):
     store = rooms()
     code, secret = store.create()
