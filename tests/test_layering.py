@@ -214,7 +214,7 @@ def test_every_lesson_url_is_its_file_name():
 
 HEAVY = {"torch", "transformers", "plotly", "pandas", "numpy"}
 LIGHT = {"app/ui/__init__.py", "app/core/preload.py", "app/core/state.py", "app/lessons/__init__.py", "app/core/__init__.py", "app/lecture/__init__.py", "app/lecture/examples.py", "app/__init__.py",
-         "app/lecture/deck.py", "app/core/startup.py", "app/core/visitors.py",
+         "app/lecture/deck.py", "app/lecture/console.py", "app/core/startup.py", "app/core/visitors.py",
          "app/serve.py",  # the launcher: it runs the preload itself, in a thread, once the server is up
          "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py",
          "app/core/lesson.py"}  # names transformers' tokenizer class to recognise it (MODEL_PARTS); imports nothing

@@ -179,7 +179,10 @@ h2 { flex: none; font-size: 15pt; margin: 0; }
 .link { font-size: 8pt; color: #444; margin: 0; word-break: break-all; } .link a { color: #0b4f8a; }
 svg.qr { display: block; flex: none; }
 .problem { color: #8a4b00; background: #fff4e0; padding: 0.5rem 0.8rem; }
+.local { color: #8a4b00; background: #fff4e0; padding: 1.5mm 3mm; margin: 0 0 2mm 0; font-size: 10pt; }
 @media screen {
+  svg.qr { width: max(var(--print), var(--screen)) !important; height: max(var(--print), var(--screen)) !important;
+           min-width: max(var(--print), var(--screen)) !important; }
   html { background: #e4e4e4; } body { padding: 16mm 0 4mm 0; }
   section { margin: 0 auto 28mm auto; outline: 12mm solid #fff; box-shadow: 0 0 0 12.3mm #ccc; }
 }
@@ -248,7 +251,7 @@ def document(sections: list[Section], title: str, plotly_js: str | None = None, 
              f"<style>{STYLE}</style><script>{plotly_js}</script></head><body>"]
     header = (f"<header class='deck'><h1>{esc(title)}</h1><p class='meta'>{len(sections)} slides · "
               f"{date.today():%d %B %Y} · BERT Variants Explorer. Each slide's link and QR code open the view live, "
-              "in exactly this state.</p></header>")
+              "in exactly this state.</p>" + local_warning(sections) + "</header>")
     for i, s in enumerate(sections):
         parts.append(f"<section id='slide-{s.number}'>{header if i == 0 else ''}"
                      f"<h2>{s.number}. {esc(s.title)}</h2><p class='lesson'>{esc(s.lesson)}</p>")
@@ -265,6 +268,17 @@ def document(sections: list[Section], title: str, plotly_js: str | None = None, 
         parts.append(f"<section id='class-answers'><h2>The class's answers</h2><ol>{rows}</ol></section>")
     parts.append(f"<script>{FIT % (MIN_SCALE, json.dumps(PLOTLY_CONFIG))}</script></body></html>")
     return "".join(parts)
+
+
+def local_warning(sections) -> str:
+    """A line at the handout's top when its links point at this computer (localhost, 127.0.0.1: the address the
+    lecturer's browser used), which no student's device reaches; "" when they do not."""
+    local = sorted({qr.host(s.url) or "a relative address" for s in sections if qr.is_loopback(s.url)})
+    if not local:
+        return ""
+    return (f"<p class='local'><b>These links point at this computer</b> ({esc(', '.join(local))}): they open only on "
+            "the machine that built this handout, not on a student's device. Set the address students use (the app's "
+            "sidebar, <i>Lecture</i>, or BVE_PUBLIC_URL) and build the handout again.</p>")
 
 
 def live_link(url: str, text: str = "") -> str:

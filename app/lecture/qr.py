@@ -76,13 +76,27 @@ def print_size_mm(url: str) -> float:
     return round(min(PRINT_MOST_MM, module * (modules + 2 * BORDER)), 1)
 
 
+#: on a screen at 1x (the HTML handout opened in a browser, a screenshot of it) a module of the printed size is
+#: 1.7 px — a code of 61 or 77 modules did not decode; a module is at least this many whole CSS pixels there
+SCREEN_MODULE_PX = 3
+
+
+def screen_size_px(url: str) -> int:
+    """The least side of the code for ``url`` on a screen, in CSS pixels, quiet zone included: whole
+    ``SCREEN_MODULE_PX`` pixels a module."""
+    return make(url).symbol_size(scale=1, border=BORDER)[0] * SCREEN_MODULE_PX
+
+
 def svg_print(url: str, title: str = "") -> str:
     """The code as an inline SVG for print: one unit a module (a viewBox, no pixel size) and its printed
-    size in millimetres as its style, the same width and height, so no layout can stretch it out of square."""
+    size in millimetres as its style, the same width and height, so no layout can stretch it out of square.
+    Its least size on a screen rides along as ``--screen`` (``screen_size_px``): the handout's screen style
+    draws it at the larger of the two, so every code decodes at 1x."""
     side = f"{print_size_mm(url)}mm"
     svg = make(url).svg_inline(scale=1, border=BORDER, dark="#000", light="#fff", omitsize=True, svgclass="qr",
                                title=title or None)
-    return svg.replace("<svg ", f'<svg style="width:{side};height:{side};min-width:{side};flex:none" ', 1)
+    return svg.replace("<svg ", f'<svg style="width:{side};height:{side};min-width:{side};flex:none;'
+                                f'--print:{side};--screen:{screen_size_px(url)}px" ', 1)
 
 
 def public_address(given: str) -> tuple[str, str | None]:

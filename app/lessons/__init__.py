@@ -62,6 +62,7 @@ class Tool:
     title: str
     icon: str
     line: str
+    hidden: bool = False  # not in the navigation: reached by its link only (the presenter console)
 
 
 _FIRST_DEFINITION = re.compile(r"^(def|class|async def|@)", re.M)
@@ -121,6 +122,9 @@ LESSONS: tuple[Lesson, ...] = find_lessons()
 TOOLS: tuple[Tool, ...] = (
     Tool('pages/lecture.py', 'lecture', 'Lecture mode', ':material/slideshow:',
          'A deck of prepared views to present one per screen, a QR code for the class, and a handout.'),
+    Tool('pages/console.py', 'console', 'Presenter console', ':material/co_present:',
+         "The lecturer's own screen beside the projector: the note, the next slide, the time; it drives the deck.",
+         hidden=True),
 )
 
 

@@ -30,7 +30,7 @@ import streamlit as st
 from app.core import lesson, startup, text, visitors
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import classroom, layout, lecture, loading, own, stage, url, warm
+from app.ui import classroom, keep, layout, lecture, loading, own, stage, url, warm
 from app.ui.cache import cache, shared_result  # noqa: F401  (ui.cache is the function: it hides the module of its name)
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
@@ -87,6 +87,7 @@ def start_page(slug: str, is_lesson: bool) -> None:
 def finish_page(badge_slot, stopped: bool = False) -> None:
     """The router's step after the page: a page that stopped early (:func:`stop`) gets the link to its view
     under the reason, every page the badge in ``badge_slot``; the routed run ends."""
+    stage.draw_below()  # figures still waiting for a stage figure that never came
     if stopped:
         share_link()
     st.session_state[IN_ROUTER] = False
@@ -281,6 +282,7 @@ def sidebar() -> None:
     sb.toggle(g.presenter.label, key="presenter", help=g.presenter.help)
     sb.radio(g.export.label, ("png", "svg"), key="export", horizontal=True, format_func=g.export.shown,
              help=g.export.help)
+    keep.keep(sb, lecture.PUBLIC_URL)  # the deck and the address students use, kept in this browser
     lecture.address_box(sb)
     layout.sense(sb)  # is the window a phone's? (and the skip link, first in the Tab order)
     if stage.presenting():

@@ -18,8 +18,8 @@ import streamlit as st
 from app.classroom import question as questions
 from app.core import text
 from app.ui import stage
+from app.ui.console import ROOM  # noqa: F401 — the presenter's room: the console's too
 
-ROOM = "_class_room"  # session state: (code, secret) of this presenter's room
 ASKED = "_class_asked"  # session state: the question asked (Question.to_dict()), answer held back; None: none open
 REVEALED = "_class_revealed"  # session state: the reveal's payload once revealed
 CURRENT = "_class_current"  # session state: the question this run's Result makes (None: the lesson has none)

@@ -16,7 +16,7 @@ from app.core import state, text
 from app.lecture import deck
 from app.lessons import LESSONS, TOOLS
 from app.models import catalogue
-from app.ui import loading, stage, url, warm
+from app.ui import console, loading, stage, url, warm
 from app.ui.cache import cache
 from app.ui.loading import try_model
 from app.ui.url import DECK_SPEC, GLOBAL_SPEC
@@ -142,21 +142,29 @@ def deck_bar() -> None:
         stage.on_slide()  # the lesson's figures off the stage are folded (stage.folding)
     back = n - 1 if here else n  # off the deck (another page), Back and Next return to slide n
     forward = n + 1 if here else n
-    with st.container(key="bve-deck-bar", horizontal=True, vertical_alignment="center", gap="small", wrap=False):
+    bar = st.container(key="bve-deck-bar", gap=None)
+    with bar, st.container(key="bve-deck-row", horizontal=True, vertical_alignment="center", gap="small", wrap=False):
         st.button("Back", icon=":material/arrow_back:", key="bve-deck-back", disabled=back < 1, shortcut="Left",
                   on_click=_ask, args=("goto", back), help="The previous slide (← key)")
-        title = (f"<b>{n} / {len(views)}</b> · {text.html(view.title)}" if here else
-                 f"<b>Slide {n} / {len(views)}</b> is {text.html(view.title)} — Back or Next returns to the deck")
-        note = f'<span class="bve-deck-note">{text.html(view.note)}</span>' if view.note and here else ""
-        st.markdown(f'<div class="bve-deck-title" title="{text.html(view.note)}">{title} {note}</div>',
-                    unsafe_allow_html=True, width="stretch")
+        if here:  # the slide's point is the headline (under this row); here, small, where it stands in the deck
+            lesson = deck.lesson_of(view.page)
+            title = f"<b>{n} / {len(views)}</b> · {text.html(lesson.title if lesson else view.page)}"
+        else:
+            title = f"<b>Slide {n} / {len(views)}</b> is {text.html(view.title)} — Back or Next returns to the deck"
+        st.markdown(f'<div class="bve-deck-title">{title}</div>', unsafe_allow_html=True, width="stretch")
         st.button("Next", icon=":material/arrow_forward:", key="bve-deck-next", icon_position="right",
                   disabled=forward > len(views), shortcut="Right", on_click=_ask, args=("goto", forward),
                   help="The next slide (→ key)")
         st.button("QR", icon=":material/qr_code_2:", key="bve-deck-qr", on_click=_ask, args=("deck qr",),
                   help="A QR code of this view, for students to open it on their own devices")
+        if here:
+            console.console_button(_context_root())
         st.button("", icon=":material/close:", key="bve-deck-end", on_click=_end_presentation,
                   help="End the presentation (the deck stays on the Lecture mode page)")
+    if here:  # the speaker note is not projected: the presenter console shows it on the lecturer's own screen
+        bar.markdown(
+            f'<div class="bve-slide-headline" title="{text.html(view.title)}">{text.html(view.title)}</div>',
+            unsafe_allow_html=True)
     with st.container(key="bve-deck-clicker"):  # hidden; a presenter's clicker sends Page Down / Page Up
         st.markdown(DECK_CSS, unsafe_allow_html=True)
         st.button("Previous slide", key="bve-deck-pageup", shortcut="PageUp", disabled=back < 1,
@@ -165,17 +173,25 @@ def deck_bar() -> None:
                   on_click=_ask, args=("goto", forward))
     if show_qr:
         _qr_dialog(qr_link(None, None if here else view))
+    if here:  # the presenter console: publish this slide, follow the console's moves (app.ui.console)
+        console.projector(n, views, url.setting("deck"), lambda slide: go_to_slide(slide, views))
     if here and n < len(views):  # the next slide, computed in the background while this one is shown; not the ones
         warm.precompute(views[n], loading.settings())  # after it: computing those competed with each slide change
         # (scripts/benchmark.py --only deck, 2026-11-26: every slide ahead queued, cold p95 2386 ms; the next only, 1296)
 
 
 DECK_CSS = """<style>
-.st-key-bve-deck-bar { border-bottom: 2px solid #ddd; padding-bottom: 0.25rem; }
-.st-key-bve-deck-bar > div:has(.bve-deck-title) { min-width: 0; flex: 1 1 auto; }
-.st-key-bve-deck-bar button { padding: 0.1rem 0.6rem; min-height: 2rem; }
-.bve-deck-title { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-size: 1.05rem; }
-.bve-deck-note { color: #555; font-size: 0.85em; margin-left: 0.6rem; }
+.st-key-bve-deck-row { border-bottom: 2px solid #ddd; padding-bottom: 0.25rem; }
+.st-key-bve-deck-row > div:has(.bve-deck-title) { min-width: 0; flex: 1 1 auto; }
+.st-key-bve-deck-row button { padding: 0.1rem 0.6rem; min-height: 2rem; }
+.st-key-bve-deck-row a { padding: 0.1rem 0.6rem; min-height: 2rem; }
+.bve-deck-title { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-size: 1.05rem; color: #333; }
+.bve-slide-headline { font-size: 2rem; font-weight: 700; line-height: 1.2; color: #000; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; padding-top: 0.15rem; }
+body:has(.bve-slide-headline) [data-testid="stMain"] h1 { position: absolute !important; width: 1px; height: 1px;
+  overflow: hidden; clip-path: inset(50%); white-space: nowrap; padding: 0 !important; margin: 0; }
+body:has(.bve-slide-headline) [data-testid="stMain"] [data-testid="stElementContainer"]:has(h1) {
+  position: absolute; }
 .st-key-bve-deck-clicker { display: none; }
 </style>"""
 

@@ -28,7 +28,7 @@ from app.ui import layout, url
 
 PRESENTER_FONT = 22
 PRESENTER_TITLE_PX = 900  # what a figure title's line may take on a projector, clear of a legend on its right
-PRESENTER_NOTE_FONT = 17  # px, the least a figure's annotation gets on a projector (11-13 px on a laptop)
+PRESENTER_NOTE_FONT = 18  # px, the least a figure's annotation gets on a projector (11-13 px on a laptop): readable from the back
 PRESENTER_FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # Streamlit's, loaded by the page
 STAGE_KEY = "bve-stage"  # the stage's container (CSS class st-key-bve-stage: the browser tests find it by it)
 FIGURE_BOX = "bve-stage-figure"  # the stage figure's box: CSS class st-key-bve-stage-figure-<its name>
@@ -44,6 +44,7 @@ FOLDED = "_folded"  # session state: figures this run folded under the stage
 FOLD_OFFERED = "_fold_offered"  # session state: this run showed "Fold the lesson's other figures again"
 UNFOLD = "_slides_unfolded"  # session state: the lecturer asked slides to draw every figure of their lesson
 FOLDED_STYLE = "font-size:0.8em;color:#555"
+BELOW = "_stage_below"  # session state: figures under the stage waiting for the stage figure (drawn after it)
 HOLD = "_stage_hold"  # session state: a question to the class holds the stage (app.ui.classroom); its figure waits
 
 
@@ -59,6 +60,28 @@ def clear() -> None:
     st.session_state[ON_SLIDE] = False
     st.session_state[FOLDED] = 0
     st.session_state[FOLD_OFFERED] = False
+    st.session_state[BELOW] = []
+
+
+def _later(draw) -> bool:
+    """On a projector, before the stage figure is drawn: keep this figure's place (an empty slot where it stands)
+    and draw it once the stage figure is (:func:`draw_below`), so the browser receives and draws the stage first.
+    The lessons build their figures in reading order, and the figures below the stage used to reach the browser
+    first: the stage stayed blank for ~2 s while they drew. False (draw now) once the stage figure is drawn, or
+    off a projector."""
+    if not presenting() or st.session_state.get(STAGE) is None or st.session_state.get(STAGED) is not None:
+        return False
+    slot = st.empty()
+    st.session_state.setdefault(BELOW, []).append(lambda: draw(slot))
+    return True
+
+
+def draw_below() -> None:
+    """Draw the figures kept for after the stage figure, in their places: right after the stage figure, and at
+    the end of the page (the router's ``finish_page``) for a page whose stage figure never came."""
+    waiting, st.session_state[BELOW] = st.session_state.get(BELOW) or [], []
+    for draw in waiting:
+        draw()
 
 
 def on_slide() -> None:
@@ -297,16 +320,22 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
             presenter_style(fig)
             fig.update_layout(height=None, autosize=True)  # the box's height, whatever the figure was made for
             _plotly(_figure_box(staged), fig, name, height="stretch")
+            draw_below()
             return
         if key is True:  # the key figure, while the view names another: the stage's if that one is not drawn
             key_name = figure_choice()[1] if figure_choice() else KEY_NAME
             st.session_state[FALLBACK] = lambda: (presenter_style(fig), _plotly(_figure_box(key_name), fig,
-                                                                                 f"{name}-stage", height="stretch"))
+                                                                                 f"{name}-stage", height="stretch"),
+                                                  draw_below())
         if folding():
             fold(figure_title(fig))
             return
         unfolded_note()
         presenter_style(fig)
+        if height:
+            fig.update_layout(height=height)
+        if _later(lambda slot: _plotly(slot, fig, name)):
+            return
     if height:
         fig.update_layout(height=height)
     if layout.phone():
@@ -330,9 +359,12 @@ def show_html(document, alt: str, key: bool | str = False) -> None:
                "fit(); window.addEventListener('resize', fit); })();</script>")
         html_text = document.html.replace("<head>", f"<head>{fit}", 1)
         _figure_box(staged).iframe(html_text, height="stretch", alt=alt)
+        draw_below()
         return
     if folding():
         fold(alt)
+        return
+    if _later(lambda slot: slot.iframe(document.html, height=document.height, alt=alt)):
         return
     st.iframe(document.html, height=document.height, alt=alt)
 
