@@ -115,7 +115,7 @@ _HEAD_NUMBERS = (
     '        checkboxContainer.selectAll("text").data(config.headVis).enter().append("text")\n'
     '            .text((d, i) => i + 1).attr("x", (d, i) => i * CHECKBOX_SIZE + CHECKBOX_SIZE / 2)\n'
     '            .attr("y", top + CHECKBOX_SIZE / 2).attr("text-anchor", "middle").attr("dominant-baseline", "central")\n'
-    '            .attr("font-size", 12).attr("font-family", "sans-serif").style("pointer-events", "none")\n'
+    '            .attr("font-size", 13).attr("font-family", "sans-serif").style("pointer-events", "none")\n'
     f'            .attr("fill", (d, i) => {json.dumps(list(_LIGHT_HEADS))}.includes(headColors(i)) ? "#000" : "#fff");'
 )
 FIT_EDITS = {

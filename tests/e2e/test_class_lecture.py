@@ -115,7 +115,7 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
                     asked.append(view.page)
                     assert exception_boxes(projector) == [], (n, view.page)
                 if n < len(deck):
-                    projector.locator("h1").first.click()  # the arrow keys belong to the deck, not a button
+                    projector.locator(".bve-slide-headline").first.click()  # the arrow keys belong to the deck, not a button
                     projector.keyboard.press("ArrowRight")
                     if phones is not None:
                         for ph in phones:

@@ -57,8 +57,11 @@ def test_no_text_under_18_px_on_any_stage_of_the_default_deck():
         page = watcher.watch(context.new_page())
         page.goto(DEFAULT[0].link(base, presenter="1", slide="1"))
         for n, view in enumerate(DEFAULT, 1):
-            page.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
-                                   timeout=120_000)
+            try:
+                page.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
+                                       timeout=120_000)
+            except Exception as stuck:
+                raise AssertionError(f"→ from slide {n - 1} never reached slide {n} ({view.title}): {page.url}") from stuck
             wait_for_app(page)
             try:
                 page.wait_for_selector(STAGE_FIGURE, timeout=60_000)
