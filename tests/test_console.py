@@ -79,3 +79,17 @@ def test_an_own_deck_of_the_longest_kind_is_stored_in_parts_and_read_back_whole(
 def test_the_console_address_carries_the_room_and_its_key():
     link = console.link("http://10.0.0.5:8501/", "ABCDEF", "s3cr-et_")
     assert link == "http://10.0.0.5:8501/console?room=ABCDEF&key=s3cr-et_"
+
+
+def test_a_projector_polls_quickly_only_while_a_console_has_been_heard_from():
+    """The projector's second-by-second poll cost a slide change ~0.1 s (BENCHMARKS.md): it runs only while a
+    console wrote its ``alive`` within ALIVE_S; otherwise the projector looks for one every IDLE_POLL_S."""
+    from app.lecture import console
+
+    now = 1_000_000.0
+    assert console.console_open(console.alive(now - 1), now)
+    assert console.console_open(console.alive(now - console.ALIVE_S), now)
+    assert not console.console_open(console.alive(now - console.ALIVE_S - 0.1), now)
+    assert not console.console_open(None, now) and not console.console_open({"at": "soon"}, now)
+    assert not console.console_open({"at": True}, now) and not console.console_open({"at": now + 60}, now)
+    assert console.POLL_S < console.IDLE_POLL_S < console.ALIVE_S

@@ -28,7 +28,10 @@ KEY = "console"  # the room-state key of the position
 DECK_KEY = "deck-{}"  # the room-state keys of the deck's parts
 CHUNK = 3500  # characters of the encoded deck in one part (a part's JSON stays under rooms.MAX_STATE_BYTES)
 PARTS = -(-deck.MAX_ENCODED // CHUNK)  # parts of the longest deck a link holds
-POLL_S = 1.0  # how often each window reads the position: one small read (a dict look-up, or one Redis call)
+POLL_S = 1.0  # how often each window reads the position while a console is open: one small read
+IDLE_POLL_S = 10.0  # how often a projector with no console open looks for one (a poll costs a slide change ~0.1 s)
+ALIVE_KEY = "console-alive"  # the room-state key the console writes each poll: when it last looked (seconds)
+ALIVE_S = 20.0  # a console heard from this recently is open: the projector polls every POLL_S
 SLUG = "console"  # the console page's address: <app>/console?room=CODE&key=SECRET
 
 
@@ -57,6 +60,18 @@ class Position:
         except (KeyError, TypeError, ValueError):
             return None
         return p if 1 <= p.slide <= max(p.total, 1) <= deck.MAX_VIEWS and p.version >= 0 else None
+
+
+def alive(now: float) -> dict:
+    """What the console writes under :data:`ALIVE_KEY` at each poll."""
+    return {"at": now}
+
+
+def console_open(stored, now: float) -> bool:
+    """Whether a console is open on this room: what it wrote under :data:`ALIVE_KEY` (``alive``) is at most
+    ``ALIVE_S`` old. Anything else stored there (nothing, a damaged value) means none."""
+    at = stored.get("at") if isinstance(stored, dict) else None
+    return isinstance(at, (int, float)) and not isinstance(at, bool) and 0 <= now - at <= ALIVE_S
 
 
 def digest(encoded: str) -> str:

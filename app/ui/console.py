@@ -2,7 +2,9 @@
 slide it shows, follow the console's moves, the deck bar's *Console* link — and the console page itself.
 
 Both sides poll the room once a second in a fragment (``st.fragment(run_every=...)``): one small read of the room
-store, no page rerun unless the slide changed; a move in one window shows in the other within about a second.
+store, no page rerun unless the slide changed; a move in one window shows in the other within about a second. A
+projector polls that often only while a console is open (the console says so in the room at each poll); with none,
+it looks every ``IDLE_POLL_S`` — a poll that lands in a slide change cost it ~0.1 s (BENCHMARKS.md, deck rows).
 """
 
 from __future__ import annotations
@@ -68,17 +70,34 @@ def projector(n: int, views, encoded: str, go) -> None:
         stored = console.moved(stored, n, len(views), name, time.time())
         store.put(code, secret, console.KEY, stored.to_dict())
     st.session_state[SEEN] = stored.version
-    _follow(code, n, name, go)
+    if console.console_open(store.get(code, console.ALIVE_KEY), time.time()):
+        _follow(code, n, name, go)
+    else:
+        _look_for_console(code, n, name, go)
 
 
-@st.fragment(run_every=console.POLL_S)
-def _follow(code: str, n: int, name: str, go) -> None:
-    """The projector's poll: the console moved → this window shows that slide (a full rerun of the page)."""
+def _follow_once(code: str, n: int, name: str, go) -> None:
+    """The console moved → this window shows that slide (a full rerun of the page)."""
     stored = _stored(code)
     target = console.follow(st.session_state.get(SEEN), n, stored)
     if target is not None and stored.digest == name:
         st.session_state[SEEN] = stored.version
         go(target)
+
+
+@st.fragment(run_every=console.POLL_S)
+def _follow(code: str, n: int, name: str, go) -> None:
+    """The projector's poll while a console is open."""
+    _follow_once(code, n, name, go)
+
+
+@st.fragment(run_every=console.IDLE_POLL_S)
+def _look_for_console(code: str, n: int, name: str, go) -> None:
+    """The projector's poll while no console is open: follow a move, and once a console opens, rerun the page so
+    that the quick poll takes over."""
+    _follow_once(code, n, name, go)
+    if console.console_open(_rooms().get(code, console.ALIVE_KEY), time.time()):
+        st.rerun(scope="app")
 
 
 def console_button(base: str) -> None:
@@ -137,6 +156,7 @@ def page() -> None:
 
 @st.fragment(run_every=console.POLL_S)
 def _panel(code: str, secret: str) -> None:
+    _rooms().put(code, secret, console.ALIVE_KEY, console.alive(time.time()))  # the projector polls quickly while this is recent
     stored = _stored(code)
     views = _deck_of(code, stored) if stored is not None else None
     if stored is None or not views:
