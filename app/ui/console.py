@@ -15,6 +15,7 @@ import streamlit as st
 
 from app.core import text
 from app.core.state import Param, Spec
+from app.figures.words import figure_words
 from app.lecture import console, deck
 
 ROOM = "_class_room"  # session state: (code, secret) of this presenter's room, shared with Ask the class (app.ui.classroom)
@@ -151,13 +152,59 @@ def page() -> None:
                 icon=":material/co_present:")
         st.page_link("pages/lecture.py", label="Lecture mode", icon=":material/slideshow:")
         return
-    _panel(code, secret)
+    _panel(code, secret, stored.slide)
+    views = _deck_of(code, stored)
+    forward = console.neighbours(min(stored.slide, len(views)), len(views))[1] if views else None
+    if forward is not None:
+        _thumbnail(views[forward - 1], forward)
+
+
+THUMB_HEIGHT = 260  # px: the next slide's stage figure on the console, small enough to sit under the panel
+
+
+def _thumbnail(view, n: int) -> None:
+    """The next slide's stage figure, small and still: what the projector will show after →. Its Result is the one
+    every session shares (``app.ui.cache.shared_result``): the projector's warm start has usually made it already.
+    Drawn at the console's full runs only (the panel's poll reruns the page when the slide changes), so the second-
+    by-second poll never resends a figure."""
+    import importlib
+
+    from app.core import state
+    from app.figures import stage_figure
+    from app.lecture import handout
+    from app.ui import loading, stage
+    from app.ui.cache import shared_result
+
+    st.markdown(f'<p style="{NEXT_STYLE}"><b>Slide {n} will show:</b></p>', unsafe_allow_html=True)
+    build = handout.key_figure_function(view)
+    try:
+        lib, values = handout.library(view), handout.values_of(view)
+        settings_ = loading.settings()
+        models = {key: loading.shared_model(key, *settings_) for key in handout.models_for(view)}
+        result = shared_result(lib.run, models, lib.Inputs.from_values(values))
+        fig = stage_figure(importlib.import_module(build.__module__), result, values.get(state.FIGURE)) if build else None
+    except Exception as failed:  # a model that cannot load, a view with nothing to show: say so, never a traceback
+        st.caption(f"No preview: {text.md(str(failed) or type(failed).__name__, 120)}")
+        return
+    if not hasattr(fig, "update_layout"):  # bertviz's document (attention): a page of its own, not a thumbnail
+        st.caption("No preview: this slide's stage is an interactive document (bertviz).")
+        return
+    fig.update_layout(height=THUMB_HEIGHT, showlegend=False)  # its own margins: the tick labels keep their room
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    st.plotly_chart(fig, key="bve-console-thumbnail", config={"staticPlot": True, "displayModeBar": False},
+                    theme=None, on_select="ignore")
+    stage.alt_text(figure_words(fig), hidden=True)
 
 
 @st.fragment(run_every=console.POLL_S)
-def _panel(code: str, secret: str) -> None:
+def _panel(code: str, secret: str, drawn: int) -> None:
+    """The live part of the console, polled each second; ``drawn``: the slide the page's last full run drew (its
+    thumbnail of the next slide): another slide now reruns the whole page."""
     _rooms().put(code, secret, console.ALIVE_KEY, console.alive(time.time()))  # the projector polls quickly while this is recent
     stored = _stored(code)
+    if stored is not None and stored.slide != drawn:
+        st.rerun(scope="app")
     views = _deck_of(code, stored) if stored is not None else None
     if stored is None or not views:
         st.warning("The presentation's room is gone (it ended, or the server restarted): open the console again "

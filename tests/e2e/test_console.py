@@ -69,6 +69,11 @@ def test_the_console_drives_the_projector_and_follows_it():
             projector.mouse.move(640, 700)  # no tooltip on the screenshot
             projector.screenshot(path=str(SHOTS / "console-projector-1.png"))
             console.screenshot(path=str(SHOTS / "console-console-1.png"))
+            thumbnail = console.locator(".js-plotly-plot").first  # the next slide's stage figure, small
+            thumbnail.wait_for(timeout=150_000)  # computed in the console session (no warm start here)
+            thumbnail.scroll_into_view_if_needed()
+            assert 200 <= thumbnail.bounding_box()["height"] <= 300
+            thumbnail.screenshot(path=str(SHOTS / "console-thumbnail-1.png"))
 
             console.get_by_role("button", name="Next").click()  # the console drives the projector
             wait_slide(projector, 2)

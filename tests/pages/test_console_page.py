@@ -4,9 +4,14 @@ one; with the projector's room it shows the slide's note and the next slide, and
 
 from __future__ import annotations
 
+import importlib
+import json
+
 from app.classroom.rooms import rooms
 from app.core.text import html
-from app.lecture import console, deck
+from app.figures import stage_figure
+from app.lecture import console, deck, handout
+from app.models import loading
 from tests.conftest import shown_text
 
 DEFAULT = deck.default_deck()
@@ -41,3 +46,25 @@ def test_the_console_shows_the_note_and_next_slide_and_moves_the_room(open_page)
     assert html(DEFAULT[2].note) in shown_text(at)
     at.button(key="bve-console-slide-1").click().run()
     assert console.Position.from_dict(store.get(code, console.KEY)).slide == 1
+
+
+def test_the_console_shows_the_next_slides_stage_figure_small_and_still(open_page):
+    """The next slide's stage figure as a thumbnail: the figure the projector will show after →, not a description."""
+
+    store = rooms()
+    code, secret = store.create()
+    store.put(code, secret, console.KEY, console.moved(None, 1, len(DEFAULT), "", 0.0).to_dict())
+    at = open_page("pages/console.py", room=code, key=secret)
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1 and "Slide 2 will show:" in shown_text(at)
+    spec = json.loads(charts[0].proto.spec)
+    assert spec["layout"]["height"] == 260 and json.loads(charts[0].proto.config)["staticPlot"] is True
+    view = DEFAULT[1]
+    lib, values = handout.library(view), handout.values_of(view)
+    module = importlib.import_module(handout.key_figure_function(view).__module__)
+    models = {k: loading.load(k) for k in handout.models_for(view)}
+    expected = stage_figure(module, lib.run(models, lib.Inputs.from_values(values)), values.get("figure"))
+    assert spec["layout"]["title"]["text"] == expected.layout.title.text  # the slide's own stage figure
+    at.button(key="bve-console-next").click().run()
+    assert not at.exception and "Slide 3 will show:" in shown_text(at)
