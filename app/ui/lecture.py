@@ -163,8 +163,8 @@ def deck_bar() -> None:
                   help="End the presentation (the deck stays on the Lecture mode page)")
     if here:  # the speaker note is not projected: the presenter console shows it on the lecturer's own screen
         bar.markdown(
-            f'<div class="bve-slide-headline" title="{text.html(view.title)}">{text.html(view.title)}</div>',
-            unsafe_allow_html=True)
+            f'<div class="bve-slide-headline" style="font-size:{headline_rem(view.title):.2f}rem" '
+            f'title="{text.html(view.title)}">{text.html(view.title)}</div>', unsafe_allow_html=True)
     with st.container(key="bve-deck-clicker"):  # hidden; a presenter's clicker sends Page Down / Page Up
         st.markdown(DECK_CSS, unsafe_allow_html=True)
         st.button("Previous slide", key="bve-deck-pageup", shortcut="PageUp", disabled=back < 1,
@@ -178,6 +178,16 @@ def deck_bar() -> None:
     if here and n < len(views):  # the next slide, computed in the background while this one is shown; not the ones
         warm.precompute(views[n], loading.settings())  # after it: computing those competed with each slide change
         # (scripts/benchmark.py --only deck, 2026-11-26: every slide ahead queued, cold p95 2386 ms; the next only, 1296)
+
+
+HEADLINE_REM, HEADLINE_CHARS, HEADLINE_MIN_REM = 2.0, 52, 1.25  # a slide's title: 2rem up to ~52 characters
+
+
+def headline_rem(title: str) -> float:
+    """The slide title's type size: ``HEADLINE_REM`` while it fits one line at 1280 px beside the deck's buttons
+    (about ``HEADLINE_CHARS`` characters), smaller for a longer one so the whole point is read, never under
+    ``HEADLINE_MIN_REM`` (20 px: a stage holds no text under 18); past that, an ellipsis and the title on hover."""
+    return max(HEADLINE_MIN_REM, HEADLINE_REM * min(1.0, HEADLINE_CHARS / max(len(title), 1)))
 
 
 DECK_CSS = """<style>

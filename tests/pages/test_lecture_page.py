@@ -238,3 +238,17 @@ def test_on_a_projector_a_tool_page_folds_its_intro_as_a_page_a_lesson_as_a_less
     lesson = [e.label for e in app_page("pages/electra.py", presenter="1").expander]
     assert "What this page shows" in tool and "What this lesson shows" not in tool
     assert "What this lesson shows" in lesson and "What this page shows" not in lesson
+
+
+def test_a_long_slide_title_is_drawn_smaller_not_cut():
+    """Slide 10's title ran past 1280 px at 2rem and ended in an ellipsis: the point of the slide, cut. A long
+    title is drawn smaller (never under 20 px); every default slide's title fits its line."""
+    from app.lecture import deck
+    from app.ui.lecture import HEADLINE_CHARS, HEADLINE_MIN_REM, HEADLINE_REM, headline_rem
+
+    assert headline_rem("A hot generator") == HEADLINE_REM
+    long = "A longer prefix: BERT's scores move, DeBERTa's first layer does not"
+    assert HEADLINE_MIN_REM < headline_rem(long) < HEADLINE_REM
+    assert headline_rem("x" * 500) == HEADLINE_MIN_REM
+    for view in deck.default_deck():
+        assert len(view.title) * headline_rem(view.title) <= HEADLINE_CHARS * HEADLINE_REM + 1e-9, view.title
