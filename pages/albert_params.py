@@ -92,7 +92,7 @@ else:
         st.caption("`transformers`' ALBERT can share all layers (`num_hidden_groups=1`) or none (`= L`), but not "
                    "only the attention or only the feed-forward parts. Those two modes are counted exactly from the "
                    "real modules instead: the shared part once, the unshared part L times.")
-    ui.show_figure(figures.key_figure(r), "albert-parameters-by-part", key=True)
+    ui.show_figure(figures.key_figure(r, phone=ui.phone()), "albert-parameters-by-part", key=True)
     ui.show_figure(figures.embedding_sweep_figure(r), "albert-parameters-vs-E", key="embedding")
     st.caption("The line stays flat once E·(V + H) is small next to the layers: past that point a smaller E "
                "saves almost nothing. Where it crosses the dashed line, factorization stops paying.")

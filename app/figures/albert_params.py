@@ -29,29 +29,41 @@ def as_list(x) -> list:
 
 
 LABEL_CHARS = 16  # characters a line of a bar's label under it
+PHONE_LABEL_CHARS = 14  # ... beside it, on a phone
 
 
 @kept
-def params_stacked_bar(bars: list[dict]) -> go.Figure:
+def params_stacked_bar(bars: list[dict], phone: bool = False) -> go.Figure:
     """One stacked bar per setting. bars: [{"label", "embeddings", "attention", "ffn", "pooler"}] with
-    parameter counts; hover shows each part exactly and the bar's total."""
+    parameter counts; hover shows each part exactly and the bar's total. ``phone``: the bars lie down, each label
+    on the left of its bar (five labels of two lines under 390 px of bars ran into each other)."""
     # each label in lines of a few words: level, they take two or three lines under their bar; rotated (plotly's
     # choice for long ones) they took 190 px of a projector's 480-px stage
-    labels = ["<br>".join(textwrap.wrap(b["label"], LABEL_CHARS)) for b in bars]
+    labels = ["<br>".join(textwrap.wrap(b["label"], PHONE_LABEL_CHARS if phone else LABEL_CHARS)) for b in bars]
     totals = [sum(b[p] for p in PARTS) for b in bars]
     fig = go.Figure()
     for part in PARTS:
+        values = [b[part] for b in bars]
         fig.add_bar(
-            name=PART_LABELS[part], x=labels, y=[b[part] for b in bars], marker_color=PART_COLOURS[part],
-            customdata=totals,
-            hovertemplate=f"%{{x}}<br>{PART_LABELS[part]}: %{{y:,}}<br>total: %{{customdata:,}}<extra></extra>",
+            name=PART_LABELS[part], x=values if phone else labels, y=labels if phone else values,
+            orientation="h" if phone else "v", marker_color=PART_COLOURS[part], customdata=totals,
+            hovertemplate=f"%{{{'y' if phone else 'x'}}}<br>{PART_LABELS[part]}: %{{{'x' if phone else 'y'}:,}}"
+                          "<br>total: %{customdata:,}<extra></extra>",
         )
     for label, total in zip(labels, totals):  # each bar's total over it: the number a slide's title quotes
-        fig.add_annotation(x=label, y=total, text=f"<b>{human_count(total)}</b>", showarrow=False, yanchor="bottom")
-    fig.update_layout(barmode="stack", yaxis_title="parameters", legend_title="where they live",
-                      margin=dict(t=40, b=10), title="Parameters by part")
-    fig.update_yaxes(range=[0, max(totals, default=1) * 1.1])  # room for the totals
-    fig.update_xaxes(tickangle=0)
+        if phone:
+            fig.add_annotation(x=total, y=label, text=f"<b>{human_count(total)}</b>", showarrow=False, xanchor="left")
+        else:
+            fig.add_annotation(x=label, y=total, text=f"<b>{human_count(total)}</b>", showarrow=False, yanchor="bottom")
+    fig.update_layout(barmode="stack", legend_title="where they live", margin=dict(t=40, b=10), title="Parameters by part")
+    if phone:
+        fig.update_layout(xaxis_title="parameters", height=120 + 70 * len(bars))
+        fig.update_xaxes(range=[0, max(totals, default=1) * 1.3])  # room for the totals
+        fig.update_yaxes(autorange="reversed")
+    else:
+        fig.update_layout(yaxis_title="parameters")
+        fig.update_yaxes(range=[0, max(totals, default=1) * 1.1])  # room for the totals
+        fig.update_xaxes(tickangle=0)
     return fig
 
 
@@ -114,10 +126,11 @@ def compute_scatter(r) -> go.Figure:
 
 
 @kept
-def key_figure(r) -> go.Figure | None:
+def key_figure(r, phone: bool = False) -> go.Figure | None:
     """The ALBERT parameters lesson's key figure, from ``albert_params.run``'s Result: where the parameters of your
-    encoder live, beside the same shape without factorization or sharing (None: settings that cannot be built)."""
-    return None if r.yours is None else params_stacked_bar(list(r.yours.bars))
+    encoder live, beside the same shape without factorization or sharing (None: settings that cannot be built).
+    ``phone``: drawn for a phone (app/ui/layout.py)."""
+    return None if r.yours is None else params_stacked_bar(list(r.yours.bars), phone=phone)
 
 
 def embedding_of(r) -> go.Figure | None:
@@ -133,6 +146,7 @@ def every_figure(r) -> list:
     """Every figure pages/albert_params.py draws from ``r`` (this lesson's Result), the key figure first: what
     tests/test_figure_injection.py walks, with no list of its own."""
     more = (
+        key_figure(r, phone=True),  # the same, drawn for a phone (app/ui/layout.py)
         r.yours and embedding_sweep_figure(r),
         compute_scatter(r),
     )
