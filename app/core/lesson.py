@@ -98,7 +98,8 @@ class LessonModule(Protocol):
     ICON: str
     LINE: str  # what a student sees there, in one line
     SPEC: Any  # app.core.state.Spec: each URL parameter once
-    MODELS: tuple[str, ...]  # catalogue keys
+    MODELS: tuple[str, ...]  # the catalogue keys it always runs on (the page loads them all); a lesson whose model is
+    # the visitor's choice states none and has a ``variant`` parameter instead (the masking lab, attention)
     Inputs: type  # frozen dataclass; Inputs.from_values(values)
     Result: type  # frozen dataclass: everything its figures draw
     TAKEAWAY: str

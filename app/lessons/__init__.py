@@ -135,14 +135,16 @@ def contract_problems(module) -> list[str]:
     """What keeps ``module`` from being a lesson library (:class:`LessonModule`), each problem in one sentence
     naming the module and the name at fault; ``[]`` when it is one."""
     name = getattr(module, "__name__", repr(module))
-    missing = [a for a in (*_CONTRACT_TYPES, "SPEC", "MODELS", "Inputs", "Result", "run") if not hasattr(module, a)]
+    chosen = isinstance(getattr(module, "SPEC", None), Spec) and any(p.name == "variant" for p in module.SPEC)
+    needed = [a for a in (*_CONTRACT_TYPES, "SPEC", "MODELS", "Inputs", "Result", "run") if a != "MODELS" or not chosen]
+    missing = [a for a in needed if not hasattr(module, a)]
     if missing:
         return [f"{name} does not state {', '.join(missing)} (app.core.lesson.LessonModule lists what a lesson states)"]
     problems = [f"{name}.{a} is a {type(getattr(module, a)).__name__}, not a {t.__name__}"
                 for a, t in _CONTRACT_TYPES.items() if not isinstance(getattr(module, a), t)]
     if not isinstance(module.SPEC, Spec):
         problems.append(f"{name}.SPEC is not an app.core.state.Spec: state each URL parameter once, with Param")
-    if not (isinstance(module.MODELS, tuple) and all(isinstance(k, str) for k in module.MODELS)):
+    if hasattr(module, "MODELS") and not (isinstance(module.MODELS, tuple) and all(isinstance(k, str) for k in module.MODELS)):
         problems.append(f"{name}.MODELS is not a tuple of catalogue keys")
     for cls in ("Inputs", "Result"):
         kind = getattr(module, cls)

@@ -59,7 +59,6 @@ VIEWS = (("head", "Head view (one layer, lines per head)"), ("model", "Model vie
 AGGREGATES = (("layer", "One layer: the chosen head, or the mean of its heads"),
               ("mean", "Mean over every layer and head"), ("rollout", "Attention rollout through all layers"))
 # the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
-MODELS = tuple(catalogue.CATALOGUE)  # any variant: one at a time, the `variant` parameter's choice
 TAKEAWAY = 'Every head of every layer has its own map; attention weights hint at the flow, they do not explain it.'
 SPEC = Spec(
     Param("variant", "choice", "bert", choices=tuple(catalogue.CATALOGUE), widget="select", label="Variant",

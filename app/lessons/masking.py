@@ -63,7 +63,6 @@ CFG = MaskingConfig()  # BERT's 15%, 80/10/10; SpanBERT's p = 0.2, max 10
 DEFAULT_TEXT = "The little girl found a red ball in the park. She kicked it over the puddles to the wobbly treehouse."
 VARIANTS = tuple(catalogue.MASKED_LMS)
 # the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
-MODELS = VARIANTS  # the catalogue keys it can run on: one at a time, the `variant` parameter's choice
 TAKEAWAY = 'Static masking asks the same positions every epoch; dynamic masking reaches every position over time.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your text"),
