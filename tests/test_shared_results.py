@@ -222,3 +222,19 @@ def test_wire_form_is_converted_once_per_content():
     assert wire_form(changed)["layout"]["height"] == 300 and "height" not in first["layout"]
     after = wired_counts()
     assert after["serialized"] - before["serialized"] == 2 and after["kept"] - before["kept"] == 1
+
+
+def test_a_lesson_that_reads_files_keys_its_shared_result_by_their_state(tmp_path, monkeypatch):
+    """The claims page reads results files a run rewrites: its shared_key(inputs) (their versions) is part of the
+    key, so a rewritten file gives a new Result — in CI a page test saw a Result computed from another folder."""
+    from app.lessons import claims
+    from app.ui.cache import result_key
+
+    monkeypatch.setenv("BVE_EXPERIMENTS_DIR", str(tmp_path / "a"))
+    first, _ = result_key(claims.run, {}, claims.Inputs())
+    monkeypatch.setenv("BVE_EXPERIMENTS_DIR", str(tmp_path / "b"))
+    second, _ = result_key(claims.run, {}, claims.Inputs())
+    assert first != second and first[:4] == second[:4]  # the same lesson and inputs; another state of its files
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "masking.json").write_text("{}")
+    assert result_key(claims.run, {}, claims.Inputs())[0] != second  # a file written: another key

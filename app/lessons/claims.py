@@ -104,6 +104,13 @@ def _version(name: str) -> tuple[str, int]:
         return str(folder), 0
 
 
+def shared_key(inputs) -> tuple:
+    """What a Result depends on besides its Inputs: the results files as they are now (every experiment's: the
+    family is judged together). app/ui/cache.result_key adds it to the key of the Result every session shares, so a
+    file a run rewrites gives a new Result, not the one computed from the old file."""
+    return tuple(_version(name) for name in CLAIMS)
+
+
 # ----------------------------------------------------------------------------- what the page shows
 
 

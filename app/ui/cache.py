@@ -10,6 +10,7 @@ identity (key, source, location, device, dtype) and a tensor by its contents.
 from __future__ import annotations
 
 import functools
+import sys
 
 import streamlit as st
 
@@ -76,11 +77,14 @@ def result_key(fn, models: dict, inputs):
         token, alive = model_token(loaded.model)
         parts.append((key, identity, token))
         checks.append(alive)
+    # what the Result depends on besides its inputs and models (files on disk): the lesson's shared_key(inputs)
+    extra = getattr(sys.modules.get(fn.__module__), "shared_key", None)
     try:
-        hash(inputs)
+        state = extra(inputs) if callable(extra) else ()
+        hash((inputs, state))
     except TypeError:
         return None
-    return ((fn.__module__, fn.__qualname__, inputs, tuple(parts)),
+    return ((fn.__module__, fn.__qualname__, inputs, tuple(parts), state),
             lambda: all(alive() for alive in checks))
 
 
