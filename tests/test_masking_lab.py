@@ -292,7 +292,7 @@ def test_the_split_adds_up_to_100_and_the_takeaway_gives_the_measured_rate(bundl
     assert lab.whole_percents((0.857, 0.057, 0.086)) == (86, 6, 8)  # each rounded alone: 86 + 6 + 9 = 101
     r = run(bundled, rate=0.5)
     assert "15%" not in lab.TAKEAWAY and "15%" not in lab.takeaway(r)
-    assert f"the same {r.coverage.rate:.0%} of the positions" in lab.takeaway(r) and "50%" in lab.takeaway(r)
+    assert f"the same {r.coverage.rate:.0%} of positions" in lab.takeaway(r) and "50%" in lab.takeaway(r)
     text = lab.split_text(r)
     assert sum(int(p) for p in re.findall(r"\((\d+)%\)", text)) == 100
     counts = [int(c) for c in re.findall(r"\*\*(\d+)\*\*", text)]

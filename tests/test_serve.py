@@ -27,11 +27,13 @@ def test_the_v2_component_scan_is_skipped_and_the_app_uses_no_v2_component(monke
     sources = [p for d in ("app", "pages") for p in (ROOT / d).rglob("*.py")] + [ROOT / "streamlit_app.py"]
     uses = [p for p in sources if p.name != "serve.py" and ("components.v2" in p.read_text()
                                                             or "st.components" in p.read_text())]
-    # the one v2 component, the window's width sensor, is defined inline (its JS in the call): it needs no
-    # installed manifest, which is all the skipped scan looks for
-    assert uses == [ROOT / "app" / "ui" / "layout.py"]
-    sensor = uses[0].read_text()
+    # the v2 components, the window's width sensor and the browser's keep (localStorage: an own deck, the students'
+    # address), are defined inline (their JS in the call): they need no installed manifest, which is all the
+    # skipped scan looks for
+    assert sorted(uses) == [ROOT / "app" / "ui" / "keep.py", ROOT / "app" / "ui" / "layout.py"]
+    sensor, keep = (ROOT / "app" / "ui" / "layout.py").read_text(), (ROOT / "app" / "ui" / "keep.py").read_text()
     assert 'st.components.v2.component("bve_width", js=_SENSOR_JS)' in sensor and "path=" not in sensor
+    assert 'st.components.v2.component("bve_keep", js=_KEEP_JS)' in keep and "path=" not in keep
 
 
 def test_the_first_pages_imports_are_done_early_and_hold_neither_torch_nor_pandas():

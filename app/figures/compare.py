@@ -256,6 +256,9 @@ GUIDE_TITLE = "Which one should I use? What this machine measured"
 GUIDE_FONT = 18  # px: a table a hall reads, six rows of it inside a 1280×720 stage
 
 
+GUIDE_QUESTION_FILL = "#fbe3c0"  # light amber (chroma ~60)
+
+
 @kept
 def guide_figure(r) -> go.Figure | None:
     """The selection guide (``r.guide``: one computed sentence per question) as a table a hall can read: the
@@ -274,7 +277,9 @@ def guide_figure(r) -> go.Figure | None:
         header=dict(values=["<b>Question</b>", "<b>What this machine measured on this input</b>"], align="left",
                     font=dict(size=GUIDE_FONT), fill_color="#e8eef7", height=36),
         cells=dict(values=[questions, answers], align="left", font=dict(size=GUIDE_FONT), height=30,
-                   fill_color=[["#ffffff", "#f5f5f5"] * len(questions)]),
+                   # the questions on a light amber column: the table reads as a figure from the back (and prints
+                   # with colour, as every handout page's figure does)
+                   fill_color=[[GUIDE_QUESTION_FILL] * len(questions), ["#ffffff", "#f5f5f5"] * len(questions)]),
     ))
     fig.update_layout(title=GUIDE_TITLE, height=90 + 96 * len(questions), margin=dict(l=10, r=10, t=60, b=10))
     return fig

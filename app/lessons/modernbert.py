@@ -924,5 +924,5 @@ def takeaway(r: "Result") -> str:
     (g, n), (bg, bn) = r.cost.global_layers, r.cost.base_global_layers
     context = next((p.base for p in r.published if p.aspect.startswith("Context length")), None)
     reads = f"read {context} tokens" if context else "read long inputs"
-    return (f"Rotary positions and local attention in {n - g} of {n} layers here ({bn - bg} of {bn} in "
-            f"ModernBERT-base, built from its config) let ModernBERT {reads}, not BERT's 512.")
+    # one line on a handout (≤ 110 characters); the counts are read from the configs
+    return f"RoPE and local attention ({n - g} of {n} layers here, {bn - bg} of {bn} in the base) let it {reads}, not 512."
