@@ -87,8 +87,10 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
             projector.goto(deck[0].link(base, presenter="1", slide="1"))
             phones = None
             for n, view in enumerate(deck, 1):
+                # a cold slide (no warm start here) on a loaded CI machine can take tens of seconds: generous waits,
+                # no timing asserted (BENCHMARKS.md measures the slide changes)
                 projector.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
-                                            timeout=60_000)
+                                            timeout=120_000)
                 wait_for_app(projector)
                 assert urlparse(projector.url).path.endswith(f"/{view.page}")
                 ask = projector.get_by_role("button", name="Ask the class")
@@ -105,13 +107,13 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
                         buttons.nth(i % buttons.count()).tap()
                         if ph.page.locator("#answers button.send").count():
                             ph.page.locator("#answers button.send").tap()
-                        ph.wait_text("#msg", "Your answer")
+                        ph.wait_text("#msg", "Your answer", timeout=60_000)
                     projector.wait_for_function("() => [...document.querySelectorAll('.bve-class-count')]"
-                                                ".some(e => e.innerText.startsWith('3 '))", timeout=30_000)
+                                                ".some(e => e.innerText.startsWith('3 '))", timeout=60_000)
                     projector.get_by_role("button", name="Reveal").click()
                     projector.wait_for_function("() => document.body.innerText.includes('of you ')", timeout=60_000)
                     for ph in phones:
-                        ph.wait_text("#reveal", "of you")
+                        ph.wait_text("#reveal", "of you", timeout=60_000)
                     asked.append(view.page)
                     assert exception_boxes(projector) == [], (n, view.page)
                 if n < len(deck):
@@ -119,7 +121,7 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
                     projector.keyboard.press("ArrowRight")
                     if phones is not None:
                         for ph in phones:
-                            ph.wait_text("#msg", "Waiting for the next question")
+                            ph.wait_text("#msg", "Waiting for the next question", timeout=120_000)
             for ph in phones or ():
                 ph.safe()
         finally:
