@@ -14,8 +14,16 @@ from app.lessons import LESSONS, TOOLS  # noqa: E402
 ui.routed_by_navigation()
 ui.page_config()
 home = st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)
-pages = [home] + [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.slug,
-                          visibility="hidden" if getattr(p, "hidden", False) else "visible") for p in (*LESSONS, *TOOLS)]
+pages = [home] + [
+    st.Page(
+        p.path,
+        title=p.title,
+        icon=p.icon,
+        url_path=p.slug,
+        visibility="hidden" if getattr(p, "hidden", False) else "visible",
+    )
+    for p in (*LESSONS, *TOOLS)
+]
 page = st.navigation(pages, expanded=True)  # every lesson and Lecture mode in view, no "View more"
 ui.sidebar()
 badge = st.sidebar.empty()

@@ -19,6 +19,7 @@ register, never taken from the corpus). Pure: no streamlit.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 import json
@@ -73,17 +74,29 @@ def blank_logits(model, tokenizer, text: str, permutation: bool) -> torch.Tensor
     ids = enc["input_ids"]  # (1, T)
     where = (ids[0] == tokenizer.mask_token_id).nonzero().flatten()
     if len(where) != 1:
-        raise ValueError(f"expected one mask piece in {masked!r}, got {len(where)}: {tokenizer.convert_ids_to_tokens(ids[0])}")
+        raise ValueError(
+            f"expected one mask piece in {masked!r}, got {len(where)}: {tokenizer.convert_ids_to_tokens(ids[0])}"
+        )
     t = int(where[0])
     inputs = {k: v.to(model.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
     with devices.forward(model):
         if permutation:
             dtype = next(model.parameters()).dtype
             perm_mask, target_mapping = last_targets_masks(ids.shape[1], [t])  # (1, T, T), (1, 1, T): the one target
-            return model(**inputs, perm_mask=perm_mask.to(model.device, dtype),
-                         target_mapping=target_mapping.to(model.device, dtype)).logits[0, 0].float().cpu()
+            return (
+                model(
+                    **inputs,
+                    perm_mask=perm_mask.to(model.device, dtype),
+                    target_mapping=target_mapping.to(model.device, dtype),
+                )
+                .logits[0, 0]
+                .float()
+                .cpu()
+            )
         out = model(**inputs)
-        logits = out.logits if hasattr(out, "logits") else out.prediction_logits  # *ForPreTraining: MLM + a sentence head
+        logits = (
+            out.logits if hasattr(out, "logits") else out.prediction_logits
+        )  # *ForPreTraining: MLM + a sentence head
         return logits[0, t].float().cpu()
 
 
@@ -100,8 +113,13 @@ class Result:
         return self.hits / max(self.total, 1)
 
     def as_dict(self) -> dict:
-        return {"k": self.k, "hits": self.hits, "total": self.total, "rate": self.rate,
-                "by_pos": {p: h / max(n, 1) for p, (h, n) in self.by_pos.items()}}
+        return {
+            "k": self.k,
+            "hits": self.hits,
+            "total": self.total,
+            "rate": self.rate,
+            "by_pos": {p: h / max(n, 1) for p, (h, n) in self.by_pos.items()},
+        }
 
 
 def evaluate(model, tokenizer, items: list[Item], k: int = 5, permutation: bool = False) -> Result:

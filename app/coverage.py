@@ -12,6 +12,7 @@ and :func:`analytic_coverage` is the law above. Pure: no streamlit.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass
@@ -60,8 +61,9 @@ def draws_for(n_maskable: int) -> int:
     return max(DEFAULTS.min_draws, min(DEFAULTS.n_draws, DEFAULTS.positions // max(1, n_maskable)))
 
 
-def simulate(sentence: Tokenized, unit: str, cfg: MaskingConfig, seed: int, n_copies: int,
-             n_draws: int | None = None) -> Simulation:
+def simulate(
+    sentence: Tokenized, unit: str, cfg: MaskingConfig, seed: int, n_copies: int, n_draws: int | None = None
+) -> Simulation:
     """Targets of many independent draws (the replacement split does not matter for coverage).
 
     Token masking: Bernoulli(p) per position; whole words: Bernoulli(p) per word; spans: SpanBERT's

@@ -57,8 +57,13 @@ map $cookie_{ROUTE_COOKIE} $bve_set_route {{
 """
 
 
-def site_config(ports: list[int], listen: str = "8080", app_host: str = "127.0.0.1", affinity: str = "cookie",
-                served_by: bool = False) -> str:
+def site_config(
+    ports: list[int],
+    listen: str = "8080",
+    app_host: str = "127.0.0.1",
+    affinity: str = "cookie",
+    served_by: bool = False,
+) -> str:
     """nginx's http-block configuration for app processes on ``app_host``:``ports``, listening on ``listen`` (a port,
     or address:port). ``affinity``: "cookie" (the default) or "ip" (``ip_hash``)."""
     if affinity not in AFFINITIES:
@@ -66,30 +71,42 @@ def site_config(ports: list[int], listen: str = "8080", app_host: str = "127.0.0
     if not ports:
         raise ValueError("at least one app process")
     cookie = affinity == "cookie"
-    headers = ["        add_header Set-Cookie $bve_set_route always;  # the affinity cookie, on a first request"] \
-        if cookie else []
+    headers = (
+        ["        add_header Set-Cookie $bve_set_route always;  # the affinity cookie, on a first request"]
+        if cookie
+        else []
+    )
     if served_by:
         headers.append(f"        add_header {SERVED_BY} $upstream_addr always;  # --served-by")
     return string.Template(TEMPLATE.read_text(encoding="utf-8")).substitute(
-        affinity_comment=("Here by a cookie nginx sets (bve_route), hashed:\n# students behind one address (a "
-                          "hall's NAT) still spread over the processes." if cookie else
-                          "Here by the client's address (ip_hash):\n# every browser behind one address (a hall's "
-                          "NAT) goes to the same process."),
+        affinity_comment=(
+            "Here by a cookie nginx sets (bve_route), hashed:\n# students behind one address (a "
+            "hall's NAT) still spread over the processes."
+            if cookie
+            else "Here by the client's address (ip_hash):\n# every browser behind one address (a hall's "
+            "NAT) goes to the same process."
+        ),
         affinity_maps=_COOKIE_MAPS if cookie else "",
         balance="    hash $bve_route consistent;" if cookie else "    ip_hash;",
         servers="\n".join(f"    server {app_host}:{p} max_fails=1 fail_timeout=10s;" for p in ports),
-        listen=listen, headers="\n".join(headers))
+        listen=listen,
+        headers="\n".join(headers),
+    )
 
 
 def nginx_config(site: str, prefix: Path, user: str | None = None) -> str:
     """A whole nginx.conf around ``site`` whose pid, logs and temporary files live under ``prefix`` (no root needed;
     ``user``: the workers' user when nginx starts as root)."""
-    temp = "\n".join(f"    {kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    temp = "\n".join(
+        f"    {kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
     indented = "\n".join(("    " + line) if line else "" for line in site.splitlines())
-    return (f"# written by python -m app.deploy\n{f'user {user};' if user else ''}\nworker_processes auto;\n"
-            f"pid {prefix / 'nginx.pid'};\nerror_log {prefix / 'error.log'} warn;\n"
-            "events {\n    worker_connections 4096;  # two per session (browser and app process)\n}\n"
-            f"http {{\n    access_log off;\n{temp}\n{indented}\n}}\n")
+    return (
+        f"# written by python -m app.deploy\n{f'user {user};' if user else ''}\nworker_processes auto;\n"
+        f"pid {prefix / 'nginx.pid'};\nerror_log {prefix / 'error.log'} warn;\n"
+        "events {\n    worker_connections 4096;  # two per session (browser and app process)\n}\n"
+        f"http {{\n    access_log off;\n{temp}\n{indented}\n}}\n"
+    )
 
 
 def binary(name: str) -> str | None:
@@ -116,10 +133,20 @@ class Deployment:
     127.0.0.1, ports ``app_ports`` or free ones) and nginx on ``host``:``port``. Use as a context manager, or
     :meth:`start` / :meth:`stop`; :meth:`watch` restarts an app process that died (when ``restart``)."""
 
-    def __init__(self, replicas: int = 2, port: int = 8080, host: str = "0.0.0.0", app_ports: list[int] | None = None,
-                 redis_url: str | None = None, affinity: str = "cookie", workdir: Path | None = None,
-                 restart: bool = True, served_by: bool = False, serve_args: tuple[str, ...] = (),
-                 env: dict | None = None):
+    def __init__(
+        self,
+        replicas: int = 2,
+        port: int = 8080,
+        host: str = "0.0.0.0",
+        app_ports: list[int] | None = None,
+        redis_url: str | None = None,
+        affinity: str = "cookie",
+        workdir: Path | None = None,
+        restart: bool = True,
+        served_by: bool = False,
+        serve_args: tuple[str, ...] = (),
+        env: dict | None = None,
+    ):
         if replicas < 1:
             raise ValueError("at least one app process")
         self.replicas, self.port, self.host, self.affinity = replicas, port, host, affinity
@@ -160,11 +187,21 @@ class Deployment:
             self._started_at = [time.monotonic()] * self.replicas
             end = time.monotonic() + timeout
             for i in range(self.replicas):
-                self._wait(lambda i=i: healthy(self.app_url(i) + "/_stcore/health"), end, f"app process {i + 1}",
-                           self.apps[i], self.workdir / f"app-{i + 1}.log")
+                self._wait(
+                    lambda i=i: healthy(self.app_url(i) + "/_stcore/health"),
+                    end,
+                    f"app process {i + 1}",
+                    self.apps[i],
+                    self.workdir / f"app-{i + 1}.log",
+                )
             self.nginx = self._start_nginx(nginx)
-            self._wait(lambda: healthy(self.url + "/_stcore/health"), end, "nginx", self.nginx,
-                       self.workdir / "nginx" / "error.log")
+            self._wait(
+                lambda: healthy(self.url + "/_stcore/health"),
+                end,
+                "nginx",
+                self.nginx,
+                self.workdir / "nginx" / "error.log",
+            )
         except BaseException:
             self.stop()
             raise
@@ -174,8 +211,13 @@ class Deployment:
         """Until ``ok()``; a process that exits or a deadline passed raises, with the end of its log (a temporary
         folder is gone by the time the caller reads the message)."""
         while not ok():
-            failed = (f"{what} exited with {proc.returncode}" if proc is not None and proc.poll() is not None
-                      else f"{what} did not become healthy" if time.monotonic() > end else None)
+            failed = (
+                f"{what} exited with {proc.returncode}"
+                if proc is not None and proc.poll() is not None
+                else f"{what} did not become healthy"
+                if time.monotonic() > end
+                else None
+            )
             if failed:
                 tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
                 raise (RuntimeError if "exited" in failed else TimeoutError)(f"{failed}; the end of {log}:\n{tail}")
@@ -184,12 +226,31 @@ class Deployment:
     def _start_redis(self) -> str:
         path = binary("redis-server")
         if path is None:
-            raise RuntimeError("redis-server is not installed (Debian: apt-get install -y redis-server), "
-                               "or give --redis-url")
+            raise RuntimeError(
+                "redis-server is not installed (Debian: apt-get install -y redis-server), or give --redis-url"
+            )
         port = free_port()
-        self.redis = subprocess.Popen([path, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(self.workdir),
-                                       "--save", "", "--appendonly", "no", "--protected-mode", "yes",
-                                       "--daemonize", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.redis = subprocess.Popen(
+            [
+                path,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.workdir),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "yes",
+                "--daemonize",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         end = time.monotonic() + 10
         while True:
             try:
@@ -204,12 +265,19 @@ class Deployment:
             time.sleep(0.05)
 
     def _start_app(self, i: int) -> subprocess.Popen:
-        cmd = [sys.executable, "-m", "app.serve", "--server.headless=true", "--server.address=127.0.0.1",
-               f"--server.port={self.app_ports[i]}", "--browser.gatherUsageStats=false", *self.serve_args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "app.serve",
+            "--server.headless=true",
+            "--server.address=127.0.0.1",
+            f"--server.port={self.app_ports[i]}",
+            "--browser.gatherUsageStats=false",
+            *self.serve_args,
+        ]
         log = open(self.workdir / f"app-{i + 1}.log", "a")
         try:
-            return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **self.env}, stdout=log,
-                                    stderr=subprocess.STDOUT)
+            return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT)
         finally:
             log.close()
 
@@ -225,16 +293,23 @@ class Deployment:
             user = f"nobody {grp.getgrgid(nobody.pw_gid).gr_name}"
             for folder in (self.workdir, prefix):
                 folder.chmod(0o755)
-        site = site_config(self.app_ports, listen=f"{self.host}:{self.port}", affinity=self.affinity,
-                           served_by=self.served_by)
+        site = site_config(
+            self.app_ports, listen=f"{self.host}:{self.port}", affinity=self.affinity, served_by=self.served_by
+        )
         conf = prefix / "nginx.conf"
         conf.write_text(nginx_config(site, prefix, user))
-        test = subprocess.run([nginx, "-t", "-q", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
-                              capture_output=True, text=True)
+        test = subprocess.run(
+            [nginx, "-t", "-q", "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
+            capture_output=True,
+            text=True,
+        )
         if test.returncode != 0:
             raise RuntimeError(f"nginx refused the configuration {conf}: {test.stderr.strip()}")
-        return subprocess.Popen([nginx, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log"),
-                                 "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return subprocess.Popen(
+            [nginx, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log"), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     # ------------------------------------------------------------------ run
     def kill(self, i: int, sig: int = signal.SIGKILL) -> int:
@@ -258,8 +333,10 @@ class Deployment:
                 said.append(f"app process {i + 1} (port {self.app_ports[i]}) exited with {proc.returncode}")
                 self.apps[i] = None
             elif time.monotonic() - self._started_at[i] > 10:
-                said.append(f"app process {i + 1} (port {self.app_ports[i]}) exited with {proc.returncode}; "
-                            "restarted (its sessions reconnect to the others meanwhile)")
+                said.append(
+                    f"app process {i + 1} (port {self.app_ports[i]}) exited with {proc.returncode}; "
+                    "restarted (its sessions reconnect to the others meanwhile)"
+                )
                 self.apps[i] = self._start_app(i)
                 self._started_at[i] = time.monotonic()
                 self.restarts += 1
@@ -292,15 +369,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--replicas", type=int, default=2, help="app processes (default 2)")
     p.add_argument("--port", type=int, default=8080, help="nginx's port, the one visitors use (default 8080)")
     p.add_argument("--host", default="0.0.0.0", help="nginx's address (default 0.0.0.0: every interface)")
-    p.add_argument("--app-ports", type=int, nargs="+", help="the app processes' ports on 127.0.0.1 (default: free ones)")
+    p.add_argument(
+        "--app-ports", type=int, nargs="+", help="the app processes' ports on 127.0.0.1 (default: free ones)"
+    )
     p.add_argument("--redis-url", help="a Redis of your own (default: start redis-server here, on a loopback port)")
-    p.add_argument("--affinity", choices=AFFINITIES, default="cookie",
-                   help="sticky sessions by a cookie nginx sets (default) or by the client's address (ip_hash)")
+    p.add_argument(
+        "--affinity",
+        choices=AFFINITIES,
+        default="cookie",
+        help="sticky sessions by a cookie nginx sets (default) or by the client's address (ip_hash)",
+    )
     p.add_argument("--dir", type=Path, help="where logs and nginx's files go (default: a temporary folder)")
     p.add_argument("--no-restart", action="store_true", help="leave an app process that died down")
     p.add_argument("--served-by", action="store_true", help=f"answer with {SERVED_BY}: which app process served")
-    p.add_argument("--print-site", action="store_true",
-                   help="print nginx's configuration for --app-ports (for your own nginx) and exit")
+    p.add_argument(
+        "--print-site",
+        action="store_true",
+        help="print nginx's configuration for --app-ports (for your own nginx) and exit",
+    )
     args = p.parse_args(argv)
     if args.print_site:
         if not args.app_ports:
@@ -314,13 +400,25 @@ def main(argv: list[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, leave)
-    deployment = Deployment(args.replicas, args.port, args.host, args.app_ports, args.redis_url, args.affinity,
-                            args.dir, restart=not args.no_restart, served_by=args.served_by)
+    deployment = Deployment(
+        args.replicas,
+        args.port,
+        args.host,
+        args.app_ports,
+        args.redis_url,
+        args.affinity,
+        args.dir,
+        restart=not args.no_restart,
+        served_by=args.served_by,
+    )
     try:
         deployment.start()
-        print(f"Serving on {deployment.url} (nginx, {args.affinity} affinity) over {args.replicas} app processes on "
-              f"ports {', '.join(map(str, deployment.app_ports))}; Redis {deployment.redis_url}; logs in "
-              f"{deployment.workdir}. Ctrl-C stops everything.", flush=True)
+        print(
+            f"Serving on {deployment.url} (nginx, {args.affinity} affinity) over {args.replicas} app processes on "
+            f"ports {', '.join(map(str, deployment.app_ports))}; Redis {deployment.redis_url}; logs in "
+            f"{deployment.workdir}. Ctrl-C stops everything.",
+            flush=True,
+        )
         while True:
             time.sleep(1.0)
             for line in deployment.watch():

@@ -23,6 +23,7 @@ shown as itself).
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 import math
@@ -152,8 +153,9 @@ def uniforms_needed(n_tokens: int, n_words: int, p: float) -> int:
     return 1 + 2 * min(math.floor(p * n_tokens) + 1, n_words)
 
 
-def spans_from_uniforms(pieces: list[int], p: float, span_p: float, max_span: int,
-                        u: list[float]) -> tuple[list[int], list[int]]:
+def spans_from_uniforms(
+    pieces: list[int], p: float, span_p: float, max_span: int, u: list[float]
+) -> tuple[list[int], list[int]]:
     """SpanBERT's loop on words, driven by the uniforms ``u`` (``uniforms_needed`` of them).
 
     The budget is p * (number of tokens), rounded at random so that its mean is exactly p * tokens.
@@ -183,8 +185,9 @@ def spans_from_uniforms(pieces: list[int], p: float, span_p: float, max_span: in
     return span_of, lengths
 
 
-def place_spans(word_ids: list[int | None], p: float, span_p: float, max_span: int,
-                gen: torch.Generator) -> tuple[torch.Tensor, list[int]]:
+def place_spans(
+    word_ids: list[int | None], p: float, span_p: float, max_span: int, gen: torch.Generator
+) -> tuple[torch.Tensor, list[int]]:
     """SpanBERT span masking: spans of whole words until about p of the tokens are targets.
 
     A span is cut short by the end of the text, by an already masked word or by the budget, so on a
@@ -202,8 +205,15 @@ def place_spans(word_ids: list[int | None], p: float, span_p: float, max_span: i
 # ----------------------------------------------------------------------------- what the targets become: 80/10/10
 
 
-def _split(input_ids: torch.Tensor, targets: torch.Tensor, u: torch.Tensor, mask_token_id: int,
-           random_ids: torch.Tensor, cfg: MaskingConfig, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def _split(
+    input_ids: torch.Tensor,
+    targets: torch.Tensor,
+    u: torch.Tensor,
+    mask_token_id: int,
+    random_ids: torch.Tensor,
+    cfg: MaskingConfig,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The replacement split, given one uniform per position ``u`` (..., T): below mask_fraction the mask
     token, then random_fraction a random token, the rest unchanged. Returns (corrupted ids, kinds)."""
     is_mask = targets & (u < cfg.mask_fraction)
@@ -218,8 +228,14 @@ def _split(input_ids: torch.Tensor, targets: torch.Tensor, u: torch.Tensor, mask
     return corrupted, kinds
 
 
-def corrupt(input_ids: torch.Tensor, targets: torch.Tensor, mask_token_id: int, random_ids: torch.Tensor,
-            cfg: MaskingConfig, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def corrupt(
+    input_ids: torch.Tensor,
+    targets: torch.Tensor,
+    mask_token_id: int,
+    random_ids: torch.Tensor,
+    cfg: MaskingConfig,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Apply the replacement split to the chosen targets, decided per token.
 
     input_ids: (..., T) long; targets: (..., T) bool; random_ids: (R,) long, the ids a random
@@ -230,8 +246,14 @@ def corrupt(input_ids: torch.Tensor, targets: torch.Tensor, mask_token_id: int, 
     return _split(input_ids, targets, u, mask_token_id, random_ids, cfg, gen)
 
 
-def corrupt_spans(input_ids: torch.Tensor, span_ids: torch.Tensor, mask_token_id: int, random_ids: torch.Tensor,
-                  cfg: MaskingConfig, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def corrupt_spans(
+    input_ids: torch.Tensor,
+    span_ids: torch.Tensor,
+    mask_token_id: int,
+    random_ids: torch.Tensor,
+    cfg: MaskingConfig,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The replacement split decided once per span, as SpanBERT does: all tokens of a span become the
     mask token, or all become random tokens, or all stay. input_ids, span_ids: (T,) long, span_ids -1
     where a token is not a target. Returns (corrupted ids (T,), kinds (T,))."""
@@ -241,8 +263,14 @@ def corrupt_spans(input_ids: torch.Tensor, span_ids: torch.Tensor, mask_token_id
     return _split(input_ids, targets, u, mask_token_id, random_ids, cfg, gen)
 
 
-def mlm_batch(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token_id: int, random_ids: torch.Tensor,
-              cfg: MaskingConfig, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def mlm_batch(
+    input_ids: torch.Tensor,
+    maskable: torch.Tensor,
+    mask_token_id: int,
+    random_ids: torch.Tensor,
+    cfg: MaskingConfig,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Token-level BERT masking of a batch: returns (corrupted ids (B, T), labels (B, T)).
 
     labels hold the original id at targets and -100 elsewhere (the loss ignores -100).
@@ -257,13 +285,28 @@ def mlm_batch(input_ids: torch.Tensor, maskable: torch.Tensor, mask_token_id: in
 
 # When the mask is drawn: (key, name, whose recipe, what it is, how to read its epochs × positions grid).
 STRATEGY_TABLE = (
-    ("static", "Static ×1", "", "one mask, every epoch",
-     "One mask, fixed at preprocessing: every epoch asks the same questions, and the other positions are "
-     "never practised."),
-    ("static10", "Static ×10", "BERT", "10 masked copies",
-     "BERT's 10 copies: the rows repeat every 10 epochs, so after epoch 10 the model sees nothing new."),
-    ("dynamic", "Dynamic", "RoBERTa", "a fresh mask every epoch",
-     "RoBERTa: every row is a new mask, so over many epochs nearly every position becomes a question."),
+    (
+        "static",
+        "Static ×1",
+        "",
+        "one mask, every epoch",
+        "One mask, fixed at preprocessing: every epoch asks the same questions, and the other positions are "
+        "never practised.",
+    ),
+    (
+        "static10",
+        "Static ×10",
+        "BERT",
+        "10 masked copies",
+        "BERT's 10 copies: the rows repeat every 10 epochs, so after epoch 10 the model sees nothing new.",
+    ),
+    (
+        "dynamic",
+        "Dynamic",
+        "RoBERTa",
+        "a fresh mask every epoch",
+        "RoBERTa: every row is a new mask, so over many epochs nearly every position becomes a question.",
+    ),
 )
 STRATEGIES = tuple(row[0] for row in STRATEGY_TABLE)
 STRATEGY_SHORT = {s: f"{name} ({who})" if who else name for s, name, who, _, _ in STRATEGY_TABLE}

@@ -15,6 +15,7 @@ Pure (no streamlit); runs on any device the models are on.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 import math
@@ -72,17 +73,26 @@ def layer_count(model) -> int:
 def size_of(loaded) -> dict[str, int]:
     """A loaded variant's size: parameters, bytes in memory, layers, and the word-embedding parameters."""
     model = loaded.model
-    return {"params": count_parameters(model), "memory_bytes": memory_bytes(model)["total_bytes"],
-            "layers": layer_count(model), "embedding_params": model.get_input_embeddings().weight.numel()}
+    return {
+        "params": count_parameters(model),
+        "memory_bytes": memory_bytes(model)["total_bytes"],
+        "layers": layer_count(model),
+        "embedding_params": model.get_input_embeddings().weight.numel(),
+    }
 
 
 # ----------------------------------------------------------------------------- latency, timed in turns
 
 
-def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int = DEFAULTS.repeats,
-                        warmup: int = DEFAULTS.warmup, clock: Callable[[], float] = time.perf_counter,
-                        sync: Callable[[], None] | None = None, budget_ms: float | None = None,
-                        least: int = DEFAULTS.least) -> dict[str, list[float]]:
+def measure_interleaved(
+    forwards: dict[str, Callable[[], object]],
+    repeats: int = DEFAULTS.repeats,
+    warmup: int = DEFAULTS.warmup,
+    clock: Callable[[], float] = time.perf_counter,
+    sync: Callable[[], None] | None = None,
+    budget_ms: float | None = None,
+    least: int = DEFAULTS.least,
+) -> dict[str, list[float]]:
     """Milliseconds of ``repeats`` calls of each forward, taken in turns (a, b, c, a, b, c, ...) after
     ``warmup`` untimed rounds, so a burst of background load falls on every model alike rather than on
     whichever happened to be timed then. ``sync`` waits for the device (torch.cuda.synchronize on GPU)
@@ -116,8 +126,13 @@ def measure_interleaved(forwards: dict[str, Callable[[], object]], repeats: int 
     return samples
 
 
-def forward_latencies(models: dict[str, tuple[object, object]], text: str, repeats: int = DEFAULTS.repeats,
-                      clock: Callable[[], float] = time.perf_counter, budget_ms: float | None = None) -> dict[str, dict]:
+def forward_latencies(
+    models: dict[str, tuple[object, object]],
+    text: str,
+    repeats: int = DEFAULTS.repeats,
+    clock: Callable[[], float] = time.perf_counter,
+    budget_ms: float | None = None,
+) -> dict[str, dict]:
     """Time each model's plain forward pass on ``text`` in the forward context (app.models.device.forward), in turns.
 
     models: name -> (model, tokenizer). Returns name -> {"median_ms", "samples_ms", "n_tokens"}.
@@ -126,14 +141,17 @@ def forward_latencies(models: dict[str, tuple[object, object]], text: str, repea
     for name, (model, tokenizer) in models.items():
         enc = tokenizer(text, return_tensors="pt")
         inputs = {k: v.to(model.device) for k, v in txt.model_inputs(enc).items()}
-        forwards[name] = (lambda m=model, x=inputs: _timed_forward(m, x))
+        forwards[name] = lambda m=model, x=inputs: _timed_forward(m, x)
         n_tokens[name] = int(inputs["input_ids"].shape[1])
         cuda = cuda or model.device.type == "cuda"
     with devices.timing():  # at a page's threads, whichever thread times (the warm start computes lessons ahead)
-        samples = measure_interleaved(forwards, repeats=repeats, clock=clock,
-                                      sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms)
-    return {name: {"median_ms": statistics.median(s), "samples_ms": s, "n_tokens": n_tokens[name]}
-            for name, s in samples.items()}
+        samples = measure_interleaved(
+            forwards, repeats=repeats, clock=clock, sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms
+        )
+    return {
+        name: {"median_ms": statistics.median(s), "samples_ms": s, "n_tokens": n_tokens[name]}
+        for name, s in samples.items()
+    }
 
 
 def _timed_forward(model, inputs: dict):
@@ -160,8 +178,14 @@ def with_encoders(models: dict[str, tuple[object, object]], text: str, **timing)
     forwards = {(name, "whole"): pair for name, pair in models.items()}
     forwards.update({(name, "encoder"): (model.base_model, tok) for name, (model, tok) in models.items()})
     timed = forward_latencies(forwards, text, **timing)
-    return {name: {**timed[name, "whole"], "encoder_median_ms": timed[name, "encoder"]["median_ms"],
-                   "encoder_samples_ms": timed[name, "encoder"]["samples_ms"]} for name in models}
+    return {
+        name: {
+            **timed[name, "whole"],
+            "encoder_median_ms": timed[name, "encoder"]["median_ms"],
+            "encoder_samples_ms": timed[name, "encoder"]["samples_ms"],
+        }
+        for name in models
+    }
 
 
 # ----------------------------------------------------------------------------- a median, with its interval
@@ -176,10 +200,10 @@ def median_interval(samples: list[float], confidence: float = 0.95) -> dict | No
     n = len(xs)
     if not n:
         return None
-    tail = [math.comb(n, j) / 2 ** n for j in range(n + 1)]  # P(exactly j samples below the median)
+    tail = [math.comb(n, j) / 2**n for j in range(n + 1)]  # P(exactly j samples below the median)
     k, coverage = 1, 1 - 2 * tail[0]
     while k < n + 1 - k - 1:
-        wider = 1 - 2 * sum(tail[:k + 1])  # coverage of [x(k + 1), x(n − k)]
+        wider = 1 - 2 * sum(tail[: k + 1])  # coverage of [x(k + 1), x(n − k)]
         if wider < confidence:
             break
         k, coverage = k + 1, wider
@@ -227,7 +251,7 @@ def clearly(iv: dict | None) -> str:
 
 
 def interval_words(iv: dict) -> str:
-    """"95% interval 1.82–2.41×, 5 rounds in turns"."""
+    """ "95% interval 1.82–2.41×, 5 rounds in turns"."""
     return f"95% interval {iv['low']:.2f}–{iv['high']:.2f}×, {iv['n']} rounds in turns"
 
 

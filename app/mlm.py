@@ -20,6 +20,7 @@ Pure: no streamlit.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass, replace
@@ -87,8 +88,12 @@ def top_k(probs: torch.Tensor, tokenizer, k: int) -> Prediction:
     """The ``k`` likeliest pieces of one distribution. probs: (V,)"""
     values, ids = top_ids(probs, k)  # (k,), (k,)
     ids_ = tuple(int(i) for i in ids.tolist())
-    return Prediction(ids_, tuple(tokenizer.convert_ids_to_tokens(list(ids_))),
-                      tuple(txt.piece_text(tokenizer, i) for i in ids_), tuple(float(v) for v in values.tolist()))
+    return Prediction(
+        ids_,
+        tuple(tokenizer.convert_ids_to_tokens(list(ids_))),
+        tuple(txt.piece_text(tokenizer, i) for i in ids_),
+        tuple(float(v) for v in values.tolist()),
+    )
 
 
 def predictions(probs: torch.Tensor, tokenizer, k: int) -> tuple[Prediction, ...]:

@@ -17,6 +17,7 @@ The lesson (app/lessons/xlnet.py) builds its explicit orders on the same rule. P
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ def last_targets_masks(length: int, targets: list[int]) -> tuple[torch.Tensor, t
     perm_mask = torch.zeros(1, length, length)
     for r, j in enumerate(targets):
         perm_mask[0, :, j] = 1.0  # nobody sees target j ...
-        perm_mask[0, targets[r + 1:], j] = 0.0  # ... except the targets that come after it
+        perm_mask[0, targets[r + 1 :], j] = 0.0  # ... except the targets that come after it
     target_mapping = torch.zeros(1, len(targets), length)
     target_mapping[0, torch.arange(len(targets)), torch.tensor(targets)] = 1.0
     return perm_mask, target_mapping

@@ -18,6 +18,7 @@ Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; 
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass
@@ -67,7 +68,9 @@ def replacement_probs(logits: torch.Tensor, special_ids: torch.Tensor, temperatu
     return torch.softmax(logits / temperature, dim=-1)
 
 
-def sample_replacements(logits: torch.Tensor, special_ids: torch.Tensor, gen: torch.Generator, temperature: float = 1.0):
+def sample_replacements(
+    logits: torch.Tensor, special_ids: torch.Tensor, gen: torch.Generator, temperature: float = 1.0
+):
     """One token per row from softmax(logits / T); special tokens are never proposed. (n, V) -> (n,)"""
     probs = replacement_probs(logits, special_ids, temperature)
     return torch.multinomial(probs, 1, generator=gen).squeeze(-1)
@@ -84,7 +87,6 @@ def corrupt(input_ids: torch.Tensor, masked: torch.Tensor, replacements: torch.T
 def replaced_labels(corrupted: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
     """The discriminator's targets: 1 where the token differs from the original. (T,) bool"""
     return corrupted != original
-
 
 
 # ----------------------------------------------------------------------------- detection quality
@@ -135,7 +137,10 @@ def detection_metrics(scores, labels, keep=None, threshold: float = THRESHOLD) -
     tp = int((flagged & labels).sum())
     n_flagged, n_replaced = int(flagged.sum()), int(labels.sum())
     return Detection(
-        n_tokens=len(labels), n_replaced=n_replaced, n_flagged=n_flagged, true_positives=tp,
+        n_tokens=len(labels),
+        n_replaced=n_replaced,
+        n_flagged=n_flagged,
+        true_positives=tp,
         precision=tp / n_flagged if n_flagged else float("nan"),
         recall=tp / n_replaced if n_replaced else float("nan"),
         auc=roc_auc(scores, labels) if len(labels) else float("nan"),

@@ -21,8 +21,11 @@ from app.core import text as txt
 STORIES = Path(__file__).resolve().parents[1] / "assets" / "sentence_order" / "stories.txt"
 SEGMENT_SENTENCES = (2, 3)  # sentences per generated segment (A, B): uniform in this range (the lesson's default)
 KINDS = ("in order", "other story", "swapped")  # a generated pair: B follows A / B from another story / B, A
-KIND_LABELS = {"in order": "in order (A, B)", "other story": "B from another story (NSP's negative)",
-               "swapped": "swapped (B, A): SOP's negative"}
+KIND_LABELS = {
+    "in order": "in order (A, B)",
+    "other story": "B from another story (NSP's negative)",
+    "swapped": "swapped (B, A): SOP's negative",
+}
 TASKS = {"nsp": ("in order", "other story"), "sop": ("in order", "swapped")}  # what each task tells apart
 FUNCTION_WORDS = frozenset(
     "the a an and or but so then to of in on at by for with from into up out was were is are be been had has have "
@@ -49,8 +52,7 @@ class Pair:
     base: int  # which base pair it was made from (its in-order, other-story and swapped versions share it)
 
 
-def generate_pairs(stories, n: int, seed: int, sentences: tuple[int, int] = SEGMENT_SENTENCES
-                   ) -> tuple[Pair, ...]:
+def generate_pairs(stories, n: int, seed: int, sentences: tuple[int, int] = SEGMENT_SENTENCES) -> tuple[Pair, ...]:
     """``n`` base pairs — two consecutive *segments* of one story, each of k sentences, k uniform in
     ``sentences`` (at most half the story; the papers' pairs are segments of text, not single sentences,
     and the bundled heads trained on such) — each in three versions: in order; B replaced by a segment of
@@ -64,12 +66,12 @@ def generate_pairs(stories, n: int, seed: int, sentences: tuple[int, int] = SEGM
         s = rng.randrange(len(stories))
         k = max(1, min(rng.randint(lo, hi), len(stories[s]) // 2))  # sentences per segment
         j = rng.randrange(len(stories[s]) - 2 * k + 1)
-        a, b = " ".join(stories[s][j:j + k]), " ".join(stories[s][j + k:j + 2 * k])
+        a, b = " ".join(stories[s][j : j + k]), " ".join(stories[s][j + k : j + 2 * k])
         o = rng.choice([x for x in range(len(stories)) if x != s])
         ko = min(k, len(stories[o]))
         first = min(1, len(stories[o]) - ko)  # the second sentence on, where the story is long enough
         jo = first + rng.randrange(len(stories[o]) - ko - first + 1)
-        c = " ".join(stories[o][jo:jo + ko])
+        c = " ".join(stories[o][jo : jo + ko])
         out += [Pair("in order", a, b, 0, i), Pair("other story", a, c, 1, i), Pair("swapped", b, a, 1, i)]
     return tuple(out)
 

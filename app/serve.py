@@ -35,8 +35,10 @@ def server_up() -> bool:
     """Whether Streamlit's runtime has started (it then serves its health check and sessions)."""
     from streamlit.runtime import Runtime, RuntimeState
 
-    return Runtime.exists() and Runtime.instance().state in (RuntimeState.NO_SESSIONS_CONNECTED,
-                                                            RuntimeState.ONE_OR_MORE_SESSIONS_CONNECTED)
+    return Runtime.exists() and Runtime.instance().state in (
+        RuntimeState.NO_SESSIONS_CONNECTED,
+        RuntimeState.ONE_OR_MORE_SESSIONS_CONNECTED,
+    )
 
 
 #: with no visitor yet, the imports begin this long after the server is up; a visitor's first page ends first
@@ -74,8 +76,12 @@ def _preload(poll_s: float = 0.05, give_up_s: float = 60.0) -> None:
     prefetch.start()  # the disk reads ahead what the imports will read while the browser loads the first page
     # (begun before the server is up, it slowed the server's own start from a cold disk)
     warm_first_page()
-    while (not preload.waited_for() and not visitors.pages_finished()
-           and (visitors.running() or time.monotonic() - up < IDLE_START_S) and time.monotonic() - t < give_up_s):
+    while (
+        not preload.waited_for()
+        and not visitors.pages_finished()
+        and (visitors.running() or time.monotonic() - up < IDLE_START_S)
+        and time.monotonic() - t < give_up_s
+    ):
         time.sleep(poll_s)
     preload.load(pause=lambda: visitors.yield_to_visitors(unless=preload.waited_for))
     if not visitors.running() and not visitors.pages_finished():
@@ -153,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     skip_component_scan()
     skip_use_warning()
     from app.classroom import mount  # the class's light page and JSON on this port, before Streamlit's own routes
+
     mount.patch()
 
     threading.Thread(target=_preload, name="bve-preload", daemon=True).start()

@@ -74,4 +74,3 @@ def boundary_spans(span_ids: Sequence[int]) -> tuple[BoundarySpan, ...]:
         out.append(BoundarySpan(len(out) + 1, i, j, i - 1 if i > 0 else None, j + 1 if j + 1 < n else None))
         i = j + 1
     return tuple(out)
-

@@ -12,6 +12,7 @@ Shapes: V vocabulary, H hidden size; n rows of logits in the loss terms. Pure: n
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # before torch: a page that imports this module first (or a script) gets the imports in one thread
 
 from dataclasses import dataclass
@@ -38,9 +39,12 @@ def distillation_losses(s_logits, t_logits, labels, s_hidden, t_hidden, temperat
     t = temperature
     wide = torch.promote_types(s_logits.dtype, torch.float32)  # float32, or float64 where the caller asked for it
     s_logits, t_logits = s_logits.to(wide), t_logits.to(wide)
-    kl = torch.nn.functional.kl_div(
-        torch.log_softmax(s_logits / t, -1), torch.softmax(t_logits / t, -1), reduction="batchmean"
-    ) * t**2
+    kl = (
+        torch.nn.functional.kl_div(
+            torch.log_softmax(s_logits / t, -1), torch.softmax(t_logits / t, -1), reduction="batchmean"
+        )
+        * t**2
+    )
     keep = labels != -100
     mlm = torch.nn.functional.cross_entropy(s_logits[keep], labels[keep]) if keep.any() else s_logits.sum() * 0
     cos = (1 - torch.nn.functional.cosine_similarity(s_hidden, t_hidden, dim=-1)).mean()

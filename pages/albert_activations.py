@@ -40,8 +40,11 @@ m = st.columns(3)
 m[0].metric("BERT: layer modules", len(b.calls.modules))
 m[1].metric("…called in one forward pass", len(b.calls.calls))
 m[2].metric("…distinct weight storages used", b.calls.distinct_storages)
-where = ("the same module and the same memory" if a.calls.distinct_modules_called == a.calls.distinct_storages == 1
-         else f"{a.calls.distinct_modules_called} modules and {a.calls.distinct_storages} storages")
+where = (
+    "the same module and the same memory"
+    if a.calls.distinct_modules_called == a.calls.distinct_storages == 1
+    else f"{a.calls.distinct_modules_called} modules and {a.calls.distinct_storages} storages"
+)
 st.caption(
     f"A forward hook on every layer module counts its calls and records where its query weights live "
     f"(`data_ptr`); the hooks are removed afterwards. ALBERT's {len(a.calls.calls)} calls all go to {where}; "
@@ -49,12 +52,26 @@ st.caption(
     f"ALBERT: {a.shown_as}; BERT: {b.shown_as}."
 )
 with st.expander("The shared block's parameters (stored once) and every call"):
-    st.dataframe(list(a.parameters), hide_index=True, width="stretch",
-                 column_config={"numel": st.column_config.NumberColumn(format="localized")})
+    st.dataframe(
+        list(a.parameters),
+        hide_index=True,
+        width="stretch",
+        column_config={"numel": st.column_config.NumberColumn(format="localized")},
+    )
     st.caption(f"{sum(p['numel'] for p in a.parameters):,} parameters, used {len(a.calls.calls)} times per token.")
-    st.dataframe([{"call": c["call"], "module": c["module"], "id(module)": hex(c["module_id"]),
-                   "query.weight data_ptr": hex(c["query_weight_ptr"])} for c in a.calls.calls],
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        [
+            {
+                "call": c["call"],
+                "module": c["module"],
+                "id(module)": hex(c["module_id"]),
+                "query.weight data_ptr": hex(c["query_weight_ptr"]),
+            }
+            for c in a.calls.calls
+        ],
+        hide_index=True,
+        width="stretch",
+    )
 
 # ----------------------------------------------------------------------------- layer by layer
 
@@ -81,8 +98,10 @@ st.caption(
 st.header(f"Keep going past L = {a.layers}")
 u = r.unrolled
 if u is None:
-    st.info("This ALBERT checkpoint does not share one block across all layers (num_hidden_groups ≠ 1), so "
-            "there is no single block to keep applying.")
+    st.info(
+        "This ALBERT checkpoint does not share one block across all layers (num_hidden_groups ≠ 1), so "
+        "there is no single block to keep applying."
+    )
 else:
     ui.show_figure(figures.unroll_figure(r), "albert-unrolled", key="unrolled")
     st.caption(

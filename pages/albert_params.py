@@ -72,16 +72,26 @@ else:
     b = y.breakdown
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Parameters (base model)", params.human_count(y.counted), help=f"{n(y.counted)} exactly")
-    m2.metric("Same shape as BERT (V·H, no sharing)", params.human_count(y.bert_like.total),
-              delta=f"{y.bert_like.total / y.counted:.1f}× yours" if y.bert_like.total != y.counted else "the same",
-              delta_color="off")
-    m3.metric("+ masked-LM head", params.human_count(b.total_with_head),
-              help="Dense + LayerNorm + output bias; the output matrix is tied to the word embeddings.")
+    m2.metric(
+        "Same shape as BERT (V·H, no sharing)",
+        params.human_count(y.bert_like.total),
+        delta=f"{y.bert_like.total / y.counted:.1f}× yours" if y.bert_like.total != y.counted else "the same",
+        delta_color="off",
+    )
+    m3.metric(
+        "+ masked-LM head",
+        params.human_count(b.total_with_head),
+        help="Dense + LayerNorm + output bias; the output matrix is tied to the word embeddings.",
+    )
     m4.metric("Embeddings' share", f"{b.embedding_total / b.total:.0%}")
     agree = ":material/check_circle: agrees with" if y.counted == b.total else ":material/error: differs from"
     st.caption(f"Counted from {y.how}: **{n(y.counted)}** — {agree} the formula below ({n(b.total)}).")
-    st.dataframe(list(y.table), hide_index=True, width="stretch",
-                 column_config={"parameters": st.column_config.NumberColumn(format="localized")})
+    st.dataframe(
+        list(y.table),
+        hide_index=True,
+        width="stretch",
+        column_config={"parameters": st.column_config.NumberColumn(format="localized")},
+    )
     if arch.factorized:
         emb = b.embeddings
         st.markdown(
@@ -89,18 +99,24 @@ else:
             f"V·E + E·H + H = **{n(emb['word'] + emb['projection E→H'])}** — **{n(y.word_saving)}** fewer parameters."
         )
     if arch.sharing in ("attention", "ffn"):
-        st.caption("`transformers`' ALBERT can share all layers (`num_hidden_groups=1`) or none (`= L`), but not "
-                   "only the attention or only the feed-forward parts. Those two modes are counted exactly from the "
-                   "real modules instead: the shared part once, the unshared part L times.")
+        st.caption(
+            "`transformers`' ALBERT can share all layers (`num_hidden_groups=1`) or none (`= L`), but not "
+            "only the attention or only the feed-forward parts. Those two modes are counted exactly from the "
+            "real modules instead: the shared part once, the unshared part L times."
+        )
     ui.show_figure(figures.key_figure(r, phone=ui.phone()), "albert-parameters-by-part", key=True)
     ui.show_figure(figures.embedding_sweep_figure(r), "albert-parameters-vs-E", key="embedding")
-    st.caption("The line stays flat once E·(V + H) is small next to the layers: past that point a smaller E "
-               "saves almost nothing. Where it crosses the dashed line, factorization stops paying.")
+    st.caption(
+        "The line stays flat once E·(V + H) is small next to the layers: past that point a smaller E "
+        "saves almost nothing. Where it crosses the dashed line, factorization stops paying."
+    )
 
 with st.expander("The ALBERT paper's sharing ablation (Table 4), recomputed"):
     st.dataframe(list(r.table4), hide_index=True, width="stretch")
-    st.caption("ALBERT-base shapes (V = 30000, H = 768, L = 12); our counts include the pooler and, for ALBERT, "
-               f"the E→H projection. {params.table4_story(list(r.table4))}")
+    st.caption(
+        "ALBERT-base shapes (V = 30000, H = 768, L = 12); our counts include the pooler and, for ALBERT, "
+        f"the E→H projection. {params.table4_story(list(r.table4))}"
+    )
 
 # ----------------------------------------------------------------------------- released models
 
@@ -110,8 +126,13 @@ st.markdown(
     "download. *Computed* is the base model (no task head); *published* is the figure usually quoted."
 )
 st.dataframe(
-    [{k: row[k] for k in ("model", "computed (M)", "published (M)", "difference", "note", "source")} for row in r.presets],
-    hide_index=True, width="stretch", column_config={"note": st.column_config.TextColumn(width="large")},
+    [
+        {k: row[k] for k in ("model", "computed (M)", "published (M)", "difference", "note", "source")}
+        for row in r.presets
+    ],
+    hide_index=True,
+    width="stretch",
+    column_config={"note": st.column_config.TextColumn(width="large")},
 )
 
 st.header("Parameters are not compute")
@@ -123,13 +144,17 @@ st.markdown(
 if y is not None:
     k1, k2, k3 = st.columns(3)
     k1.metric("Your setting: GFLOPs per token", f"{y.flops / 1e9:.3f}")
-    k2.metric("…with no sharing at all", f"{y.flops_unshared / 1e9:.3f}",
-              help="Identical: sharing changes which weights are read, not how many multiplications are done.")
+    k2.metric(
+        "…with no sharing at all",
+        f"{y.flops_unshared / 1e9:.3f}",
+        help="Identical: sharing changes which weights are read, not how many multiplications are done.",
+    )
     k3.metric("Parameters per GFLOP", params.human_count(y.counted / (y.flops / 1e9)) if y.flops else "—")
 ui.show_figure(figures.compute_scatter(r), "albert-parameters-vs-flops", key="compute")
 st.dataframe(
     [{k: row[k] for k in ("model", "computed (M)", "GFLOPs / token", "fp32", "fp16 / bf16")} for row in r.presets],
-    hide_index=True, width="stretch",
+    hide_index=True,
+    width="stretch",
 )
 al, bl = r.preset("ALBERT-large"), r.preset("BERT-large")
 if al and bl:
@@ -145,10 +170,12 @@ if al and bl:
 st.subheader("Memory for the weights")
 if y is not None:
     st.dataframe(list(y.memory), hide_index=True, width="stretch")
-    st.caption(f"Training in fp32 with Adam keeps weights, gradients and two moments: about "
-               f"{params.ADAM_BYTES_PER_PARAM} bytes per parameter = "
-               f"{params.human_bytes(y.counted * params.ADAM_BYTES_PER_PARAM)} here, before activations — which "
-               "sharing does not shrink either.")
+    st.caption(
+        f"Training in fp32 with Adam keeps weights, gradients and two moments: about "
+        f"{params.ADAM_BYTES_PER_PARAM} bytes per parameter = "
+        f"{params.human_bytes(y.counted * params.ADAM_BYTES_PER_PARAM)} here, before activations — which "
+        "sharing does not shrink either."
+    )
 
 # ----------------------------------------------------------------------------- the loaded model
 
@@ -157,8 +184,10 @@ real = r.loaded
 if real is None:
     st.info(f"No ALBERT could be loaded ({albert}); every count above stands without it.")
 elif real.problem:
-    st.info(f"{real.shown_as}: this checkpoint's layer grouping has no setting on this page ({real.problem}); "
-            f"it holds {n(real.real)} parameters.")
+    st.info(
+        f"{real.shown_as}: this checkpoint's layer grouping has no setting on this page ({real.problem}); "
+        f"it holds {n(real.real)} parameters."
+    )
 else:
     if albert.notice:
         st.info(albert.notice, icon=":material/info:")
@@ -170,12 +199,19 @@ else:
     )
     r1, r2 = st.columns(2)
     r1.metric("Real count: Σ numel over unique tensors", n(real.real))
-    r2.metric("Formula from its config", n(real.formula),
-              delta="equal" if real.real == real.formula else f"{real.real - real.formula:+,}", delta_color="off")
+    r2.metric(
+        "Formula from its config",
+        n(real.formula),
+        delta="equal" if real.real == real.formula else f"{real.real - real.formula:+,}",
+        delta_color="off",
+    )
     st.caption(
         f"`{real.model_class}`: the base model {'with' if real.pooler else 'without'} its pooler"
-        + (", plus the masked-LM head whose output matrix is the word-embedding matrix (one tensor, counted once)"
-           if real.with_head else "")
+        + (
+            ", plus the masked-LM head whose output matrix is the word-embedding matrix (one tensor, counted once)"
+            if real.with_head
+            else ""
+        )
         + f". In memory: {params.human_bytes(params.memory_bytes(real.real, 'float32'))} in fp32."
     )
 

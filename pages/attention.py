@@ -38,17 +38,23 @@ enc = r.encoded
 segments = f"Tokens as the model sees them: {md(enc.template, None)}, {len(r.tokens)} in all (model: {r.shown_as})."
 if r.pair:
     if r.reads_token_types:
-        filled = (" This tokenizer gives no `token_type_ids`, so they were built from its segments "
-                  "(0 for A, 1 for B" + (", 2 for `<cls>`" if r.family == "xlnet" else "") + ")."
-                  if enc.filled_token_types else "")
-        segments += (f" {r.label} reads **token types**: sentence A has type 0 and sentence B type 1, "
-                     f"so every layer knows which segment a token is in.{filled}")
+        filled = (
+            " This tokenizer gives no `token_type_ids`, so they were built from its segments "
+            "(0 for A, 1 for B" + (", 2 for `<cls>`" if r.family == "xlnet" else "") + ")."
+            if enc.filled_token_types
+            else ""
+        )
+        segments += (
+            f" {r.label} reads **token types**: sentence A has type 0 and sentence B type 1, "
+            f"so every layer knows which segment a token is in.{filled}"
+        )
     else:
-        segments += (f" {r.label} has **no token types** ("
-                     + (f"`type_vocab_size = {r.type_vocab_size}`" if r.type_vocab_size is not None else
-                        "no segment embedding")
-                     + "): sentence B is appended as a second segment with the tokenizer's own pair format, "
-                     "and only the separator tokens tell the two apart.")
+        segments += (
+            f" {r.label} has **no token types** ("
+            + (f"`type_vocab_size = {r.type_vocab_size}`" if r.type_vocab_size is not None else "no segment embedding")
+            + "): sentence B is appended as a second segment with the tokenizer's own pair format, "
+            "and only the separator tokens tell the two apart."
+        )
 ui.show_notes(r.notes)
 st.markdown(segments)
 
@@ -56,8 +62,12 @@ st.markdown(segments)
 ui.set_value(SPEC.layer, r.layer)
 ui.set_value(SPEC.head, r.head)
 ui.widget(SPEC.layer, controls[0], options=range(1, r.n_layers + 1))
-ui.widget(SPEC.head, controls[1], options=range(0, r.n_heads + 1),
-          format_func=lambda h: "every head" if h == 0 else f"head {h}")
+ui.widget(
+    SPEC.head,
+    controls[1],
+    options=range(0, r.n_heads + 1),
+    format_func=lambda h: "every head" if h == 0 else f"head {h}",
+)
 ui.widget(SPEC.view, controls[2])
 
 # ----------------------------------------------------------------------------- bertviz
@@ -65,18 +75,27 @@ view = values["view"]
 st.header(f"bertviz {view} view · {r.label}")
 ui.show_html(figures.key_figure(r), f"bertviz {view} view of {r.label}'s attention", key=True)
 if view == "head":
-    st.caption("Left: the attending tokens; right: the tokens they attend to; one colour per head. Hover a "
-               "token to see only its lines; click a coloured square to hide or show a head, double-click it "
-               "to see that head alone. Change the layer in the view's own menu or above. Layers and heads "
-               "count from 1.")
+    st.caption(
+        "Left: the attending tokens; right: the tokens they attend to; one colour per head. Hover a "
+        "token to see only its lines; click a coloured square to hide or show a head, double-click it "
+        "to see that head alone. Change the layer in the view's own menu or above. Layers and heads "
+        "count from 1."
+    )
 else:
-    st.caption("One small picture per layer (rows) and head (columns); click one to enlarge it. Layers and "
-               "heads count from 1.")
+    st.caption(
+        "One small picture per layer (rows) and head (columns); click one to enlarge it. Layers and heads count from 1."
+    )
 if r.pair:
     st.caption("With two sentences, bertviz's *Attention* menu also shows A→A, B→B, A→B and B→A on their own.")
-st.download_button("Download this view (standalone HTML, works offline)", icon=":material/download:", data=r.document,
-                   file_name=f"bertviz-{view}-{r.variant}.html", mime="text/html", on_click="ignore",
-                   key="download-bertviz")
+st.download_button(
+    "Download this view (standalone HTML, works offline)",
+    icon=":material/download:",
+    data=r.document,
+    file_name=f"bertviz-{view}-{r.variant}.html",
+    mime="text/html",
+    on_click="ignore",
+    key="download-bertviz",
+)
 
 # ----------------------------------------------------------------------------- aggregated maps
 st.header("All heads and layers at once")
@@ -85,8 +104,10 @@ agg = values["agg"]
 if agg == "layer":
     st.markdown("One layer's attention as a grid: row = the attending token, column = the token it attends to.")
 elif agg == "mean":
-    st.markdown("The plain average of every head in every layer. Simple, but it treats layers as independent "
-                "although each one works on the previous one's output.")
+    st.markdown(
+        "The plain average of every head in every layer. Simple, but it treats layers as independent "
+        "although each one works on the previous one's output."
+    )
 else:
     st.markdown(
         "**Attention rollout** (Abnar & Zuidema, 2020) follows attention *through* the layers. Each layer also "
@@ -96,14 +117,18 @@ else:
         "Every row still sums to 1."
     )
 ui.show_figure(figures.attention_heatmap(r), f"attention-{agg}-{r.variant}", key="map")
-st.caption("Hover a cell for both tokens and the exact weight. The camera icon saves the map "
-           "(PNG or SVG, chosen in the sidebar).")
+st.caption(
+    "Hover a cell for both tokens and the exact weight. The camera icon saves the map "
+    "(PNG or SVG, chosen in the sidebar)."
+)
 
 # ----------------------------------------------------------------------------- every layer, readable
 st.header("Every layer, side by side")
 ui.show_figure(figures.layers_figure(r), f"attention-layers-{r.variant}", key="layers")
-st.caption("One map per layer, the mean of its heads: row = the attending token, column = the token it attends to. "
-           "Hover a cell for both tokens and the exact weight.")
+st.caption(
+    "One map per layer, the mean of its heads: row = the attending token, column = the token it attends to. "
+    "Hover a cell for both tokens and the exact weight."
+)
 
 ui.takeaway(attention.TAKEAWAY)
 ui.share_link(SPEC)

@@ -38,8 +38,13 @@ def word(w: int) -> str:
     return f"{w} · {r.words[w]}"
 
 
-for param, used in ((SPEC.layer, r.layer), (SPEC.head, r.head), (SPEC.query, r.query), (SPEC.key, r.key),
-                    (SPEC.word, r.word)):
+for param, used in (
+    (SPEC.layer, r.layer),
+    (SPEC.head, r.head),
+    (SPEC.query, r.query),
+    (SPEC.key, r.key),
+    (SPEC.word, r.word),
+):
     ui.set_value(param, used)
 ui.widget(SPEC.layer, c1, options=range(r.n_layers))
 ui.widget(SPEC.head, c2, options=range(r.n_heads))
@@ -58,14 +63,18 @@ st.caption(
     "feeds its softmax. Hover any cell for all three terms, the sum, and the softmax beside the model's own attention."
 )
 if ui.phone():  # the same sum, one term a line: a phone's width cuts the one-line formula off at the right
-    st.latex(r"\begin{aligned} A_{ij} = \tfrac{1}{\sqrt{3d}}\Big(\, & \underbrace{Q^c_i\cdot K^c_j}_{\text{content}\to\text{content}}"
-             r" \\ +\; & \underbrace{Q^c_i\cdot K^r_{\delta(i,j)}}_{\text{content}\to\text{position}}"
-             r" \\ +\; & \underbrace{K^c_j\cdot Q^r_{\delta(i,j)}}_{\text{position}\to\text{content}}\,\Big)"
-             r" \end{aligned}")
+    st.latex(
+        r"\begin{aligned} A_{ij} = \tfrac{1}{\sqrt{3d}}\Big(\, & \underbrace{Q^c_i\cdot K^c_j}_{\text{content}\to\text{content}}"
+        r" \\ +\; & \underbrace{Q^c_i\cdot K^r_{\delta(i,j)}}_{\text{content}\to\text{position}}"
+        r" \\ +\; & \underbrace{K^c_j\cdot Q^r_{\delta(i,j)}}_{\text{position}\to\text{content}}\,\Big)"
+        r" \end{aligned}"
+    )
 else:
-    st.latex(r"A_{ij} = \frac{\overbrace{Q^c_i\cdot K^c_j}^{\text{content}\to\text{content}} + "
-             r"\overbrace{Q^c_i\cdot K^r_{\delta(i,j)}}^{\text{content}\to\text{position}} + "
-             r"\overbrace{K^c_j\cdot Q^r_{\delta(i,j)}}^{\text{position}\to\text{content}}}{\sqrt{3d}}")
+    st.latex(
+        r"A_{ij} = \frac{\overbrace{Q^c_i\cdot K^c_j}^{\text{content}\to\text{content}} + "
+        r"\overbrace{Q^c_i\cdot K^r_{\delta(i,j)}}^{\text{content}\to\text{position}} + "
+        r"\overbrace{K^c_j\cdot Q^r_{\delta(i,j)}}^{\text{position}\to\text{content}}}{\sqrt{3d}}"
+    )
 st.markdown(
     f"{md(r.tokens[qi])} (i = {qi}) → {md(r.tokens[kj])} (j = {kj}): content→content **{t.c2c[qi, kj]:.4f}** "
     f"+ content→position **{t.c2p[qi, kj]:.4f}** + position→content **{t.p2c[qi, kj]:.4f}** = score "
@@ -73,14 +82,24 @@ st.markdown(
     f"`output_attentions`: {t.model_probs[qi, kj]:.4f})."
 )
 m1, m2, m3 = st.columns(3)
-m1.metric("Every term is divided by", f"√({t.scale_factor}·{t.head_size}) = {t.scale:.3f}",
-          help=f"Read off the model: head size d = {t.head_size}, and 1 + {len(t.pos_att_type)} position terms "
-               f"({', '.join(t.pos_att_type)}) = {t.scale_factor}.")
-m2.metric("The paper's scale", "1 / √(3d)", help="He et al. (2020), eq. 4: three terms instead of one, so the sum "
-          f"keeps the spread of one BERT score. BERT itself divides by √d = √{t.head_size}.")
-m3.metric("softmax(sum) vs the model's attention", f"{t.max_error:.1e}",
-          help="The largest difference over this head's whole matrix: the three terms are the model's score, not a "
-               "re-derivation from the paper.")
+m1.metric(
+    "Every term is divided by",
+    f"√({t.scale_factor}·{t.head_size}) = {t.scale:.3f}",
+    help=f"Read off the model: head size d = {t.head_size}, and 1 + {len(t.pos_att_type)} position terms "
+    f"({', '.join(t.pos_att_type)}) = {t.scale_factor}.",
+)
+m2.metric(
+    "The paper's scale",
+    "1 / √(3d)",
+    help="He et al. (2020), eq. 4: three terms instead of one, so the sum "
+    f"keeps the spread of one BERT score. BERT itself divides by √d = √{t.head_size}.",
+)
+m3.metric(
+    "softmax(sum) vs the model's attention",
+    f"{t.max_error:.1e}",
+    help="The largest difference over this head's whole matrix: the three terms are the model's score, not a "
+    "re-derivation from the paper.",
+)
 
 # ----------------------------------------------------------------------------- relative positions
 st.header("Relative positions: the only positions in the encoder")
@@ -112,37 +131,55 @@ st.info(
 st.header("Put words in front: what stays the same")
 ui.widget(SPEC.prefix)
 if not r.shifts:
-    st.info("Type a few words to put in front of your sentence: every word then moves right, and the first layer's "
-            "scores show which model notices.")
+    st.info(
+        "Type a few words to put in front of your sentence: every word then moves right, and the first layer's "
+        "scores show which model notices."
+    )
 else:
     ui.show_figure(figures.shift_figure(r.shifts), "deberta-shift", key="shift")
     cols = st.columns(len(r.shifts))
     for col, s in zip(cols, r.shifts):
-        col.metric(f"{s.model}, first layer: largest change", f"{s.max_delta:.2e}",
-                   help=f"Over every head and every pair of pieces of your sentence (moved {s.offset} tokens right). "
-                        f"Model: {s.shown_as}.")
+        col.metric(
+            f"{s.model}, first layer: largest change",
+            f"{s.max_delta:.2e}",
+            help=f"Over every head and every pair of pieces of your sentence (moved {s.offset} tokens right). "
+            f"Model: {s.shown_as}.",
+        )
         if s.pair is not None:
             a, b = s.pair
-            col.caption(f"{md(s.pieces[a])} → {md(s.pieces[b])}, head {s.head}: {s.without[s.head, a, b]:.4f} alone, "
-                        f"{s.shifted[s.head, a, b]:.4f} behind the prefix.")
+            col.caption(
+                f"{md(s.pieces[a])} → {md(s.pieces[b])}, head {s.head}: {s.without[s.head, a, b]:.4f} alone, "
+                f"{s.shifted[s.head, a, b]:.4f} behind the prefix."
+            )
         if s.dropped:
-            col.caption(f"Not compared: {', '.join(md(x) for x in s.dropped)} — the prefix made "
-                        f"{'it another token' if len(s.dropped) == 1 else 'them other tokens'} (in byte-level BPE a "
-                        "word inside a sentence carries its leading space).")
+            col.caption(
+                f"Not compared: {', '.join(md(x) for x in s.dropped)} — the prefix made "
+                f"{'it another token' if len(s.dropped) == 1 else 'them other tokens'} (in byte-level BPE a "
+                "word inside a sentence carries its leading space)."
+            )
     deb_shift = next((s for s in r.shifts if s.family == "deberta"), None)
     later = ""
     if deb_shift is not None and deb_shift.chosen_delta is not None:
         moved = deb_shift.chosen_delta > deberta.SAME_SCORE
-        later = (f" At layer {r.layer} (chosen above) DeBERTa's scores "
-                 + (f"do change, by up to {deb_shift.chosen_delta:.2e}: by then every token's vector has mixed in its "
-                    "context, prefix included." if moved else
-                    f"stay the same too (largest change {deb_shift.chosen_delta:.2e}).")
-                 + " What stays the same in every layer is the row of the position table each pair reads: it "
-                 "depends on i − j only.")
+        later = (
+            f" At layer {r.layer} (chosen above) DeBERTa's scores "
+            + (
+                f"do change, by up to {deb_shift.chosen_delta:.2e}: by then every token's vector has mixed in its "
+                "context, prefix included."
+                if moved
+                else f"stay the same too (largest change {deb_shift.chosen_delta:.2e})."
+            )
+            + " What stays the same in every layer is the row of the position table each pair reads: it "
+            "depends on i − j only."
+        )
     st.caption(
         "Every dot is one (query, key) pair of your sentence in one head of the first layer: its score alone (x) and "
-        "behind the prefix (y). " + deberta.shift_story(r.shifts) + later + " Models: "
-        + "; ".join(f"{s.model}, {s.shown_as}" for s in r.shifts) + "."
+        "behind the prefix (y). "
+        + deberta.shift_story(r.shifts)
+        + later
+        + " Models: "
+        + "; ".join(f"{s.model}, {s.shown_as}" for s in r.shifts)
+        + "."
     )
 
 # ----------------------------------------------------------------------------- the enhanced mask decoder
@@ -172,11 +209,16 @@ fill_left, fill_right = st.columns([3, 2])
 with fill_left:
     ui.show_figure(figures.prediction_figure(pred), "deberta-fill-mask", height=80 + 36 * len(pred.first.ids))
 with fill_right:
-    st.metric(f"P({r.words[r.word]})", f"{pred.p_word:.2e}", help="The product over its pieces' probabilities (each guessed "
-              "on its own, all masked at once).")
+    st.metric(
+        f"P({r.words[r.word]})",
+        f"{pred.p_word:.2e}",
+        help="The product over its pieces' probabilities (each guessed on its own, all masked at once).",
+    )
     st.metric("Rank of the original first piece", f"{pred.rank:,}")
-    st.caption(f"Blank: word {r.word}, {md(r.words[r.word])} = {len(pred.pieces)} piece(s), all [MASK] at once. Best fill: "
-               f"{md(pred.best_fill)}. Model: {deb.shown_as}, head on the last layer, no absolute positions.")
+    st.caption(
+        f"Blank: word {r.word}, {md(r.words[r.word])} = {len(pred.pieces)} piece(s), all [MASK] at once. Best fill: "
+        f"{md(pred.best_fill)}. Model: {deb.shown_as}, head on the last layer, no absolute positions."
+    )
 
 # ----------------------------------------------------------------------------- the family
 st.header("Its place in the family")
@@ -187,19 +229,38 @@ st.markdown(
     "ELECTRA-style, a small generator fills masked positions and DeBERTa learns to spot every replaced token "
     "(replaced-token detection), with *gradient-disentangled* embedding sharing between the two."
 )
-st.page_link("pages/electra.py", label="ELECTRA: spot the fake — replaced-token detection, live", icon=":material/policy:")
+st.page_link(
+    "pages/electra.py", label="ELECTRA: spot the fake — replaced-token detection, live", icon=":material/policy:"
+)
 s1, s2, s3 = st.columns(3)
-s1.metric("microsoft/deberta-base, all parameters", millions(base.total), delta="quoted: 139M", delta_color="off",
-          delta_arrow="off", help="Counted live from its config (DebertaForMaskedLM on the meta device): token table "
-          "+ backbone + masked-LM head.")
-s2.metric("…its backbone (no token table, no head)", millions(base.backbone),
-          delta=f"published: {deberta.PUBLISHED['backbone_m']}M", delta_color="off", delta_arrow="off",
-          help=f"Source: {deberta.PUBLISHED['source']}.")
-s3.metric("…its token table", millions(base.embeddings),
-          delta=f"published vocabulary: {deberta.PUBLISHED['vocab_k']}K tokens", delta_color="off",
-          delta_arrow="off")
-st.caption(f"The model in use here, {use.name}: {use.total:,} parameters — token table {use.embeddings:,}, backbone "
-           f"{use.backbone:,}, head {use.head:,}.")
+s1.metric(
+    "microsoft/deberta-base, all parameters",
+    millions(base.total),
+    delta="quoted: 139M",
+    delta_color="off",
+    delta_arrow="off",
+    help="Counted live from its config (DebertaForMaskedLM on the meta device): token table "
+    "+ backbone + masked-LM head.",
+)
+s2.metric(
+    "…its backbone (no token table, no head)",
+    millions(base.backbone),
+    delta=f"published: {deberta.PUBLISHED['backbone_m']}M",
+    delta_color="off",
+    delta_arrow="off",
+    help=f"Source: {deberta.PUBLISHED['source']}.",
+)
+s3.metric(
+    "…its token table",
+    millions(base.embeddings),
+    delta=f"published vocabulary: {deberta.PUBLISHED['vocab_k']}K tokens",
+    delta_color="off",
+    delta_arrow="off",
+)
+st.caption(
+    f"The model in use here, {use.name}: {use.total:,} parameters — token table {use.embeddings:,}, backbone "
+    f"{use.backbone:,}, head {use.head:,}."
+)
 
 ui.takeaway(deberta.TAKEAWAY)
 ui.share_link(SPEC)

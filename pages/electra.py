@@ -36,7 +36,9 @@ c1, c2, c3, c4 = st.columns([3, 3, 2, 1.8], vertical_alignment="bottom")
 ui.widget(SPEC.rate, c1)
 ui.widget(SPEC.temperature, c2)
 ui.widget(SPEC.seed, c3)
-c4.button("Resample", icon=":material/casino:", on_click=resample, help="Next seed: new masked positions and new samples.")
+c4.button(
+    "Resample", icon=":material/casino:", on_click=resample, help="Next seed: new masked positions and new samples."
+)
 
 models = ui.models(*electra.MODELS)
 gen, disc = models["electra-generator"], models["electra-discriminator"]
@@ -46,8 +48,12 @@ rnd, det = r.round, r.detection
 
 # ----------------------------------------------------------------------------- the game, stage by stage
 st.header("One round of the game")
-ui.show_figure(figures.key_figure(r, phone=ui.phone(), stage=ui.presenting()), "electra-pipeline", key=True,
-               alt=figures.describe(r))
+ui.show_figure(
+    figures.key_figure(r, phone=ui.phone(), stage=ui.presenting()),
+    "electra-pipeline",
+    key=True,
+    alt=figures.describe(r),
+)
 st.caption(
     "Follow a column down. **2** amber: masked. **3** what the generator sampled there (red: a real replacement, "
     "green with (=): it sampled the original word back). **4** the sentence the discriminator reads. **5** its "
@@ -58,14 +64,18 @@ st.caption(
 same = [i for i, s in enumerate(rnd.same_as_original) if s]
 if same:
     listed = ", ".join(f"{md(rnd.tokens[i])} (position {i})" for i in same)
-    st.info(f"The generator sampled the original token back at {listed}. As in the paper, such a token counts as "
-            "**original** (label 0): the discriminator is asked whether the token is *wrong*, not whether it was masked.")
+    st.info(
+        f"The generator sampled the original token back at {listed}. As in the paper, such a token counts as "
+        "**original** (label 0): the discriminator is asked whether the token is *wrong*, not whether it was masked."
+    )
 
 # ----------------------------------------------------------------------------- detection quality
 st.subheader("How well did the discriminator spot the fakes?")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Replaced tokens", f"{det.n_replaced} of {det.n_tokens}")
-m2.metric(f"Precision at {D.threshold:g}", fmt(det.precision), help="Of the tokens it flagged, the share really replaced.")
+m2.metric(
+    f"Precision at {D.threshold:g}", fmt(det.precision), help="Of the tokens it flagged, the share really replaced."
+)
 m3.metric(f"Recall at {D.threshold:g}", fmt(det.recall), help="Of the replaced tokens, the share it flagged.")
 m4.metric("ROC-AUC", fmt(det.auc), help="Chance that a random replaced token scores above a random original one.")
 note = f"Scored on the {count(det.n_tokens, 'word piece')} of the sentence ([CLS], [SEP] and [UNK] are never replaced)."
@@ -73,14 +83,18 @@ if det.n_flagged == 0:
     note += f" No token scored above {D.threshold:g}, so precision is undefined (—)."
 st.caption(note)
 if not det.both_classes:
-    st.info("ROC-AUC needs both replaced and original tokens, and this round has "
-            + ("no replaced token (every sample equalled the original)" if det.n_replaced == 0 else "only replaced tokens")
-            + ": resample, or raise the temperature or the masking rate.")
+    st.info(
+        "ROC-AUC needs both replaced and original tokens, and this round has "
+        + ("no replaced token (every sample equalled the original)" if det.n_replaced == 0 else "only replaced tokens")
+        + ": resample, or raise the temperature or the masking rate."
+    )
 
 # ----------------------------------------------------------------------------- hand edits
 st.header("Your turn: fake a word")
-st.markdown("Replace one token of your sentence by a word of your own and watch the discriminator judge every "
-            "token again. No generator is involved: you are the forger.")
+st.markdown(
+    "Replace one token of your sentence by a word of your own and watch the discriminator judge every "
+    "token again. No generator is involved: you are the forger."
+)
 ui.set_value(SPEC.edit_pos, r.edit_pos)
 e1, e2 = st.columns(2)
 ui.widget(SPEC.edit_pos, e1, options=r.positions, format_func=lambda i: f"{i} · {r.encoded.tokens[i]}")
@@ -92,11 +106,16 @@ if not values["edit_word"].strip():
     st.caption("Type a word to replace the chosen token; below, the discriminator reads your sentence untouched.")
 ui.show_figure(figures.edit_figure(r, phone=ui.phone()), "electra-edit")
 if edit.ok and r.edit_labels[r.edit_pos]:
-    st.markdown(electra.edit_verdict(edit.piece, r.edit_pos, r.edit_scores,
-                                     [i for i in r.positions if i != r.edit_pos], D.threshold))
+    st.markdown(
+        electra.edit_verdict(
+            edit.piece, r.edit_pos, r.edit_scores, [i for i in r.positions if i != r.edit_pos], D.threshold
+        )
+    )
 elif edit.ok:
-    st.markdown(f"The sentence is unchanged, so every label is *original*; the highest P(replaced) is "
-                f"{max(r.edit_scores[i] for i in r.positions):.3f}.")
+    st.markdown(
+        f"The sentence is unchanged, so every label is *original*; the highest P(replaced) is "
+        f"{max(r.edit_scores[i] for i in r.positions):.3f}."
+    )
 
 # ----------------------------------------------------------------------------- the signal count
 st.header("Why this is efficient: every token teaches")
@@ -113,8 +132,10 @@ st.markdown(
 st.header("How the bundled discriminator learned")
 curves = r.curves
 if not disc.is_bundled:
-    st.caption(f"The discriminator is {md(disc.location)} from the hub; training curves are bundled only "
-               "with the offline stand-in (switch the sidebar to bundled models to see them).")
+    st.caption(
+        f"The discriminator is {md(disc.location)} from the hub; training curves are bundled only "
+        "with the offline stand-in (switch the sidebar to bundled models to see them)."
+    )
 elif curves is None:
     st.caption("No training curves were saved beside this checkpoint.")
 else:
@@ -122,8 +143,10 @@ else:
     final = curves["final"].get("discriminator", {})
     line = electra.curve_story(curves)
     if final:
-        line += (f" Final, on the whole held-out set: ROC-AUC {final.get('auc', float('nan')):.3f}, precision "
-                 f"{final.get('precision', float('nan')):.3f}, recall {final.get('recall', float('nan')):.3f}.")
+        line += (
+            f" Final, on the whole held-out set: ROC-AUC {final.get('auc', float('nan')):.3f}, precision "
+            f"{final.get('precision', float('nan')):.3f}, recall {final.get('recall', float('nan')):.3f}."
+        )
     st.caption(line)
 
 ui.takeaway(electra.TAKEAWAY)

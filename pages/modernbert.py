@@ -44,8 +44,15 @@ st.caption(
     f"{fill.n_tokens} tokens with `[CLS]` and `[SEP]`. Model: {r.model}."
 )
 # the settings of one idea sit at the top of its tab (run read them through ui.bind)
-tabs = st.tabs(["1 · Rotary positions", "2 · Local and global attention", "3 · GeGLU", "4 · Unpadding",
-                "5 · What changed from BERT"])
+tabs = st.tabs(
+    [
+        "1 · Rotary positions",
+        "2 · Local and global attention",
+        "3 · GeGLU",
+        "4 · Unpadding",
+        "5 · What changed from BERT",
+    ]
+)
 ui.widget(SPEC.shift, tabs[0])
 ui.widget(SPEC.length, tabs[1])
 ui.widget(SPEC.batch, tabs[3])
@@ -58,12 +65,15 @@ with tabs[0]:
         f"{rope.head_dim}) is cut into {rope.head_dim // 2} pairs of numbers, and pair *i* of the token at position "
         "*p* is **rotated** by the angle *p · θᵢ*, with θᵢ = base^(−2i / head_dim):"
     )
-    st.latex(r"\begin{pmatrix} x_i \\ x_{i+d/2} \end{pmatrix} \mapsto \begin{pmatrix} \cos p\theta_i & -\sin p\theta_i "
-             r"\\ \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix} x_i \\ x_{i+d/2} \end{pmatrix}")
+    st.latex(
+        r"\begin{pmatrix} x_i \\ x_{i+d/2} \end{pmatrix} \mapsto \begin{pmatrix} \cos p\theta_i & -\sin p\theta_i "
+        r"\\ \sin p\theta_i & \cos p\theta_i \end{pmatrix} \begin{pmatrix} x_i \\ x_{i+d/2} \end{pmatrix}"
+    )
     ui.show_figure(figures.spectrum_figure(r), "modernbert-rope-spectrum")
     st.caption(
         "Each point is one pair's θᵢ (`inv_freq` of the model's rotary module), drawn as the positions it takes to turn "
-        "once. Global layers use base " + " and local layers base ".join(f"{t:,.0f}" for t in rope.theta)
+        "once. Global layers use base "
+        + " and local layers base ".join(f"{t:,.0f}" for t in rope.theta)
         + ": the larger base slows the slow pairs further, so positions thousands of tokens apart still differ."
     )
     ui.show_figure(figures.rope_figure(r), "modernbert-rope-relative", key="rope")
@@ -89,18 +99,37 @@ with tabs[1]:
     ui.show_figure(figures.layers_figure(r), "modernbert-layers", height=190)
     ui.show_figure(figures.key_figure(r), "modernbert-attention", key=True)
     ui.show_figure(figures.all_layers_figure(r), "modernbert-all-layers", key="layers")
-    st.caption(f"Every layer on the same {r.length} tokens, mean over heads: a global layer's weights spread over the "
-               "whole input, a local layer's stay in a band around the diagonal. Hover for the exact numbers.")
+    st.caption(
+        f"Every layer on the same {r.length} tokens, mean over heads: a global layer's weights spread over the "
+        "whole input, a local layer's stay in a band around the diagonal. Hover for the exact numbers."
+    )
     m1, m2, m3 = st.columns(3)
     m1.metric("Blocked cells", f"{check.blocked:,}", help="Cells the layer's rule blocks, per head.")
     m2.metric("Largest weight there", f"{check.blocked_max:g}", help="Over every head: 0 means exactly zero.")
-    m3.metric("Attention inside the rule", f"{check.inside:.6f}",
-              help="The smallest share of any query's attention (all heads) that falls in allowed cells.")
-    st.dataframe([{"layer": c.layer, "type": KIND[c.kind], "reach": "all" if c.half is None else f"±{c.half}",
-                   "allowed cells": c.allowed, "blocked cells": c.blocked, "largest blocked weight": c.blocked_max,
-                   "allowed cells at exactly 0": c.allowed_zero} for c in checks], hide_index=True)
-    st.caption(f"Every layer, every head: the blocked cells carry exactly 0 in the model's own attention weights. "
-               f"Model: {r.model}.")
+    m3.metric(
+        "Attention inside the rule",
+        f"{check.inside:.6f}",
+        help="The smallest share of any query's attention (all heads) that falls in allowed cells.",
+    )
+    st.dataframe(
+        [
+            {
+                "layer": c.layer,
+                "type": KIND[c.kind],
+                "reach": "all" if c.half is None else f"±{c.half}",
+                "allowed cells": c.allowed,
+                "blocked cells": c.blocked,
+                "largest blocked weight": c.blocked_max,
+                "allowed cells at exactly 0": c.allowed_zero,
+            }
+            for c in checks
+        ],
+        hide_index=True,
+    )
+    st.caption(
+        f"Every layer, every head: the blocked cells carry exactly 0 in the model's own attention weights. "
+        f"Model: {r.model}."
+    )
 
     st.header("What the window saves")
     cost = r.cost
@@ -134,7 +163,8 @@ with tabs[2]:
         "Counted from real modules (`ModernBertMLP` `Wi` and `Wo`; BERT's `intermediate.dense` and `output.dense`; "
         "the base-size ones built from their configs on the meta device). A gate costs a third matrix, so "
         "ModernBERT narrows the layer: "
-        + " against ".join(f"{f.name.split(':')[0]} {f.parameters:,}" for f in base_rows) + "."
+        + " against ".join(f"{f.name.split(':')[0]} {f.parameters:,}" for f in base_rows)
+        + "."
     )
     gate = r.gate
     ui.show_figure(figures.gate_figure(gate), "modernbert-gate")
@@ -160,8 +190,9 @@ with tabs[3]:
     ui.show_figure(figures.batch_figure(u), "modernbert-batch")
     u1, u2, u3, u4 = st.columns(4)
     u1.metric("Token slots, padded", f"{u.padded:,}")
-    u2.metric("Tokens, unpadded", f"{u.unpadded:,}", help=f"{1 - u.unpadded / u.padded:.0%} of the padded slots "
-              "were padding.")
+    u2.metric(
+        "Tokens, unpadded", f"{u.unpadded:,}", help=f"{1 - u.unpadded / u.padded:.0%} of the padded slots were padding."
+    )
     u3.metric("Padded batch", f"{u.ms_padded:.1f} ms")
     u4.metric("Packed sequence", f"{u.ms_packed:.1f} ms")
     st.caption(
@@ -176,17 +207,36 @@ with tabs[3]:
 
 # ----------------------------------------------------------------------------- 5. what changed
 with tabs[4]:
-    st.table([{"": c.aspect, "BERT": c.bert, "ModernBERT": c.modernbert, "read from": c.source}
-              for c in r.changes], hide_index=True)
-    st.caption(f"Each row read from the two loaded models' configs and modules — ModernBERT: {r.model}; BERT: "
-               f"{r.bert} — except the training tokens, which come from the papers.")
+    st.table(
+        [{"": c.aspect, "BERT": c.bert, "ModernBERT": c.modernbert, "read from": c.source} for c in r.changes],
+        hide_index=True,
+    )
+    st.caption(
+        f"Each row read from the two loaded models' configs and modules — ModernBERT: {r.model}; BERT: "
+        f"{r.bert} — except the training tokens, which come from the papers."
+    )
     st.header("Published numbers, computed again")
-    st.table([{"": p.aspect, "published (Warner et al., 2024)": p.published,
-               "from ModernBERT-base's config": p.base, f"{mb.variant.label} loaded here": p.this_model}
-              for p in r.published], hide_index=True)
-    st.caption("ModernBERT-base's column is computed live: its parameters counted by building the model from its "
-               "configuration on the meta device" + (" (transformers' ModernBertConfig defaults are "
-                                                     "answerdotai/ModernBERT-base's config)." if mb.is_bundled else "."))
+    st.table(
+        [
+            {
+                "": p.aspect,
+                "published (Warner et al., 2024)": p.published,
+                "from ModernBERT-base's config": p.base,
+                f"{mb.variant.label} loaded here": p.this_model,
+            }
+            for p in r.published
+        ],
+        hide_index=True,
+    )
+    st.caption(
+        "ModernBERT-base's column is computed live: its parameters counted by building the model from its "
+        "configuration on the meta device"
+        + (
+            " (transformers' ModernBertConfig defaults are answerdotai/ModernBERT-base's config)."
+            if mb.is_bundled
+            else "."
+        )
+    )
 
 ui.takeaway(modernbert.takeaway(r))
 ui.share_link(SPEC)

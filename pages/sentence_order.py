@@ -34,12 +34,17 @@ ui.show_figure(figures.key_figure(r), "sentence-order-your-pair", key=True)
 cols = st.columns(len(r.heads))
 for col, h in zip(cols, r.heads):
     ab, ba = r.user[h.key]
-    col.metric(f"{h.name}: P({h.says}) for (A, B)", f"{ab[1]:.1%}",
-               delta=f"{ba[1] - ab[1]:+.1%} when swapped", delta_color="off")
+    col.metric(
+        f"{h.name}: P({h.says}) for (A, B)",
+        f"{ab[1]:.1%}",
+        delta=f"{ba[1] - ab[1]:+.1%} when swapped",
+        delta_color="off",
+    )
 st.caption(
     "Bars: each head's softmax probability that B does **not** follow A — *swapped* for the SOP head, *not the "
     "next segment* for the NSP head (index 1 of its two logits; hover for both). "
-    + lesson.pair_story(r.heads, r.user) + " "
+    + lesson.pair_story(r.heads, r.user)
+    + " "
     + " ".join(f"{h.name}: {h.shown_as}." for h in r.heads)
 )
 
@@ -57,16 +62,32 @@ ui.widget(SPEC.seed, e1)
 ui.widget(SPEC.examples, e2)
 rows = []
 for s in r.examples:
-    row = {"pair": s.pair.base, "kind": lesson.KIND_LABELS[s.pair.kind], "A": s.pair.a, "B": s.pair.b,
-           "shared words": s.shared}
+    row = {
+        "pair": s.pair.base,
+        "kind": lesson.KIND_LABELS[s.pair.kind],
+        "A": s.pair.a,
+        "B": s.pair.b,
+        "shared words": s.shared,
+    }
     row.update({f"{h.name}: P({h.says})": s.p_not[h.key] for h in r.heads})
     rows.append(row)
-st.dataframe(rows, hide_index=True, width="stretch",
-             column_config={f"{h.name}: P({h.says})": st.column_config.ProgressColumn(
-                 f"{h.name}: P({h.says})", min_value=0.0, max_value=1.0, format="%.2f") for h in r.heads})
+st.dataframe(
+    rows,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        f"{h.name}: P({h.says})": st.column_config.ProgressColumn(
+            f"{h.name}: P({h.says})", min_value=0.0, max_value=1.0, format="%.2f"
+        )
+        for h in r.heads
+    },
+)
 shared = r.mean_shared
-topic = ("A topic detector can solve NSP from that alone" if shared["other story"] < shared["in order"]
-         else "Here that does not separate another story from the rest")
+topic = (
+    "A topic detector can solve NSP from that alone"
+    if shared["other story"] < shared["in order"]
+    else "Here that does not separate another story from the rest"
+)
 st.caption(
     f"Over {r.n_pairs} pairs of each kind, A and B share on average {shared['in order']:.2f} content words in order, "
     f"{shared['other story']:.2f} when B comes from another story, and {shared['swapped']:.2f} swapped (the same "

@@ -42,7 +42,12 @@ def _pure(repeats: int) -> dict[str, float]:
     enc = electra.encode(tok, TEXT)
     ids = torch.tensor(enc.input_ids)
     masked = electra.mask_positions(torch.tensor(enc.special), 0.15, torch.Generator().manual_seed(0))
-    times: dict[str, list[float]] = {"generator forward": [], "sampling": [], "discriminator forward": [], "pipeline figure": []}
+    times: dict[str, list[float]] = {
+        "generator forward": [],
+        "sampling": [],
+        "discriminator forward": [],
+        "pipeline figure": [],
+    }
     for i in range(repeats):
         t = time.perf_counter()
         logits = electra.generator_logits(gen.model, electra.masked_input(ids, masked, tok.mask_token_id), masked)
@@ -83,9 +88,11 @@ def _page(repeats: int) -> dict[str, float]:
     finally:
         os.chdir(cwd)
     samples.sort()
-    return {"page first run (models loaded)": first,
-            "rerun after temperature change p50": statistics.median(samples),
-            "rerun after temperature change p95": samples[min(len(samples) - 1, round(0.95 * (len(samples) - 1)))]}
+    return {
+        "page first run (models loaded)": first,
+        "rerun after temperature change p50": statistics.median(samples),
+        "rerun after temperature change p95": samples[min(len(samples) - 1, round(0.95 * (len(samples) - 1)))],
+    }
 
 
 def bench_rerun(repeats: int = 10) -> dict[str, float]:

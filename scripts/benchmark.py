@@ -72,16 +72,28 @@ def _first_done(page, old_title: str | None = None, timeout_ms: int = 120_000) -
                       const h1 = document.querySelector('h1');
                       return app && app.getAttribute('data-test-script-state') === 'notRunning' && h1 !== null
                              && (old === null || h1.innerText !== old); }""",
-        arg=old_title, timeout=timeout_ms, polling=50)
+        arg=old_title,
+        timeout=timeout_ms,
+        polling=50,
+    )
 
 
-def breakdown(events: list[dict], started: float, healthy_s: float, home_s: float, first: str,
-              lesson_nav_s: float, lesson_s: float) -> dict[str, float]:
+def breakdown(
+    events: list[dict],
+    started: float,
+    healthy_s: float,
+    home_s: float,
+    first: str,
+    lesson_nav_s: float,
+    lesson_s: float,
+) -> dict[str, float]:
     """The way from process start to the first lesson, as steps in seconds, from the server's start-up log
     (app/core/startup.py: epoch seconds) and the browser's timings (seconds after ``started``, the epoch second
     the server process was started). Steps a log lacks are left out."""
-    at = lambda what, **k: next((e["t"] - started for e in events  # noqa: E731
-                                 if e["what"] == what and all(e.get(a) == b for a, b in k.items())), None)
+    at = lambda what, **k: next(  # noqa: E731
+        (e["t"] - started for e in events if e["what"] == what and all(e.get(a) == b for a, b in k.items())),
+        None,
+    )
     out = {"interpreter, imports, server up": healthy_s}
     router, home_start, home_end = at("router start"), at("page start", page="home"), at("page end", page="home")
     if router is not None:
@@ -101,8 +113,13 @@ def breakdown(events: list[dict], started: float, healthy_s: float, home_s: floa
         out["first lesson: browser to its script run"] = l_start - lesson_nav_s
         waited = max(0.0, (pre_end or 0.0) - l_start)
         out["first lesson: waiting for the heavy imports"] = waited
-        loads = [(e["what"], e["t"] - started) for e in events if e["what"] in ("load start", "load end")
-                 and e["thread"].startswith("ScriptRunner") and l_start <= e["t"] - started <= (l_end or 1e9)]
+        loads = [
+            (e["what"], e["t"] - started)
+            for e in events
+            if e["what"] in ("load start", "load end")
+            and e["thread"].startswith("ScriptRunner")
+            and l_start <= e["t"] - started <= (l_end or 1e9)
+        ]
         starts, ends = [t for w, t in loads if w == "load start"], [t for w, t in loads if w == "load end"]
         out["first lesson: its model loads"] = sum(e - s for s, e in zip(starts, ends))
         if run_start is not None and run_end is not None:
@@ -148,9 +165,16 @@ def _one_start(launcher: bool, walk: bool) -> dict:
                 _first_done(page, old)
                 walked.append(time.perf_counter() - t)
             events = startup.read(log)
-        return {"home": home_s, "lesson": lesson_s, "walk": walked, "first": first, "browser_cpu": browser_cpu,
-                "steps": breakdown(events, started, healthy_s, home_s, first.slug, nav_s, lesson_s),
-                "blocked": len(watcher.blocked), "console": len(watcher.console_errors)}
+        return {
+            "home": home_s,
+            "lesson": lesson_s,
+            "walk": walked,
+            "first": first,
+            "browser_cpu": browser_cpu,
+            "steps": breakdown(events, started, healthy_s, home_s, first.slug, nav_s, lesson_s),
+            "blocked": len(watcher.blocked),
+            "console": len(watcher.console_errors),
+        }
 
 
 def _one_start_alone(frontend_s: float, home_drawn_s: float) -> dict:
@@ -168,6 +192,7 @@ def _one_start_alone(frontend_s: float, home_drawn_s: float) -> dict:
     first = LESSONS[0]
     t0 = time.perf_counter()
     with streamlit_server() as (base, _):
+
         async def visit() -> tuple[float, float]:
             await asyncio.sleep(frontend_s)
             async with Session(base) as tab:
@@ -197,7 +222,7 @@ def cpu_seconds(name_part: str, proc: Path = Path("/proc")) -> float | None:
             stat = (d / "stat").read_text()
         except OSError:  # the process ended meanwhile
             continue
-        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
         if name_part in name:
             total += (int(rest[11]) + int(rest[12])) / tick  # utime, stime: fields 14 and 15 of proc(5)
     return total
@@ -208,8 +233,12 @@ def import_floor() -> float:
     import subprocess
 
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from app.core import preload; preload.load()"], cwd=ROOT, check=True,
-                   env={**os.environ, "BVE_STARTUP_LOG": ""})
+    subprocess.run(
+        [sys.executable, "-c", "from app.core import preload; preload.load()"],
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, "BVE_STARTUP_LOG": ""},
+    )
     return time.perf_counter() - t
 
 
@@ -263,15 +292,28 @@ def imports_outside_requirements() -> list[str]:
     import subprocess
     from importlib import metadata
 
-    out = subprocess.run([sys.executable, "-c", "import json, sys\nfrom app.core import preload\npreload.load()\n"
-                          "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"],
-                         cwd=ROOT, check=True, capture_output=True, text=True, env={**os.environ, "BVE_STARTUP_LOG": ""})
-    roots = [re.split(r"[<>=!~\[; ]", line.strip(), maxsplit=1)[0]
-             for line in (ROOT / "requirements.txt").read_text().splitlines()
-             if line.strip() and not line.lstrip().startswith(("#", "-"))]
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys\nfrom app.core import preload\npreload.load()\n"
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BVE_STARTUP_LOG": ""},
+    )
+    roots = [
+        re.split(r"[<>=!~\[; ]", line.strip(), maxsplit=1)[0]
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "-"))
+    ]
     modules = set(json.loads(out.stdout.strip().splitlines()[-1]))
-    return outside_requirements(modules, requirement_closure(roots, _installed_requires),
-                                metadata.packages_distributions())
+    return outside_requirements(
+        modules, requirement_closure(roots, _installed_requires), metadata.packages_distributions()
+    )
 
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
@@ -308,50 +350,75 @@ def browser_start() -> list[tuple]:
     walked = [t for r in served for t in r["walk"]]
     tenth = [r["walk"][8] for r in served if len(r["walk"]) > 8]  # lessons 2.. from the sidebar: the 10th is [8]
     extra = imports_outside_requirements()
-    where = ("an environment with requirements.txt only (what a host installs)" if not extra else
-             f"an environment that also holds {', '.join(extra)}, which requirements.txt does not need but the "
-             "imports load when installed (a host with requirements.txt only skips them)")
+    where = (
+        "an environment with requirements.txt only (what a host installs)"
+        if not extra
+        else f"an environment that also holds {', '.join(extra)}, which requirements.txt does not need but the "
+        "imports load when installed (a host with requirements.txt only skips them)"
+    )
     rows = [
-        ("Start-up: server start → home page interactive", _spread([r["home"] for r in served]),
-         f"`python -m app.serve`, median (min–max) of {STARTS} fresh servers; {held(med(served, 'home'), GOALS['home'])}; "
-         f"{note}; {where}"),
-        (f"Start-up: server start → first lesson ({first}) interactive", _spread([r["lesson"] for r in served]),
-         f"home first, then a click on the lesson in the sidebar; {held(med(served, 'lesson'), GOALS['lesson'])}; the heavy imports alone "
-         f"take {floor:.1f} s (median of {STARTS} fresh interpreters, warm disk), so {med(served, 'lesson') - floor:.1f} s "
-         "above that floor"),
-        ("Start-up: each next lesson opened from the sidebar, in a row",
-         f"p50 {statistics.median(walked):.2f} s · 10th {statistics.median(tenth):.2f} s · max {max(walked):.2f} s" if tenth else "—",
-         f"lessons 2–{len(served[0]['walk']) + 1} right after the first, {STARTS} servers; "
-         f"{held(max(tenth) if tenth else 99, GOALS['walk'])} for the 10th; the warm start computes each lesson's "
-         "defaults in the background, on one torch thread, and steps aside while a page runs"),
-        ("Start-up [plain `streamlit run`, as Spaces]: home / first lesson interactive",
-         f"{_spread([r['home'] for r in plain])} / {_spread([r['lesson'] for r in plain])}",
-         "the heavy imports begin after the first page (app/ui/warm.py) instead of when the server is up"),
+        (
+            "Start-up: server start → home page interactive",
+            _spread([r["home"] for r in served]),
+            f"`python -m app.serve`, median (min–max) of {STARTS} fresh servers; {held(med(served, 'home'), GOALS['home'])}; "
+            f"{note}; {where}",
+        ),
+        (
+            f"Start-up: server start → first lesson ({first}) interactive",
+            _spread([r["lesson"] for r in served]),
+            f"home first, then a click on the lesson in the sidebar; {held(med(served, 'lesson'), GOALS['lesson'])}; the heavy imports alone "
+            f"take {floor:.1f} s (median of {STARTS} fresh interpreters, warm disk), so {med(served, 'lesson') - floor:.1f} s "
+            "above that floor",
+        ),
+        (
+            "Start-up: each next lesson opened from the sidebar, in a row",
+            f"p50 {statistics.median(walked):.2f} s · 10th {statistics.median(tenth):.2f} s · max {max(walked):.2f} s"
+            if tenth
+            else "—",
+            f"lessons 2–{len(served[0]['walk']) + 1} right after the first, {STARTS} servers; "
+            f"{held(max(tenth) if tenth else 99, GOALS['walk'])} for the 10th; the warm start computes each lesson's "
+            "defaults in the background, on one torch thread, and steps aside while a page runs",
+        ),
+        (
+            "Start-up [plain `streamlit run`, as Spaces]: home / first lesson interactive",
+            f"{_spread([r['home'] for r in plain])} / {_spread([r['lesson'] for r in plain])}",
+            "the heavy imports begin after the first page (app/ui/warm.py) instead of when the server is up",
+        ),
     ]
     for step in served[0]["steps"]:
         xs = [r["steps"][step] for r in served if step in r["steps"]]
-        rows.append((f"Start-up breakdown: {step}", _spread(xs), "`python -m app.serve`, seconds; BVE_STARTUP_LOG marks"))
+        rows.append(
+            (f"Start-up breakdown: {step}", _spread(xs), "`python -m app.serve`, seconds; BVE_STARTUP_LOG marks")
+        )
     step_med = lambda step: statistics.median(r["steps"].get(step, 0.0) for r in served)  # noqa: E731
     frontend_s, home_drawn_s = step_med(FRONTEND_STEP), step_med(HOME_DRAWN_STEP)
     lesson_drawn_s = step_med(LESSON_DRAWN_STEP)
     alone = [_one_start_alone(frontend_s, home_drawn_s) for _ in range(STARTS)]
-    rows.append(("Start-up, the server alone (no browser on its cores): server start → home / first lesson run ended",
-                 f"{_spread([r['home'] for r in alone])} / {_spread([r['lesson'] for r in alone])}",
-                 f"`python -m app.serve`, {STARTS} fresh servers; a browserless client (tests/e2e/stclient.py) opens the "
-                 f"home page {frontend_s:.1f} s after the health check and the lesson {home_drawn_s:.1f} s after the home "
-                 "page's run, as the browser above took to load the app and to draw the home page; what a host whose "
-                 "visitors' browsers run on their own machines (a Space, a class on laptops) gets from the server. "
-                 f"Their drawing of the lesson ({lesson_drawn_s:.1f} s in chromium here) comes on top: "
-                 f"{med(alone, 'lesson') + lesson_drawn_s:.1f} s against the {GOALS['lesson']:g} s goal"))
+    rows.append(
+        (
+            "Start-up, the server alone (no browser on its cores): server start → home / first lesson run ended",
+            f"{_spread([r['home'] for r in alone])} / {_spread([r['lesson'] for r in alone])}",
+            f"`python -m app.serve`, {STARTS} fresh servers; a browserless client (tests/e2e/stclient.py) opens the "
+            f"home page {frontend_s:.1f} s after the health check and the lesson {home_drawn_s:.1f} s after the home "
+            "page's run, as the browser above took to load the app and to draw the home page; what a host whose "
+            "visitors' browsers run on their own machines (a Space, a class on laptops) gets from the server. "
+            f"Their drawing of the lesson ({lesson_drawn_s:.1f} s in chromium here) comes on top: "
+            f"{med(alone, 'lesson') + lesson_drawn_s:.1f} s against the {GOALS['lesson']:g} s goal",
+        )
+    )
     cpu = [(r["browser_cpu"], r["lesson"]) for r in served if r.get("browser_cpu") is not None]
     if cpu:
         used, span = statistics.median(c for c, _ in cpu), statistics.median(t for _, t in cpu)
-        rows.append(("Start-up: the browser's CPU on the server's cores, until the first lesson is drawn",
-                     f"{used:.1f} core-s of {2 * span:.1f}",
-                     f"Debian chromium (headless, software rendering) on the same {os.cpu_count()} cores as the server, "
-                     f"median of {STARTS} starts, from server start to the first lesson drawn ({span:.1f} s): the "
-                     "server's Python runs on one core at a time (the GIL), so the heavy imports "
-                     f"({floor:.1f} s of one core) and the browser loading and drawing the app share the machine"))
+        rows.append(
+            (
+                "Start-up: the browser's CPU on the server's cores, until the first lesson is drawn",
+                f"{used:.1f} core-s of {2 * span:.1f}",
+                f"Debian chromium (headless, software rendering) on the same {os.cpu_count()} cores as the server, "
+                f"median of {STARTS} starts, from server start to the first lesson drawn ({span:.1f} s): the "
+                "server's Python runs on one core at a time (the GIL), so the heavy imports "
+                f"({floor:.1f} s of one core) and the browser loading and drawing the app share the machine",
+            )
+        )
     if drop_disk_cache():  # again from a cold disk, STARTS times: the import floor, then a start
         cold_floors, cold = [], []
         for _ in range(STARTS):
@@ -360,15 +427,24 @@ def browser_start() -> list[tuple]:
             drop_disk_cache()
             cold.append(_one_start(True, walk=False))
         above = med(cold, "lesson") - statistics.median(cold_floors)
-        rows.append(("Start-up, cold disk: server start → home / first lesson interactive",
-                     f"{_spread([r['home'] for r in cold])} / {_spread([r['lesson'] for r in cold])}",
-                     f"the kernel's page cache emptied before each, {STARTS} fresh servers; the heavy imports alone take "
-                     f"{_spread(cold_floors)} from a cold disk, so the first lesson is {above:.1f} s above that floor "
-                     f"(medians; goal ≤ 2 s: {'met' if above <= 2 else 'NOT MET'}); the server asks the disk to read "
-                     "ahead what those imports read, then the project's sources and bundled models, once it is up "
-                     "(app/core/prefetch.py)"))
-    rows.append(("Browser: blocked network requests / console errors",
-                 f"{sum(r['blocked'] for r in served + plain)} / {sum(r['console'] for r in served + plain)}", ""))
+        rows.append(
+            (
+                "Start-up, cold disk: server start → home / first lesson interactive",
+                f"{_spread([r['home'] for r in cold])} / {_spread([r['lesson'] for r in cold])}",
+                f"the kernel's page cache emptied before each, {STARTS} fresh servers; the heavy imports alone take "
+                f"{_spread(cold_floors)} from a cold disk, so the first lesson is {above:.1f} s above that floor "
+                f"(medians; goal ≤ 2 s: {'met' if above <= 2 else 'NOT MET'}); the server asks the disk to read "
+                "ahead what those imports read, then the project's sources and bundled models, once it is up "
+                "(app/core/prefetch.py)",
+            )
+        )
+    rows.append(
+        (
+            "Browser: blocked network requests / console errors",
+            f"{sum(r['blocked'] for r in served + plain)} / {sum(r['console'] for r in served + plain)}",
+            "",
+        )
+    )
     return rows
 
 
@@ -386,7 +462,11 @@ def _slide_shown(page, n: int, total: int, figure: bool, timeout_ms: int = 120_0
                     && app && app.getAttribute('data-test-script-state') === 'notRunning'
                     && bar && bar.innerText.includes(`${n} / ${total}`)
                     && (!figure || document.querySelector('.st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe'));
-           }""", arg=[n, total, figure], timeout=timeout_ms, polling=50)
+           }""",
+        arg=[n, total, figure],
+        timeout=timeout_ms,
+        polling=50,
+    )
 
 
 def deck_changes() -> list[tuple]:
@@ -422,18 +502,29 @@ def deck_changes() -> list[tuple]:
                 page.keyboard.press("ArrowLeft")
                 _slide_shown(page, n, total, figure.get(views[n - 1].page, False))
         errors = len(watcher.console_errors) + len(watcher.page_errors)
-    row = lambda xs: f"p50 {fmt_ms(1000 * pct(xs, 0.5))} · p95 {fmt_ms(1000 * pct(xs, 0.95))} · max {fmt_ms(1000 * max(xs))}"  # noqa: E731
+    row = lambda xs: (  # noqa: E731
+        f"p50 {fmt_ms(1000 * pct(xs, 0.5))} · p95 {fmt_ms(1000 * pct(xs, 0.95))} · max {fmt_ms(1000 * max(xs))}"
+    )
     met = lambda xs: "met" if pct(xs, 0.95) <= 1.0 else "NOT MET"  # noqa: E731
     return [
-        (f"Lecture: slide change → next slide shown, cold ({total} slides)", row(cold),
-         f"a fresh server, first time through, {DECK_DWELL_S:g} s on each slide; goal p95 ≤ 1 s: {met(cold)}; "
-         f"slowest: slide {cold.index(max(cold)) + 2}; {note}"),
-        (f"Lecture: slide change → next slide shown, warm ({total} slides)", row(warm),
-         f"the second time through, no pause; goal p95 ≤ 1 s: {met(warm)}; console errors {errors}; a slide draws its "
-         "stage figure and folds the lesson's other figures (a line names each) until the lecturer asks for them"),
-        (f"Lecture: slide change → next slide shown, warm, every figure drawn ({total} slides)", row(unfolded),
-         "the third time through, no pause, after \"Draw the lesson's other figures\": each slide draws its whole "
-         "lesson under the stage, as before folding"),
+        (
+            f"Lecture: slide change → next slide shown, cold ({total} slides)",
+            row(cold),
+            f"a fresh server, first time through, {DECK_DWELL_S:g} s on each slide; goal p95 ≤ 1 s: {met(cold)}; "
+            f"slowest: slide {cold.index(max(cold)) + 2}; {note}",
+        ),
+        (
+            f"Lecture: slide change → next slide shown, warm ({total} slides)",
+            row(warm),
+            f"the second time through, no pause; goal p95 ≤ 1 s: {met(warm)}; console errors {errors}; a slide draws its "
+            "stage figure and folds the lesson's other figures (a line names each) until the lecturer asks for them",
+        ),
+        (
+            f"Lecture: slide change → next slide shown, warm, every figure drawn ({total} slides)",
+            row(unfolded),
+            "the third time through, no pause, after \"Draw the lesson's other figures\": each slide draws its whole "
+            "lesson under the stage, as before folding",
+        ),
     ]
 
 
@@ -466,8 +557,11 @@ def _pages(only: list[str] | None) -> list[tuple[str, str, str]]:
     from app.lessons import LESSONS
 
     found = [("pages/home.py", "home", "Home")] + [
-        (lesson.path, lesson.slug, lesson.title) for lesson in LESSONS
-        if (ROOT / lesson.path).exists() and "Placeholder while the lesson is written" not in (ROOT / lesson.path).read_text()]
+        (lesson.path, lesson.slug, lesson.title)
+        for lesson in LESSONS
+        if (ROOT / lesson.path).exists()
+        and "Placeholder while the lesson is written" not in (ROOT / lesson.path).read_text()
+    ]
     return [p for p in found if not only or p[1] in only]
 
 
@@ -518,12 +612,26 @@ def cpu_name() -> str:
     from app.training.common import processor_name
 
     try:
-        flags = next((line.split(":", 1)[1].split() for line in open("/proc/cpuinfo", encoding="utf-8")
-                      if line.startswith("flags")), [])
+        flags = next(
+            (
+                line.split(":", 1)[1].split()
+                for line in open("/proc/cpuinfo", encoding="utf-8")
+                if line.startswith("flags")
+            ),
+            [],
+        )
     except OSError:
         flags = []
-    isa = [name for flag, name in (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"),
-                                   ("amx_bf16", "AMX")) if flag in flags]
+    isa = [
+        name
+        for flag, name in (
+            ("avx2", "AVX2"),
+            ("avx512f", "AVX-512"),
+            ("avx512_bf16", "AVX512-BF16"),
+            ("amx_bf16", "AMX"),
+        )
+        if flag in flags
+    ]
     return ", ".join([processor_name()] + isa[-2:])
 
 
@@ -535,10 +643,13 @@ def _load_note() -> str:
     _settle()
     load, cores, threads = os.getloadavg()[0], os.cpu_count() or 1, torch.get_num_threads()
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"{when}, {cpu_name()}, MEASURED UNDER LOAD (load average {load:.1f} on {cores} cores before the run, "
-            f"torch {threads} thread{'s' if threads > 1 else ''}): provisional" if load > 0.5 * cores
-            else f"{when}, {cpu_name()}, idle machine (load average {load:.1f}), torch {threads} "
-                 f"thread{'s' if threads > 1 else ''}")
+    return (
+        f"{when}, {cpu_name()}, MEASURED UNDER LOAD (load average {load:.1f} on {cores} cores before the run, "
+        f"torch {threads} thread{'s' if threads > 1 else ''}): provisional"
+        if load > 0.5 * cores
+        else f"{when}, {cpu_name()}, idle machine (load average {load:.1f}), torch {threads} "
+        f"thread{'s' if threads > 1 else ''}"
+    )
 
 
 VARIANTS_AT_BASE_SIZE = {"masking": ("roberta",), "attention": ("modernbert",)}  # pages with a model select: the
@@ -563,7 +674,9 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
 
         t = time.perf_counter()
         os.environ["BVE_BUNDLED_DIR"] = str(basesize.build(BASESIZE_DIR))
-        print(f"[benchmark] base-size checkpoints ready in {BASESIZE_DIR} ({time.perf_counter() - t:.0f} s)", flush=True)
+        print(
+            f"[benchmark] base-size checkpoints ready in {BASESIZE_DIR} ({time.perf_counter() - t:.0f} s)", flush=True
+        )
     preload.load()
     load_note = _load_note()
     runs = []
@@ -580,8 +693,13 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
             try:
                 load_s = warm_models(keys)
             except Exception as e:  # a checkpoint not built yet: say so, measure the other pages
-                rows.append((f"Page {title} [{label}]: first run / rerun p50 · p95", "not measured",
-                             f"{type(e).__name__}: {str(e)[:160]}"))
+                rows.append(
+                    (
+                        f"Page {title} [{label}]: first run / rerun p50 · p95",
+                        "not measured",
+                        f"{type(e).__name__}: {str(e)[:160]}",
+                    )
+                )
                 continue
             query = {"source": "bundled", **({"variant": variant} if variant else {})}
             at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=600)
@@ -605,10 +723,14 @@ def page_reruns(repeats: int, base_size: bool = False) -> list[tuple]:
                 broken = broken or bool(at.exception or at.error)
             err = " (exception or error box!)" if broken else ""
             loads = f"models ({', '.join(keys)}) loaded before, {load_s:.1f} s" if keys else "no models"
-            rows.append((f"Page {title} [{label}]: first run / rerun p50 · p95",
-                         f"{fmt_ms(first)} / {fmt_ms(pct(samples, .5))} · {fmt_ms(pct(samples, .95))}{err}",
-                         f"rerun after {what}, {repeats} reruns (AppTest); CPU time first {fmt_ms(first_cpu)}, rerun p50 "
-                         f"{fmt_ms(pct(cpu, .5))}; {loads}; {load_note}"))
+            rows.append(
+                (
+                    f"Page {title} [{label}]: first run / rerun p50 · p95",
+                    f"{fmt_ms(first)} / {fmt_ms(pct(samples, 0.5))} · {fmt_ms(pct(samples, 0.95))}{err}",
+                    f"rerun after {what}, {repeats} reruns (AppTest); CPU time first {fmt_ms(first_cpu)}, rerun p50 "
+                    f"{fmt_ms(pct(cpu, 0.5))}; {loads}; {load_note}",
+                )
+            )
             print(f"[benchmark]   {rows[-1][0]} {rows[-1][1]} ({rows[-1][2][:80]})", flush=True)
     finally:
         ui_loading._load.clear()
@@ -658,8 +780,13 @@ def cuda_rows() -> list[tuple]:
                     torch.cuda.synchronize()
                     if i >= 3:
                         samples.append((time.perf_counter() - t) * 1000)
-            rows.append((f"CUDA: {v.label} at base size, forward p50/p95", f"{fmt_ms(pct(samples, .5))}/{fmt_ms(pct(samples, .95))}",
-                         f"{torch.cuda.get_device_name()}, {loaded.dtype}, device {loaded.device}"))
+            rows.append(
+                (
+                    f"CUDA: {v.label} at base size, forward p50/p95",
+                    f"{fmt_ms(pct(samples, 0.5))}/{fmt_ms(pct(samples, 0.95))}",
+                    f"{torch.cuda.get_device_name()}, {loaded.dtype}, device {loaded.device}",
+                )
+            )
             del loaded
             torch.cuda.empty_cache()
     finally:
@@ -700,9 +827,13 @@ def variants(repeats: int) -> list[tuple]:
                 samples.append((time.perf_counter() - t) * 1000)
         params = {p.data_ptr(): p for p in loaded.model.parameters()}
         mem = sum(p.numel() * p.element_size() for p in params.values()) / 2**20
-        rows.append((f"Variant {v.label}: load · forward p50/p95 ({enc['input_ids'].shape[1]} tokens)",
-                     f"{load_s * 1000:.0f} ms · {fmt_ms(pct(samples, .5))}/{fmt_ms(pct(samples, .95))}",
-                     f"{sum(p.numel() for p in params.values()) / 1e6:.2f} M parameters, {mem:.1f} MiB weights, {loaded.device}"))
+        rows.append(
+            (
+                f"Variant {v.label}: load · forward p50/p95 ({enc['input_ids'].shape[1]} tokens)",
+                f"{load_s * 1000:.0f} ms · {fmt_ms(pct(samples, 0.5))}/{fmt_ms(pct(samples, 0.95))}",
+                f"{sum(p.numel() for p in params.values()) / 1e6:.2f} M parameters, {mem:.1f} MiB weights, {loaded.device}",
+            )
+        )
     rows.append(("All bundled checkpoints: total load time (CPU)", f"{total_load:.2f} s", "budget ≤ 3 s"))
     return rows
 
@@ -737,10 +868,14 @@ def fill_mask_vs_pipeline(repeats: int) -> list[tuple]:
             t = time.perf_counter()
             fn()
             samples.append((time.perf_counter() - t) * 1000)
-        out.append(pct(samples, .5))
-    return [("Fill-mask top-5, BERT stand-in: ours vs transformers pipeline (p50)",
-             f"{fmt_ms(out[0])} vs {fmt_ms(out[1])} ({out[1] / out[0]:.1f}× faster)",
-             f"pipeline construction adds {fmt_ms(build_ms)}")]
+        out.append(pct(samples, 0.5))
+    return [
+        (
+            "Fill-mask top-5, BERT stand-in: ours vs transformers pipeline (p50)",
+            f"{fmt_ms(out[0])} vs {fmt_ms(out[1])} ({out[1] / out[0]:.1f}× faster)",
+            f"pipeline construction adds {fmt_ms(build_ms)}",
+        )
+    ]
 
 
 def lesson_sections() -> list[tuple]:
@@ -754,7 +889,13 @@ def lesson_sections() -> list[tuple]:
         spec.loader.exec_module(mod)
         if hasattr(mod, "bench_rerun"):
             for name, value in mod.bench_rerun().items():
-                rows.append((f"{f.stem.removeprefix('bench_')}: {name}", fmt_ms(value) if isinstance(value, (int, float)) else str(value), ""))
+                rows.append(
+                    (
+                        f"{f.stem.removeprefix('bench_')}: {name}",
+                        fmt_ms(value) if isinstance(value, (int, float)) else str(value),
+                        "",
+                    )
+                )
     return rows
 
 
@@ -784,7 +925,9 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
     slugs = [lesson.slug for lesson in LESSONS] or [""]
     reruns, errors, blocked, events, opened = [], [], [], [], []
     everyone = None  # set in run(): every tab has opened its page
-    CONTROLS = '[data-testid="stMain"] [data-testid="stNumberInputStepUp"], [data-testid="stMain"] [data-testid="stSlider"]'
+    CONTROLS = (
+        '[data-testid="stMain"] [data-testid="stNumberInputStepUp"], [data-testid="stMain"] [data-testid="stSlider"]'
+    )
     t_zero = time.perf_counter()
 
     async def student(browser, base, i):
@@ -804,8 +947,14 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
         page.set_default_timeout(120_000)
         probes = []  # Streamlit's base-path probes on a deep link (/<page>/_stcore/health): 404 by design
         page.on("response", lambda r: probes.append(1) if r.status == 404 and "/_stcore/" in r.url else None)
-        page.on("console", lambda m: (probes.pop() if probes and "status of 404" in m.text
-                                      else errors.append(f"console: {m.text}")) if m.type == "error" else None)
+        page.on(
+            "console",
+            lambda m: (
+                (probes.pop() if probes and "status of 404" in m.text else errors.append(f"console: {m.text}"))
+                if m.type == "error"
+                else None
+            ),
+        )
         page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
         slug = slugs[i % len(slugs)]
         control = page.locator(CONTROLS).locator("visible=true").first
@@ -858,8 +1007,17 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
                     seen = await page.evaluate(state_js)
                 except Exception as e2:
                     seen = {"evaluate": type(e2).__name__}
-                events.append({"student": i, "slug": slug, "action": kind, "t": t - t_zero,
-                               "s": time.perf_counter() - t, "error": type(e).__name__, "seen": seen})
+                events.append(
+                    {
+                        "student": i,
+                        "slug": slug,
+                        "action": kind,
+                        "t": t - t_zero,
+                        "s": time.perf_counter() - t,
+                        "error": type(e).__name__,
+                        "seen": seen,
+                    }
+                )
                 continue
             reruns.append((time.perf_counter() - t) * 1000)
             events.append({"student": i, "slug": slug, "action": kind, "t": t - t_zero, "s": time.perf_counter() - t})
@@ -883,12 +1041,21 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
         while pid and not stop.wait(1.0):
             try:
                 stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                threads = next(int(x.split()[1]) for x in Path(f"/proc/{pid}/status").read_text().splitlines()
-                               if x.startswith("Threads:"))
+                threads = next(
+                    int(x.split()[1])
+                    for x in Path(f"/proc/{pid}/status").read_text().splitlines()
+                    if x.startswith("Threads:")
+                )
             except (OSError, StopIteration):
                 return
-            samples.append({"t": time.perf_counter() - t_zero, "cpu_s": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
-                            "threads": threads, "load1": os.getloadavg()[0]})
+            samples.append(
+                {
+                    "t": time.perf_counter() - t_zero,
+                    "cpu_s": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
+                    "threads": threads,
+                    "load1": os.getloadavg()[0],
+                }
+            )
 
     import threading
 
@@ -906,21 +1073,44 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
         CLASS_EVENTS.write_text(json.dumps({"events": events, "server": samples, "errors": errors}, indent=1))
     first = min((e["t"] for e in events), default=None)
     busy = [x for x in samples if first is not None and x["t"] >= first]
-    share = ((busy[-1]["cpu_s"] - busy[0]["cpu_s"]) / (busy[-1]["t"] - busy[0]["t"]) / (os.cpu_count() or 1)
-             if len(busy) > 1 else None)
+    share = (
+        (busy[-1]["cpu_s"] - busy[0]["cpu_s"]) / (busy[-1]["t"] - busy[0]["t"]) / (os.cpu_count() or 1)
+        if len(busy) > 1
+        else None
+    )
     kinds = __import__("collections").Counter(e["action"] for e in events)
     what = f"A class at once, a change every {think:g} s"
     return [
-        (f"{what}: {sessions} browser tabs × {seconds:.0f} s on {', '.join('/' + s for s in slugs)}",
-         f"{len(errors)} errors", f"{len(reruns)} interactions ({', '.join(f'{n} {k}' for k, n in kinds.items())}); "
-         f"{len(blocked)} blocked network requests; " + (", ".join(f"{n}× {k}" for k, n in
-            __import__("collections").Counter(e.split(" on ")[0].split(" opening ")[0][:60] for e in errors).most_common(3)) or "no errors")),
-        (f"{what}: all tabs open together on a fresh server → the last one interactive", f"{max(opened):.0f} s" if opened else "—",
-         f"{sessions} renderers load the frontend at once; then the class interacts for {seconds:.0f} s"),
-        (f"{what}: rerun p50 · p95 under load", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
-         "widget change → page rerun and finished, in the browser"),
-        (f"{what}: the server's share of the 2 cores", f"{share:.0%}" if share is not None else "?",
-         "the headless renderers take the rest: the browsers, not the server, set the pace here"),
+        (
+            f"{what}: {sessions} browser tabs × {seconds:.0f} s on {', '.join('/' + s for s in slugs)}",
+            f"{len(errors)} errors",
+            f"{len(reruns)} interactions ({', '.join(f'{n} {k}' for k, n in kinds.items())}); "
+            f"{len(blocked)} blocked network requests; "
+            + (
+                ", ".join(
+                    f"{n}× {k}"
+                    for k, n in __import__("collections")
+                    .Counter(e.split(" on ")[0].split(" opening ")[0][:60] for e in errors)
+                    .most_common(3)
+                )
+                or "no errors"
+            ),
+        ),
+        (
+            f"{what}: all tabs open together on a fresh server → the last one interactive",
+            f"{max(opened):.0f} s" if opened else "—",
+            f"{sessions} renderers load the frontend at once; then the class interacts for {seconds:.0f} s",
+        ),
+        (
+            f"{what}: rerun p50 · p95 under load",
+            f"{fmt_ms(pct(reruns, 0.5))} · {fmt_ms(pct(reruns, 0.95))}" if reruns else "—",
+            "widget change → page rerun and finished, in the browser",
+        ),
+        (
+            f"{what}: the server's share of the 2 cores",
+            f"{share:.0%}" if share is not None else "?",
+            "the headless renderers take the rest: the browsers, not the server, set the pace here",
+        ),
         (f"{what}: server peak memory", f"{rss:.0f} MiB" if rss else "?", "VmHWM of the streamlit process"),
     ]
 
@@ -939,7 +1129,9 @@ def _machine_load() -> str:
     not after waiting for other work to end: say so)."""
     cores = os.cpu_count() or 1
     load = os.getloadavg()[0]
-    return f"{cpu_name()}, {cores} cores, load average {load:.1f}" + (" (MEASURED UNDER LOAD)" if load > 0.5 * cores else "")
+    return f"{cpu_name()}, {cores} cores, load average {load:.1f}" + (
+        " (MEASURED UNDER LOAD)" if load > 0.5 * cores else ""
+    )
 
 
 def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
@@ -996,13 +1188,23 @@ def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
     after = os.getloadavg()[0]
     what = f"A class of {sessions} at once, server only, a change every {think:g} s"
     return [
-        (f"{what}: {sessions} websocket sessions × {seconds:.0f} s, no browsers", f"{len(errors)} errors",
-         f"{len(reruns)} reruns in {wall:.0f} s; " + ("; ".join(errors[:3]) or "no exceptions, no timeouts")
-         + f"; {before} before the run, {after:.1f} after it"),
-        (f"{what}: all open together on a fresh server p50 · p95",
-         f"{fmt_ms(pct(opens, .5))} · {fmt_ms(pct(opens, .95))}" if opens else "—", "includes the first imports and model loads"),
-        (f"{what}: rerun p50 · p95", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
-         "widget change sent → script finished, at the websocket"),
+        (
+            f"{what}: {sessions} websocket sessions × {seconds:.0f} s, no browsers",
+            f"{len(errors)} errors",
+            f"{len(reruns)} reruns in {wall:.0f} s; "
+            + ("; ".join(errors[:3]) or "no exceptions, no timeouts")
+            + f"; {before} before the run, {after:.1f} after it",
+        ),
+        (
+            f"{what}: all open together on a fresh server p50 · p95",
+            f"{fmt_ms(pct(opens, 0.5))} · {fmt_ms(pct(opens, 0.95))}" if opens else "—",
+            "includes the first imports and model loads",
+        ),
+        (
+            f"{what}: rerun p50 · p95",
+            f"{fmt_ms(pct(reruns, 0.5))} · {fmt_ms(pct(reruns, 0.95))}" if reruns else "—",
+            "widget change sent → script finished, at the websocket",
+        ),
         (f"{what}: server peak memory", f"{peak:.0f} MiB", "VmHWM"),
     ]
 
@@ -1013,8 +1215,9 @@ REPLICA_SESSIONS, REPLICA_SECONDS = 20, 120.0  # --replica-sessions, --replica-s
 def class_replicas() -> list[tuple]:
     """The class of ``class-server`` through nginx over 2 app processes (``python -m app.deploy``: redis-server, the
     processes with their warm start, nginx with cookie affinity), at the same two paces."""
-    return (_class_replicas(REPLICA_SESSIONS, REPLICA_SECONDS, 0.5)
-            + _class_replicas(REPLICA_SESSIONS, REPLICA_SECONDS, 5.0))
+    return _class_replicas(REPLICA_SESSIONS, REPLICA_SECONDS, 0.5) + _class_replicas(
+        REPLICA_SESSIONS, REPLICA_SECONDS, 5.0
+    )
 
 
 def _class_replicas(sessions: int, seconds: float, think: float, replicas: int = 2) -> list[tuple]:
@@ -1068,25 +1271,41 @@ def _class_replicas(sessions: int, seconds: float, think: float, replicas: int =
     async def run(base):
         await asyncio.gather(*(student(base, i) for i in range(sessions)))
 
-    with Deployment(replicas, port=free_port(), host="127.0.0.1", restart=False, served_by=True,
-                    env={"HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"}) as d:
+    with Deployment(
+        replicas,
+        port=free_port(),
+        host="127.0.0.1",
+        restart=False,
+        served_by=True,
+        env={"HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"},
+    ) as d:
         t = time.perf_counter()
         asyncio.run(run(d.url))
         wall = time.perf_counter() - t
         peaks = [rss_mib(p.pid, "VmHWM") for p in d.apps]
     cores = os.cpu_count() or 1
-    machine = (("MEASURED UNDER LOAD (other work on the machine): provisional; " if load_before > 0.5 * cores else "")
-               + f"{cpu_name()}, {cores} CPU cores, load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+    machine = (
+        "MEASURED UNDER LOAD (other work on the machine): provisional; " if load_before > 0.5 * cores else ""
+    ) + f"{cpu_name()}, {cores} CPU cores, load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     what = f"A class of {sessions} through nginx over {replicas} app processes, a change every {think:g} s"
     return [
-        (f"{what}: websocket sessions × {seconds:.0f} s, no browsers", f"{len(errors)} errors",
-         f"{len(reruns)} reruns in {wall:.0f} s; sessions per process {sorted(spread.values())} (cookie affinity); "
-         + ("; ".join(errors[:3]) or "no exceptions, no timeouts") + f"; {machine}"),
-        (f"{what}: all open together on fresh servers p50 · p95",
-         f"{fmt_ms(pct(opens, .5))} · {fmt_ms(pct(opens, .95))}" if opens else "—",
-         "includes each process's first imports and model loads; nginx, redis-server and the sessions on the same machine"),
-        (f"{what}: rerun p50 · p95", f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(pct(reruns, .95))}" if reruns else "—",
-         "widget change sent → script finished, at the websocket, through nginx"),
+        (
+            f"{what}: websocket sessions × {seconds:.0f} s, no browsers",
+            f"{len(errors)} errors",
+            f"{len(reruns)} reruns in {wall:.0f} s; sessions per process {sorted(spread.values())} (cookie affinity); "
+            + ("; ".join(errors[:3]) or "no exceptions, no timeouts")
+            + f"; {machine}",
+        ),
+        (
+            f"{what}: all open together on fresh servers p50 · p95",
+            f"{fmt_ms(pct(opens, 0.5))} · {fmt_ms(pct(opens, 0.95))}" if opens else "—",
+            "includes each process's first imports and model loads; nginx, redis-server and the sessions on the same machine",
+        ),
+        (
+            f"{what}: rerun p50 · p95",
+            f"{fmt_ms(pct(reruns, 0.5))} · {fmt_ms(pct(reruns, 0.95))}" if reruns else "—",
+            "widget change sent → script finished, at the websocket, through nginx",
+        ),
         (f"{what}: peak memory per process", " · ".join(f"{x:.0f} MiB" for x in peaks), "VmHWM of each app process"),
     ]
 
@@ -1132,9 +1351,15 @@ class _Wire:
 
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        head = {"Host": f"{self.host}:{self.port}", "User-Agent": "Mozilla/5.0 (phone; benchmark)",
-                "Accept": "*/*", "Accept-Encoding": "gzip, deflate, br", "Accept-Language": "en",
-                "Connection": "keep-alive", **(headers or {})}
+        head = {
+            "Host": f"{self.host}:{self.port}",
+            "User-Agent": "Mozilla/5.0 (phone; benchmark)",
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip, deflate, br",
+            "Accept-Language": "en",
+            "Connection": "keep-alive",
+            **(headers or {}),
+        }
         if body:
             head["Content-Length"] = str(len(body))
         raw = (f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items()) + "\r\n").encode()
@@ -1180,33 +1405,41 @@ class _Wire:
 
 def class_ask(phones: int = 200, window_s: float = 30.0) -> list[tuple]:
     """Ask the class: ``phones`` simulated phones (asyncio, one HTTP/1.1 connection each, no browser) join a room on
-    the light page, poll its state as the page does (every 1.5 s while a question is open, 2.5 s while waiting;
-±20 %), and answer one question within
-    ``window_s`` seconds of its opening; a quarter change their answer once. Once on one app process with the rooms
-    in memory (the default; the presenter is a Streamlit session under plain ``streamlit run``, so ``mount.attach``
-    serves the routes), and once on two app processes (``python -m app.serve``) sharing the room through a real
-    redis-server, the phones split between them (the presenter holds the secret through ``RedisRooms``).
+        the light page, poll its state as the page does (every 1.5 s while a question is open, 2.5 s while waiting;
+    ±20 %), and answer one question within
+        ``window_s`` seconds of its opening; a quarter change their answer once. Once on one app process with the rooms
+        in memory (the default; the presenter is a Streamlit session under plain ``streamlit run``, so ``mount.attach``
+        serves the routes), and once on two app processes (``python -m app.serve``) sharing the room through a real
+        redis-server, the phones split between them (the presenter holds the secret through ``RedisRooms``).
 
-    Measured: errors (any failed request or refused answer), answers lost or double-counted (the presenter's tally
-    against the last answer each phone had acknowledged), the answer round trip (POST sent → response read), the
-    count's lag (a projector reading the count every 0.2 s, as the presenter's view() would: from the k-th answer
-    acknowledged to the projector first seeing a count ≥ k), and the bytes each phone moved on the wire to join (the
-    page and its first state) and to answer (everything from joining to its answer acknowledged)."""
+        Measured: errors (any failed request or refused answer), answers lost or double-counted (the presenter's tally
+        against the last answer each phone had acknowledged), the answer round trip (POST sent → response read), the
+        count's lag (a projector reading the count every 0.2 s, as the presenter's view() would: from the k-th answer
+        acknowledged to the projector first seeing a count ≥ k), and the bytes each phone moved on the wire to join (the
+        page and its first state) and to answer (everything from joining to its answer acknowledged)."""
     import shutil
 
     rows = _class_ask_rows("in process, 1 app process", *_class_ask_in_process(phones, window_s), phones, window_s)
     if shutil.which("redis-server"):
         rows += _class_ask_rows("Redis, 2 app processes", *_class_ask_redis(phones, window_s), phones, window_s)
     else:
-        rows.append(("Class: Redis, 2 app processes", "—", "redis-server is not installed (apt-get install redis-server)"))
+        rows.append(
+            ("Class: Redis, 2 app processes", "—", "redis-server is not installed (apt-get install redis-server)")
+        )
     return rows
 
 
 def _class_question():
     from app.classroom.question import Question
 
-    return Question("masking", "Which word goes in [MASK]? The child threw the [MASK] over the fence.", "choice",
-                    ("ball", "stone", "toy", "hat"), answer=("ball",), model=(("ball", 0.44), ("toy", 0.30)))
+    return Question(
+        "masking",
+        "Which word goes in [MASK]? The child threw the [MASK] over the fence.",
+        "choice",
+        ("ball", "stone", "toy", "hat"),
+        answer=("ball",),
+        model=(("ball", 0.44), ("toy", 0.30)),
+    )
 
 
 def _class_ask_in_process(phones: int, window_s: float):
@@ -1224,12 +1457,31 @@ def _class_ask_in_process(phones: int, window_s: float):
         script, out = Path(tmp) / "presenter.py", Path(tmp) / "state.json"
         script.write_text(_CLASS_PRESENTER)
         port = free_port()
-        env = {**os.environ, "BVE_BENCH_OUT": str(out), "BVE_BENCH_QUESTION": json.dumps(q.to_dict()),
-               "PYTHONPATH": str(ROOT), "BVE_WARM_START": "0"}
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true",
-                                 f"--server.port={port}", "--server.address=127.0.0.1",
-                                 "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env = {
+            **os.environ,
+            "BVE_BENCH_OUT": str(out),
+            "BVE_BENCH_QUESTION": json.dumps(q.to_dict()),
+            "PYTHONPATH": str(ROOT),
+            "BVE_WARM_START": "0",
+        }
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(script),
+                "--server.headless=true",
+                f"--server.port={port}",
+                "--server.address=127.0.0.1",
+                "--browser.gatherUsageStats=false",
+                "--server.fileWatcherType=none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             end = time.monotonic() + 60
@@ -1354,8 +1606,9 @@ async def _class_run(hosts, presenter, q, phones: int, window_s: float):
                     value = rng.choice(view["question"]["choices"])
                     body = json.dumps({"qid": view["question"]["id"], "client": client, "value": value}).encode()
                     t = time.perf_counter()
-                    status, data = await wire.request("POST", f"/class/{code}/answer", body,
-                                                      {"Content-Type": "application/json"})
+                    status, data = await wire.request(
+                        "POST", f"/class/{code}/answer", body, {"Content-Type": "application/json"}
+                    )
                     rtts.append((time.perf_counter() - t) * 1000)
                     if status == 200 and json.loads(data).get("ok"):
                         if client not in final:
@@ -1413,32 +1666,50 @@ def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, a
     double = sum((tally - expected).values())
     machine = f"{cpu_name()}, {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}"
     answered = sum(expected.values())
+
     def kb(xs):
         return f"{statistics.median(xs) / 1000:.1f} KB (max {max(xs) / 1000:.1f})" if xs else "—"
 
     return [
-        (f"Class: {phones} phones answer one question ({how}): errors · lost · double-counted",
-         f"{len(errors)} · {lost} · {double}",
-         f"{answered} of {phones} answered within {window_s:.0f} s, {len(rtts) - answered} re-answers; tally "
-         f"{dict(Counter(tally).most_common())} against the last answers acknowledged; "
-         + ("; ".join(sorted(set(errors))[:3]) or "no failed request") + f"; simulated phones (asyncio, no browser) "
-         f"on the same machine ({machine})"),
-        (f"Class: answer round trip p50 · p95 ({how})",
-         f"{fmt_ms(pct(rtts, .5))} · {fmt_ms(pct(rtts, .95))}" if rtts else "—",
-         f"POST /class/CODE/answer sent → response read, {len(rtts)} answers, max {fmt_ms(max(rtts))}; "
-         f"the phones poll state every 1.5 s meanwhile (2.5 s before the question)" if rtts else ""),
-        (f"Class: count's lag on the projector p50 · p95 ({how})",
-         f"{fmt_ms(pct(lags, .5))} · {fmt_ms(pct(lags, .95))}" if lags else "—",
-         f"k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k (includes up to 0.2 s of "
-         f"polling); max {fmt_ms(max(lags))}" if lags else ""),
-        (f"Class: bytes per phone to join · to answer ({how})", f"{kb(join_bytes)} · {kb(answer_bytes)}",
-         "on the wire, headers included, gzip as a browser asks: join = the page + its first state; answer = "
-         "everything from joining to the answer acknowledged (the page, state polls, the POST)"),
-        (f"Class: presenter call during the class p50 · max ({how})",
-         f"{fmt_ms(pct(reruns, .5))} · {fmt_ms(max(reruns))}" if reruns else "—",
-         f"{len(reruns)} calls, one every 2 s during the class: a Streamlit session's script run that reads the tally "
-         "(a new session each: websocket open → script finished)" if "in process" in how else
-         f"{len(reruns)} calls, one every 2 s during the class: RedisRooms.tally + view from the presenter's process"),
+        (
+            f"Class: {phones} phones answer one question ({how}): errors · lost · double-counted",
+            f"{len(errors)} · {lost} · {double}",
+            f"{answered} of {phones} answered within {window_s:.0f} s, {len(rtts) - answered} re-answers; tally "
+            f"{dict(Counter(tally).most_common())} against the last answers acknowledged; "
+            + ("; ".join(sorted(set(errors))[:3]) or "no failed request")
+            + f"; simulated phones (asyncio, no browser) "
+            f"on the same machine ({machine})",
+        ),
+        (
+            f"Class: answer round trip p50 · p95 ({how})",
+            f"{fmt_ms(pct(rtts, 0.5))} · {fmt_ms(pct(rtts, 0.95))}" if rtts else "—",
+            f"POST /class/CODE/answer sent → response read, {len(rtts)} answers, max {fmt_ms(max(rtts))}; "
+            f"the phones poll state every 1.5 s meanwhile (2.5 s before the question)"
+            if rtts
+            else "",
+        ),
+        (
+            f"Class: count's lag on the projector p50 · p95 ({how})",
+            f"{fmt_ms(pct(lags, 0.5))} · {fmt_ms(pct(lags, 0.95))}" if lags else "—",
+            f"k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k (includes up to 0.2 s of "
+            f"polling); max {fmt_ms(max(lags))}"
+            if lags
+            else "",
+        ),
+        (
+            f"Class: bytes per phone to join · to answer ({how})",
+            f"{kb(join_bytes)} · {kb(answer_bytes)}",
+            "on the wire, headers included, gzip as a browser asks: join = the page + its first state; answer = "
+            "everything from joining to the answer acknowledged (the page, state polls, the POST)",
+        ),
+        (
+            f"Class: presenter call during the class p50 · max ({how})",
+            f"{fmt_ms(pct(reruns, 0.5))} · {fmt_ms(max(reruns))}" if reruns else "—",
+            f"{len(reruns)} calls, one every 2 s during the class: a Streamlit session's script run that reads the tally "
+            "(a new session each: websocket open → script finished)"
+            if "in process" in how
+            else f"{len(reruns)} calls, one every 2 s during the class: RedisRooms.tally + view from the presenter's process",
+        ),
     ]
 
 
@@ -1517,33 +1788,56 @@ def own_checkpoint() -> list[tuple]:
         repo = _build_repo(variant.hub_id, folder, Path(tmp) / "repo", "safetensors", ())
         with HubServer({variant.hub_id: repo}) as hub:
             env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
-            env.update(HF_HOME=str(Path(tmp) / "hf"), HF_ENDPOINT=hub.url, BVE_MODEL_LIMIT="off",
-                       BVE_ROOT=str(ROOT), BVE_OWN_ID=variant.hub_id)
+            env.update(
+                HF_HOME=str(Path(tmp) / "hf"),
+                HF_ENDPOINT=hub.url,
+                BVE_MODEL_LIMIT="off",
+                BVE_ROOT=str(ROOT),
+                BVE_OWN_ID=variant.hub_id,
+            )
             for how in ("with its download", "from the cache"):
-                out = subprocess.run([sys.executable, "-c", OWN_CHILD], env=env, capture_output=True, text=True,
-                                     timeout=900)
+                out = subprocess.run(
+                    [sys.executable, "-c", OWN_CHILD], env=env, capture_output=True, text=True, timeout=900
+                )
                 if out.returncode:
                     raise RuntimeError(out.stderr.strip().splitlines()[-1][:200])
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 m = r["marks"]
-                steps = (f"imports {m['imports']:.1f} s, admission {m['admitted'] - m['imports']:.1f} s, download "
-                         f"{m['downloaded'] - m['admitted']:.1f} s, load {m['loaded'] - m['downloaded']:.1f} s, lesson "
-                         f"and figure {m['figure'] - m['loaded']:.1f} s")
-                rows.append((f"Your own checkpoint, base size ({variant.hub_id}'s shape), {how}: fresh process → "
-                             "masking lab's key figure", f"{m['figure']:.1f} s",
-                             f"{steps}; {r['bytes'] / 1e6:.0f} MB of files (weights in float16, loaded as float32), "
-                             f"{r['received'] / 1e6:.0f} MB received "
-                             "from a loopback hub on this machine; "
-                             f"peak memory {r['peak_mib']:.0f} MiB"))
+                steps = (
+                    f"imports {m['imports']:.1f} s, admission {m['admitted'] - m['imports']:.1f} s, download "
+                    f"{m['downloaded'] - m['admitted']:.1f} s, load {m['loaded'] - m['downloaded']:.1f} s, lesson "
+                    f"and figure {m['figure'] - m['loaded']:.1f} s"
+                )
+                rows.append(
+                    (
+                        f"Your own checkpoint, base size ({variant.hub_id}'s shape), {how}: fresh process → "
+                        "masking lab's key figure",
+                        f"{m['figure']:.1f} s",
+                        f"{steps}; {r['bytes'] / 1e6:.0f} MB of files (weights in float16, loaded as float32), "
+                        f"{r['received'] / 1e6:.0f} MB received "
+                        "from a loopback hub on this machine; "
+                        f"peak memory {r['peak_mib']:.0f} MiB",
+                    )
+                )
     return rows
 
 
-SECTIONS = {"browser": browser_start, "deck": deck_changes, "pages": page_reruns, "pages-base": lambda repeats: page_reruns(repeats, base_size=True),
-            "variants": variants, "pipeline": fill_mask_vs_pipeline, "cuda": cuda_rows,
-            "lessons": lesson_sections, "class": class_at_once,
-            "class-stress": lambda: class_at_once(think=0.5), "class-server": class_server_only,
-            "class-ask": class_ask, "class-replicas": class_replicas,
-            "own": own_checkpoint}
+SECTIONS = {
+    "browser": browser_start,
+    "deck": deck_changes,
+    "pages": page_reruns,
+    "pages-base": lambda repeats: page_reruns(repeats, base_size=True),
+    "variants": variants,
+    "pipeline": fill_mask_vs_pipeline,
+    "cuda": cuda_rows,
+    "lessons": lesson_sections,
+    "class": class_at_once,
+    "class-stress": lambda: class_at_once(think=0.5),
+    "class-server": class_server_only,
+    "class-ask": class_ask,
+    "class-replicas": class_replicas,
+    "own": own_checkpoint,
+}
 TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline")
 
 # ----------------------------------------------------------------------------- BENCHMARKS.md
@@ -1606,7 +1900,9 @@ def merge(old: list[tuple], new: list[tuple], ran: list[str]) -> list[tuple]:
     gone = {f"{name}: failed" for name in ran} - set(fresh)
     if "class-server" in ran:  # its rows before they named the class's size
         gone |= {w for w, _, _ in old if w.startswith(OLD_CLASS_SERVER)}
-    remeasured = {PAGE_ROW.match(w).group(1) for w in fresh if PAGE_ROW.match(w) and PAGE_ROW.match(w).group(2) == "bundled"}
+    remeasured = {
+        PAGE_ROW.match(w).group(1) for w in fresh if PAGE_ROW.match(w) and PAGE_ROW.match(w).group(2) == "bundled"
+    }
     out = []
     for w, m, n in old:
         page = PAGE_ROW.match(w)
@@ -1617,8 +1913,11 @@ def merge(old: list[tuple], new: list[tuple], ran: list[str]) -> list[tuple]:
         out.append(fresh.pop(w, (w, m, n)))
     for row in fresh.values():  # new rows: a page's after the last page row, the others before the peak memory
         pages = [i for i, r in enumerate(out) if PAGE_ROW.match(r[0])]
-        at = (pages[-1] + 1 if PAGE_ROW.match(row[0]) and pages else
-              next((i for i, r in enumerate(out) if r[0] == PEAK), len(out)))
+        at = (
+            pages[-1] + 1
+            if PAGE_ROW.match(row[0]) and pages
+            else next((i for i, r in enumerate(out) if r[0] == PEAK), len(out))
+        )
         out.insert(at, row)
     return arrange(out)
 
@@ -1629,14 +1928,25 @@ def main() -> None:
     p.add_argument("--only", nargs="*", choices=list(SECTIONS))
     p.add_argument("--pages", nargs="*", help="page sections: only these page slugs (home, masking, ...)")
     p.add_argument("--repeats", type=int, default=20)
-    p.add_argument("--threads", type=int, help="torch's intra-op threads (default: torch's own, one per core); 1 keeps "
-                   "a busy machine from stalling every operator on a descheduled second thread")
+    p.add_argument(
+        "--threads",
+        type=int,
+        help="torch's intra-op threads (default: torch's own, one per core); 1 keeps "
+        "a busy machine from stalling every operator on a descheduled second thread",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
-    p.add_argument("--class-sizes", type=int, nargs="*", default=[20, 30],
-                   help="class-server: the class sizes to measure (default 20 30)")
+    p.add_argument(
+        "--class-sizes",
+        type=int,
+        nargs="*",
+        default=[20, 30],
+        help="class-server: the class sizes to measure (default 20 30)",
+    )
     p.add_argument("--events", type=Path, help="class section: write every interaction and server sample here (JSON)")
     p.add_argument("--replica-sessions", type=int, default=20, help="class-replicas: sessions (default 20)")
-    p.add_argument("--replica-seconds", type=float, default=120.0, help="class-replicas: seconds per pace (default 120)")
+    p.add_argument(
+        "--replica-seconds", type=float, default=120.0, help="class-replicas: seconds per pace (default 120)"
+    )
     a = p.parse_args()
     global CLASS_EVENTS, PAGES_ONLY, CLASS_SIZES, REPLICA_SESSIONS, REPLICA_SECONDS
     REPLICA_SESSIONS, REPLICA_SECONDS = a.replica_sessions, a.replica_seconds
@@ -1660,9 +1970,16 @@ def main() -> None:
             rows.append((f"{name}: failed", type(e).__name__, str(e)[:120]))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     partial = bool(a.only or a.skip or a.pages)
-    how = " ".join(["`python scripts/benchmark.py"] + ([f"--only {' '.join(a.only)}"] if a.only else [])
-                   + ([f"--skip {' '.join(a.skip)}"] if a.skip else []) + ([f"--pages {' '.join(a.pages)}"] if a.pages else [])
-                   + ([f"--threads {a.threads}"] if a.threads else [])) + "`"
+    how = (
+        " ".join(
+            ["`python scripts/benchmark.py"]
+            + ([f"--only {' '.join(a.only)}"] if a.only else [])
+            + ([f"--skip {' '.join(a.skip)}"] if a.skip else [])
+            + ([f"--pages {' '.join(a.pages)}"] if a.pages else [])
+            + ([f"--threads {a.threads}"] if a.threads else [])
+        )
+        + "`"
+    )
     rows.append((PEAK, f"{peak:.0f} MiB", "ru_maxrss" + (f" of {how}" if partial else "")))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     n = torch.get_num_threads()
@@ -1677,12 +1994,21 @@ def main() -> None:
         head += [update, ""]
         table = merge(old, rows, ran)
     else:
-        head = ["# Benchmarks", "", f"Written by `python scripts/benchmark.py` on {when} ({machine}).",
-                "Regenerate after a change; numbers from a loaded machine are marked in the notes.", ""]
+        head = [
+            "# Benchmarks",
+            "",
+            f"Written by `python scripts/benchmark.py` on {when} ({machine}).",
+            "Regenerate after a change; numbers from a loaded machine are marked in the notes.",
+            "",
+        ]
         table = arrange(rows)
     lines = head + list(TABLE_HEAD) + [f"| {w} | {m} | {n} |" for w, m, n in table]
-    a.out.write_text("\n".join(lines) + "\n" + (tail if tail.startswith("\n") or not tail else "\n" + tail)
-                     + ("" if tail.endswith("\n") or not tail else "\n"))
+    a.out.write_text(
+        "\n".join(lines)
+        + "\n"
+        + (tail if tail.startswith("\n") or not tail else "\n" + tail)
+        + ("" if tail.endswith("\n") or not tail else "\n")
+    )
     print("\n".join(lines))
 
 

@@ -30,10 +30,24 @@ def serve(root: Path):
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "0", "PYTHONPATH": str(root)}
     log = open("/tmp/phone-report-server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless=true",
-                             f"--server.port={port}", "--server.address=127.0.0.1",
-                             "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-                            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "streamlit_app.py",
+            "--server.headless=true",
+            f"--server.port={port}",
+            "--server.address=127.0.0.1",
+            "--browser.gatherUsageStats=false",
+            "--server.fileWatcherType=none",
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(480):
         try:
@@ -52,7 +66,9 @@ def main() -> None:
     ap.add_argument("--axe", action="store_true")
     ap.add_argument("--shots", default="")
     ap.add_argument("--query", default="")
-    ap.add_argument("--wait-phone", action="store_true", help="wait for the phone's draw (a checkout with app/ui/layout.py)")
+    ap.add_argument(
+        "--wait-phone", action="store_true", help="wait for the phone's draw (a checkout with app/ui/layout.py)"
+    )
     args = ap.parse_args()
     root = Path(args.root)
     if args.pages:
@@ -64,13 +80,17 @@ def main() -> None:
     proc, base = serve(root)
     try:
         sizes = [("phone", phone.PHONE)] + ([("desktop", phone.DESKTOP)] if args.axe else [])
-        print("| page | viewport | overflow px | key figure smallest text px | overlapping pairs | labels outside"
-              " | formulas cut (px) | axe serious+critical (rules: elements) |")
+        print(
+            "| page | viewport | overflow px | key figure smallest text px | overlapping pairs | labels outside"
+            " | formulas cut (px) | axe serious+critical (rules: elements) |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         for label, size in sizes:
             with browser(size) as (context, watcher):
                 for slug in slugs:
-                    page = phone.open_page(context, watcher, base, slug, args.query, phone=args.wait_phone and label == "phone")
+                    page = phone.open_page(
+                        context, watcher, base, slug, args.query, phone=args.wait_phone and label == "phone"
+                    )
                     over = phone.overflow(page)
                     name = phone.KEY_FIGURES.get(slug)
                     fig = phone.figure_text(page, name) if name else None

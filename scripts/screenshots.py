@@ -31,8 +31,12 @@ def figure_box(page) -> tuple[float, float] | None:
     except Exception:
         return None
     page.wait_for_timeout(500)
-    return tuple(page.evaluate(f"() => {{ const r = document.querySelector('{STAGE_FIGURE}').getBoundingClientRect(); "
-                               "return [r.bottom, r.height]; }"))
+    return tuple(
+        page.evaluate(
+            f"() => {{ const r = document.querySelector('{STAGE_FIGURE}').getBoundingClientRect(); "
+            "return [r.bottom, r.height]; }"
+        )
+    )
 
 
 def where(box, h: int) -> str:
@@ -50,9 +54,12 @@ def main() -> None:
     p.add_argument("--size", default="1280x900")
     p.add_argument("--full", action="store_true", help="the whole page, not only the first screen")
     p.add_argument("--pages", nargs="*", help="slugs (home for the home page); default all")
-    p.add_argument("--figures", action="store_true",
-                   help="also each figure of the page on its own (<slug>-fig-NN.png), scrolled into view: the figures "
-                        "below the first screen, as a phone shows them")
+    p.add_argument(
+        "--figures",
+        action="store_true",
+        help="also each figure of the page on its own (<slug>-fig-NN.png), scrolled into view: the figures "
+        "below the first screen, as a phone shows them",
+    )
     p.add_argument("--query", default="", help="extra query string, e.g. seed=3")
     a = p.parse_args()
     w, h = (int(x) for x in a.size.split("x"))
@@ -63,8 +70,9 @@ def main() -> None:
             views = deck.default_deck()
             page.goto(views[0].link(base, presenter="1", slide="1"))
             for n, view in enumerate(views, 1):
-                page.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
-                                       timeout=120_000)
+                page.wait_for_function(
+                    f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=120_000
+                )
                 wait_for_app(page)
                 box = figure_box(page)
                 file = a.out / f"slide-{n:02d}-{view.page}.png"

@@ -15,5 +15,6 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v pdftoppm >/dev/null 2>&
 fi
 python3 -m pip install -q --disable-pip-version-check -r requirements-test.txt
 python3 -m ruff check --quiet .  # the lint (pyproject.toml) before the tests: a finding stops the run
+python3 -m ruff format --check --quiet .  # and the format: `ruff format .` fixes it
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 python3 -m pytest "$@"

@@ -44,8 +44,16 @@ ASSETS = ROOT / "assets" / "models"  # the bundled tokenizers are read from here
 CORPUS = ROOT.parent / "shared" / "corpus" / "tinystories_train.txt"
 STAMP = ".basesize.json"  # what a folder was built from: rebuilt when any input changes
 VERSION = 3  # bump when the way a folder is built changes
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
-                   "merges.txt", "spiece.model", "added_tokens.json")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "added_tokens.json",
+)
 NO_POSITION_TABLE_LIMIT = 512  # XLNet reads any length (relative positions): a sensible cap for its tokenizer
 SEED = 0
 
@@ -59,8 +67,10 @@ def local_config(hub_id: str) -> dict:
     """The published config as a local folder needs it: ``model_type`` added where the hub infers it."""
     published = published_configs()
     if hub_id not in published:
-        raise KeyError(f"{hub_id} has no published config in {PUBLISHED.relative_to(ROOT)}: copy its config.json "
-                       "from the hub there (by hand; tests never download)")
+        raise KeyError(
+            f"{hub_id} has no published config in {PUBLISHED.relative_to(ROOT)}: copy its config.json "
+            "from the hub there (by hand; tests never download)"
+        )
     config = dict(published[hub_id])
     if "model_type" not in config:
         from transformers import CONFIG_MAPPING
@@ -116,8 +126,11 @@ def _write_tokenizer(variant, folder: Path, limit: int) -> None:
 
         with tempfile.TemporaryDirectory() as d:
             text = Path(d) / "slice.txt"
-            text.write_text(CORPUS.read_text(encoding="utf-8")[:1_000_000] if CORPUS.exists()
-                            else "The little girl found a red ball in the park.\n" * 200)
+            text.write_text(
+                CORPUS.read_text(encoding="utf-8")[:1_000_000]
+                if CORPUS.exists()
+                else "The little girl found a red ball in the park.\n" * 200
+            )
             if variant.family == "deberta":
                 tok = data.build_deberta(text, 4096)
             elif variant.family == "modernbert":
@@ -190,8 +203,10 @@ def build_one(variant, root: Path) -> Path:
     del model
     (partial / "config.json").write_text(json.dumps(config, indent=2) + "\n")  # the published file, not ours
     (partial / "generation_config.json").unlink(missing_ok=True)
-    (partial / STAMP).write_text(json.dumps({"digest": digest, "hub_id": variant.hub_id, "parameters": n_params,
-                                             "torch": torch.__version__}) + "\n")
+    (partial / STAMP).write_text(
+        json.dumps({"digest": digest, "hub_id": variant.hub_id, "parameters": n_params, "torch": torch.__version__})
+        + "\n"
+    )
     shutil.rmtree(folder, ignore_errors=True)
     try:
         partial.rename(folder)

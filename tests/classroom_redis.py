@@ -22,8 +22,9 @@ def free_port() -> int:
 
 
 def redis_binary() -> str:
-    path = shutil.which("redis-server") or next((p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server")
-                                                   if os.path.exists(p)), None)
+    path = shutil.which("redis-server") or next(
+        (p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.exists(p)), None
+    )
     if path is None:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail("redis-server is missing in CI: scripts/test.sh installs Debian's redis-server")
@@ -37,9 +38,27 @@ def redis_server():
     binary = redis_binary()
     with tempfile.TemporaryDirectory(prefix="bve-redis-") as tmp:
         port = free_port()
-        proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", tmp, "--save", "",
-                                 "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                tmp,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "yes",
+                "--daemonize",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 10
             while True:

@@ -142,4 +142,3 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("trained") or item.get_closest_marker("basesize"):
             item.add_marker(pytest.mark.slow)
-

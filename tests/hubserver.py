@@ -102,7 +102,8 @@ class Repo:
         git = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
         self.files[path] = RepoFile(path, disk, len(data), git, hashlib.sha256(data).hexdigest(), wanted)
         self.commit = hashlib.sha1(
-            (self.repo_id + "".join(f"{p}:{f.git_sha1}" for p, f in sorted(self.files.items()))).encode()).hexdigest()
+            (self.repo_id + "".join(f"{p}:{f.git_sha1}" for p, f in sorted(self.files.items()))).encode()
+        ).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -146,8 +147,7 @@ class HubServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         self._address = self._httpd.server_address[:2]
         return self
@@ -259,12 +259,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _repo(self, repo_id: str, rev: str) -> Repo | None:
         repo = self.hub.repos.get(repo_id)
         if repo is None:
-            self._json(404, {"error": "Repository not found"},
-                       {"X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found"})
+            self._json(
+                404,
+                {"error": "Repository not found"},
+                {"X-Error-Code": "RepoNotFound", "X-Error-Message": "Repository not found"},
+            )
             return None
         if rev not in ("main", repo.commit, self.hub.commit):
-            self._json(404, {"error": f"Invalid rev id: {rev}"},
-                       {"X-Error-Code": "RevisionNotFound", "X-Error-Message": f"Invalid rev id: {rev}"})
+            self._json(
+                404,
+                {"error": f"Invalid rev id: {rev}"},
+                {"X-Error-Code": "RevisionNotFound", "X-Error-Message": f"Invalid rev id: {rev}"},
+            )
             return None
         return repo
 
@@ -283,10 +289,25 @@ class _Handler(BaseHTTPRequestHandler):
                 if f.is_lfs and self.hub.sizes:
                     s["lfs"] = {"sha256": f.sha256, "size": size, "pointerSize": 134}
             siblings.append(s)
-        self._json(200, {"_id": repo.commit[:24], "id": repo_id, "modelId": repo_id, "author": repo_id.split("/")[0],
-                         "sha": self.hub.reported(repo), "lastModified": "2024-01-01T00:00:00.000Z", "private": False,
-                         "gated": False, "disabled": False, "downloads": 0, "likes": 0,
-                         "library_name": "transformers", "tags": ["transformers"], "siblings": siblings})
+        self._json(
+            200,
+            {
+                "_id": repo.commit[:24],
+                "id": repo_id,
+                "modelId": repo_id,
+                "author": repo_id.split("/")[0],
+                "sha": self.hub.reported(repo),
+                "lastModified": "2024-01-01T00:00:00.000Z",
+                "private": False,
+                "gated": False,
+                "disabled": False,
+                "downloads": 0,
+                "likes": 0,
+                "library_name": "transformers",
+                "tags": ["transformers"],
+                "siblings": siblings,
+            },
+        )
 
     def _tree(self, repo_id: str, rev: str, under: str, query: dict) -> None:
         repo = self._repo(repo_id, rev)
@@ -298,20 +319,22 @@ class _Handler(BaseHTTPRequestHandler):
         for f in sorted(repo.files.values(), key=lambda f: f.path):
             if not f.path.startswith(prefix):
                 continue
-            rest = f.path[len(prefix):]
+            rest = f.path[len(prefix) :]
             if "/" in rest and not recursive:
                 folders.add(prefix + rest.split("/")[0])
                 continue
             if recursive:
                 bits = rest.split("/")[:-1]
-                folders |= {prefix + "/".join(bits[:i + 1]) for i in range(len(bits))}
+                folders |= {prefix + "/".join(bits[: i + 1]) for i in range(len(bits))}
             size = self.hub.lies.get(f.path, f.size)
             e = {"type": "file", "oid": f.git_sha1, "size": size, "path": f.path}
             if f.is_lfs:
                 e["lfs"] = {"oid": f.sha256, "size": size, "pointerSize": 134}
             entries.append(e)
-        dirs = [{"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0, "path": d}
-                for d in sorted(folders)]
+        dirs = [
+            {"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0, "path": d}
+            for d in sorted(folders)
+        ]
         if prefix and not entries and not dirs:
             return self._json(404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"})
         self._json(200, dirs + entries)
@@ -323,13 +346,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         f = repo.files.get(path)
         if f is None:
-            return self._json(404, {"error": "Entry not found"},
-                              {"X-Error-Code": "EntryNotFound", "X-Error-Message": "Entry not found",
-                               "X-Repo-Commit": repo.commit})
+            return self._json(
+                404,
+                {"error": "Entry not found"},
+                {"X-Error-Code": "EntryNotFound", "X-Error-Message": "Entry not found", "X-Repo-Commit": repo.commit},
+            )
         hub = self.hub
         etag = hub.etags.get(path, f'"{f.etag}"')
-        headers = {"X-Repo-Commit": hub.reported(repo), "ETag": etag, "Accept-Ranges": "bytes",
-                   "Content-Type": "application/octet-stream"}
+        headers = {
+            "X-Repo-Commit": hub.reported(repo),
+            "ETag": etag,
+            "Accept-Ranges": "bytes",
+            "Content-Type": "application/octet-stream",
+        }
         lie = path in hub.lies and hub.lie_in_head
         if hub.sizes:
             headers["X-Linked-Size"] = str(hub.lies[path] if lie else f.size)
@@ -349,22 +378,29 @@ class _Handler(BaseHTTPRequestHandler):
         length = end - start + 1 if hub.sizes else None
         if head:
             return self._send(200, b"", headers, length=(hub.lies[path] if lie else f.size) if hub.sizes else None)
-        data = f.disk.read_bytes()[start:end + 1]
+        data = f.disk.read_bytes()[start : end + 1]
         if lie:  # the whole true file, delimited by the connection's end: more than the HEAD declared
             return self._send(status, data, headers, length=None, die=True, unsized=True)
         if path.endswith(WEIGHT_SUFFIXES) and hub._dies():
             cut = max(f.size // 2 - start, 0)  # the connection drops at the file's middle
             return self._send(status, data[:cut], headers, length=length, die=True)
         if path in hub.truncate:
-            return self._send(status, data[:max(hub.truncate[path] - start, 0)], headers, length=length, die=True)
+            return self._send(status, data[: max(hub.truncate[path] - start, 0)], headers, length=length, die=True)
         self._send(status, data, headers, length=length)
 
     # -- writing ------------------------------------------------------------------------------------
     def _json(self, status: int, payload, headers: dict | None = None) -> None:
         self._send(status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})})
 
-    def _send(self, status: int, body: bytes, headers: dict, length: int | None = None, die: bool = False,
-              unsized: bool = False) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: dict,
+        length: int | None = None,
+        die: bool = False,
+        unsized: bool = False,
+    ) -> None:
         """Answer. ``length`` is the Content-Length announced (the body's own by default; with ``server.sizes``
         off, or ``unsized``, none: the body ends when the connection closes)."""
         hub, sent = self.hub, 0
@@ -385,7 +421,7 @@ class _Handler(BaseHTTPRequestHandler):
                 for i in range(len(head)):
                     if hub._stop.wait(slow):
                         raise OSError("stopped")
-                    self.wfile.write(head[i:i + 1])
+                    self.wfile.write(head[i : i + 1])
                     self.wfile.flush()
             else:
                 self.end_headers()
@@ -393,14 +429,14 @@ class _Handler(BaseHTTPRequestHandler):
             if self.command != "HEAD" and body:
                 if gap is None:  # in pieces, counting each: a client that hangs up mid-body is logged with what went
                     for i in range(0, len(body), 64 * 1024):  # out before, not 0 (one write raised and counted nothing)
-                        self.wfile.write(body[i:i + 64 * 1024])
+                        self.wfile.write(body[i : i + 64 * 1024])
                         sent = min(len(body), i + 64 * 1024)
                 else:
                     for i in range(len(body)):
                         if hub._stop.wait(gap):
                             die = True
                             break
-                        self.wfile.write(body[i:i + 1])
+                        self.wfile.write(body[i : i + 1])
                         self.wfile.flush()
                         sent += 1
             self.wfile.flush()
@@ -421,18 +457,34 @@ class _Handler(BaseHTTPRequestHandler):
 #: safetensors) and the files beside them that the app must never download.
 LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "google/bert_uncased_L-4_H-256_A-4": ("safetensors", ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")),
-    "FacebookAI/roberta-base": ("safetensors", ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack",
-                                                "rust_model.ot", "dict.txt", "onnx/model.onnx", "onnx/config.json")),
-    "albert/albert-base-v2": ("safetensors", ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack",
-                                              "rust_model.ot", "with-prefix-tf_model.h5")),
-    "distilbert/distilbert-base-uncased": ("safetensors", ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack",
-                                                           "rust_model.ot")),
+    "FacebookAI/roberta-base": (
+        "safetensors",
+        (
+            "pytorch_model.bin",
+            "tf_model.h5",
+            "flax_model.msgpack",
+            "rust_model.ot",
+            "dict.txt",
+            "onnx/model.onnx",
+            "onnx/config.json",
+        ),
+    ),
+    "albert/albert-base-v2": (
+        "safetensors",
+        ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "rust_model.ot", "with-prefix-tf_model.h5"),
+    ),
+    "distilbert/distilbert-base-uncased": (
+        "safetensors",
+        ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "rust_model.ot"),
+    ),
     "google/electra-small-generator": ("safetensors", ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")),
     "google/electra-small-discriminator": ("safetensors", ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")),
     "xlnet/xlnet-base-cased": ("safetensors", ("pytorch_model.bin", "tf_model.h5", "rust_model.ot")),
     "microsoft/deberta-base": ("bin", ("tf_model.h5", "rust_model.ot", "bpe_encoder.bin")),
-    "answerdotai/ModernBERT-base": ("safetensors", ("onnx/model.onnx", "onnx/model_fp16.onnx",
-                                                    "onnx/model_quantized.onnx")),
+    "answerdotai/ModernBERT-base": (
+        "safetensors",
+        ("onnx/model.onnx", "onnx/model_fp16.onnx", "onnx/model_quantized.onnx"),
+    ),
 }
 TOKENIZER_SOURCES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json")
 
@@ -505,16 +557,35 @@ def _tiny_stand_in(variant, dest: Path) -> Path:
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(tok_src / name, dest / name)
     vocab = json.loads((tok_src / "tokenizer.json").read_text())["model"]["vocab"]
-    small = dict(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                 intermediate_size=64, max_position_embeddings=128, pad_token_id=vocab["<pad>"])
+    small = dict(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        pad_token_id=vocab["<pad>"],
+    )
     if variant.family == "deberta":
         config = transformers.DebertaConfig(**small, **variant.load_kwargs)
     elif variant.family == "modernbert":
-        config = transformers.ModernBertConfig(**small, bos_token_id=vocab["<s>"], cls_token_id=vocab["<s>"],
-                                               eos_token_id=vocab["</s>"], sep_token_id=vocab["</s>"],
-                                               local_attention=16)
-        special = {"bos_token": "<s>", "cls_token": "<s>", "eos_token": "</s>", "sep_token": "</s>",
-                   "mask_token": "<mask>", "pad_token": "<pad>", "unk_token": "<unk>"}
+        config = transformers.ModernBertConfig(
+            **small,
+            bos_token_id=vocab["<s>"],
+            cls_token_id=vocab["<s>"],
+            eos_token_id=vocab["</s>"],
+            sep_token_id=vocab["</s>"],
+            local_attention=16,
+        )
+        special = {
+            "bos_token": "<s>",
+            "cls_token": "<s>",
+            "eos_token": "</s>",
+            "sep_token": "</s>",
+            "mask_token": "<mask>",
+            "pad_token": "<pad>",
+            "unk_token": "<unk>",
+        }
         (dest / "special_tokens_map.json").write_text(json.dumps(special))
     elif variant.family == "bert":
         config = transformers.BertConfig(**small)

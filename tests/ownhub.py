@@ -47,12 +47,24 @@ BRINGS = {
     "albert/albert-large-v2": ("albert", "AlbertForMaskedLM"),
     "xlnet/xlnet-large-cased": ("xlnet", "XLNetLMHeadModel"),
 }
-SPECIAL = {"pad_token_id": "pad_token", "bos_token_id": "bos_token", "eos_token_id": "eos_token",
-           "cls_token_id": "cls_token", "sep_token_id": "sep_token"}
+SPECIAL = {
+    "pad_token_id": "pad_token",
+    "bos_token_id": "bos_token",
+    "eos_token_id": "eos_token",
+    "cls_token_id": "cls_token",
+    "sep_token_id": "sep_token",
+}
 #: served under a real id the way it is published: the config of a masked LM, the weights without its head
 HEADLESS = {"microsoft/deberta-v3-small": "microsoft/deberta-v3-base"}
-HOSTILE = ("evil/wrong-type", "evil/remote-code", "evil/pickle-only", "evil/ten-billion", "evil/lies-about-size",
-           "evil/redirect", "evil/stall")
+HOSTILE = (
+    "evil/wrong-type",
+    "evil/remote-code",
+    "evil/pickle-only",
+    "evil/ten-billion",
+    "evil/lies-about-size",
+    "evil/redirect",
+    "evil/stall",
+)
 
 
 def published() -> dict[str, dict]:
@@ -69,10 +81,24 @@ def shrink(config: dict, tokenizer) -> dict:
     """The published config with every size tiny: hidden 32, 2 layers, 2 heads, inner 64, embeddings 16 (32 for
     ELECTRA, whose pair must agree), 128 positions, the tokenizer's vocabulary and special-token ids."""
     c = dict(config)
-    small = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
-             "d_model": 32, "n_layer": 2, "n_head": 2, "d_inner": 64, "d_head": 16, "dim": 32, "n_layers": 2,
-             "n_heads": 2, "hidden_dim": 64, "max_position_embeddings": 128, "local_attention": 16,
-             "position_buckets": 32}
+    small = {
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "d_model": 32,
+        "n_layer": 2,
+        "n_head": 2,
+        "d_inner": 64,
+        "d_head": 16,
+        "dim": 32,
+        "n_layers": 2,
+        "n_heads": 2,
+        "hidden_dim": 64,
+        "max_position_embeddings": 128,
+        "local_attention": 16,
+        "position_buckets": 32,
+    }
     c.update({k: v for k, v in small.items() if k in c})
     if "embedding_size" in c:
         c["embedding_size"] = 32 if c["model_type"] == "electra" else 16
@@ -117,8 +143,11 @@ def drop_head(folder: Path) -> None:
     config = json.loads((folder / "config.json").read_text())
     prefix = {"deberta-v2": "deberta.", "deberta": "deberta.", "bert": "bert."}[config["model_type"]]
     tensors = load_file(folder / "model.safetensors")
-    save_file({k: v for k, v in tensors.items() if k.startswith(prefix)}, folder / "model.safetensors",
-              metadata={"format": "pt"})
+    save_file(
+        {k: v for k, v in tensors.items() if k.startswith(prefix)},
+        folder / "model.safetensors",
+        metadata={"format": "pt"},
+    )
 
 
 def _repo(repo_id: str, src: Path, root: Path, weights: str = "safetensors", extra: dict | None = None) -> Repo:
@@ -142,8 +171,9 @@ def build_own_repos(root: Path) -> dict[str, Repo]:
 
     for hub_id, like in HEADLESS.items():
         bundled, cls_name = BRINGS[like]
-        folder = _save(shrink(published()[like], _tokenizer(ASSETS / bundled)), cls_name, ASSETS / bundled,
-                       made / hub_id)
+        folder = _save(
+            shrink(published()[like], _tokenizer(ASSETS / bundled)), cls_name, ASSETS / bundled, made / hub_id
+        )
         drop_head(folder)
         repos[hub_id] = _repo(hub_id, folder, root)
 
@@ -152,19 +182,34 @@ def build_own_repos(root: Path) -> dict[str, Repo]:
     plain = _save(tiny, "BertForMaskedLM", bert, made / "plain-bert")
     for hub_id in ("evil/lies-about-size", "evil/redirect", "evil/stall"):
         repos[hub_id] = _repo(hub_id, plain, root)
-    repos["evil/pickle-only"] = _repo("evil/pickle-only", plain,
-                                      root, weights="bin")
-    gpt2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": 32, "n_layer": 2, "n_head": 2,
-            "n_positions": 128, "vocab_size": tiny["vocab_size"]}
+    repos["evil/pickle-only"] = _repo("evil/pickle-only", plain, root, weights="bin")
+    gpt2 = {
+        "model_type": "gpt2",
+        "architectures": ["GPT2LMHeadModel"],
+        "n_embd": 32,
+        "n_layer": 2,
+        "n_head": 2,
+        "n_positions": 128,
+        "vocab_size": tiny["vocab_size"],
+    }
     repos["evil/wrong-type"] = _repo("evil/wrong-type", _save(gpt2, "GPT2LMHeadModel", bert, made / "gpt2"), root)
-    remote = dict(tiny, model_type="evil-bert", architectures=["EvilForMaskedLM"],
-                  auto_map={"AutoConfig": "modeling_evil.EvilConfig", "AutoModelForMaskedLM": "modeling_evil.EvilModel"})
+    remote = dict(
+        tiny,
+        model_type="evil-bert",
+        architectures=["EvilForMaskedLM"],
+        auto_map={"AutoConfig": "modeling_evil.EvilConfig", "AutoModelForMaskedLM": "modeling_evil.EvilModel"},
+    )
     folder = _save(tiny, "BertForMaskedLM", bert, made / "remote")
     (folder / "config.json").write_text(json.dumps(remote))
-    repos["evil/remote-code"] = _repo("evil/remote-code", folder, root, extra={
-        "modeling_evil.py": "import os\nos.system('touch /tmp/pwned-by-remote-code')\n"})
-    huge = dict(tiny, hidden_size=5120, num_hidden_layers=32, num_attention_heads=40, intermediate_size=20480,
-                vocab_size=30522)
+    repos["evil/remote-code"] = _repo(
+        "evil/remote-code",
+        folder,
+        root,
+        extra={"modeling_evil.py": "import os\nos.system('touch /tmp/pwned-by-remote-code')\n"},
+    )
+    huge = dict(
+        tiny, hidden_size=5120, num_hidden_layers=32, num_attention_heads=40, intermediate_size=20480, vocab_size=30522
+    )
     folder = _save(tiny, "BertForMaskedLM", bert, made / "huge")
     (folder / "config.json").write_text(json.dumps(huge))
     repos["evil/ten-billion"] = _repo("evil/ten-billion", folder, root)

@@ -44,10 +44,19 @@ def tiny_albert(groups: int = 1, layers: int = 3):
     from transformers import AlbertConfig, AlbertModel
 
     torch.manual_seed(0)
-    cfg = AlbertConfig(vocab_size=60, embedding_size=8, hidden_size=16, num_hidden_layers=layers,
-                       num_hidden_groups=groups, num_attention_heads=2, intermediate_size=24,
-                       max_position_embeddings=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-                       attn_implementation="eager")
+    cfg = AlbertConfig(
+        vocab_size=60,
+        embedding_size=8,
+        hidden_size=16,
+        num_hidden_layers=layers,
+        num_hidden_groups=groups,
+        num_attention_heads=2,
+        intermediate_size=24,
+        max_position_embeddings=32,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        attn_implementation="eager",
+    )
     return AlbertModel(cfg).eval()
 
 
@@ -194,7 +203,7 @@ def test_unrolling_in_rounds_equals_one_unroll(bundled):
     whole = A.unroll(albert.model, inputs, 3 * layers)
     ids = tuple(inputs["input_ids"][0].tolist())
     assert torch.equal(A.unrolled_to(albert, ids, 3, layers), whole)
-    assert torch.equal(A.unroll(albert.model, inputs, layers, start=whole[layers]), whole[layers:2 * layers + 1])
+    assert torch.equal(A.unroll(albert.model, inputs, layers, start=whole[layers]), whole[layers : 2 * layers + 1])
     with pytest.raises(ValueError, match="start"):
         A.unroll(albert.model, inputs, 1, start=whole[0][:-1])
 
@@ -246,8 +255,12 @@ def test_pca_is_deterministic_and_explains_a_line_fully():
 
 def followed(word: str, **paths) -> SimpleNamespace:
     """What trajectory_figure reads from a Result, by hand: each model's (path, piece followed), or no path."""
-    side = {name: SimpleNamespace(name=name.upper(), path=paths[name][0], tokens=(paths[name][1],), piece=0)
-            if name in paths else SimpleNamespace(name=name.upper(), path=None) for name in ("albert", "bert")}
+    side = {
+        name: SimpleNamespace(name=name.upper(), path=paths[name][0], tokens=(paths[name][1],), piece=0)
+        if name in paths
+        else SimpleNamespace(name=name.upper(), path=None)
+        for name in ("albert", "bert")
+    }
     return SimpleNamespace(**side, words=(word,), word=0)
 
 
@@ -262,8 +275,11 @@ def test_activation_figures_carry_the_numbers():
     assert list(fig.data[2].x) == [0, 1, 2, 3]  # norms start at depth 0
 
     m = A.cka_matrix(h)
-    fig = figs.similarity_heatmaps(SimpleNamespace(albert=SimpleNamespace(similarity=m),
-                                                   bert=SimpleNamespace(similarity=A.cosine_matrix(h)), measure="cka"))
+    fig = figs.similarity_heatmaps(
+        SimpleNamespace(
+            albert=SimpleNamespace(similarity=m), bert=SimpleNamespace(similarity=A.cosine_matrix(h)), measure="cka"
+        )
+    )
     assert torch.allclose(torch.tensor([list(r) for r in fig.data[0].z]), m)
     assert fig.data[0].zmax == 1.0
 

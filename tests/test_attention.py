@@ -126,23 +126,35 @@ def test_xlnet_attentions_come_back_as_batch_heads_queries_keys(bundled):
     torch.testing.assert_close(out.attentions[0].sum(-1), torch.ones(1, loaded.model.config.n_head, length))
 
 
-@pytest.mark.parametrize("key,expected", [
-    ("bert", True), ("roberta", False), ("albert", True), ("distilbert", False),
-    ("electra-generator", True), ("electra-discriminator", True), ("xlnet", True),
-    ("deberta", False), ("modernbert", False),
-])
+@pytest.mark.parametrize(
+    "key,expected",
+    [
+        ("bert", True),
+        ("roberta", False),
+        ("albert", True),
+        ("distilbert", False),
+        ("electra-generator", True),
+        ("electra-discriminator", True),
+        ("xlnet", True),
+        ("deberta", False),
+        ("modernbert", False),
+    ],
+)
 def test_which_variants_read_token_types(bundled, key, expected):
     needs_bundled(key)
     assert attention.uses_token_types(bundled(key).model) is expected
 
 
-@pytest.mark.parametrize("key,template", [
-    ("bert", "[CLS] A [SEP] B [SEP]"),
-    ("roberta", "<s> A </s> </s> B </s>"),
-    ("albert", "[CLS] A [SEP] B [SEP]"),
-    ("distilbert", "[CLS] A [SEP] B [SEP]"),
-    ("xlnet", "A <sep> B <sep> <cls>"),
-])
+@pytest.mark.parametrize(
+    "key,template",
+    [
+        ("bert", "[CLS] A [SEP] B [SEP]"),
+        ("roberta", "<s> A </s> </s> B </s>"),
+        ("albert", "[CLS] A [SEP] B [SEP]"),
+        ("distilbert", "[CLS] A [SEP] B [SEP]"),
+        ("xlnet", "A <sep> B <sep> <cls>"),
+    ],
+)
 def test_pairs_use_the_tokenizers_own_format_and_segments(bundled, key, template):
     needs_bundled(key)
     loaded = bundled(key)
@@ -208,8 +220,10 @@ def test_map_layer_head_and_view_never_rerun_the_model(bundled):
     memo, ran = {}, []
 
     def cache(step, *args):
-        key = (step.__name__, *(id(a) if hasattr(a, "model") else a.tobytes() if hasattr(a, "tobytes") else a
-                                for a in args))
+        key = (
+            step.__name__,
+            *(id(a) if hasattr(a, "model") else a.tobytes() if hasattr(a, "tobytes") else a for a in args),
+        )
         if key not in memo:
             ran.append(step.__name__)
             memo[key] = step(*args)
@@ -252,14 +266,24 @@ def tiny(key: str):
     variant = catalogue.get(key)
     tok = AutoTokenizer.from_pretrained(catalogue.get("roberta").bundled_path)
     torch.manual_seed(0)
-    common = dict(vocab_size=len(tok), hidden_size=32, num_attention_heads=2, intermediate_size=64,
-                  max_position_embeddings=128, pad_token_id=tok.pad_token_id)
+    common = dict(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        pad_token_id=tok.pad_token_id,
+    )
     if key == "deberta":
-        model = DebertaForMaskedLM(DebertaConfig(num_hidden_layers=2, type_vocab_size=0, relative_attention=True,
-                                                 pos_att_type=["c2p", "p2c"], **common))
+        model = DebertaForMaskedLM(
+            DebertaConfig(
+                num_hidden_layers=2, type_vocab_size=0, relative_attention=True, pos_att_type=["c2p", "p2c"], **common
+            )
+        )
     else:
-        model = ModernBertForMaskedLM(ModernBertConfig(num_hidden_layers=3, local_attention=4,
-                                                       global_attn_every_n_layers=3, **common))
+        model = ModernBertForMaskedLM(
+            ModernBertConfig(num_hidden_layers=3, local_attention=4, global_attn_every_n_layers=3, **common)
+        )
     model.set_attn_implementation("eager")
     return Loaded(variant, model.eval(), tok, "bundled", "a config", "cpu", "float32", 0.0)
 

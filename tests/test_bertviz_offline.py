@@ -29,8 +29,11 @@ EVIL = [
 TOKENS = ["[CLS]", *EVIL, "[SEP]"]
 # The only http(s) strings allowed: XML namespace names that d3 hands to createElementNS (never fetched).
 NAMESPACES = {
-    "http://www.w3.org/1999/xhtml", "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink",
-    "http://www.w3.org/XML/1998/namespace", "http://www.w3.org/2000/xmlns/",
+    "http://www.w3.org/1999/xhtml",
+    "http://www.w3.org/2000/svg",
+    "http://www.w3.org/1999/xlink",
+    "http://www.w3.org/XML/1998/namespace",
+    "http://www.w3.org/2000/xmlns/",
 }
 EXPECTED_SCRIPTS = len(bv.LIBRARIES) + 2  # jQuery, d3, the require.js stand-in, the view
 
@@ -84,9 +87,13 @@ def assert_offline(document):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.recursive(st.text() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.none(),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                    max_leaves=12))
+@given(
+    st.recursive(
+        st.text() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.none(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=12,
+    )
+)
 def test_safe_json_reads_back_the_same_and_holds_nothing_html_can_see(obj):
     text = bv.safe_json(obj)
     assert json.loads(text) == obj
@@ -98,8 +105,15 @@ def test_safe_json_reads_back_the_same_and_holds_nothing_html_can_see(obj):
 
 @pytest.mark.parametrize("view", bv.VIEWS)
 def test_injected_tokens_cannot_leave_their_script(view):
-    document = bv.render(view, uniform(2, 3, len(TOKENS)), TOKENS, sentence_b_start=4, layer=2, heads=[1, 3],
-                         title="</title><script>alert(3)</script>")
+    document = bv.render(
+        view,
+        uniform(2, 3, len(TOKENS)),
+        TOKENS,
+        sentence_b_start=4,
+        layer=2,
+        heads=[1, 3],
+        title="</title><script>alert(3)</script>",
+    )
     parsed = Elements(document)
     names = [tag for tag, _ in parsed.tags]
     assert names.count("script") == EXPECTED_SCRIPTS
@@ -183,7 +197,7 @@ def test_params_follow_bertviz_with_layers_and_heads_from_one():
     assert head["include_layers"] == [1, 2, 3] and head["layer"] == 3 and head["heads"] == [1, 3]
     assert len(head["attention"]) == 1 and head["attention"][0]["name"] is None
     assert head["attention"][0]["left_text"] == ["<s>", " red", " ball", "</s>", "x"]
-    np.testing.assert_allclose(np.array(head["attention"][0]["attn"]), att, atol=0.5 * 10 ** -bv.DECIMALS)
+    np.testing.assert_allclose(np.array(head["attention"][0]["attn"]), att, atol=0.5 * 10**-bv.DECIMALS)
     model = bv.view_params("model", att, tokens, sentence_b_start=2)
     assert model["include_heads"] == [1, 2, 3, 4] and model["total_heads"] == 4 and model["display_mode"] == "light"
     shapes = [np.array(d["attn"]).shape for d in model["attention"]]

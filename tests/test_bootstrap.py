@@ -123,8 +123,12 @@ def test_the_span_verdict_box_says_what_the_items_and_the_other_metrics_show():
     assert f"{claims._n(v['items_low'])} to {claims._n(v['items_high'])}" in text
     doc = results.bundled("masking")
     rows = {row["metric"]: row for row in results.other_metrics(doc, "span", "dynamic", "probe_acc")}
-    loss = np.mean([-(x - y) for x, y in zip(results.finals(doc, "span", "valid_loss"),
-                                             results.finals(doc, "dynamic", "valid_loss"))])
+    loss = np.mean(
+        [
+            -(x - y)
+            for x, y in zip(results.finals(doc, "span", "valid_loss"), results.finals(doc, "dynamic", "valid_loss"))
+        ]
+    )
     assert rows["valid_loss"]["difference"] == pytest.approx(loss)
     assert f"held-out masked-LM loss {results.signed(loss)} nats" in text  # −0.194 today, computed
     assert f"cloze top-5 {results.signed(rows['cloze_top5']['difference'])}" in text  # −0.047 today

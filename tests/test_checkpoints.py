@@ -59,8 +59,9 @@ def test_the_mask_string_typed_in_plain_text_is_one_mask_piece_and_no_stray_spac
     before = tok.convert_ids_to_tokens(ids[ids.index(tok.mask_token_id) - 1])
     assert before.lstrip("Ġ▁").lower() == "very", before  # not a bare space piece
     added = tok.added_tokens_decoder[tok.mask_token_id]
-    assert added.special and added.lstrip == (catalogue.get(key).family in ("roberta", "albert", "xlnet", "deberta",
-                                                                             "modernbert"))
+    assert added.special and added.lstrip == (
+        catalogue.get(key).family in ("roberta", "albert", "xlnet", "deberta", "modernbert")
+    )
 
 
 @pytest.mark.parametrize("key", ["bert", "distilbert", "electra-generator", "albert"])
@@ -79,10 +80,14 @@ def test_cased_families_keep_case(key, bundled):
 
 def test_special_token_layout_and_padding_side_mirror_the_real_tokenizers(bundled):
     expect = {  # family: (first, last of a single sentence, padding side, token types returned)
-        "bert": ("[CLS]", "[SEP]", "right", True), "distilbert": ("[CLS]", "[SEP]", "right", False),
-        "roberta": ("<s>", "</s>", "right", False), "albert": ("[CLS]", "[SEP]", "right", True),
-        "xlnet": ("▁Lily", "<cls>", "left", True), "deberta": ("[CLS]", "[SEP]", "right", True),
-        "modernbert": ("[CLS]", "[SEP]", "right", False), "electra-generator": ("[CLS]", "[SEP]", "right", True),
+        "bert": ("[CLS]", "[SEP]", "right", True),
+        "distilbert": ("[CLS]", "[SEP]", "right", False),
+        "roberta": ("<s>", "</s>", "right", False),
+        "albert": ("[CLS]", "[SEP]", "right", True),
+        "xlnet": ("▁Lily", "<cls>", "left", True),
+        "deberta": ("[CLS]", "[SEP]", "right", True),
+        "modernbert": ("[CLS]", "[SEP]", "right", False),
+        "electra-generator": ("[CLS]", "[SEP]", "right", True),
     }
     for key, (first, last, side, types) in expect.items():
         if not catalogue.get(key).bundled_available():
@@ -115,8 +120,11 @@ def test_distilbert_has_half_the_teachers_layers(bundled):
     needs("bert", "distilbert")
     teacher, student = bundled("bert").model.config, bundled("distilbert").model.config
     assert student.n_layers * 2 == teacher.num_hidden_layers
-    assert (student.dim, student.n_heads, student.vocab_size) == (teacher.hidden_size, teacher.num_attention_heads,
-                                                                  teacher.vocab_size)
+    assert (student.dim, student.n_heads, student.vocab_size) == (
+        teacher.hidden_size,
+        teacher.num_attention_heads,
+        teacher.vocab_size,
+    )
 
 
 def test_albert_shares_one_layer_factorizes_and_ships_its_sentence_order_head():
@@ -186,8 +194,9 @@ def short_of_floor(key: str, entry: str | None = None):
 def test_cloze_floor_holds_on_the_projects_content_word_set(key, bundled):
     needs(key)
     loaded = bundled(key)
-    r = cloze.evaluate(loaded.model, loaded.tokenizer, cloze.load_items(), k=5,
-                       permutation=loaded.variant.family == "xlnet")
+    r = cloze.evaluate(
+        loaded.model, loaded.tokenizer, cloze.load_items(), k=5, permutation=loaded.variant.family == "xlnet"
+    )
     assert r.rate >= report.CLOZE_FLOORS[key], (key, r.rate, r.misses[:5])
 
 

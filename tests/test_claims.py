@@ -23,8 +23,9 @@ from app.figures import claims as figures
 STEPS = [0, 10, 20]
 
 
-def make_doc(name: str, finals: dict[str, list[float]] | None = None, quick: bool = False, spread: float = 0.01,
-             seed: int = 0) -> dict:
+def make_doc(
+    name: str, finals: dict[str, list[float]] | None = None, quick: bool = False, spread: float = 0.01, seed: int = 0
+) -> dict:
     """A results document for experiment ``name`` in the real schema. Every arm gets 3 seeds whose every
     metric ends near a per-arm value; ``finals[arm]`` fixes the comparison metrics' per-seed finals. Every arm
     counts as trained (its training loss falls by 3 nats, a teacher 0.5 of top-1 above its students)."""
@@ -36,8 +37,16 @@ def make_doc(name: str, finals: dict[str, list[float]] | None = None, quick: boo
     for i, arm in enumerate(module.arms(module.FULL)):
         seeds = []
         for s in range(3):
-            final, curves = {}, {"step": [20, 40], "train_loss": [8.0, 5.0], "flops": [2000.0, 4000.0],
-                                 "eval_step": STEPS, "eval_flops": [x * 100.0 for x in STEPS]}
+            final, curves = (
+                {},
+                {
+                    "step": [20, 40],
+                    "train_loss": [8.0, 5.0],
+                    "flops": [2000.0, 4000.0],
+                    "eval_step": STEPS,
+                    "eval_flops": [x * 100.0 for x in STEPS],
+                },
+            )
             for metric in claim.metrics:
                 if metric == "params":
                     continue
@@ -47,14 +56,40 @@ def make_doc(name: str, finals: dict[str, list[float]] | None = None, quick: boo
                 final[metric] = value
                 curves[metric] = [value + 1.0, value + 0.5, value]
             details = {"teacher_final": {"top1": final["valid_top1"] + 0.5}} if "valid_top1" in final else {}
-            seeds.append({"seed": s, "steps": STEPS[-1], "train_seconds": 1.0, "wall_seconds": 1.0, "details": details,
-                          "final": final, "curves": curves})
-        arms[arm.name] = {"label": arm.label, "change": arm.change, "params": 1000 * (i + 1), "flops_per_step": 100.0,
-                          "flops_parts": {}, "seeds": seeds}
-    doc = {"schema": results.SCHEMA, "experiment": name, "quick": quick, "claim": claim.as_dict(),
-           "meta": {"command": f"python -m app.experiments run {name}", "git": {"revision": "abc", "dirty": False},
-                    "device": "cpu (test)", "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T01:00:00Z"},
-           "budget": {"steps": STEPS[-1], "probe_test": 1000}, "arms": arms}
+            seeds.append(
+                {
+                    "seed": s,
+                    "steps": STEPS[-1],
+                    "train_seconds": 1.0,
+                    "wall_seconds": 1.0,
+                    "details": details,
+                    "final": final,
+                    "curves": curves,
+                }
+            )
+        arms[arm.name] = {
+            "label": arm.label,
+            "change": arm.change,
+            "params": 1000 * (i + 1),
+            "flops_per_step": 100.0,
+            "flops_parts": {},
+            "seeds": seeds,
+        }
+    doc = {
+        "schema": results.SCHEMA,
+        "experiment": name,
+        "quick": quick,
+        "claim": claim.as_dict(),
+        "meta": {
+            "command": f"python -m app.experiments run {name}",
+            "git": {"revision": "abc", "dirty": False},
+            "device": "cpu (test)",
+            "started": "2026-01-01T00:00:00Z",
+            "finished": "2026-01-01T01:00:00Z",
+        },
+        "budget": {"steps": STEPS[-1], "probe_test": 1000},
+        "arms": arms,
+    }
     doc["verdicts"] = [dict(key=k, **v) for k, v in results.verdicts(doc).items()]
     return doc
 
@@ -98,8 +133,9 @@ def test_without_results_the_lesson_shows_the_paper_and_the_command(results_dir,
     assert len(r.comparisons) == len(CLAIMS[name].comparisons)
     for c, source in zip(r.comparisons, CLAIMS[name].comparisons):
         assert c.verdict is None
-        assert [(p.measure, p.better, p.worse, p.difference) for p in c.paper] == \
-            [(p.measure, p.better, p.worse, p.difference) for p in source.paper]
+        assert [(p.measure, p.better, p.worse, p.difference) for p in c.paper] == [
+            (p.measure, p.better, p.worse, p.difference) for p in source.paper
+        ]
         assert c.better_label == r.labels[c.better] and c.better_label != c.better  # the experiment's own label
     assert r.metric_options == ("auto",)
     line = results.one_line(name)
@@ -134,11 +170,14 @@ def test_verdicts_curves_and_finals_come_from_the_seeds(results_dir):
     assert len(every.curves) == len(doc["arms"]) and sum(c.compared for c in every.curves) == 2
 
 
-@pytest.mark.parametrize("finals, expected", [
-    (CLEAR, verdict.REPRODUCES),
-    ({"dynamic": [2.50, 2.51, 2.49], "static1": [2.00, 2.01, 1.99]}, verdict.REVERSES),
-    ({"dynamic": [2.0, 2.3, 1.7], "static1": [2.35, 1.75, 2.05]}, verdict.TOO_SMALL),  # seeds not moving together
-])
+@pytest.mark.parametrize(
+    "finals, expected",
+    [
+        (CLEAR, verdict.REPRODUCES),
+        ({"dynamic": [2.50, 2.51, 2.49], "static1": [2.00, 2.01, 1.99]}, verdict.REVERSES),
+        ({"dynamic": [2.0, 2.3, 1.7], "static1": [2.35, 1.75, 2.05]}, verdict.TOO_SMALL),  # seeds not moving together
+    ],
+)
 def test_the_verdict_and_the_one_line_follow_the_numbers(results_dir, finals, expected):
     write(results_dir, make_doc("masking", finals))
     r = claims.run({}, claims.Inputs(claim="masking"))
@@ -235,8 +274,11 @@ def test_every_claim_offers_its_smallest_pair_live_with_a_metric_the_live_run_re
 
 
 def test_live_points_keep_the_finite_values():
-    p = live.Progress(arms=("a", "b"), points={"a": {"step": [0, 5, 10], "valid_loss": [3.0, None, 2.0]}},
-                      training={"b": {"step": [1, 2], "flops": [10.0, 20.0], "train_loss": [6.0, float("nan")]}})
+    p = live.Progress(
+        arms=("a", "b"),
+        points={"a": {"step": [0, 5, 10], "valid_loss": [3.0, None, 2.0]}},
+        training={"b": {"step": [1, 2], "flops": [10.0, 20.0], "train_loss": [6.0, float("nan")]}},
+    )
     assert claims.live_points(p, "valid_loss", "step") == {"a": ([0, 10], [3.0, 2.0]), "b": ([], [])}
     assert claims.live_training(p, "flops") == {"a": ([], []), "b": ([10.0], [6.0])}
 
@@ -269,9 +311,17 @@ def test_figures_draw_the_bands_the_means_and_every_seed(results_dir):
     assert diamonds[r.finals[2].label].y[0] == pytest.approx(r.finals[2].mean)
     shared = figures.finals_figure(replace(r, params_axis=True))
     assert shared.layout.xaxis.type == "log" and shared.data[0].x[0] == r.finals[0].params
-    lv = figures.live_figure(claims.LiveCurves({"dynamic": ([1, 2, 3], [6.0, 5.9, 5.7]), "static1": ([1, 2], [6.0, 5.8])},
-                                               {"dynamic": ([0, 5], [3.0, 2.5]), "static1": ([0, 5], [3.0, 2.7])},
-                                               {"dynamic": "dynamic"}, "step", "loss", ("dynamic", "static1"), False))
+    lv = figures.live_figure(
+        claims.LiveCurves(
+            {"dynamic": ([1, 2, 3], [6.0, 5.9, 5.7]), "static1": ([1, 2], [6.0, 5.8])},
+            {"dynamic": ([0, 5], [3.0, 2.5]), "static1": ([0, 5], [3.0, 2.7])},
+            {"dynamic": "dynamic"},
+            "step",
+            "loss",
+            ("dynamic", "static1"),
+            False,
+        )
+    )
     lv.to_dict()
     assert [list(t.y) for t in lv.data] == [[6.0, 5.9, 5.7], [6.0, 5.8], [3.0, 2.5], [3.0, 2.7]]
     assert [t.xaxis for t in lv.data] == ["x", "x", "x2", "x2"] and lv.data[3].name == "static1"
@@ -421,8 +471,14 @@ def test_a_run_that_runs_out_of_time_between_evaluations_ends_on_one(tmp_path, m
     steps = []
     corpus = synthetic_corpus(tmp_path / "corpus")
     live.prepare("masking", corpus, tmp_path / "work", "cpu")  # the data, prepared before: the 3 s are training
-    r = live.live_run("masking", seconds=3, corpus=corpus, work=tmp_path / "work",
-                      turn_s=0.5, on_step=lambda arm, step, point: steps.append((arm, step, point["train_loss"])))
+    r = live.live_run(
+        "masking",
+        seconds=3,
+        corpus=corpus,
+        work=tmp_path / "work",
+        turn_s=0.5,
+        on_step=lambda arm, step, point: steps.append((arm, step, point["train_loss"])),
+    )
     assert not r.finished and not r.cancelled
     for arm in r.arms:
         assert r.points[arm]["step"] == [0, r.steps[arm]] and r.steps[arm] > 0  # step 0, and where it stopped
@@ -431,7 +487,7 @@ def test_a_run_that_runs_out_of_time_between_evaluations_ends_on_one(tmp_path, m
 
 @pytest.mark.slow  # trains
 def test_the_live_budget_counts_preparation_and_the_closing_evaluation(tmp_path, monkeypatch):
-    """"At most N seconds" holds from the click: the data preparation (slow on a first run) and the last
+    """ "At most N seconds" holds from the click: the data preparation (slow on a first run) and the last
     evaluation are inside the budget, not added to it. The run's clock is the test's: every reading of it is
     10 ms of work (a training step is a few readings) and the preparation takes 1.5 s of it, so the budget's
     arithmetic is checked exactly, whatever the machine's load."""

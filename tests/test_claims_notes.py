@@ -88,8 +88,12 @@ def test_the_teachers_training_is_counted_in_every_arm_that_needs_the_teacher():
 
     doc = _doc("distillation")
     b = doc["budget"]
-    config = SimpleNamespace(hidden_size=b["shape"]["hidden_size"], intermediate_size=b["shape"]["intermediate_size"],
-                             num_hidden_layers=b["teacher_layers"], vocab_size=b["data"]["vocab_size"])
+    config = SimpleNamespace(
+        hidden_size=b["shape"]["hidden_size"],
+        intermediate_size=b["shape"]["intermediate_size"],
+        num_hidden_layers=b["teacher_layers"],
+        vocab_size=b["data"]["vocab_size"],
+    )
     targets = doc["arms"]["hard"]["flops_parts"]["student head"] / (3 * flops.mlm_head_flops(config))
     expected = b["teacher_steps"] * sum(flops.mlm_step(config, b["batch_size"], b["data"]["seq_len"], targets).values())
     t = results.teacher_flops(doc)
@@ -162,8 +166,13 @@ def test_claims_tested_away_from_the_papers_setting_say_they_are_ours():
     from app.experiments.claims import CLAIMS
 
     ours = {c.key for claim in CLAIMS.values() for c in claim.comparisons if c.ours}
-    assert ours == {"attention_sharing_is_cheap", "factorized_all_shared",
-                    "rtd_beats_mlm", "all_tokens_matter", "electra15_vs_mlm"}  # ELECTRA's generator samples at T = 2
+    assert ours == {
+        "attention_sharing_is_cheap",
+        "factorized_all_shared",
+        "rtd_beats_mlm",
+        "all_tokens_matter",
+        "electra15_vs_mlm",
+    }  # ELECTRA's generator samples at T = 2
     found = results.judged(results.family(results.BUNDLED))["sharing"]
     assert found["factorized_all_shared"]["label"].startswith("reverses at")
     assert all(found[k]["label"].endswith(results.OURS) for k in ours if k in found)
@@ -171,7 +180,9 @@ def test_claims_tested_away_from_the_papers_setting_say_they_are_ours():
     table = results.measured_table(results.BUNDLED)
     assert table.count("| sharing | *(ours)* ") == 2
     r = claims.run({}, claims.Inputs(claim="sharing", compare=4))
-    assert any(n.text.startswith("Ours, not the paper's setting: ALBERT's Table 3 shows it at E = 128") for n in r.notes)
+    assert any(
+        n.text.startswith("Ours, not the paper's setting: ALBERT's Table 3 shows it at E = 128") for n in r.notes
+    )
 
 
 def test_a_comparison_without_a_verdict_describes_the_other_metrics_untested():
@@ -179,8 +190,11 @@ def test_a_comparison_without_a_verdict_describes_the_other_metrics_untested():
     assert r.comparison.verdict["verdict"] == "no verdict"
     note = next(n.text for n in r.notes if n.text.startswith("No verdict here, so described, not tested"))
     doc = _doc("masking")
-    loss = [next(s["final"]["valid_loss"] for s in doc["arms"][arm]["seeds"] if s["seed"] == k)
-            for k in range(10) for arm in ("dynamic", "span")]
+    loss = [
+        next(s["final"]["valid_loss"] for s in doc["arms"][arm]["seeds"] if s["seed"] == k)
+        for k in range(10)
+        for arm in ("dynamic", "span")
+    ]
     mean = sum(loss[0::2][i] - loss[1::2][i] for i in range(10)) / 10  # a loss: B − A is the claimed direction
     assert f"held-out masked-LM loss −{abs(mean):.3g} nats (that sign on 10 of 10 seeds)" in note
     assert "cloze top-5 −0.0471" in note and "acceptability" not in note  # the comparison's own metric is not repeated

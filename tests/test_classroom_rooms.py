@@ -14,8 +14,15 @@ from app.classroom import rooms as R
 from app.classroom.question import MAX_ANSWER_CHARS, Question
 from tests.classroom_redis import redis_server
 
-CHOICE = Question("masking", "Which word goes in [MASK]?", "choice", ("ball", "toy", "dog", "<script>"),
-                  answer=("ball",), model=(("ball", 0.44), ("toy", 0.3)), explain="secret explanation")
+CHOICE = Question(
+    "masking",
+    "Which word goes in [MASK]?",
+    "choice",
+    ("ball", "toy", "dog", "<script>"),
+    answer=("ball",),
+    model=(("ball", 0.44), ("toy", 0.3)),
+    explain="secret explanation",
+)
 WORD = Question("masking", "Type the word", "word", answer=("ball",))
 MULTI = Question("xlnet", "Which tokens may position 3 see?", "multi", ("the", "cat", "sat", "down"))
 CLIENTS = [f"client-{i:04d}" for i in range(50)]
@@ -78,8 +85,10 @@ def test_a_round_of_questions(store):
     assert store.close(code, secret)
     assert store.view(code)["status"] == "closed" and store.view(code)["version"] > v0
     assert store.answer(code, CHOICE.id, CLIENTS[3], "ball") == "closed"
-    payload = {"rows": [{"label": "ball", "count": 2, "share": 2 / 3, "model": 0.44, "answer": True}],
-               "sentence": "67% of you chose ball; the model put 44% on ball."}
+    payload = {
+        "rows": [{"label": "ball", "count": 2, "share": 2 / 3, "model": 0.44, "answer": True}],
+        "sentence": "67% of you chose ball; the model put 44% on ball.",
+    }
     assert store.reveal(code, secret, payload)
     view = store.view(code)
     assert view["status"] == "revealed" and view["reveal"] == payload and view["count"] == 3
@@ -112,8 +121,15 @@ def test_only_the_secret_steers(store):
     code, secret = opened(store)
     store.answer(code, CHOICE.id, CLIENTS[0], "ball")
     other_code, other_secret = store.create()
-    for wrong in ("", "x" * 32, secret[:-1] + ("A" if secret[-1] != "A" else "B"), other_secret, None, 42, secret.upper()
-                  if secret.upper() != secret else secret.lower()):
+    for wrong in (
+        "",
+        "x" * 32,
+        secret[:-1] + ("A" if secret[-1] != "A" else "B"),
+        other_secret,
+        None,
+        42,
+        secret.upper() if secret.upper() != secret else secret.lower(),
+    ):
         assert store.ask(code, wrong, WORD.to_dict()) is False
         assert store.close(code, wrong) is False
         assert store.reveal(code, wrong, {"rows": []}) is False
@@ -134,16 +150,50 @@ def test_unknown_rooms(store, code):
     assert store.tally(code, "s" * 32) is None and store.get(code, "slide") is None
 
 
-@pytest.mark.parametrize("value", [None, 3, 3.5, True, ["ball"], {"v": "ball"}, "", " ", "balls", "BALL",
-                                   "ball|toy", "x" * 10_000, "<script>alert(1)</script>", "ball\x00"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        3,
+        3.5,
+        True,
+        ["ball"],
+        {"v": "ball"},
+        "",
+        " ",
+        "balls",
+        "BALL",
+        "ball|toy",
+        "x" * 10_000,
+        "<script>alert(1)</script>",
+        "ball\x00",
+    ],
+)
 def test_answers_that_are_not_a_choice_are_refused(store, value):
     code, secret = opened(store)
     assert store.answer(code, CHOICE.id, CLIENTS[0], value) == "invalid"
     assert store.view(code)["count"] == 0 and store.tally(code, secret) == {}
 
 
-@pytest.mark.parametrize("value", [None, 7, ["ball"], "", "two words", "x" * (MAX_ANSWER_CHARS + 1), "a" * 100_000,
-                                   "<script>", "</script>", "ball;DROP", "\u202eball", "ba\nll", "{{7*7}}", "a'b;c"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        7,
+        ["ball"],
+        "",
+        "two words",
+        "x" * (MAX_ANSWER_CHARS + 1),
+        "a" * 100_000,
+        "<script>",
+        "</script>",
+        "ball;DROP",
+        "\u202eball",
+        "ba\nll",
+        "{{7*7}}",
+        "a'b;c",
+    ],
+)
 def test_free_words_that_are_not_a_word_are_refused(store, value):
     code, secret = opened(store, WORD)
     assert store.answer(code, WORD.id, CLIENTS[0], value) == "invalid"
@@ -152,8 +202,12 @@ def test_free_words_that_are_not_a_word_are_refused(store, value):
 
 def test_words_are_kept_normalised_never_raw(store):
     code, secret = opened(store, WORD)
-    sent = {"  Ball ": "ball", "ＢＡＬＬ": "ball", "Rock-'n'-Roll": "rock-'n'-roll", "x" * MAX_ANSWER_CHARS:
-            "x" * MAX_ANSWER_CHARS}
+    sent = {
+        "  Ball ": "ball",
+        "ＢＡＬＬ": "ball",
+        "Rock-'n'-Roll": "rock-'n'-roll",
+        "x" * MAX_ANSWER_CHARS: "x" * MAX_ANSWER_CHARS,
+    }
     for i, value in enumerate(sent):
         assert store.answer(code, WORD.id, CLIENTS[i], value) is None
     assert store.tally(code, secret) == {"ball": 2, "rock-'n'-roll": 1, "x" * MAX_ANSWER_CHARS: 1}
@@ -175,8 +229,9 @@ def test_multi_answers_are_sorted_into_the_choices_order(store):
     assert store.tally(code, secret) == {"the|sat": 2}
 
 
-@pytest.mark.parametrize("client", [None, 5, "", "short", "x" * 65, "a b c d e f g h", "<script>x</script>",
-                                    "client/../../x", "ü" * 10])
+@pytest.mark.parametrize(
+    "client", [None, 5, "", "short", "x" * 65, "a b c d e f g h", "<script>x</script>", "client/../../x", "ü" * 10]
+)
 def test_client_ids_must_be_url_safe_random_ids(store, client):
     code, secret = opened(store)
     assert store.answer(code, CHOICE.id, client, "ball") == "invalid"
@@ -269,8 +324,15 @@ def test_presenter_state(store):
     assert store.get(code, "slide") == {"deck": "default", "i": 4}
     assert store.put(code, secret, "slide", {"deck": "default", "i": 5})
     assert store.get(code, "slide") == {"deck": "default", "i": 5}
-    for bad in [("bad key!", {}), ("", {}), ("k" * 33, {}), ("slide", "not a dict"), ("slide", {"x": "y" * 5000}),
-                ("slide", {"x": float("nan")}), ("slide", {"x": object()})]:
+    for bad in [
+        ("bad key!", {}),
+        ("", {}),
+        ("k" * 33, {}),
+        ("slide", "not a dict"),
+        ("slide", {"x": "y" * 5000}),
+        ("slide", {"x": float("nan")}),
+        ("slide", {"x": object()}),
+    ]:
         with pytest.raises(ValueError):
             store.put(code, secret, *bad)
     for i in range(R.MAX_STATE_KEYS - 1):

@@ -21,8 +21,15 @@ from app.classroom.question import Question
 
 ROOT = Path(__file__).resolve().parents[1]
 EVIL = "</script><script>alert(1)</script><img src=x onerror=alert(2)>&amp;"
-Q = Question("masking", f"Which word goes in [MASK]? {EVIL}", "choice", ("ball", EVIL, "toy"), answer=("ball",),
-             model=(("ball", 0.44),), explain="held back")
+Q = Question(
+    "masking",
+    f"Which word goes in [MASK]? {EVIL}",
+    "choice",
+    ("ball", EVIL, "toy"),
+    answer=("ball",),
+    model=(("ball", 0.44),),
+    explain="held back",
+)
 CLIENT = "phone-0123456789"
 
 
@@ -131,8 +138,20 @@ def test_answer_round_trip(client, room):
     assert r.status_code == 409 and r.json()["error"] == "closed"
 
 
-@pytest.mark.parametrize("body", [b"", b"null", b"[]", b"\"ball\"", b"{", b"\xff\xfe", b'{"qid": 1}',
-                                  b'{"qid": "x", "client": {}, "value": []}', json.dumps({"value": "x" * 1500}).encode()])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"null",
+        b"[]",
+        b"\"ball\"",
+        b"{",
+        b"\xff\xfe",
+        b'{"qid": 1}',
+        b'{"qid": "x", "client": {}, "value": []}',
+        json.dumps({"value": "x" * 1500}).encode(),
+    ],
+)
 def test_malformed_answers_are_refused(client, room, body):
     r = client.post(f"/class/{room[0]}/answer", content=body, headers={"Content-Type": "application/json"})
     assert r.status_code in (404, 409, 422) and r.json()["ok"] is False
@@ -157,22 +176,31 @@ def test_oversize_bodies_are_refused_before_parsing(client, room, monkeypatch):
 def test_answers_must_be_json(client, room):
     r = client.post(f"/class/{room[0]}/answer", data={"qid": Q.id, "client": CLIENT, "value": "ball"})
     assert r.status_code == 415  # a cross-site form cannot post an answer without a CORS preflight
-    r = client.post(f"/class/{room[0]}/answer", content=json.dumps({"qid": Q.id, "client": CLIENT, "value": "ball"}),
-                    headers={"Content-Type": "text/plain"})
+    r = client.post(
+        f"/class/{room[0]}/answer",
+        content=json.dumps({"qid": Q.id, "client": CLIENT, "value": "ball"}),
+        headers={"Content-Type": "text/plain"},
+    )
     assert r.status_code == 415 and R.rooms().view(room[0])["count"] == 0
 
 
 def test_a_phone_is_rate_limited(client, room):
     url = f"/class/{room[0]}/answer"
     codes = [client.post(url, json={"qid": Q.id, "client": CLIENT, "value": "ball"}).status_code for _ in range(7)]
-    assert codes[:R.RATE_ANSWERS] == [200] * R.RATE_ANSWERS and codes[R.RATE_ANSWERS:] == [429, 429]
+    assert codes[: R.RATE_ANSWERS] == [200] * R.RATE_ANSWERS and codes[R.RATE_ANSWERS :] == [429, 429]
 
 
 def test_nothing_a_student_can_reach_steers_the_room(client, room):
     code, _ = room
     paths = {getattr(r, "path", "") for r in routes.routes()}
-    assert paths == {"/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
-                     "/class/{code}/answer"}
+    assert paths == {
+        "/class",
+        "/class/",
+        "/class/{code}",
+        "/class/{code}/",
+        "/class/{code}/state",
+        "/class/{code}/answer",
+    }
     for path in ("ask", "close", "reveal", "clear", "tally", "put"):
         for method in (client.get, client.post):
             assert method(f"/class/{code}/{path}").status_code in (404, 405)
@@ -187,9 +215,11 @@ def test_routes_under_a_base_url(store, room):
 
 
 def test_the_student_path_imports_nothing_heavy():
-    code = ("import app.classroom.routes, app.classroom.mount, app.classroom.rooms, sys; "
-            "heavy = [m for m in ('torch', 'transformers', 'numpy', 'pandas', 'streamlit', 'plotly') if m in sys.modules];"
-            "assert not heavy, heavy")
+    code = (
+        "import app.classroom.routes, app.classroom.mount, app.classroom.rooms, sys; "
+        "heavy = [m for m in ('torch', 'transformers', 'numpy', 'pandas', 'streamlit', 'plotly') if m in sys.modules];"
+        "assert not heavy, heavy"
+    )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 0, r.stderr
 
@@ -201,12 +231,16 @@ def test_a_store_that_fails_is_a_503_never_a_traceback(monkeypatch, room):
         def __getattr__(self, name):
             def fail(*a):
                 raise ConnectionError("redis://secret-host:6379 refused")
+
             return fail
 
     monkeypatch.setattr(R, "_ROOMS", Down())
     c = TestClient(Starlette(routes=routes.routes()), raise_server_exceptions=False)
-    for r in (c.get(f"/class/{room[0]}"), c.get(f"/class/{room[0]}/state"),
-              c.post(f"/class/{room[0]}/answer", json={"qid": Q.id, "client": CLIENT, "value": "ball"})):
+    for r in (
+        c.get(f"/class/{room[0]}"),
+        c.get(f"/class/{room[0]}/state"),
+        c.post(f"/class/{room[0]}/answer", json={"qid": Q.id, "client": CLIENT, "value": "ball"}),
+    ):
         assert r.status_code == 503 and r.json() == {"ok": False, "error": "unavailable"}
         assert "secret-host" not in r.text
 

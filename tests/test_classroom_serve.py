@@ -30,8 +30,9 @@ NO_WARM = {"BVE_WARM_START": "0"}
 
 def http(method: str, url: str, body: dict | None = None) -> tuple[int, bytes, dict]:
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"} if data else {})
+    req = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/json"} if data else {}
+    )
     try:
         with urllib.request.urlopen(req, timeout=20) as r:
             return r.status, r.read(), dict(r.headers)
@@ -76,10 +77,21 @@ json.dump(runs, open(out, "w"))
 def plain_streamlit_run(script: Path, env: dict):
     """``streamlit run script`` (no app.serve, so no mount.patch), as Hugging Face Spaces starts the app."""
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless=true", f"--server.port={port}",
-           "--server.address=127.0.0.1", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -128,8 +140,9 @@ def test_attach_serves_the_class_page_on_a_server_already_running(tmp_path):
         assert status == 200 and b'id="join"' in body
         view = json.loads(http("GET", f"{base}/class/{code}/state")[1])
         assert view["status"] == "open" and view["question"]["id"] == Q.id
-        status, body, _ = http("POST", f"{base}/class/{code}/answer",
-                               {"qid": Q.id, "client": "phone-attach-01", "value": "yes"})
+        status, body, _ = http(
+            "POST", f"{base}/class/{code}/answer", {"qid": Q.id, "client": "phone-attach-01", "value": "yes"}
+        )
         assert (status, json.loads(body)) == (200, {"ok": True})
         assert json.loads(http("GET", f"{base}/class/{code}/state")[1])["count"] == 1
         assert http("GET", f"{base}/_stcore/health")[0] == 200
@@ -159,8 +172,15 @@ def test_patch_puts_the_class_routes_first_once(monkeypatch):
     patched = starlette_app.create_streamlit_routes
     assert patched.__wrapped__ is create_streamlit_routes
     got = patched(None)
-    assert [r.path for r in got] == ["/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
-                                     "/class/{code}/answer", "/_stcore/health"]
+    assert [r.path for r in got] == [
+        "/class",
+        "/class/",
+        "/class/{code}",
+        "/class/{code}/",
+        "/class/{code}/state",
+        "/class/{code}/answer",
+        "/_stcore/health",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -179,11 +199,15 @@ def test_two_app_processes_share_one_room_through_redis(redis_url):
     with streamlit_server(env=env) as (a, _), streamlit_server(env=env) as (b, _):
         assert a != b
         for i, (server, value) in enumerate([(a, "yes"), (b, "no"), (a, "no"), (b, "yes")]):
-            status, body, _ = http("POST", f"{server}/class/{code}/answer",
-                                   {"qid": Q.id, "client": f"phone-redis-{i:03d}", "value": value})
+            status, body, _ = http(
+                "POST", f"{server}/class/{code}/answer", {"qid": Q.id, "client": f"phone-redis-{i:03d}", "value": value}
+            )
             assert (status, json.loads(body)) == (200, {"ok": True})
         # a re-answer through the other process replaces the first answer
-        assert http("POST", f"{b}/class/{code}/answer", {"qid": Q.id, "client": "phone-redis-000", "value": "no"})[0] == 200
+        assert (
+            http("POST", f"{b}/class/{code}/answer", {"qid": Q.id, "client": "phone-redis-000", "value": "no"})[0]
+            == 200
+        )
         for server in (a, b):
             view = json.loads(http("GET", f"{server}/class/{code}/state")[1])
             assert view["count"] == 4 and view["status"] == "open"
@@ -191,7 +215,9 @@ def test_two_app_processes_share_one_room_through_redis(redis_url):
         assert presenter.reveal(code, secret, {"rows": [{"label": "no", "count": 3}], "sentence": "75% said no."})
         view = json.loads(http("GET", f"{a}/class/{code}/state")[1])
         assert view["status"] == "revealed" and view["reveal"]["sentence"] == "75% said no."
-        status, body, _ = http("POST", f"{a}/class/{code}/answer", {"qid": Q.id, "client": "phone-late-01", "value": "no"})
+        status, body, _ = http(
+            "POST", f"{a}/class/{code}/answer", {"qid": Q.id, "client": "phone-late-01", "value": "no"}
+        )
         assert status == 409 and json.loads(body)["error"] == "closed"
     with streamlit_server(env=env) as (c, _):  # both processes gone, a new one: the room is whole
         view = json.loads(http("GET", f"{c}/class/{code}/state")[1])
@@ -237,8 +263,14 @@ def test_attach_finds_the_app_from_the_server_task_and_inserts_once(monkeypatch)
         before = list(app.router.routes)
         assert asyncio.run(main(app)) == [True, True]
         paths = [getattr(r, "path", "") for r in app.router.routes]
-        assert paths[:6] == ["/class", "/class/", "/class/{code}", "/class/{code}/", "/class/{code}/state",
-                             "/class/{code}/answer"]
+        assert paths[:6] == [
+            "/class",
+            "/class/",
+            "/class/{code}",
+            "/class/{code}/",
+            "/class/{code}/state",
+            "/class/{code}/answer",
+        ]
         assert len(paths) == 8 and app.router.routes[6:] == before[-2:]
         assert mount.attached()
         monkeypatch.setattr(mount, "_attached_to", None)

@@ -53,8 +53,14 @@ def quick_cache(step, *args):
     """Plain calls, except that the latencies are made up (the real timing is tested on its own below)."""
     if step is measure.latencies:
         models, text, _ = args
-        return {m.variant.key: {"median_ms": 1.0 + i, "samples_ms": [1.0 + i, 2.0 + i],
-                                "n_tokens": len(m.tokenizer(text)["input_ids"])} for i, m in enumerate(models)}
+        return {
+            m.variant.key: {
+                "median_ms": 1.0 + i,
+                "samples_ms": [1.0 + i, 2.0 + i],
+                "n_tokens": len(m.tokenizer(text)["input_ids"]),
+            }
+            for i, m in enumerate(models)
+        }
     return step(*args)
 
 
@@ -173,7 +179,9 @@ def test_a_new_text_masks_its_nearest_content_word_never_its_full_stop(bundled):
     tok = bundled("bert").tokenizer
     new = "A cat sat on the mat."
     words, tk = txt.split_words(new), txt.tokenize(tok, new)
-    assert txt.choose_masked_word(words, [tk], 9)[0] == 5  # the same text (a link's word): its last content word, with a note
+    assert (
+        txt.choose_masked_word(words, [tk], 9)[0] == 5
+    )  # the same text (a link's word): its last content word, with a note
     assert txt.choose_masked_word(words, [tk], 9, new_text=True) == (5, [])  # "mat"
     assert txt.choose_masked_word(words, [tk], 6, new_text=True) == (5, [])
     assert txt.choose_masked_word(words, [tk], 1, new_text=True) == (1, [])  # a content word stays
@@ -224,7 +232,9 @@ def test_a_masked_word_cannot_leak_into_its_own_prediction(bundled, key):
     loaded = bundled(key)
     a = compare.fill_mask(loaded.model, loaded.tokenizer, TEXT, BALL, k=5)
     b = compare.fill_mask(loaded.model, loaded.tokenizer, TEXT.replace("ball", "cat"), BALL, k=5)
-    assert a.first.pieces == b.first.pieces and [p for _, p in a.first.read] == pytest.approx([p for _, p in b.first.read], rel=1e-5)
+    assert a.first.pieces == b.first.pieces and [p for _, p in a.first.read] == pytest.approx(
+        [p for _, p in b.first.read], rel=1e-5
+    )
 
 
 def test_a_word_in_several_pieces_gets_that_many_masks(bundled):
@@ -255,7 +265,9 @@ def test_xlnet_prediction_does_not_see_the_word_it_predicts(bundled):
     a = compare.xlnet_predict(loaded.model, loaded.tokenizer, TEXT, BALL, k=5)
     b = compare.xlnet_predict(loaded.model, loaded.tokenizer, TEXT.replace("ball", "cat"), BALL, k=5)
     assert a.n_pieces == b.n_pieces == 1
-    assert a.first.pieces == b.first.pieces and [p for _, p in a.first.read] == pytest.approx([p for _, p in b.first.read], rel=1e-4)
+    assert a.first.pieces == b.first.pieces and [p for _, p in a.first.read] == pytest.approx(
+        [p for _, p in b.first.read], rel=1e-4
+    )
     assert 0 < a.p_word < 1 and a.rank >= 1
     assert compare.is_permutation_lm(loaded) and compare.predict(loaded, TEXT, BALL).top(5) == a
 
@@ -297,7 +309,9 @@ def test_parameter_count_matches_the_checkpoint_file(bundled):
 
 def test_layer_count_reads_every_family(bundled):
     assert measure.layer_count(bundled("bert").model) == len(bundled("bert").model.bert.encoder.layer)
-    assert measure.layer_count(bundled("distilbert").model) == len(bundled("distilbert").model.distilbert.transformer.layer)
+    assert measure.layer_count(bundled("distilbert").model) == len(
+        bundled("distilbert").model.distilbert.transformer.layer
+    )
     assert measure.layer_count(bundled("xlnet").model) == len(bundled("xlnet").model.transformer.layer)
 
 
@@ -332,8 +346,10 @@ def test_timing_stops_at_its_budget_after_the_least_rounds_and_small_models_get_
     def fast():
         clock.now += 0.002
 
-    assert len(measure.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock, budget_ms=1500,
-                                           least=3)["f"]) == 3  # 1.8 s after 3 rounds: stop
+    assert (
+        len(measure.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock, budget_ms=1500, least=3)["f"])
+        == 3
+    )  # 1.8 s after 3 rounds: stop
     assert len(measure.measure_interleaved({"f": fast}, repeats=9, warmup=0, clock=clock, budget_ms=1500)["f"]) == 9
     assert len(measure.measure_interleaved({"f": slow}, repeats=9, warmup=0, clock=clock)["f"]) == 9  # no budget
 
@@ -361,8 +377,9 @@ def test_a_slow_warm_up_round_is_enough_and_a_fast_one_is_repeated():
 
 def test_interleaved_timing_takes_turns():
     order = []
-    samples = measure.measure_interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
-                                          repeats=3, warmup=1)
+    samples = measure.measure_interleaved(
+        {"a": lambda: order.append("a"), "b": lambda: order.append("b")}, repeats=3, warmup=1
+    )
     assert order == ["a", "b"] * 4
     assert {k: len(v) for k, v in samples.items()} == {"a": 3, "b": 3}
 
@@ -370,8 +387,9 @@ def test_interleaved_timing_takes_turns():
 def test_forward_latency_uses_the_clock_and_reports_the_median(bundled):
     ticks = iter(range(1000))
     loaded = bundled("bert")
-    out = measure.forward_latencies({"bert": (loaded.model, loaded.tokenizer)}, TEXT, repeats=5,
-                                    clock=lambda: next(ticks) / 1000)["bert"]
+    out = measure.forward_latencies(
+        {"bert": (loaded.model, loaded.tokenizer)}, TEXT, repeats=5, clock=lambda: next(ticks) / 1000
+    )["bert"]
     assert out["samples_ms"] == pytest.approx([1.0] * 5) and out["median_ms"] == pytest.approx(1.0)
     assert out["n_tokens"] == len(loaded.tokenizer(TEXT)["input_ids"])
 
@@ -381,8 +399,9 @@ def test_real_latency_samples_are_taken_for_the_sentence_as_tokenized(bundled):
     loaded = bundled("bert")
     models = {"bert": (loaded.model, loaded.tokenizer)}
     short = measure.forward_latencies(models, "A ball.", repeats=5)["bert"]
-    long = measure.forward_latencies(models, txt.fit_text(" ".join([TEXT] * 20), {"b": loaded.tokenizer})[0],
-                                     repeats=5)["bert"]
+    long = measure.forward_latencies(
+        models, txt.fit_text(" ".join([TEXT] * 20), {"b": loaded.tokenizer})[0], repeats=5
+    )["bert"]
     assert all(s > 0 for s in short["samples_ms"] + long["samples_ms"])
     assert len(short["samples_ms"]) == len(long["samples_ms"]) == 5
     assert long["n_tokens"] > 10 * short["n_tokens"] == 10 * len(loaded.tokenizer("A ball.")["input_ids"])
@@ -401,14 +420,25 @@ def test_latencies_are_keyed_by_variant_and_the_warm_start_flag_only_keys_the_ca
 
 
 def _row(key, label, params, ms, rank=None):
-    return {"key": key, "label": label, "params": params, "memory_bytes": 4 * params, "latency_ms": ms, "n_tokens": 12,
-            "rank_first": rank, "p_word": 0.1 if rank else None}
+    return {
+        "key": key,
+        "label": label,
+        "params": params,
+        "memory_bytes": 4 * params,
+        "latency_ms": ms,
+        "n_tokens": 12,
+        "rank_first": rank,
+        "p_word": 0.1 if rank else None,
+    }
 
 
 def test_guide_follows_the_numbers():
-    rows = [_row("bert", "BERT", 4_000_000, 10.0, rank=2), _row("distilbert", "DistilBERT", 3_000_000, 5.0, rank=1),
-            _row("albert", "ALBERT", 1_000_000, 10.5, rank=7),
-            _row("electra-discriminator", "ELECTRA discriminator", 4_000_000, 20.0)]
+    rows = [
+        _row("bert", "BERT", 4_000_000, 10.0, rank=2),
+        _row("distilbert", "DistilBERT", 3_000_000, 5.0, rank=1),
+        _row("albert", "ALBERT", 1_000_000, 10.5, rank=7),
+        _row("electra-discriminator", "ELECTRA discriminator", 4_000_000, 20.0),
+    ]
     text = "\n".join(compare.selection_guide(rows))
     assert "DistilBERT is the fastest here: 5.0 ms" in text and "4.0× quicker than ELECTRA discriminator" in text
     assert "ALBERT is the smallest: 1.00 M" in text
@@ -449,7 +479,9 @@ def test_run_on_the_bundled_models(models):
     assert all(len(g.prediction.first.read) == compare.DEFAULTS.top_k for g in r.guesses)
     assert all(g.shown_as == loaded[k].shown_as for g, k in zip(r.guesses, [m.variant.key for m in predictors]))
     assert r.masking_note is None  # "park" is one piece everywhere
-    assert len(r.electra) == 2 and r.electra[0][1] == txt.tokenize(loaded["electra-discriminator"].tokenizer, TEXT).pieces
+    assert (
+        len(r.electra) == 2 and r.electra[0][1] == txt.tokenize(loaded["electra-discriminator"].tokenizer, TEXT).pieces
+    )
     assert [c["key"] for c in r.costs] == list(loaded) and r.guide and r.any_bundled and not r.provisional
     missing = [k for k, m in models.items() if isinstance(m, str)]
     left_out = [n for n in r.notes if n.text.startswith("Left out")]
@@ -473,7 +505,10 @@ def test_run_caches_the_forward_passes_apart_from_the_guesses_shown(models):
 
 
 def test_run_leaves_out_what_cannot_be_loaded_and_stops_when_nothing_can(models):
-    some = {k: (m if k in ("bert", "xlnet") else f"{catalogue.get(k).label}: no bundled checkpoint") for k, m in models.items()}
+    some = {
+        k: (m if k in ("bert", "xlnet") else f"{catalogue.get(k).label}: no bundled checkpoint")
+        for k, m in models.items()
+    }
     r = compare.run(some, compare.Inputs(), quick_cache)
     assert r.labels == ("BERT", "XLNet") and [g.label for g in r.guesses] == ["BERT", "XLNet"] and r.electra is None
     assert "ALBERT" in r.notes[0].text and r.notes[0].level == "warning"
@@ -499,22 +534,51 @@ def test_deberta_and_modernbert_guess_as_masked_lms(bundled):
 
     tok = bundled("roberta").tokenizer
     torch.manual_seed(0)
-    deberta = DebertaForMaskedLM(DebertaConfig(
-        vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=128, relative_attention=True, max_relative_positions=-1, pos_att_type=["c2p", "p2c"],
-        position_biased_input=False, type_vocab_size=0, legacy=False, pad_token_id=tok.pad_token_id)).eval()
-    config = ModernBertConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                              num_attention_heads=2, global_attn_every_n_layers=2, local_attention=16,
-                              max_position_embeddings=128, pad_token_id=tok.pad_token_id, cls_token_id=tok.cls_token_id,
-                              sep_token_id=tok.sep_token_id, bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id)
+    deberta = DebertaForMaskedLM(
+        DebertaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=128,
+            relative_attention=True,
+            max_relative_positions=-1,
+            pos_att_type=["c2p", "p2c"],
+            position_biased_input=False,
+            type_vocab_size=0,
+            legacy=False,
+            pad_token_id=tok.pad_token_id,
+        )
+    ).eval()
+    config = ModernBertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        global_attn_every_n_layers=2,
+        local_attention=16,
+        max_position_embeddings=128,
+        pad_token_id=tok.pad_token_id,
+        cls_token_id=tok.cls_token_id,
+        sep_token_id=tok.sep_token_id,
+        bos_token_id=tok.cls_token_id,
+        eos_token_id=tok.sep_token_id,
+    )
     config._attn_implementation = "eager"
     modernbert = ModernBertForMaskedLM(config).eval()
-    tiny = {key: loading.Loaded(catalogue.get(key), model, tok, "bundled", f"tiny {key}", "cpu", "float32", 0.0)
-            for key, model in (("deberta", deberta), ("modernbert", modernbert))}
+    tiny = {
+        key: loading.Loaded(catalogue.get(key), model, tok, "bundled", f"tiny {key}", "cpu", "float32", 0.0)
+        for key, model in (("deberta", deberta), ("modernbert", modernbert))
+    }
     r = compare.run({"bert": bundled("bert"), **tiny}, compare.Inputs(word=BALL, top_k=3), quick_cache)
     assert r.labels == ("BERT", "DeBERTa", "ModernBERT")
     assert [(g.label, g.permutation, g.prediction.n_pieces) for g in r.guesses] == [
-        ("BERT", False, 1), ("DeBERTa", False, 1), ("ModernBERT", False, 1)]
+        ("BERT", False, 1),
+        ("DeBERTa", False, 1),
+        ("ModernBERT", False, 1),
+    ]
     assert all(len(g.prediction.first.read) == 3 and 0 < g.prediction.p_word < 1 for g in r.guesses)
     for key, loaded in tiny.items():
         assert compare.predicts(loaded) and not compare.is_permutation_lm(loaded)
@@ -526,16 +590,28 @@ def test_deberta_and_modernbert_guess_as_masked_lms(bundled):
 
 def guess(label: str, read: list, original: str) -> SimpleNamespace:
     """One variant's guess as fill_mask_figure reads it from a Result: its top (token, P) pairs and the original."""
-    return SimpleNamespace(label=label, permutation=False,
-                           prediction=SimpleNamespace(first=SimpleNamespace(read=read), original=original))
+    return SimpleNamespace(
+        label=label, permutation=False, prediction=SimpleNamespace(first=SimpleNamespace(read=read), original=original)
+    )
 
 
 def test_token_grid_figure_counts_pieces_and_escapes_tokens():
-    fig = figs.token_grid_figure(SimpleNamespace(labels=["BERT", "RoBERTa"], words=("<b>", "ball"), window=(0, 2), word=1,
-                                                 cells=[[["<", "b", ">"], ["ball"]], [["<b>"], ["Ġball"]]], n_tokens=[5, 4]))
+    fig = figs.token_grid_figure(
+        SimpleNamespace(
+            labels=["BERT", "RoBERTa"],
+            words=("<b>", "ball"),
+            window=(0, 2),
+            word=1,
+            cells=[[["<", "b", ">"], ["ball"]], [["<b>"], ["Ġball"]]],
+            n_tokens=[5, 4],
+        )
+    )
     assert list(map(list, fig.data[0].z)) == [[None, None], [3, 1], [1, 1]]  # a header row of words, then the variants
     assert fig.data[0].text[2][0] == "&lt;b&gt;" and fig.data[0].text[1][0] == "&lt; · b · &gt;"
-    assert list(fig.data[0].text[0]) == ["<b>&lt;b&gt;</b>", "<b>[ball]</b>"]  # the words, escaped; the masked one marked
+    assert list(fig.data[0].text[0]) == [
+        "<b>&lt;b&gt;</b>",
+        "<b>[ball]</b>",
+    ]  # the words, escaped; the masked one marked
     assert "word 0 <b>&lt;b&gt;</b>" in fig.data[0].hovertext[1][0]  # our markup around the escaped token
     assert list(fig.layout.yaxis.ticktext) == ["words 0–1", "BERT (5)", "RoBERTa (4)"]
 
@@ -546,10 +622,21 @@ LONG = "After school the little girl found a shiny red ball under the old oak tr
 
 def long_grid():
     words = LONG.split()
-    cells = [[[w.lower()] if len(w) < 6 else [w.lower()[:3], "##" + w.lower()[3:]] for w in words],
-             [["Ġ" + w] for w in words], [["▁" + w.lower()] for w in words]]
-    return figs.token_grid_figure(SimpleNamespace(labels=["BERT", "RoBERTa", "ELECTRA discriminator"], words=tuple(words),
-                                                  window=(0, len(words)), word=9, cells=cells, n_tokens=[26, 25, 25]))
+    cells = [
+        [[w.lower()] if len(w) < 6 else [w.lower()[:3], "##" + w.lower()[3:]] for w in words],
+        [["Ġ" + w] for w in words],
+        [["▁" + w.lower()] for w in words],
+    ]
+    return figs.token_grid_figure(
+        SimpleNamespace(
+            labels=["BERT", "RoBERTa", "ELECTRA discriminator"],
+            words=tuple(words),
+            window=(0, len(words)),
+            word=9,
+            cells=cells,
+            n_tokens=[26, 25, 25],
+        )
+    )
 
 
 def test_token_grid_wraps_a_long_sentence_so_every_cell_fits_its_text():
@@ -576,16 +663,23 @@ def test_words_per_band_balances_the_bands():
 
 
 def test_fill_mask_and_cost_figures_carry_the_numbers():
-    fig = figs.fill_mask_figure(SimpleNamespace(guesses=[guess("BERT", [("toy", 0.5), ("ball", 0.2)], "ball"),
-                                                         guess("XLNet", [("ball", 0.4)], "ball")]))
+    fig = figs.fill_mask_figure(
+        SimpleNamespace(
+            guesses=[guess("BERT", [("toy", 0.5), ("ball", 0.2)], "ball"), guess("XLNet", [("ball", 0.4)], "ball")]
+        )
+    )
     assert list(fig.data[0].z[0]) == [0.5, 0.2] and list(fig.data[0].z[1]) == [0.4, None]
     assert "original word" in fig.data[0].hovertext[0][1]
     cost = figs.cost_figure(["A", "B"], [2_000_000, 1_000_000], [8 * 2**20, 4 * 2**20], [3.0, 1.5], "CPU")
-    assert list(cost.data[0].x) == [2.0, 1.0] and list(cost.data[1].x) == [8.0, 4.0] and list(cost.data[2].x) == [3.0, 1.5]
+    assert (
+        list(cost.data[0].x) == [2.0, 1.0] and list(cost.data[1].x) == [8.0, 4.0] and list(cost.data[2].x) == [3.0, 1.5]
+    )
 
 
 def test_discriminator_figure_pads_rows_of_different_lengths():
-    fig = figs.discriminator_figure([("as written", ["a", "b", "c"], [0.1, 0.2, 0.3]), ("swapped", ["a", "x"], [0.1, 0.9])])
+    fig = figs.discriminator_figure(
+        [("as written", ["a", "b", "c"], [0.1, 0.2, 0.3]), ("swapped", ["a", "x"], [0.1, 0.9])]
+    )
     assert list(fig.data[0].z[1]) == [0.1, 0.9, None]
     assert math.isclose(fig.data[0].z[0][2], 0.3)
 
@@ -617,23 +711,33 @@ def test_the_guide_concludes_n_times_quicker_only_when_the_interval_supports_it(
     def row(key, label, params, samples):
         r = _row(key, label, params, statistics.median(samples))
         return {**r, "samples_ms": tuple(samples)}
-    noisy = [row("bert", "BERT", 4_000_000, [115.0, 240.0, 100.0]),  # two passes once told "2×"; here: noise
-             row("albert", "ALBERT", 1_000_000, [243.6, 110.0, 260.0])]
+
+    noisy = [
+        row("bert", "BERT", 4_000_000, [115.0, 240.0, 100.0]),  # two passes once told "2×"; here: noise
+        row("albert", "ALBERT", 1_000_000, [243.6, 110.0, 260.0]),
+    ]
     text = "\n".join(compare.selection_guide(noisy))
     assert "quicker" not in text and "within timing noise" in text
     assert "ALBERT saves memory, not time" in text and "within timing noise on this machine: 95% interval" in text
-    clear = [row("bert", "BERT", 4_000_000, [100.0, 104.0, 98.0, 101.0, 99.0]),
-             row("distilbert", "DistilBERT", 3_000_000, [50.0, 51.0, 49.0, 50.5, 49.5])]
+    clear = [
+        row("bert", "BERT", 4_000_000, [100.0, 104.0, 98.0, 101.0, 99.0]),
+        row("distilbert", "DistilBERT", 3_000_000, [50.0, 51.0, 49.0, 50.5, 49.5]),
+    ]
     text = "\n".join(compare.selection_guide(clear))
     assert "DistilBERT is the fastest here" in text and "× quicker than BERT" in text and "5 rounds in turns" in text
     assert "DistilBERT is 2.0× faster than (95% interval" in text
 
 
 def test_on_a_phone_the_guesses_keep_three_ranks_and_the_discriminator_turns_a_quarter():
-    fig = figs.fill_mask_figure(SimpleNamespace(guesses=[guess("BERT", [("toy", 0.5), ("ball", 0.2), ("cat", 0.1),
-                                                                         ("dog", 0.05)], "ball")]), phone=True)
+    fig = figs.fill_mask_figure(
+        SimpleNamespace(guesses=[guess("BERT", [("toy", 0.5), ("ball", 0.2), ("cat", 0.1), ("dog", 0.05)], "ball")]),
+        phone=True,
+    )
     assert list(fig.data[0].x) == ["rank 1", "rank 2", "rank 3"] and "(the first 3 on a phone)" in fig.layout.title.text
-    rows = [("as written", ["a", "b", "c"], [0.1, 0.2, 0.3]), ("park → sky (generator's guess)", ["a", "x"], [0.1, 0.9])]
+    rows = [
+        ("as written", ["a", "b", "c"], [0.1, 0.2, 0.3]),
+        ("park → sky (generator's guess)", ["a", "x"], [0.1, 0.9]),
+    ]
     fig = figs.discriminator_figure(rows, phone=True)
     assert list(fig.data[0].y) == [0, 1, 2] and fig.data[0].x[1] == "park → sky<br>(generator&#39;s<br>guess)"
     assert [list(r) for r in fig.data[0].text] == [["a", "a"], ["b", "x"], ["c", ""]]

@@ -20,9 +20,19 @@ def test_a_position_round_trips_through_the_room_store():
     assert not store.put(code, "not-the-secret", console.KEY, p.to_dict())  # only the presenter's windows move it
 
 
-@pytest.mark.parametrize("bad", [None, [], {}, {"slide": "x", "total": 3}, {"slide": 0, "total": 3},
-                                 {"slide": 4, "total": 3}, {"slide": 1, "total": 999}, {"slide": 1, "total": 3,
-                                                                                         "version": -1}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        [],
+        {},
+        {"slide": "x", "total": 3},
+        {"slide": 0, "total": 3},
+        {"slide": 4, "total": 3},
+        {"slide": 1, "total": 999},
+        {"slide": 1, "total": 3, "version": -1},
+    ],
+)
 def test_anything_but_a_position_reads_as_none(bad):
     assert console.Position.from_dict(bad) is None
 
@@ -47,8 +57,7 @@ def test_a_move_is_one_version_on_keeps_the_clock_and_stays_in_the_deck():
 
 
 def test_the_clock_reads_as_a_lecturer_reads_it():
-    assert [console.clock(s) for s in (0, 7, 65, 725, 3729, -3)] == ["0:00", "0:07", "1:05", "12:05", "1:02:09",
-                                                                     "0:00"]
+    assert [console.clock(s) for s in (0, 7, 65, 725, 3729, -3)] == ["0:00", "0:07", "1:05", "12:05", "1:02:09", "0:00"]
 
 
 def test_neighbours_stop_at_either_end():
@@ -58,9 +67,11 @@ def test_neighbours_stop_at_either_end():
 
 
 def test_an_own_deck_of_the_longest_kind_is_stored_in_parts_and_read_back_whole():
-    views = tuple(deck.view("masking", {"seed": str(i), "text": "x" * 90}, f"Slide {i} " + "t" * 100, "n" * 250)
-                  for i in range(deck.MAX_VIEWS))
-    encoded = deck.encode(views)[:deck.MAX_ENCODED]
+    views = tuple(
+        deck.view("masking", {"seed": str(i), "text": "x" * 90}, f"Slide {i} " + "t" * 100, "n" * 250)
+        for i in range(deck.MAX_VIEWS)
+    )
+    encoded = deck.encode(views)[: deck.MAX_ENCODED]
     stored = console.parts(encoded)
     assert len(stored) <= console.PARTS
     store = InProcessRooms()

@@ -30,7 +30,9 @@ def fake_sentence(pieces_per_word: list[int], pad: int = 0) -> Tokenized:
 
 
 @FAST
-@given(pieces=st.lists(st.integers(1, 4), min_size=1, max_size=40), p=st.floats(0.05, 0.9), seed=st.integers(0, 2**31 - 1))
+@given(
+    pieces=st.lists(st.integers(1, 4), min_size=1, max_size=40), p=st.floats(0.05, 0.9), seed=st.integers(0, 2**31 - 1)
+)
 def test_whole_word_and_span_masking_never_split_a_word(pieces, p, seed):
     sentence = fake_sentence(pieces, pad=3)
     for unit in ("word", "span"):

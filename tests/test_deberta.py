@@ -27,10 +27,14 @@ from tests.conftest import CountingCache, require_bundled
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = deberta.DEFAULT_TEXT
 STORIES = [
-    "The little girl found a red ball in the park.", "Once upon a time, there was a little dog named Max.",
-    "Tom and Sue went to the park to play with the ball.", "The cat sat on the mat and looked at the big tree.",
-    "She was happy and ran home to show her mom the red ball.", "One day, a little boy saw a bird in the sky.",
-    "Lily liked to play in the garden with her friend Ben.", "The sun was warm and the flowers were pretty.",
+    "The little girl found a red ball in the park.",
+    "Once upon a time, there was a little dog named Max.",
+    "Tom and Sue went to the park to play with the ball.",
+    "The cat sat on the mat and looked at the big tree.",
+    "She was happy and ran home to show her mom the red ball.",
+    "One day, a little boy saw a bird in the sky.",
+    "Lily liked to play in the garden with her friend Ben.",
+    "The sun was warm and the flowers were pretty.",
 ]
 
 
@@ -113,8 +117,9 @@ def model_scores(model, ids: tuple) -> tuple[list[torch.Tensor], object]:
     ids_t = torch.tensor([ids])
     with pytest.MonkeyPatch.context() as mp, torch.no_grad():
         mp.setattr(torch.nn.functional, "softmax", spy)
-        out = model(input_ids=ids_t, attention_mask=torch.ones_like(ids_t), output_hidden_states=True,
-                    output_attentions=True)
+        out = model(
+            input_ids=ids_t, attention_mask=torch.ones_like(ids_t), output_hidden_states=True, output_attentions=True
+        )
     return captured, out
 
 
@@ -141,9 +146,13 @@ def test_the_hidden_states_are_the_ones_each_attention_layer_received(models):
     deb = models["deberta"]
     ids = ids_of(deb)
     seen = {}
-    hooks = [layer.attention.self.register_forward_hook(
-        lambda mod, args, kwargs, out, i=i: seen.__setitem__(i, (args[0] if args else kwargs["hidden_states"])[0]),
-        with_kwargs=True) for i, layer in enumerate(deb.model.deberta.encoder.layer)]
+    hooks = [
+        layer.attention.self.register_forward_hook(
+            lambda mod, args, kwargs, out, i=i: seen.__setitem__(i, (args[0] if args else kwargs["hidden_states"])[0]),
+            with_kwargs=True,
+        )
+        for i, layer in enumerate(deb.model.deberta.encoder.layer)
+    ]
     try:
         hidden, _ = deberta.encoder_states(deb, ids)
     finally:
@@ -165,17 +174,28 @@ def test_take_apart_is_one_head_of_those_terms_and_matches_the_attention_it_show
     assert t.max_error < 1e-5 and t.model_probs.shape == (len(ids), len(ids))
 
 
-@pytest.mark.parametrize("pos_att_type, max_rel", [(["c2p", "p2c"], -1), (["c2p"], -1), (["p2c"], -1),
-                                                   (["c2p", "p2c"], 4)])
+@pytest.mark.parametrize(
+    "pos_att_type, max_rel", [(["c2p", "p2c"], -1), (["c2p"], -1), (["p2c"], -1), (["c2p", "p2c"], 4)]
+)
 def test_other_configs_too_one_position_term_and_clipped_distances(pos_att_type, max_rel):
     """The scale follows the number of terms (sqrt(2d) with one), a missing term is 0, and with
     max_relative_positions = 4 (< the sentence) distances are clipped exactly as the model clips them."""
     from transformers import DebertaConfig, DebertaForMaskedLM
 
-    cfg = DebertaConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=64, max_position_embeddings=64, relative_attention=True,
-                        max_relative_positions=max_rel, pos_att_type=pos_att_type, position_biased_input=False,
-                        type_vocab_size=0, legacy=False)
+    cfg = DebertaConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        relative_attention=True,
+        max_relative_positions=max_rel,
+        pos_att_type=pos_att_type,
+        position_biased_input=False,
+        type_vocab_size=0,
+        legacy=False,
+    )
     torch.manual_seed(1)
     model = DebertaForMaskedLM(cfg).eval()
     _randomize(model)
@@ -241,7 +261,7 @@ def test_relative_positions_are_i_minus_j_and_v1_rows_depend_on_the_distance_onl
     assert (rows.numpy() == 128 + i - j).all()  # no clipping inside the model's reach
     longer = deberta.v1_rows(deberta.relative_positions(30), 128)
     for shift in (0, 5, 21):  # the same pair of positions moved right: the same row
-        assert torch.equal(longer[shift: shift + 9, shift: shift + 9], rows)
+        assert torch.equal(longer[shift : shift + 9, shift : shift + 9], rows)
 
 
 def test_v1_clips_at_k_when_the_sentence_is_longer_than_k():
@@ -486,15 +506,22 @@ def _strings(node, key=""):
 def test_every_piece_in_a_figure_is_escaped(standin):
     r = deberta.run(standin, deberta.Inputs(text="<b>bold</b> & <script>x</script> cat", query=0, key=1, word=2))
     assert any("<" in t or ">" in t for t in r.tokens)  # the pieces do carry markup characters
-    for fig in (figures.terms_figure(r.tokens, r.terms), figures.positions_figure(r),
-                figures.shift_figure(r.shifts), figures.prediction_figure(r.prediction)):
+    for fig in (
+        figures.terms_figure(r.tokens, r.terms),
+        figures.positions_figure(r),
+        figures.shift_figure(r.shifts),
+        figures.prediction_figure(r.prediction),
+    ):
         found = [(k, s) for k, s in _strings(fig.to_dict()) if "<" in s or ">" in s]
         assert found == []
 
 
 def test_every_figure_is_valid_plotly(result):
-    for fig in (figures.terms_figure(result.tokens, result.terms, result.query_pos, result.key_pos),
-                figures.positions_figure(result),
-                figures.buckets_figure(result),
-                figures.shift_figure(result.shifts), figures.prediction_figure(result.prediction)):
+    for fig in (
+        figures.terms_figure(result.tokens, result.terms, result.query_pos, result.key_pos),
+        figures.positions_figure(result),
+        figures.buckets_figure(result),
+        figures.shift_figure(result.shifts),
+        figures.prediction_figure(result.prediction),
+    ):
         go.Figure(fig.to_dict())  # validates every property

@@ -17,8 +17,11 @@ from app.lessons import LESSONS
 from app.core.state import Param, Spec
 
 SPECS = {  # small stand-ins for the lessons' SPECs, so that these tests import no torch
-    "masking": Spec(Param("strategy", "choice", "dynamic", choices=("static", "static10", "dynamic")),
-                    Param("epochs", "int", 20, lo=1, hi=100), Param("text", "str", "The little girl.", max_len=1000)),
+    "masking": Spec(
+        Param("strategy", "choice", "dynamic", choices=("static", "static10", "dynamic")),
+        Param("epochs", "int", 20, lo=1, hi=100),
+        Param("text", "str", "The little girl.", max_len=1000),
+    ),
     "electra": Spec(Param("temperature", "float", 1.0, lo=0.1, hi=3.0), Param("seed", "int", 0, lo=0, hi=2**31 - 1)),
 }
 
@@ -28,8 +31,10 @@ def spec_of(slug):
 
 
 def test_a_deck_round_trips_through_its_url_form():
-    views = (deck.view("masking", {"strategy": "static", "epochs": "40"}, "Static vs dynamic", "Point at the columns."),
-             deck.view("electra", {"temperature": "2"}, "A hot generator"))
+    views = (
+        deck.view("masking", {"strategy": "static", "epochs": "40"}, "Static vs dynamic", "Point at the columns."),
+        deck.view("electra", {"temperature": "2"}, "A hot generator"),
+    )
     s = deck.encode(views)
     assert s.startswith(deck.PREFIX) and all(c.isalnum() or c in "-_." for c in s)  # URL-safe, no escaping needed
     back, notes = deck.decode(s, spec_of)
@@ -42,8 +47,8 @@ def test_any_title_and_note_round_trip_cleaned(title, note, epochs):
     v = deck.view("masking", {"epochs": str(epochs)}, title, note)
     (back,), notes = deck.decode(deck.encode([v]), spec_of)
     assert notes == []
-    assert back.title == (" ".join(title.split())[:deck.TITLE_LIMIT] or "Masking lab")
-    assert back.note == " ".join(note.split())[:deck.NOTE_LIMIT]
+    assert back.title == (" ".join(title.split())[: deck.TITLE_LIMIT] or "Masking lab")
+    assert back.note == " ".join(note.split())[: deck.NOTE_LIMIT]
     assert back.params == ({} if epochs == 20 else {"epochs": str(epochs)})  # the default stays out of links
 
 
@@ -60,8 +65,9 @@ def test_the_file_form_round_trips_and_says_what_it_is():
     back, notes = deck.from_json(text, lambda slug: None)  # no spec: values cannot be checked, so they are dropped...
     assert [v.page for v in back] == [v.page for v in views]
     assert all("cannot be checked" in n for n in notes)
-    back, notes = deck.from_json(text.encode(), lambda slug: Spec(*[Param(k, "str", "") for v in views
-                                                                     if v.page == slug for k in v.params]))
+    back, notes = deck.from_json(
+        text.encode(), lambda slug: Spec(*[Param(k, "str", "") for v in views if v.page == slug for k in v.params])
+    )
     assert back == views and notes == []  # ... and with specs that take them, all is kept
 
 
@@ -90,11 +96,18 @@ def test_validation_against_the_real_lessons():
     assert views[0].params == {"seed": "3"} and len(notes) == 1 and "`temperature=9`" in notes[0]
 
 
-@pytest.mark.parametrize("bad, why", [
-    ("", "not a deck"), ("2.abc", "not a deck"), ("1.!!!", "characters"), ("1.", "characters"),
-    ("1.AAAA", "damaged"), ("1." + "A" * (deck.MAX_ENCODED + 1), "longer than"),
-    (deck.encode([deck.view("electra")])[:-6], "cut short"),
-])
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ("", "not a deck"),
+        ("2.abc", "not a deck"),
+        ("1.!!!", "characters"),
+        ("1.", "characters"),
+        ("1.AAAA", "damaged"),
+        ("1." + "A" * (deck.MAX_ENCODED + 1), "longer than"),
+        (deck.encode([deck.view("electra")])[:-6], "cut short"),
+    ],
+)
 def test_an_unreadable_deck_is_a_note_never_an_exception(bad, why):
     views, notes = deck.decode(bad, spec_of)
     assert views == () and len(notes) == 1 and why in notes[0]
@@ -113,8 +126,12 @@ def test_json_that_is_not_a_list_of_views_is_refused():
         s = deck.PREFIX + base64.urlsafe_b64encode(zlib.compress(json.dumps(payload).encode())).decode().rstrip("=")
         views, notes = deck.decode(s, spec_of)
         assert views == () and notes
-    for text in ("{", "[]", json.dumps({"format": "something else", "views": []}),
-                 json.dumps({"format": deck.FORMAT, "version": 99, "views": []})):
+    for text in (
+        "{",
+        "[]",
+        json.dumps({"format": "something else", "views": []}),
+        json.dumps({"format": deck.FORMAT, "version": 99, "views": []}),
+    ):
         views, notes = deck.from_json(text, spec_of)
         assert views == () and notes[0].startswith("Could not load that file")
 
@@ -128,17 +145,18 @@ def test_the_default_deck_follows_the_usual_lecture_then_the_newer_lessons():
     views = deck.default_deck()
     pages = [v.page for v in views]
     order = list(dict.fromkeys(pages))
-    assert order[:len(deck.LECTURE)] == list(deck.LECTURE)  # masking → ALBERT ×2 → DistilBERT → ELECTRA → XLNet → ...
+    assert order[: len(deck.LECTURE)] == list(deck.LECTURE)  # masking → ALBERT ×2 → DistilBERT → ELECTRA → XLNet → ...
     assert set(order) == {lesson.slug for lesson in LESSONS}  # every lesson, the newer ones after
     newer = [lesson.slug for lesson in LESSONS if lesson.slug not in deck.LECTURE]
-    assert order[len(deck.LECTURE):] == newer
+    assert order[len(deck.LECTURE) :] == newer
     assert pages.count("compare") == 2  # side by side, then the selection guide
     by_label = {ex.label: ex for ex in EXAMPLES}
     for v in views:  # every slide is a gallery example (its label, its query), or a lesson's default view
         ex = by_label.get(v.title)
         lesson = deck.lesson_of(v.page)
-        assert (ex is not None and ex.query == v.params and ex.page == lesson.path) or \
-            (v.params == {} and v.title == lesson.title and not [e for e in EXAMPLES if e.page == lesson.path])
+        assert (ex is not None and ex.query == v.params and ex.page == lesson.path) or (
+            v.params == {} and v.title == lesson.title and not [e for e in EXAMPLES if e.page == lesson.path]
+        )
         assert v.title and v.note
 
 

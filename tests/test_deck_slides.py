@@ -117,8 +117,9 @@ def modernbert_layers(v, r, fig):
     kinds = [c.kind for c in checks]
     assert "full_attention" in kinds and "sliding_attention" in kinds
     panels = [a.text for a in fig.layout.annotations]
-    assert [("global" in p, "local" in p) for p in panels] == [(k == "full_attention", k != "full_attention")
-                                                               for k in kinds]
+    assert [("global" in p, "local" in p) for p in panels] == [
+        (k == "full_attention", k != "full_attention") for k in kinds
+    ]
 
 
 def sentence_pair(v, r, fig):
@@ -216,8 +217,10 @@ def test_the_nsp_sop_takeaway_says_which_head_misses_the_swap():
 
     sop = so.Head("albert", "sop", so.HEAD_NAMES["sop"], so.SAYS["sop"], "stand-in")
     nsp = so.Head("bert-nsp", "nsp", so.HEAD_NAMES["nsp"], so.SAYS["nsp"], "stand-in")
-    cells = tuple(so.Cell(h.key, h.objective, task, c, 100, 0.0, 1.0)
-                  for h, task, c in ((sop, "nsp", 60), (sop, "sop", 86), (nsp, "nsp", 85), (nsp, "sop", 52)))
+    cells = tuple(
+        so.Cell(h.key, h.objective, task, c, 100, 0.0, 1.0)
+        for h, task, c in ((sop, "nsp", 60), (sop, "sop", 86), (nsp, "nsp", 85), (nsp, "sop", 52))
+    )
     grid = so.Grid(cells, {}, "", "", ())
     user = {"albert": ((0.9, 0.1), (0.2, 0.8)), "bert-nsp": ((0.8, 0.2), (0.7, 0.3))}
     r = so.Result((sop, nsp), "A", "B", user, {}, (), {}, {}, {}, 50, (), grid)
@@ -257,8 +260,11 @@ def test_token_masking_can_cut_a_word_and_the_count_says_so(whole_word):
     from app.lessons import masking
 
     r = whole_word
-    pieces = [t for t, w in enumerate(r.sentence.word_of) if w is not None
-              and sum(1 for x in r.sentence.word_of if x == w) > 1]
+    pieces = [
+        t
+        for t, w in enumerate(r.sentence.word_of)
+        if w is not None and sum(1 for x in r.sentence.word_of if x == w) > 1
+    ]
     kinds = tuple(tuple(1 if t == pieces[0] else 0 for t in range(len(r.sentence.pieces))) for _ in r.kinds)
     cut = replace(r, kinds=kinds)
     assert masking.word_targets(cut)[2] == len(r.kinds)  # one piece of a long word hidden, every epoch
@@ -277,20 +283,38 @@ def test_the_median_interval_is_the_order_statistics_that_cover_it():
 
 
 def test_overlapping_intervals_are_grouped_not_ranked():
-    ivs = {name: measure.median_interval(xs) for name, xs in
-           {"a": [1.0, 1.1, 1.2, 1.3, 1.4], "b": [1.25, 1.5, 1.6, 1.7, 1.8], "c": [3.0, 3.1, 3.2, 3.3, 3.4],
-            "d": [5.0, 5.1, 5.2, 5.3, 5.4]}.items()}
+    ivs = {
+        name: measure.median_interval(xs)
+        for name, xs in {
+            "a": [1.0, 1.1, 1.2, 1.3, 1.4],
+            "b": [1.25, 1.5, 1.6, 1.7, 1.8],
+            "c": [3.0, 3.1, 3.2, 3.3, 3.4],
+            "d": [5.0, 5.1, 5.2, 5.3, 5.4],
+        }.items()
+    }
     assert measure.overlapping(ivs) == [["a", "b"]]
 
 
 def test_the_cost_figure_draws_each_median_with_its_interval_and_names_the_overlaps():
     from app.figures import compare as figs
 
-    fig = figs.cost_figure(["A", "B", "C"], [1, 2, 3], [1, 2, 3], [2.0, 2.2, 9.0], "CPU", [1.5, 2.0, 8.0],
-                           [2.5, 3.0, 10.0], (("A", "B"),), 0.96)
+    fig = figs.cost_figure(
+        ["A", "B", "C"],
+        [1, 2, 3],
+        [1, 2, 3],
+        [2.0, 2.2, 9.0],
+        "CPU",
+        [1.5, 2.0, 8.0],
+        [2.5, 3.0, 10.0],
+        (("A", "B"),),
+        0.96,
+    )
     latency = fig.data[2]
     assert list(latency.error_x.array) == pytest.approx([0.5, 0.8, 1.0])
     assert list(latency.error_x.arrayminus) == pytest.approx([0.5, 0.2, 1.0])
-    assert "Not ranked, intervals overlap: A, B" in fig.layout.title.text and "96% interval" in fig.layout.annotations[2].text
+    assert (
+        "Not ranked, intervals overlap: A, B" in fig.layout.title.text
+        and "96% interval" in fig.layout.annotations[2].text
+    )
     every = figs.cost_figure(["A", "B"], [1, 2], [1, 2], [2.0, 2.2], "CPU", [1.5, 2.0], [2.5, 3.0], (("A", "B"),), 0.96)
     assert "every interval overlaps another — not ranked" in every.layout.title.text

@@ -58,8 +58,12 @@ def test_nginx_accepts_the_configuration(tmp_path, affinity):
     site = deploy.site_config([8601, 8602], listen=f"127.0.0.1:{deploy.free_port()}", affinity=affinity)
     conf = tmp_path / "nginx.conf"
     conf.write_text(deploy.nginx_config(site, tmp_path))
-    got = subprocess.run([nginx, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
-                         capture_output=True, text=True, timeout=30)
+    got = subprocess.run(
+        [nginx, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert got.returncode == 0, got.stderr
     assert "syntax is ok" in got.stderr
 
@@ -71,11 +75,15 @@ def test_print_site_is_the_template_filled_in(capsys):
 
 # ------------------------------------------------------------------------------------------------- the Dockerfile
 
+
 def _instructions(text: str) -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) of a Dockerfile, continuation lines joined, comments dropped."""
     joined = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
-    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
-            for line in joined.splitlines() if line.strip()]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
+        for line in joined.splitlines()
+        if line.strip()
+    ]
 
 
 def test_the_dockerfile_has_what_a_host_needs():
@@ -101,17 +109,30 @@ def test_the_dockerfile_has_what_a_host_needs():
     # nothing is downloaded from the Hugging Face hub at build or start, and remote code is never trusted
     assert "trust_remote_code" not in text
     done = " ".join(a for _, a in steps)  # what the build and the start run (the comments may name the prefetch)
-    for fetch in ("app.models.prefetch", "huggingface-cli", "hf download", "snapshot_download", "hf_hub_download",
-                  "from_pretrained", "HF_HUB_OFFLINE=0"):
+    for fetch in (
+        "app.models.prefetch",
+        "huggingface-cli",
+        "hf download",
+        "snapshot_download",
+        "hf_hub_download",
+        "from_pretrained",
+        "HF_HUB_OFFLINE=0",
+    ):
         assert fetch not in done, fetch
 
 
 def test_the_image_keeps_what_the_app_reads():
-    ignored = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
-               if line.strip() and not line.startswith("#")]
+    ignored = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     for needed in ("app", "pages", "assets", "streamlit_app.py", "requirements.txt", ".streamlit", "Procfile"):
-        assert not any(re.fullmatch(pattern.replace("**/", "").replace("*", ".*"), needed) for pattern in ignored
-                       if not pattern.startswith("!")), needed
+        assert not any(
+            re.fullmatch(pattern.replace("**/", "").replace("*", ".*"), needed)
+            for pattern in ignored
+            if not pattern.startswith("!")
+        ), needed
     assert "!tests/data" in ignored  # app/cloze.py's set
     assert ".git" in ignored and ".train" in ignored
 

@@ -36,7 +36,9 @@ def _logits(rows):
 
 
 def test_the_recipe_trains_with_the_lessons_own_loss_and_weights():
-    assert recipe.distillation_losses is distillation.distillation_losses  # the recipe and the lesson import the same ones
+    assert (
+        recipe.distillation_losses is distillation.distillation_losses
+    )  # the recipe and the lesson import the same ones
     assert recipe.Recipe is distillation.Recipe
     r = distillation.RECIPE
     assert (r.alpha_ce, r.alpha_mlm, r.alpha_cos, r.temperature) == (5.0, 2.0, 1.0, 2.0)
@@ -70,7 +72,11 @@ def test_kl_is_zero_for_identical_logits(row, temp):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.floats(-6, 6), st.floats(-6, 6)), min_size=2, max_size=10), st.floats(0.5, 5), st.floats(0.5, 3))
+@given(
+    st.lists(st.tuples(st.floats(-6, 6), st.floats(-6, 6)), min_size=2, max_size=10),
+    st.floats(0.5, 5),
+    st.floats(0.5, 3),
+)
 def test_kl_term_scales_as_in_the_recipe(pairs, temp, c):
     s, t = _logits([[a for a, _ in pairs]]), _logits([[b for _, b in pairs]])
     base = distillation.kl_term(s, t, temp)
@@ -119,7 +125,9 @@ def test_temperature_sweep_is_monotone():
     torch.manual_seed(1)
     s, t = torch.randn(100) * 3, torch.randn(100) * 3
     sw = distillation.temperature_sweep(s, t)
-    assert sw["temperature"] == sorted(sw["temperature"]) and sw["temperature"][0] == 0.5 and sw["temperature"][-1] == 10.0
+    assert (
+        sw["temperature"] == sorted(sw["temperature"]) and sw["temperature"][0] == 0.5 and sw["temperature"][-1] == 10.0
+    )
     for key in ("teacher_entropy", "student_entropy"):
         assert all(b >= a - 1e-6 for a, b in zip(sw[key], sw[key][1:]))
     for key in ("teacher_top1", "student_top1"):
@@ -178,10 +186,14 @@ def test_pair_forward_matches_each_models_own_forward_and_the_recipes_student_lo
 def test_recipe_terms_are_the_recipes_weighted_sum(pair):
     terms = distillation.recipe_terms(pair, 2.0)
     s, t, hs, ht = (x.double() for x in (pair.s_logits, pair.t_logits, pair.s_hidden, pair.t_hidden))
-    direct = recipe.distillation_losses(s, t, pair.labels, hs, ht, 2.0)  # the page evaluates the recipe's function in float64
+    direct = recipe.distillation_losses(
+        s, t, pair.labels, hs, ht, 2.0
+    )  # the page evaluates the recipe's function in float64
     assert terms["kl"] == pytest.approx(float(direct["kl"])) and terms["mlm"] == pytest.approx(float(direct["mlm"]))
     assert terms["cos"] == pytest.approx(float(direct["cos"]))
-    as_trained = recipe.distillation_losses(pair.s_logits, pair.t_logits, pair.labels, pair.s_hidden, pair.t_hidden, 2.0)
+    as_trained = recipe.distillation_losses(
+        pair.s_logits, pair.t_logits, pair.labels, pair.s_hidden, pair.t_hidden, 2.0
+    )
     assert terms["kl"] == pytest.approx(float(as_trained["kl"]), rel=1e-2)  # float32 rounds a small KL a little
     assert terms["mlm"] == pytest.approx(float(as_trained["mlm"]), rel=1e-5)
     assert terms["total"] == pytest.approx(5 * terms["kl"] + 2 * terms["mlm"] + 1 * terms["cos"])
@@ -215,8 +227,18 @@ def test_size_and_speed_from_the_models(bundled):
 
 
 def test_summary_lines_follow_the_numbers():
-    base = {"teacher_params": 100, "student_params": 80, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 10.0,
-            "student_ms": 5.0, "smaller": 0.2, "speedup": 2.0, "faster": 1.0, "embedding_share": 0.4}
+    base = {
+        "teacher_params": 100,
+        "student_params": 80,
+        "teacher_layers": 4,
+        "student_layers": 2,
+        "teacher_ms": 10.0,
+        "student_ms": 5.0,
+        "smaller": 0.2,
+        "speedup": 2.0,
+        "faster": 1.0,
+        "embedding_share": 0.4,
+    }
     text = "\n".join(distillation.summary_lines(base, {}, True, 9))
     assert "20% smaller" in text and "less than the paper's 40%" in text and "40% of the teacher" in text
     assert "2.00× the speed" in text and "no model-card numbers yet" in text
@@ -233,8 +255,15 @@ def test_summary_lines_follow_the_numbers():
 def test_the_speed_caption_says_what_the_head_did_to_the_speed_up():
     """Worded from the numbers: the head narrows the speed-up where it costs both models alike, and the caption
     does not say so where the whole models' speed-up is the larger one."""
-    base = {"teacher_params": 100, "student_params": 80, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 3.2,
-            "student_ms": 1.6, "speedup": 2.0}
+    base = {
+        "teacher_params": 100,
+        "student_params": 80,
+        "teacher_layers": 4,
+        "student_layers": 2,
+        "teacher_ms": 3.2,
+        "student_ms": 1.6,
+        "speedup": 2.0,
+    }
     assert "masked-LM head" not in distillation.speed_caption(base)
     narrows = {**base, "teacher_whole_ms": 4.7, "student_whole_ms": 2.9, "speedup_whole": 4.7 / 2.9}
     text = distillation.speed_caption(narrows)
@@ -251,16 +280,42 @@ def test_card_numbers_come_from_the_bundled_model_card(bundled):
     assert card == distillation.card_of(bundled("distilbert"))
     assert card["retained_top1"] == pytest.approx(final["top1"] / final["teacher"]["top1"])
     assert card["faster"] == pytest.approx(final["speedup"] - 1)
-    line = "\n".join(distillation.summary_lines(
-        {"teacher_params": 2, "student_params": 1, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 2.0,
-         "student_ms": 1.0, "smaller": 0.5, "speedup": 2.0, "faster": 1.0, "embedding_share": 0.3}, card, True, 9))
+    line = "\n".join(
+        distillation.summary_lines(
+            {
+                "teacher_params": 2,
+                "student_params": 1,
+                "teacher_layers": 4,
+                "student_layers": 2,
+                "teacher_ms": 2.0,
+                "student_ms": 1.0,
+                "smaller": 0.5,
+                "speedup": 2.0,
+                "faster": 1.0,
+                "embedding_share": 0.3,
+            },
+            card,
+            True,
+            9,
+        )
+    )
     assert f"{card['retained_top1']:.0%} retained" in line
     assert distillation.card_summary({}) == {}
 
 
 def test_a_student_above_its_teacher_is_said_so_with_why_and_one_below_is_not():
-    size = {"teacher_params": 2, "student_params": 1, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 2.0,
-            "student_ms": 1.0, "smaller": 0.5, "speedup": 2.0, "faster": 1.0, "embedding_share": 0.3}
+    size = {
+        "teacher_params": 2,
+        "student_params": 1,
+        "teacher_layers": 4,
+        "student_layers": 2,
+        "teacher_ms": 2.0,
+        "student_ms": 1.0,
+        "smaller": 0.5,
+        "speedup": 2.0,
+        "faster": 1.0,
+        "embedding_share": 0.3,
+    }
     above = {"student_top1": 0.516, "teacher_top1": 0.5, "retained_top1": 1.032, "speedup": 1.6, "faster": 0.6}
     text = "\n".join(distillation.summary_lines(size, above, True, 9))
     assert "103% retained" in text and "beats its teacher" in text and "more training than the teacher" in text
@@ -272,7 +327,11 @@ def test_a_student_above_its_teacher_is_said_so_with_why_and_one_below_is_not():
 def test_pair_notes_say_when_the_teacher_is_not_the_real_one():
     assert distillation.pair_notes("bundled", "/x/bert", "bundled") == []
     notes = distillation.pair_notes("hub", "google/bert_uncased_L-4_H-256_A-4", "hub")
-    assert len(notes) == 1 and "`google-bert/bert-base-uncased`" in notes[0] and "`google/bert_uncased_L-4_H-256_A-4`" in notes[0]
+    assert (
+        len(notes) == 1
+        and "`google-bert/bert-base-uncased`" in notes[0]
+        and "`google/bert_uncased_L-4_H-256_A-4`" in notes[0]
+    )
     assert len(distillation.pair_notes("bundled", "/x", "hub cache")) == 1
 
 
@@ -287,9 +346,16 @@ def quick_cache(step, *args):
     """Plain calls, except that the latencies are made up (compare's tests time real forwards): the encoders
     at 4 and 2 ms, with the masked-LM head 5 and 3 ms."""
     if step is measure.latencies:
-        return {m.variant.key: {"median_ms": 4.0 / (i + 1) + 1.0, "encoder_median_ms": 4.0 / (i + 1),
-                                "samples_ms": [1.0], "encoder_samples_ms": [4.0 / (i + 1)], "n_tokens": 13}
-                for i, m in enumerate(args[0])}
+        return {
+            m.variant.key: {
+                "median_ms": 4.0 / (i + 1) + 1.0,
+                "encoder_median_ms": 4.0 / (i + 1),
+                "samples_ms": [1.0],
+                "encoder_samples_ms": [4.0 / (i + 1)],
+                "n_tokens": 13,
+            }
+            for i, m in enumerate(args[0])
+        }
     return step(*args)
 
 
@@ -307,7 +373,7 @@ def test_run_on_the_bundled_pair(bundled):
     assert soft.teacher_1 == pytest.approx(t1[ids].tolist()) and soft.teacher_t == pytest.approx(t4[ids].tolist())
     assert soft.teacher_top_t < soft.teacher_top_1  # a higher temperature: a flatter teacher
     assert soft.gold == "ball" and soft.vocab == len(tok)
-    assert soft.kl == pytest.approx(distillation.kl_term(pair.s_logits[m:m + 1], pair.t_logits[m:m + 1], 4.0))
+    assert soft.kl == pytest.approx(distillation.kl_term(pair.s_logits[m : m + 1], pair.t_logits[m : m + 1], 4.0))
     assert r.terms_recipe["temperature"] == 2.0 and r.terms_yours["temperature"] == 4.0
     assert r.kl_per_token == pytest.approx(distillation.kl_per_position(pair.s_logits, pair.t_logits, 4.0))
     assert r.tokens == pair.tokens and r.masked == pair.masked
@@ -334,8 +400,13 @@ def test_run_caches_the_forward_passes_apart_from_temperature_and_tokens_shown(b
         # the sliders change no cached step's arguments
         assert name_a == name_b and all(same(a, b) for a, b in zip(args_a, args_b, strict=True)), name_a
     # the sweep over T is one of them: it does not depend on the chosen T
-    assert {name for name, _ in calls[(1.0, 3)]} == {"pair_forward", "latencies", "size_of", "card_of",
-                                                     "temperature_sweep"}
+    assert {name for name, _ in calls[(1.0, 3)]} == {
+        "pair_forward",
+        "latencies",
+        "size_of",
+        "card_of",
+        "temperature_sweep",
+    }
 
 
 def test_run_stops_or_notes_on_bad_input(bundled):
@@ -346,7 +417,9 @@ def test_run_stops_or_notes_on_bad_input(bundled):
     tok = bundled("distilbert").tokenizer
     with pytest.raises(Stop):
         distillation.run(models, distillation.Inputs(text=f"{tok.mask_token} {tok.sep_token}"), quick_cache)
-    r = distillation.run(models, distillation.Inputs(text=f"The {tok.mask_token} sat on a mat 😀.", word=2), quick_cache)
+    r = distillation.run(
+        models, distillation.Inputs(text=f"The {tok.mask_token} sat on a mat 😀.", word=2), quick_cache
+    )
     shown = " ".join(n.text for n in r.notes)
     assert f"`{tok.mask_token}`" in shown and "`😀`" in shown and "emoji" not in shown.lower()
     assert r.word != 2 and r.words[r.word] in ("The", "sat")  # the nearest word with a piece of its own
@@ -361,9 +434,13 @@ def test_run_stops_or_notes_on_bad_input(bundled):
 
 
 def test_soft_target_figure_data():
-    fig = figs.soft_targets_figure(["ball", "<toy>"], [0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25], 2.0, gold="ball")
+    fig = figs.soft_targets_figure(
+        ["ball", "<toy>"], [0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25], 2.0, gold="ball"
+    )
     assert [list(d.customdata) for d in fig.data] == [[0.6, 0.1], [0.4, 0.2], [0.5, 0.2], [0.35, 0.25]]
-    assert [y for d in fig.data for y in d.y] == pytest.approx([6 / 7, 1 / 7, 2 / 3, 1 / 3, 5 / 7, 2 / 7, 7 / 12, 5 / 12])
+    assert [y for d in fig.data for y in d.y] == pytest.approx(
+        [6 / 7, 1 / 7, 2 / 3, 1 / 3, 5 / 7, 2 / 7, 7 / 12, 5 / 12]
+    )
     assert fig.data[0].x[1] == "&lt;toy&gt;" and "✓" in fig.data[0].x[0]
     assert "70% of P at T = 1, 60.0% at T = 2" in fig.layout.annotations[0].text
 
@@ -385,15 +462,25 @@ def test_soft_targets_show_the_shape_a_high_temperature_gives_not_vanishing_bars
 
 
 def test_temperature_and_kl_figures_data():
-    sw = {"temperature": [1.0, 2.0], "teacher_entropy": [1.0, 1.5], "student_entropy": [1.2, 1.6], "kl_term": [0.3, 0.2]}
+    sw = {
+        "temperature": [1.0, 2.0],
+        "teacher_entropy": [1.0, 1.5],
+        "student_entropy": [1.2, 1.6],
+        "kl_term": [0.3, 0.2],
+    }
     fig = figs.temperature_figure(SimpleNamespace(sweep=sw, temperature=3.0), 2.0)
     assert list(fig.data[0].y) == [1.0, 1.5] and list(fig.data[2].y) == [0.3, 0.2]
-    bars = figs.position_kl_figure(SimpleNamespace(tokens=["[CLS]", "[MASK]", "<b>"], kl_per_token=[0.1, 0.5, 0.2], masked=[1],
-                                                   temperature=2.0))
+    bars = figs.position_kl_figure(
+        SimpleNamespace(tokens=["[CLS]", "[MASK]", "<b>"], kl_per_token=[0.1, 0.5, 0.2], masked=[1], temperature=2.0)
+    )
     assert list(bars.data[0].y) == [0.1, 0.5, 0.2] and bars.data[0].marker.color[1] != bars.data[0].marker.color[0]
     assert bars.data[0].x[2] == "2·&lt;b&gt;"
-    claims = figs.claims_figure({"paper": {"smaller": 0.4, "faster": 0.6, "retained": 0.97},
-                                 "measured here": {"smaller": 0.3, "faster": 0.5, "retained": None}})
+    claims = figs.claims_figure(
+        {
+            "paper": {"smaller": 0.4, "faster": 0.6, "retained": 0.97},
+            "measured here": {"smaller": 0.3, "faster": 0.5, "retained": None},
+        }
+    )
     assert list(claims.data[0].y) == pytest.approx([40, 60, 97]) and claims.data[1].y[2] is None
 
 
@@ -450,12 +537,30 @@ def test_a_speed_up_is_concluded_only_when_its_interval_lies_clear_of_one():
     noisy = measure.ratio_interval([88.5, 40.0, 95.0], [51.6, 60.0, 30.0])  # one load said 7.14×, another 2.01×
     assert distillation.pace(1.7, noisy).startswith("within timing noise on this machine (1.70×, 95% interval")
     clear = measure.ratio_interval([10.0, 10.4, 9.8, 10.1, 9.9], [5.0, 5.1, 4.9, 5.0, 5.05])
-    assert distillation.pace(2.0, clear).startswith("2.00× the speed (95% interval") and "5 rounds" in distillation.pace(2.0, clear)
-    base = {"teacher_params": 100, "student_params": 80, "teacher_layers": 4, "student_layers": 2, "teacher_ms": 10.0,
-            "student_ms": 5.0, "smaller": 0.2, "speedup": 1.7, "faster": 0.7, "embedding_share": 0.4,
-            "speedup_interval": noisy}
+    assert distillation.pace(2.0, clear).startswith(
+        "2.00× the speed (95% interval"
+    ) and "5 rounds" in distillation.pace(2.0, clear)
+    base = {
+        "teacher_params": 100,
+        "student_params": 80,
+        "teacher_layers": 4,
+        "student_layers": 2,
+        "teacher_ms": 10.0,
+        "student_ms": 5.0,
+        "smaller": 0.2,
+        "speedup": 1.7,
+        "faster": 0.7,
+        "embedding_share": 0.4,
+        "speedup_interval": noisy,
+    }
     text = "\n".join(distillation.summary_lines(base, {}, True, 3))
     assert "the speed**" not in text and "within timing noise" in text and "median of 3 forwards" in text
-    both = {**base, "speedup_interval": clear, "teacher_whole_ms": 12.0, "student_whole_ms": 8.0, "speedup_whole": 1.5,
-            "speedup_whole_interval": noisy}
+    both = {
+        **base,
+        "speedup_interval": clear,
+        "teacher_whole_ms": 12.0,
+        "student_whole_ms": 8.0,
+        "speedup_whole": 1.5,
+        "speedup_whole_interval": noisy,
+    }
     assert "did not clearly change: the two intervals overlap" in distillation.speed_caption(both)

@@ -117,7 +117,9 @@ def test_a_round_never_masks_or_proposes_special_tokens_and_its_labels_are_the_t
     for seed in range(6):
         rnd = round_of(pair, rate=0.4, temperature=2.0, seed=seed)
         n = len(rnd.tokens)
-        assert all(len(getattr(rnd, f)) == n for f in ("special", "masked", "replacement", "corrupted", "scores", "labels"))
+        assert all(
+            len(getattr(rnd, f)) == n for f in ("special", "masked", "replacement", "corrupted", "scores", "labels")
+        )
         assert not any(m and s for m, s in zip(rnd.masked, rnd.special))
         for i in range(n):
             if rnd.masked[i]:
@@ -260,8 +262,12 @@ def test_hand_edits_use_the_first_piece_and_refuse_what_cannot_be_one_token(pair
     split = electra.apply_edit(tok, ids, 7, long_word)
     assert split.ok and split.piece == pieces[0] and "first" in split.message and str(len(pieces)) in split.message
     assert split.input_ids[7] == tok.convert_tokens_to_ids(pieces[0])
-    for word, reason in [("😀", "outside the vocabulary"), ("你", "outside the vocabulary"),
-                         (tok.mask_token, "special token"), (tok.sep_token, "special token")]:
+    for word, reason in [
+        ("😀", "outside the vocabulary"),
+        ("你", "outside the vocabulary"),
+        (tok.mask_token, "special token"),
+        (tok.sep_token, "special token"),
+    ]:
         refused = electra.apply_edit(tok, ids, 7, word)
         assert not refused.ok and refused.input_ids == ids and reason in refused.message
     assert electra.apply_edit(tok, ids, 7, "   ") == electra.Edit(False, ids, None, None)
@@ -280,8 +286,9 @@ def test_hand_edits_use_the_first_piece_and_refuse_what_cannot_be_one_token(pair
 def test_signal_counts_and_training_curves(tmp_path):
     assert electra.signal_counts(24, 3) == {"tokens": 24, "mlm": 3, "rtd": 24}
     assert electra.read_curves(tmp_path) is None
-    (tmp_path / "curves.json").write_text(json.dumps(
-        {"eval_step": [100, 200], "disc_auc": [0.6, float("nan")], "step": [20], "train_loss": [3.0]}))
+    (tmp_path / "curves.json").write_text(
+        json.dumps({"eval_step": [100, 200], "disc_auc": [0.6, float("nan")], "step": [20], "train_loss": [3.0]})
+    )
     curves = electra.read_curves(tmp_path)
     assert curves["eval_step"] == [100, 200] and curves["disc_auc"] == [0.6, None] and curves["final"] == {}
     (tmp_path / "curves.json").write_text(json.dumps({"eval_step": [100], "disc_auc": []}))
@@ -293,20 +300,47 @@ def test_signal_counts_and_training_curves(tmp_path):
 
 
 def staged_curves(tmp_path, joint_stage):
-    (tmp_path / "curves.json").write_text(json.dumps({
-        "eval_step": [250, 500], "disc_auc": [0.86, 0.91], "step": [20], "train_loss": [0.3],
-        "final": {"generator": {"cloze_top5": 0.41}, "discriminator": {"auc": 0.905}}, "joint_stage": joint_stage}))
+    (tmp_path / "curves.json").write_text(
+        json.dumps(
+            {
+                "eval_step": [250, 500],
+                "disc_auc": [0.86, 0.91],
+                "step": [20],
+                "train_loss": [0.3],
+                "final": {"generator": {"cloze_top5": 0.41}, "discriminator": {"auc": 0.905}},
+                "joint_stage": joint_stage,
+            }
+        )
+    )
     return electra.read_curves(tmp_path)
 
 
 def test_curves_of_a_joint_stage_then_a_frozen_generator_tell_both_stages_with_their_own_numbers(tmp_path):
-    curves = staged_curves(tmp_path, {"eval_step": [250, 500, 750], "disc_auc": [0.92, 0.80, 0.78], "steps_done": 750,
-                                      "cloze_top5": [0.01, 0.5, 0.66]})
-    assert curves["joint"] == {"eval_step": [250, 500, 750], "disc_auc": [0.92, 0.80, 0.78], "cloze_top5": 0.66,
-                               "steps_done": 750}
+    curves = staged_curves(
+        tmp_path,
+        {
+            "eval_step": [250, 500, 750],
+            "disc_auc": [0.92, 0.80, 0.78],
+            "steps_done": 750,
+            "cloze_top5": [0.01, 0.5, 0.66],
+        },
+    )
+    assert curves["joint"] == {
+        "eval_step": [250, 500, 750],
+        "disc_auc": [0.92, 0.80, 0.78],
+        "cloze_top5": 0.66,
+        "steps_done": 750,
+    }
     story = electra.curve_story(curves)
-    for part in ("every 250 steps", "jointly for 750 steps", "(0.92)", "fell to 0.78", "cloze top-5 0.66",
-                 "cloze top-5 0.41", "for 500 steps, to 0.91"):
+    for part in (
+        "every 250 steps",
+        "jointly for 750 steps",
+        "(0.92)",
+        "fell to 0.78",
+        "cloze top-5 0.66",
+        "cloze top-5 0.41",
+        "for 500 steps, to 0.91",
+    ):
         assert part in story, part
     fig = figures.auc_curve_figure(curves)
     assert [list(t.x) for t in fig.data] == [[250, 500, 750], [1000, 1250]]  # the later stage after the joint one
@@ -329,11 +363,15 @@ def test_curves_without_a_usable_joint_stage_tell_the_one_stage_story(tmp_path):
 def hand_round(tokens=("[CLS]", "the", "<script>", "ball", "[SEP]")) -> electra.Round:
     n = len(tokens)
     return electra.Round(
-        tokens=list(tokens), special=[True] + [False] * (n - 2) + [True], masked=[False, True, False, True, False],
-        replacement=[None, "a", None, "ball", None], replacement_prob=[None, 0.3, None, 0.6, None],
+        tokens=list(tokens),
+        special=[True] + [False] * (n - 2) + [True],
+        masked=[False, True, False, True, False],
+        replacement=[None, "a", None, "ball", None],
+        replacement_prob=[None, 0.3, None, 0.6, None],
         same_as_original=[False, False, False, True, False],
         alternatives=[[], [("a", 0.3), ("<b>", 0.2)], [], [("ball", 0.6), ("cat", 0.1)], []],
-        corrupted=["[CLS]", "a", "<script>", "ball", "[SEP]"], scores=[0.01, 0.8, 0.3, 0.2, 0.05],
+        corrupted=["[CLS]", "a", "<script>", "ball", "[SEP]"],
+        scores=[0.01, 0.8, 0.3, 0.2, 0.05],
         labels=[False, True, False, False, False],
     )
 
@@ -341,9 +379,15 @@ def hand_round(tokens=("[CLS]", "the", "<script>", "ball", "[SEP]")) -> electra.
 def hand_edit(tokens, scores, labels, special, edited, original_tokens=None):
     """What edit_figure reads from a Result, by hand: the edited sentence, its scores and labels, the sentence as
     encoded, and the edited position (the edit applied)."""
-    return SimpleNamespace(edited_tokens=tokens, edit_scores=scores, edit_labels=labels, edit_pos=edited,
-                           edit=SimpleNamespace(ok=True), threshold=0.5,
-                           encoded=SimpleNamespace(special=special, tokens=original_tokens or ()))
+    return SimpleNamespace(
+        edited_tokens=tokens,
+        edit_scores=scores,
+        edit_labels=labels,
+        edit_pos=edited,
+        edit=SimpleNamespace(ok=True),
+        threshold=0.5,
+        encoded=SimpleNamespace(special=special, tokens=original_tokens or ()),
+    )
 
 
 def test_pipeline_figure_has_one_row_per_stage_with_the_values_behind_each_cell():
@@ -364,8 +408,15 @@ def test_pipeline_figure_has_one_row_per_stage_with_the_values_behind_each_cell(
 
 def test_every_token_in_hover_and_cells_is_escaped():
     fig = figures.pipeline_figure(hand_round())
-    edit = figures.edit_figure(hand_edit(["[CLS]", "<img src=x onerror=alert(1)>", "[SEP]"], [0.1, 0.9, 0.1],
-                                         [False, True, False], [True, False, True], 1))
+    edit = figures.edit_figure(
+        hand_edit(
+            ["[CLS]", "<img src=x onerror=alert(1)>", "[SEP]"],
+            [0.1, 0.9, 0.1],
+            [False, True, False],
+            [True, False, True],
+            1,
+        )
+    )
     for trace in (*fig.data, *edit.data):
         for cell in [*trace.text[0], *trace.hovertext[0]]:
             assert "<script>" not in cell and "<img" not in cell
@@ -401,11 +452,15 @@ def test_a_long_sentence_wraps_into_lines_that_keep_every_position_once():
     n, per_line = 37, 16
     tokens = ["[CLS]"] + [f"w{i}" for i in range(1, n - 1)] + ["[SEP]"]
     rnd = electra.Round(
-        tokens=tokens, special=[i in (0, n - 1) for i in range(n)], masked=[i % 5 == 2 for i in range(n)],
+        tokens=tokens,
+        special=[i in (0, n - 1) for i in range(n)],
+        masked=[i % 5 == 2 for i in range(n)],
         replacement=["x" if i % 5 == 2 else None for i in range(n)],
-        replacement_prob=[0.5 if i % 5 == 2 else None for i in range(n)], same_as_original=[False] * n,
+        replacement_prob=[0.5 if i % 5 == 2 else None for i in range(n)],
+        same_as_original=[False] * n,
         alternatives=[[("x", 0.5)] if i % 5 == 2 else [] for i in range(n)],
-        corrupted=["x" if i % 5 == 2 else t for i, t in enumerate(tokens)], scores=[i / n for i in range(n)],
+        corrupted=["x" if i % 5 == 2 else t for i, t in enumerate(tokens)],
+        scores=[i / n for i in range(n)],
         labels=[i % 5 == 2 for i in range(n)],
     )
     fig = figures.pipeline_figure(rnd, per_line=per_line)

@@ -59,9 +59,19 @@ def quick_runs(corpus, work, tmp_path_factory):
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("out")
-    return {name: runner.run_experiment(name, seeds=1, quick=True, corpus=corpus, work=work, out=out,
-                                        command=f"python -m app.experiments run {name} --quick", allow_dirty=True)
-            for name in EXPERIMENTS}
+    return {
+        name: runner.run_experiment(
+            name,
+            seeds=1,
+            quick=True,
+            corpus=corpus,
+            work=work,
+            out=out,
+            command=f"python -m app.experiments run {name} --quick",
+            allow_dirty=True,
+        )
+        for name in EXPERIMENTS
+    }
 
 
 def quick_context(name: str, corpus: Path, work: Path):
@@ -143,7 +153,9 @@ def test_a_second_run_resumes_from_the_finished_results(quick_runs, corpus, work
 
     before = results.read(quick_runs["sharing"])
     monkeypatch.setattr(runner.common, "train_loop", lambda *a, **k: pytest.fail("a finished run was trained again"))
-    path = runner.run_experiment("sharing", seeds=1, quick=True, corpus=corpus, work=work, out=tmp_path, allow_dirty=True)
+    path = runner.run_experiment(
+        "sharing", seeds=1, quick=True, corpus=corpus, work=work, out=tmp_path, allow_dirty=True
+    )
     after = results.read(path)
     assert after["arms"]["all"]["seeds"][0]["final"] == before["arms"]["all"]["seeds"][0]["final"]
 
@@ -155,8 +167,26 @@ def test_the_command_line_lists_and_runs(corpus, work, tmp_path, capsys):
     assert main(["list"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in EXPERIMENTS)
-    assert main(["run", "sharing", "--quick", "--allow-dirty", "--corpus", str(corpus), "--work", str(work),
-                 "--out", str(tmp_path), "--arms", "none", "all"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "sharing",
+                "--quick",
+                "--allow-dirty",
+                "--corpus",
+                str(corpus),
+                "--work",
+                str(work),
+                "--out",
+                str(tmp_path),
+                "--arms",
+                "none",
+                "all",
+            ]
+        )
+        == 0
+    )
     doc = results.read(tmp_path / "sharing.json")
     assert list(doc["arms"]) == ["none", "all"]
     assert doc["meta"]["command"].startswith("python -m app.experiments run sharing --quick")
@@ -228,7 +258,14 @@ def test_electra_arms_share_the_encoder_and_spend_the_same_flops(corpus, work):
     gcfg, dcfg = electra.configs(ctx)
     mlm_cfg = setups["mlm"].model.config.to_dict()
     disc_cfg = setups["electra"].model["discriminator"].config.to_dict()
-    for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "embedding_size", "vocab_size"):
+    for k in (
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "embedding_size",
+        "vocab_size",
+    ):
         assert mlm_cfg[k] == disc_cfg[k], k
     assert gcfg.hidden_size == dcfg.hidden_size // 4 and gcfg.num_hidden_layers == dcfg.num_hidden_layers
     gen, disc = setups["electra"].model["generator"], setups["electra"].model["discriminator"]
@@ -250,7 +287,9 @@ def test_electra_warm_start_is_shared_by_every_arm_and_counted_in_each(corpus, w
     for name in ("electra", "electra15"):
         disc = setups[name].model["discriminator"].electra.state_dict()
         assert all(torch.equal(disc[k], warm[k]) for k in warm), name  # the same starting encoder and embeddings
-        assert setups[name].model["generator"].electra.embeddings is setups[name].model["discriminator"].electra.embeddings
+        assert (
+            setups[name].model["generator"].electra.embeddings is setups[name].model["discriminator"].electra.embeddings
+        )
     flops_warm = 4 * sum(electra.step_flops(ctx, "mlm").values())
     for s in setups.values():
         w = s.details["warm_start"]
@@ -259,8 +298,10 @@ def test_electra_warm_start_is_shared_by_every_arm_and_counted_in_each(corpus, w
     # trained once per seed: a second context reads it from disk
     monkeypatch.setattr(electra.common, "train_loop", lambda *a, **k: pytest.fail("the warm start was trained again"))
     again = runner.context("electra", budget, "cpu", corpus, work)
-    assert torch.equal(electra.warm_start(0, again)["state"]["electra.embeddings.word_embeddings.weight"],
-                       warm["embeddings.word_embeddings.weight"])
+    assert torch.equal(
+        electra.warm_start(0, again)["state"]["electra.embeddings.word_embeddings.weight"],
+        warm["embeddings.word_embeddings.weight"],
+    )
 
 
 def test_identity_auc_reads_only_the_token():
@@ -300,13 +341,25 @@ def test_sharing_arms_differ_only_in_what_is_shared_and_count_like_app_params(co
         s = module.setup(arm, 0, ctx)
         model = s.model
         c = model.config
-        assert (c.hidden_size, c.num_hidden_layers, c.intermediate_size) == (b.shape.hidden_size, b.shape.num_hidden_layers,
-                                                                             b.shape.intermediate_size)
+        assert (c.hidden_size, c.num_hidden_layers, c.intermediate_size) == (
+            b.shape.hidden_size,
+            b.shape.num_hidden_layers,
+            b.shape.intermediate_size,
+        )
         assert c.embedding_size == arm.change["embedding_size"]
-        arch = params.Arch(vocab_size=c.vocab_size, hidden_size=c.hidden_size, embedding_size=c.embedding_size,
-                           num_hidden_layers=c.num_hidden_layers, num_attention_heads=c.num_attention_heads,
-                           intermediate_size=c.intermediate_size, sharing=arm.change["sharing"], factorized=True,
-                           max_position_embeddings=c.max_position_embeddings, type_vocab_size=c.type_vocab_size, pooler=False)
+        arch = params.Arch(
+            vocab_size=c.vocab_size,
+            hidden_size=c.hidden_size,
+            embedding_size=c.embedding_size,
+            num_hidden_layers=c.num_hidden_layers,
+            num_attention_heads=c.num_attention_heads,
+            intermediate_size=c.intermediate_size,
+            sharing=arm.change["sharing"],
+            factorized=True,
+            max_position_embeddings=c.max_position_embeddings,
+            type_vocab_size=c.type_vocab_size,
+            pooler=False,
+        )
         assert s.params == params.breakdown(arch).total_with_head, arm.name
         layers = [g.albert_layers[0] for g in model.albert.encoder.albert_layer_groups]
         if arm.change["sharing"] == "attention":
@@ -341,14 +394,19 @@ def test_distillation_arms_share_the_student_but_the_loss(corpus, work):
     assert not same_weights(initial_weights(setups["scratch"].model), start)
     assert setups["scratch"].model.config.to_dict() == setups["hard"].model.config.to_dict()
     assert setups["hard"].model.config.n_layers * 2 == ctx.budget.teacher_layers
-    temps = [a.change["temperature"] for a in module.arms(ctx.budget) if a.name.startswith("soft_t") and "random" not in a.name]
+    temps = [
+        a.change["temperature"]
+        for a in module.arms(ctx.budget)
+        if a.name.startswith("soft_t") and "random" not in a.name
+    ]
     assert temps == [1.0, 2.0, 4.0, 8.0]
     # DistilBERT's initialisation ablation changes one thing against soft_t2 (the start) and one against
     # scratch (the loss): it starts from scratch's very weights and trains on soft_t2's loss
     assert same_weights(initial_weights(setups["soft_t2_random"].model), initial_weights(setups["scratch"].model))
     arm = {a.name: a for a in module.arms(ctx.budget)}
-    assert {k: v for k, v in arm["soft_t2_random"].change.items() if k != "init"} == \
-        {k: v for k, v in arm["soft_t2"].change.items() if k != "init"}
+    assert {k: v for k, v in arm["soft_t2_random"].change.items() if k != "init"} == {
+        k: v for k, v in arm["soft_t2"].change.items() if k != "init"
+    }
     # the soft arm pays for the teacher's forward; the hard arm does not
     assert "teacher encoder" in setups["soft_t2"].flops and "teacher encoder" not in setups["hard"].flops
 
@@ -386,9 +444,21 @@ def synthetic_doc(finals_by_arm: dict[str, list[float]], metric="valid_loss", hi
         for i, f in enumerate(finals):
             steps = [0, 10, 20]
             vals = [5.0, (5.0 + f) / 2, f]
-            seeds.append({"seed": i, "final": {metric: f}, "steps": 20, "curves": {
-                "step": [], "train_loss": [], "flops": [], "eval_step": steps, "eval_flops": [s * 100.0 for s in steps],
-                metric: vals}})
+            seeds.append(
+                {
+                    "seed": i,
+                    "final": {metric: f},
+                    "steps": 20,
+                    "curves": {
+                        "step": [],
+                        "train_loss": [],
+                        "flops": [],
+                        "eval_step": steps,
+                        "eval_flops": [s * 100.0 for s in steps],
+                        metric: vals,
+                    },
+                }
+            )
         arms[arm] = {"label": arm, "change": {}, "params": 10, "flops_per_step": 100.0, "seeds": seeds}
     doc = {"schema": 1, "experiment": "x", "claim": claim.as_dict(), "meta": {}, "budget": {}, "arms": arms}
     doc["verdicts"] = [dict(key=k, **v) for k, v in results.verdicts(doc, others={}).items()]
@@ -438,8 +508,16 @@ def test_masked_lm_flops_match_torchs_counter():
     from app.training import bert, flops
 
     torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=600, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                       intermediate_size=64, max_position_embeddings=128))
+    model = BertForMaskedLM(
+        BertConfig(
+            vocab_size=600,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=128,
+        )
+    )
     ids = torch.randint(5, 600, (8, 32))
     att = torch.ones(8, 32, dtype=torch.long)
     targets = torch.rand(8, 32, generator=torch.Generator().manual_seed(1)) < 0.15
@@ -474,8 +552,15 @@ def test_replaced_token_detection_counts_the_generator_and_the_discriminator(cor
     n_targets = {}
 
     def step():
-        g_loss, corrupted, replaced, targets = electra.corrupt(gen_model, train.input_ids, train.attention_mask, train.maskable,
-                                                               ctx.data.tokenizer, ctx.data.random_ids(), g)
+        g_loss, corrupted, replaced, targets = electra.corrupt(
+            gen_model,
+            train.input_ids,
+            train.attention_mask,
+            train.maskable,
+            ctx.data.tokenizer,
+            ctx.data.random_ids(),
+            g,
+        )
         n_targets["n"] = int(targets.sum())
         d = disc(input_ids=corrupted, attention_mask=train.attention_mask).logits
         (g_loss + torch.nn.functional.binary_cross_entropy_with_logits(d, replaced)).backward()
@@ -490,7 +575,9 @@ def test_distillation_flops_add_the_teachers_forward():
 
     from app.training import flops
 
-    teacher = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=4, num_attention_heads=2, intermediate_size=32)
+    teacher = BertConfig(
+        vocab_size=100, hidden_size=16, num_hidden_layers=4, num_attention_heads=2, intermediate_size=32
+    )
     student = DistilBertConfig(vocab_size=100, dim=16, n_layers=2, n_heads=2, hidden_dim=32)
     soft = flops.distillation_step(student, teacher, 4, 8, 32, teacher=True)
     hard = flops.distillation_step(student, teacher, 4, 8, 32, teacher=False)
@@ -515,7 +602,9 @@ def test_word_index_and_unit_masking_keep_whole_words():
     cfg = MaskingConfig(mlm_probability=0.5)
     for unit in ("word", "span"):
         for seed in range(20):
-            _, labels = units.unit_batch(unit, ids, maskable, words, 4, torch.tensor([7]), cfg, torch.Generator().manual_seed(seed))
+            _, labels = units.unit_batch(
+                unit, ids, maskable, words, 4, torch.tensor([7]), cfg, torch.Generator().manual_seed(seed)
+            )
             hit = (labels != -100)[0]
             assert not hit[[0, 6, 7]].any()
             assert bool(hit[1]) == bool(hit[2]) and bool(hit[3]) == bool(hit[4]) == bool(hit[5]), (unit, seed)
@@ -597,8 +686,9 @@ def test_live_run_trains_both_arms_reports_progress_and_stops_in_time(quick_live
     from app.experiments import live
 
     points = []
-    r = live.live_run("masking", seconds=20, progress=lambda step, m: points.append((step, m)), corpus=corpus,
-                      work=work, turn_s=0.5)
+    r = live.live_run(
+        "masking", seconds=20, progress=lambda step, m: points.append((step, m)), corpus=corpus, work=work, turn_s=0.5
+    )
     assert r.arms == ("dynamic", "static1") and not r.cancelled  # in time: it finished (below) within the 20 s
     assert {m["arm"] for _, m in points} == {"dynamic", "static1"}
     assert points[0][0] == 0 and "valid_loss" in points[0][1] and 0 <= points[-1][1]["fraction"] <= 1
@@ -634,15 +724,21 @@ def test_live_run_says_why_it_cannot_start(tmp_path):
 def test_benchmarks_section_lists_each_bundled_runs_own_cost(tmp_path):
     from app.experiments import timing
 
-    meta = {"command": "python -m app.experiments run masking", "device": "cpu (2 cores)", "jobs": 2,
-            "finished": "2026-11-23T14:00:00Z", "wall_seconds": 1800.0}
+    meta = {
+        "command": "python -m app.experiments run masking",
+        "device": "cpu (2 cores)",
+        "jobs": 2,
+        "finished": "2026-11-23T14:00:00Z",
+        "wall_seconds": 1800.0,
+    }
     arms = {"static1": {"seeds": [{"wall_seconds": 300.0}] * 3}, "dynamic": {"seeds": [{"wall_seconds": 400.0}] * 3}}
     (tmp_path / "masking.json").write_text(json.dumps({"experiment": "masking", "meta": meta, "arms": arms}))
     (tmp_path / "smoke.json").write_text(json.dumps({"experiment": "smoke", "quick": True, "meta": meta, "arms": arms}))
     (tmp_path / "broken.json").write_text("{not json")
     runs = timing.bundled_runs(tmp_path)
     assert [(r["experiment"], r["arms"], r["seeds"], r["wall_s"], r["runs_s"]) for r in runs] == [
-        ("masking", 2, 3, 1800.0, 2100.0)]  # the last command's wall time; every run's own, summed
+        ("masking", 2, 3, 1800.0, 2100.0)
+    ]  # the last command's wall time; every run's own, summed
     text = timing.section({}, runs)
     assert "| masking | 2 × 3 | 30.0 min | 35.0 min | 2 | cpu (2 cores) |" in text
     assert "`python -m app.experiments run masking`" in text
@@ -654,8 +750,18 @@ def test_a_partial_measurement_keeps_the_other_experiments_rows(tmp_path):
     from app.experiments import timing
 
     arm = {"steps": 1000, "step_ms": 80.0, "evaluations": 5, "eval_s": 1.0, "final_s": 3.0}
-    old = {name: {"arms": {"a": arm}, "seeds": 3, "projected_s": 600.0, "prepare_s": 0, "reference_ms_before": 75,
-                  "reference_ms_after": 77, "measured": "2026-11-23 10:40 UTC"} for name in ("masking", "distillation")}
+    old = {
+        name: {
+            "arms": {"a": arm},
+            "seeds": 3,
+            "projected_s": 600.0,
+            "prepare_s": 0,
+            "reference_ms_before": 75,
+            "reference_ms_after": 77,
+            "measured": "2026-11-23 10:40 UTC",
+        }
+        for name in ("masking", "distillation")
+    }
     page = tmp_path / "BENCHMARKS.md"
     timing.write_section(page, timing.section(old))
     kept = timing.kept_rows(page.read_text())

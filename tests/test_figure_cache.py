@@ -56,6 +56,7 @@ def test_equal_arguments_give_the_stored_figure_and_other_arguments_a_new_one():
 
 def test_arrays_come_back_as_arrays():
     """Plotly ≥ 6 packs numpy arrays as {"dtype", "bdata"} in ``to_dict``; a kept figure keeps the arrays."""
+
     @figures.kept
     def heat(z: tuple) -> go.Figure:
         return go.Figure(go.Heatmap(z=np.array(z, dtype=np.float32), x=list(range(len(z[0])))))
@@ -118,8 +119,12 @@ def plain(fig: go.Figure):
 
 
 LESSONS = {  # lessons whose figures have subplots, shapes, annotations and heatmaps
-    "modernbert": ("modernbert", "bert"), "xlnet": ("xlnet", "bert"), "compare": None, "deberta": ("deberta", "bert"),
-    "masking": ("bert",), "albert_activations": ("albert", "bert"),
+    "modernbert": ("modernbert", "bert"),
+    "xlnet": ("xlnet", "bert"),
+    "compare": None,
+    "deberta": ("deberta", "bert"),
+    "masking": ("bert",),
+    "albert_activations": ("albert", "bert"),
 }
 
 
@@ -133,8 +138,11 @@ def test_every_figure_of_a_lesson_comes_back_from_the_store_as_it_was_built(slug
     module = importlib.import_module(f"app.figures.{slug}")
     keys = LESSONS[slug] or tuple(lib.MODELS)
     r = lib.run({k: loading.load(k) for k in keys}, lib.Inputs())
-    builders = {name: getattr(module, name) for name in dir(module)
-                if callable(getattr(module, name)) and hasattr(getattr(module, name), "__wrapped__")}
+    builders = {
+        name: getattr(module, name)
+        for name in dir(module)
+        if callable(getattr(module, name)) and hasattr(getattr(module, name), "__wrapped__")
+    }
     checked = 0
     for name, build in builders.items():
         try:

@@ -47,12 +47,15 @@ def offences(figure) -> list[tuple[str, str]]:
     string. A bertviz document (its own scripts, so its own ``</script>`` tags): no raw ``<img`` in the page, and no
     bidi or zero-width character, raw or as a JSON escape that the browser reads back into one."""
     if isinstance(figure, Document):
-        checks = [(figure.html, ("<img", "\u202e", "\u200b")),
-                  (figure.html.lower(), ("\\u202e", "\\u200b"))]
+        checks = [(figure.html, ("<img", "\u202e", "\u200b")), (figure.html.lower(), ("\\u202e", "\\u200b"))]
     else:
         checks = [(s, RAW) for s in strings(figure.to_plotly_json())]
-    return [(raw, s[max(0, s.index(raw) - 80):s.index(raw) + 80]) for s, forbidden in checks for raw in forbidden
-            if raw in s]
+    return [
+        (raw, s[max(0, s.index(raw) - 80) : s.index(raw) + 80])
+        for s, forbidden in checks
+        for raw in forbidden
+        if raw in s
+    ]
 
 
 def _texts(figure) -> list[str]:
@@ -64,8 +67,13 @@ def models_for(lib, inputs, bundled) -> dict:
     return {k: bundled(k) for k in keys}
 
 
-@pytest.mark.parametrize("slug", [pytest.param(lesson.slug, marks=pytest.mark.slow) if lesson.slug == "sentence_order"
-                                  else lesson.slug for lesson in LESSONS])  # sentence_order: 30 s of pair pools
+@pytest.mark.parametrize(
+    "slug",
+    [
+        pytest.param(lesson.slug, marks=pytest.mark.slow) if lesson.slug == "sentence_order" else lesson.slug
+        for lesson in LESSONS
+    ],
+)  # sentence_order: 30 s of pair pools
 def test_hostile_text_reaches_no_figure_as_markup_or_an_invisible_character(slug, bundled):
     lib = importlib.import_module(f"app.lessons.{slug}")
     f = importlib.import_module(f"app.figures.{slug}")
@@ -82,7 +90,8 @@ def test_hostile_text_reaches_no_figure_as_markup_or_an_invisible_character(slug
         assert any(w in s for s in everything for w in SEEN), (
             f"{slug}: the text typed in {sorted(fields)} reaches none of app/figures/{slug}.py's every_figure(r) — a "
             "lesson with a text box shows that text in a figure (escaped with app.core.text.html); if it must not, "
-            "add the lesson to TEXT_NOT_IN_FIGURES with the reason")
+            "add the lesson to TEXT_NOT_IN_FIGURES with the reason"
+        )
 
 
 #: lessons whose text box does not reach their figures, and why (the rule above is otherwise for every lesson)
@@ -98,7 +107,8 @@ def test_every_figure_module_lists_its_figures():
 
     for lesson in LESSONS:
         f = importlib.import_module(f"app.figures.{lesson.slug}")
-        assert callable(getattr(f, "every_figure", None)), \
+        assert callable(getattr(f, "every_figure", None)), (
             f"app/figures/{lesson.slug}.py has no every_figure(r): list the figures its page draws, key figure first"
+        )
         assert "key_figure(r)" in inspect.getsource(f.every_figure), lesson.slug
     assert set(TEXT_NOT_IN_FIGURES) <= {lesson.slug for lesson in LESSONS}

@@ -12,7 +12,9 @@ from app.figures.words import MAX_CHARS, MAX_TRACES, figure_words
 def test_bars_say_their_highest_and_lowest_with_the_labels_as_typed():
     fig = go.Figure(go.Bar(x=["a &lt;b&gt;", "HACKED", "c"], y=[1, 5, 2], name="BERT"))
     fig.update_layout(title="Pieces <b>per</b> word", yaxis_title="pieces")
-    assert figure_words(fig) == ("Pieces per word. Axes: up, pieces. BERT: 3 bars, highest «HACKED» 5, lowest «a <b>» 1.")
+    assert figure_words(fig) == (
+        "Pieces per word. Axes: up, pieces. BERT: 3 bars, highest «HACKED» 5, lowest «a <b>» 1."
+    )
 
 
 def test_horizontal_bars_read_their_categories_from_y():
@@ -23,14 +25,17 @@ def test_horizontal_bars_read_their_categories_from_y():
 def test_a_line_says_where_it_starts_ends_and_peaks():
     fig = go.Figure(go.Scatter(x=[250, 500, 750], y=[0.5, 0.91, 0.8], mode="lines+markers", name="ELECTRA"))
     fig.update_layout(xaxis_title="training step", yaxis_title="ROC-AUC")
-    assert figure_words(fig) == ("A figure. Axes: across, training step; up, ROC-AUC. ELECTRA: a line of 3 from 250 "
-                                 "(0.5) to 750 (0.8), highest 0.91 at 500, lowest 0.5 at 250.")
+    assert figure_words(fig) == (
+        "A figure. Axes: across, training step; up, ROC-AUC. ELECTRA: a line of 3 from 250 "
+        "(0.5) to 750 (0.8), highest 0.91 at 500, lowest 0.5 at 250."
+    )
 
 
 def test_a_grid_names_its_hottest_and_coldest_cells_by_their_labels():
     fig = go.Figure(go.Heatmap(z=[[1, 2], [3, np.nan]], x=["the", "girl"], y=["layer 1", "layer 2"]))
-    assert figure_words(fig) == ("A figure. A grid of 2 rows × 2 columns, highest 3 at «layer 2» × «the», lowest 1 at "
-                                 "«layer 1» × «the».")
+    assert figure_words(fig) == (
+        "A figure. A grid of 2 rows × 2 columns, highest 3 at «layer 2» × «the», lowest 1 at «layer 1» × «the»."
+    )
 
 
 def test_a_large_grid_is_read_at_once_and_hidden_traces_are_left_out():

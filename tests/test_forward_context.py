@@ -24,8 +24,18 @@ from app.models import loading
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What runs models for the pages: every module there goes through the one context.
-INFERENCE = ["app/lessons", "app/figures", "app/lecture", "app/mlm.py", "app/cloze.py", "app/permutation.py",
-             "app/replaced_tokens.py", "app/triple_loss.py", "app/masking.py", "app/ui"]
+INFERENCE = [
+    "app/lessons",
+    "app/figures",
+    "app/lecture",
+    "app/mlm.py",
+    "app/cloze.py",
+    "app/permutation.py",
+    "app/replaced_tokens.py",
+    "app/triple_loss.py",
+    "app/masking.py",
+    "app/ui",
+]
 OWN_CONTEXTS = {"inference_mode", "no_grad", "autocast", "enable_grad"}
 
 
@@ -79,8 +89,10 @@ def nonfinite(value, seen=None) -> int:
 
 def in_dtype(models: dict, dtype: str) -> dict:
     """The lesson's bundled models, copied and cast to ``dtype`` (ELECTRA's pair tied again)."""
-    out = {k: dataclasses.replace(m, model=copy.deepcopy(m.model).to(devices.torch_dtype(dtype)), dtype=dtype)
-           for k, m in models.items()}
+    out = {
+        k: dataclasses.replace(m, model=copy.deepcopy(m.model).to(devices.torch_dtype(dtype)), dtype=dtype)
+        for k, m in models.items()
+    }
     if "electra-generator" in out and "electra-discriminator" in out:
         loading.tie_electra_pair(out["electra-generator"], out["electra-discriminator"])
     return out

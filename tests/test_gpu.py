@@ -12,8 +12,10 @@ from app.lessons import LESSONS
 from app.models import catalogue, device as devices, loading
 from tests.test_forward_context import nonfinite, run
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not devices.cuda_available(), reason="no usable CUDA GPU on this machine")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not devices.cuda_available(), reason="no usable CUDA GPU on this machine"),
+]
 MASKED_LMS = [k for k, v in catalogue.CATALOGUE.items() if v.is_masked_lm]
 SENTENCE = "The little girl found a red {mask} in the park."
 
@@ -65,8 +67,10 @@ def test_a_full_card_moves_the_lesson_to_the_cpu():
     hog = torch.empty(max(0, free - 8 * 2**20), dtype=torch.uint8, device="cuda")  # all but 8 MiB
     try:
         result, moved, why = devices.fallback_to_cpu(
-            lambda ms: xlnet.run(ms, xlnet.Inputs(), lambda step, *a: step(*a)), models,
-            lambda keys: loading.load_set(keys, "bundled", "cpu", "float32"))
+            lambda ms: xlnet.run(ms, xlnet.Inputs(), lambda step, *a: step(*a)),
+            models,
+            lambda keys: loading.load_set(keys, "bundled", "cpu", "float32"),
+        )
     finally:
         del hog
         torch.cuda.empty_cache()

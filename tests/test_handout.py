@@ -24,8 +24,9 @@ TINY_JS = "/* plotly.js would be here */"
 @pytest.fixture(scope="module")
 def sections():
     """Every slide of the default deck, computed as the handout does (models: the bundled stand-ins)."""
-    return [handout.section(v, handout.load_models(v), v.link(BASE), number=i)
-            for i, v in enumerate(deck.default_deck(), 1)]
+    return [
+        handout.section(v, handout.load_models(v), v.link(BASE), number=i) for i, v in enumerate(deck.default_deck(), 1)
+    ]
 
 
 @pytest.mark.slow  # every lesson's key figure built (78 s)
@@ -39,9 +40,20 @@ def test_every_lesson_with_a_key_figure_draws_it_or_says_why(sections):
             # one paragraph: a takeaway computed from the slide (its numbers) may take two lines on paper, not more
             assert s.takeaway and "\n" not in s.takeaway and len(s.takeaway) <= 220, v.page
         else:  # a lesson without a key figure for the handout yet (test below), or a model not on this machine
-            assert s.problem and ("no key figure" in s.problem or "could not be loaded" in s.problem), (v.page, s.problem)
-    assert {"masking", "albert_params", "albert_activations", "distillation", "electra", "xlnet", "attention",
-            "compare"} <= drawn
+            assert s.problem and ("no key figure" in s.problem or "could not be loaded" in s.problem), (
+                v.page,
+                s.problem,
+            )
+    assert {
+        "masking",
+        "albert_params",
+        "albert_activations",
+        "distillation",
+        "electra",
+        "xlnet",
+        "attention",
+        "compare",
+    } <= drawn
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
@@ -80,16 +92,19 @@ def test_the_attention_slide_is_bertvizs_own_document(sections):
 def test_the_document_is_offline_and_has_one_live_link_per_slide(sections):
     html = handout.document(sections, "My <lecture>", plotly_js=TINY_JS)
     assert html.count(TINY_JS) == 1 and "My &lt;lecture&gt;" in html
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html.replace(f"href='{BASE}", "")), \
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html.replace(f"href='{BASE}", "")), (
         "nothing is fetched: the only addresses are the slides' own links"
+    )
     for s in sections:
         assert f"href='{s.url.replace('&', '&amp;')}'" in html
     assert html.count("<section") == len(sections) and html.count("<svg") >= len(sections)  # a QR code each
 
 
 def test_takeaway_markdown_is_escaped_then_formatted():
-    assert handout.inline_markdown("**bold** <b>x</b> *it* `c<d`") == \
-        "<b>bold</b> &lt;b&gt;x&lt;/b&gt; <i>it</i> <code>c&lt;d</code>"
+    assert (
+        handout.inline_markdown("**bold** <b>x</b> *it* `c<d`")
+        == "<b>bold</b> &lt;b&gt;x&lt;/b&gt; <i>it</i> <code>c&lt;d</code>"
+    )
 
 
 def test_a_lesson_that_stops_gives_a_section_that_says_why():
@@ -108,7 +123,7 @@ def test_a_figure_is_sized_by_its_page_without_a_toolbar(sections):
     assert '"displayModeBar": false' in html and "Plotly.newPlot" in html and "scale(" in html
     electra = next(s for s, v in zip(sections, deck.default_deck()) if v.page == "electra")
     assert re.match(r'<div class="figure" data-height="(\d+)">', electra.figure).group(1) != "450"  # its own height
-    assert "</script" not in electra.figure.split('type="application/json">', 1)[1][:-len("</script></div>")]
+    assert "</script" not in electra.figure.split('type="application/json">', 1)[1][: -len("</script></div>")]
 
 
 # ----------------------------------------------------------------------------- the PDF, as printed
@@ -124,24 +139,33 @@ def printed(pdf: bytes, tmp_path) -> list[tuple[str, Image.Image]]:
 
     from PIL import Image
 
-    assert shutil.which("pdftoppm") and shutil.which("pdftotext"), \
+    assert shutil.which("pdftoppm") and shutil.which("pdftotext"), (
         "poppler-utils is missing: scripts/test.sh installs it (apt-get install poppler-utils)"
+    )
     source = tmp_path / "handout.pdf"
     source.write_bytes(pdf)
     subprocess.run(["pdftoppm", "-r", str(DPI), "-png", str(source), str(tmp_path / "page")], check=True, timeout=120)
     images = sorted(tmp_path.glob("page-*.png"))
     pages = []
     for i, image in enumerate(images, 1):
-        text = subprocess.run(["pdftotext", "-f", str(i), "-l", str(i), str(source), "-"], check=True, timeout=60,
-                              capture_output=True, text=True).stdout
+        text = subprocess.run(
+            ["pdftotext", "-f", str(i), "-l", str(i), str(source), "-"],
+            check=True,
+            timeout=60,
+            capture_output=True,
+            text=True,
+        ).stdout
         pages.append((" ".join(text.split()), Image.open(image).convert("RGB")))
     return pages
 
 
 #: the default deck's slides whose stage figure is short on paper: a table (compare's selection guide) or one row of
 #: square panels (ModernBERT's every layer)
-SHORT_SLIDES = {n for n, v in enumerate(deck.default_deck(), 1)
-                if (v.page, dict(v.params).get("figure")) in {("compare", "guide"), ("modernbert", "layers")}}
+SHORT_SLIDES = {
+    n
+    for n, v in enumerate(deck.default_deck(), 1)
+    if (v.page, dict(v.params).get("figure")) in {("compare", "guide"), ("modernbert", "layers")}
+}
 
 
 def check_page(text: str, image, s: handout.Section):
@@ -207,8 +231,13 @@ def test_every_code_in_the_html_is_square_and_decodes_to_its_slides_link(section
 
 
 def test_the_class_answers_go_on_a_last_page_only_when_added(sections):
-    asked = [{"slide": 1, "prompt": "Which word goes in the blank? <script>x</script>",
-              "sentence": "61% of you chose ball; the model put 44% on ball."}]
+    asked = [
+        {
+            "slide": 1,
+            "prompt": "Which word goes in the blank? <script>x</script>",
+            "sentence": "61% of you chose ball; the model put 44% on ball.",
+        }
+    ]
     with_answers = handout.document(sections, "Deck", plotly_js=TINY_JS, answers=asked)
     assert "<h2>The class's answers</h2>" in with_answers and "(slide 1)" in with_answers
     assert "&lt;script&gt;x&lt;/script&gt;" in with_answers and "<script>x</script>" not in with_answers

@@ -29,8 +29,11 @@ MOUNT = ROOT / "app" / "classroom" / "mount.py"
 
 
 def test_app_never_imports_streamlit_except_ui():
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
-                 if p.parent != ROOT / "app" / "ui" and p not in (LAUNCHER, MOUNT) and "streamlit" in imported_modules(p)]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "app").rglob("*.py")
+        if p.parent != ROOT / "app" / "ui" and p not in (LAUNCHER, MOUNT) and "streamlit" in imported_modules(p)
+    ]
     assert offenders == []
 
 
@@ -39,8 +42,11 @@ def test_the_mount_uses_only_streamlits_server():
     tree = ast.parse(MOUNT.read_text(encoding="utf-8"))
     used = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert {m for m in used if m.startswith("streamlit")} <= {"streamlit", "streamlit.runtime",
-                                                             "streamlit.web.server.starlette"}
+    assert {m for m in used if m.startswith("streamlit")} <= {
+        "streamlit",
+        "streamlit.runtime",
+        "streamlit.web.server.starlette",
+    }
     assert "import streamlit as st" not in MOUNT.read_text(encoding="utf-8")
 
 
@@ -48,10 +54,28 @@ def test_the_launcher_only_launches():
     """app/serve.py starts the server and the early imports, nothing else: no page, figure or model code."""
     tree = ast.parse(LAUNCHER.read_text(encoding="utf-8"))
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert functions <= {"server_up", "_preload", "main", "skip_component_scan", "skip_use_warning", "warm_first_page",
-                         "leave"}
-    assert imported_modules(LAUNCHER) <= {"__future__", "sys", "threading", "pathlib", "time", "importlib", "app",
-                                          "streamlit", "typing", "os", "atexit"}
+    assert functions <= {
+        "server_up",
+        "_preload",
+        "main",
+        "skip_component_scan",
+        "skip_use_warning",
+        "warm_first_page",
+        "leave",
+    }
+    assert imported_modules(LAUNCHER) <= {
+        "__future__",
+        "sys",
+        "threading",
+        "pathlib",
+        "time",
+        "importlib",
+        "app",
+        "streamlit",
+        "typing",
+        "os",
+        "atexit",
+    }
 
 
 def test_entry_file_only_routes():
@@ -75,9 +99,11 @@ def test_every_lesson_page_exists_and_is_registered():
 
 
 def test_home_page_imports_do_not_pull_torch():
-    code = ("import sys; import app.ui, app.lessons, app.core.state, app.core.text, app.core.lesson, app.core.preload, app.lecture.examples, "
-            "app.lecture.deck, app.lecture.qr, app.models.catalogue, app.models.device; "
-            "print('torch' in sys.modules, 'transformers' in sys.modules)")
+    code = (
+        "import sys; import app.ui, app.lessons, app.core.state, app.core.text, app.core.lesson, app.core.preload, app.lecture.examples, "
+        "app.lecture.deck, app.lecture.qr, app.models.catalogue, app.models.device; "
+        "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
@@ -85,9 +111,11 @@ def test_home_page_imports_do_not_pull_torch():
 def test_the_home_page_runs_through_the_router_without_importing_torch():
     """The whole first run of the app (router, sidebar, home page) on a CPU machine: no torch, and no pandas
     either (~0.3 s of the first page a server shows)."""
-    code = ("import sys; from streamlit.testing.v1 import AppTest; "
-            "at = AppTest.from_file('streamlit_app.py', default_timeout=60); at.run(); "
-            "print(bool(at.exception), 'torch' in sys.modules, 'pandas' in sys.modules)")
+    code = (
+        "import sys; from streamlit.testing.v1 import AppTest; "
+        "at = AppTest.from_file('streamlit_app.py', default_timeout=60); at.run(); "
+        "print(bool(at.exception), 'torch' in sys.modules, 'pandas' in sys.modules)"
+    )
     env = {**__import__("os").environ, "BVE_WARM_START": "0", "HF_HUB_OFFLINE": "1"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split()[-3:] == ["False", "False", "False"], out.stdout + out.stderr  # nor pandas (issue 30)
@@ -112,7 +140,11 @@ def test_no_lesson_library_imports_the_training_package():
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app.training"):
                 offenders.append(str(rel))
-            if isinstance(node, ast.ImportFrom) and node.module == "app" and any(a.name == "training" for a in node.names):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "app"
+                and any(a.name == "training" for a in node.names)
+            ):
                 offenders.append(str(rel))
     assert offenders == []
 
@@ -137,18 +169,28 @@ def lessons_imported(path: Path) -> set[str]:
 def test_no_lesson_imports_another_lesson():
     """A lesson does one thing: what two lessons share (measuring a model, choosing the word to mask) lives in
     a concept module beside app/mlm.py or in app/core, so changing one lesson never breaks another."""
-    offenders = {p.stem: sorted(lessons_imported(p) - {p.stem}) for p in sorted((ROOT / "app" / "lessons").glob("*.py"))
-                 if p.name != "__init__.py"}
+    offenders = {
+        p.stem: sorted(lessons_imported(p) - {p.stem})
+        for p in sorted((ROOT / "app" / "lessons").glob("*.py"))
+        if p.name != "__init__.py"
+    }
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
 def test_the_lesson_import_check_sees_every_form(tmp_path):
-    for line in ("from app.lessons import compare", "from app.lessons.compare import latencies",
-                 "import app.lessons.compare", "import app.lessons.compare as c", "from . import compare",
-                 "from .compare import latencies"):
+    for line in (
+        "from app.lessons import compare",
+        "from app.lessons.compare import latencies",
+        "import app.lessons.compare",
+        "import app.lessons.compare as c",
+        "from . import compare",
+        "from .compare import latencies",
+    ):
         (tmp_path / "lesson.py").write_text(line + "\n")
         assert lessons_imported(tmp_path / "lesson.py") == {"compare"}, line
-    (tmp_path / "lesson.py").write_text("from app import measure, mlm\nfrom app.core import text\nfrom app.lessons import LESSONS\n")
+    (tmp_path / "lesson.py").write_text(
+        "from app import measure, mlm\nfrom app.core import text\nfrom app.lessons import LESSONS\n"
+    )
     assert lessons_imported(tmp_path / "lesson.py") == set()
 
 
@@ -188,18 +230,31 @@ def test_the_contract_names_what_a_lesson_library_gets_wrong():
         n: int
 
     lib = types.ModuleType("app.lessons.token_counts")
-    assert contract_problems(lib) == ["app.lessons.token_counts does not state ORDER, TITLE, ICON, LINE, TAKEAWAY, "
-                                      "SPEC, MODELS, Inputs, Result, run (app.core.lesson.LessonModule lists what a "
-                                      "lesson states)"]
-    lib.__dict__.update(ORDER="15", TITLE="Token counts", ICON=":material/abc:", LINE="Pieces per word.", TAKEAWAY="",
-                        SPEC=Spec(text_param("A sentence.")), MODELS=["bert"], Inputs=Inputs, Result=Result,
-                        run=lambda models, inputs: Result(0))
+    assert contract_problems(lib) == [
+        "app.lessons.token_counts does not state ORDER, TITLE, ICON, LINE, TAKEAWAY, "
+        "SPEC, MODELS, Inputs, Result, run (app.core.lesson.LessonModule lists what a "
+        "lesson states)"
+    ]
+    lib.__dict__.update(
+        ORDER="15",
+        TITLE="Token counts",
+        ICON=":material/abc:",
+        LINE="Pieces per word.",
+        TAKEAWAY="",
+        SPEC=Spec(text_param("A sentence.")),
+        MODELS=["bert"],
+        Inputs=Inputs,
+        Result=Result,
+        run=lambda models, inputs: Result(0),
+    )
     said = contract_problems(lib)
     assert "app.lessons.token_counts.ORDER is a str, not a int" in said
     assert "app.lessons.token_counts.MODELS is not a tuple of catalogue keys" in said
     assert any(p.startswith("app.lessons.token_counts.Inputs is not a frozen dataclass") for p in said)
-    assert "app.lessons.token_counts.Inputs.window is in no SPEC parameter and has no default: from_values cannot " \
-           "fill it" in said
+    assert (
+        "app.lessons.token_counts.Inputs.window is in no SPEC parameter and has no default: from_values cannot "
+        "fill it" in said
+    )
     assert "app.lessons.token_counts.run takes (models, inputs), not (models, inputs, cache=direct)" in said
     assert len(said) == 5, said
 
@@ -214,11 +269,25 @@ def test_every_lesson_url_is_its_file_name():
 
 
 HEAVY = {"torch", "transformers", "plotly", "pandas", "numpy"}
-LIGHT = {"app/ui/__init__.py", "app/core/preload.py", "app/core/state.py", "app/lessons/__init__.py", "app/core/__init__.py", "app/lecture/__init__.py", "app/lecture/examples.py", "app/__init__.py",
-         "app/lecture/deck.py", "app/lecture/console.py", "app/core/startup.py", "app/core/visitors.py",
-         "app/serve.py",  # the launcher: it runs the preload itself, in a thread, once the server is up
-         "app/models/__init__.py", "app/models/catalogue.py", "app/models/device.py",
-         "app/core/lesson.py"}  # names transformers' tokenizer class to recognise it (MODEL_PARTS); imports nothing
+LIGHT = {
+    "app/ui/__init__.py",
+    "app/core/preload.py",
+    "app/core/state.py",
+    "app/lessons/__init__.py",
+    "app/core/__init__.py",
+    "app/lecture/__init__.py",
+    "app/lecture/examples.py",
+    "app/__init__.py",
+    "app/lecture/deck.py",
+    "app/lecture/console.py",
+    "app/core/startup.py",
+    "app/core/visitors.py",
+    "app/serve.py",  # the launcher: it runs the preload itself, in a thread, once the server is up
+    "app/models/__init__.py",
+    "app/models/catalogue.py",
+    "app/models/device.py",
+    "app/core/lesson.py",
+}  # names transformers' tokenizer class to recognise it (MODEL_PARTS); imports nothing
 
 
 def test_every_library_module_that_pages_run_imports_preload_first():
@@ -237,8 +306,11 @@ def test_every_library_module_that_pages_run_imports_preload_first():
         top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
         mods = [(n.module or "") if isinstance(n, ast.ImportFrom) else n.names[0].name for n in top]
         heavy_at = [i for i, m in enumerate(mods) if m.split(".")[0] in HEAVY or m.startswith("app.")]
-        pre_at = [i for i, n in enumerate(top) if isinstance(n, ast.ImportFrom) and n.module == "app.core"
-                  and any(a.name == "preload" for a in n.names)]
+        pre_at = [
+            i
+            for i, n in enumerate(top)
+            if isinstance(n, ast.ImportFrom) and n.module == "app.core" and any(a.name == "preload" for a in n.names)
+        ]
         needs = heavy_at or "transformers" in p.read_text(encoding="utf-8")
         if needs and (not pre_at or (heavy_at and min(heavy_at) < pre_at[0])):
             missing.append(rel)
@@ -270,8 +342,11 @@ def test_every_module_that_imports_a_heavy_library_has_the_preload_do_it_first()
             continue
         tree = ast.parse(p.read_text(encoding="utf-8"))
         heavy = [i for i, m in _top_imports(tree) if m.split(".")[0] in {"torch", "transformers", "pandas"}]
-        loads = [i for i, n in enumerate(tree.body) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
-                 and ast.unparse(n.value.func) == "preload.load"]
+        loads = [
+            i
+            for i, n in enumerate(tree.body)
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and ast.unparse(n.value.func) == "preload.load"
+        ]
         if heavy and (not loads or loads[0] > heavy[0]):
             late.append(rel)
     assert late == []
@@ -310,8 +385,9 @@ def test_preload_names_every_transformers_class_the_app_imports():
     from app.models.catalogue import CATALOGUE  # app.core may not import it: the list is written out
 
     classes = {v.model_class for v in CATALOGUE.values()}
-    assert classes <= set(TRANSFORMERS_NAMES), \
+    assert classes <= set(TRANSFORMERS_NAMES), (
         f"add to app.core.preload.TRANSFORMERS_NAMES: {classes - set(TRANSFORMERS_NAMES)}"
+    )
 
 
 @pytest.mark.slow  # a fresh interpreter imports torch
@@ -343,8 +419,10 @@ def test_lessons_are_found_by_their_files_in_teaching_order(tmp_path):
     (lessons / "first.py").write_text("import os\nORDER = 10\nTITLE = 'A'\nICON = ':material/a:'\nLINE = 'a'\n")
     (tmp_path / "app" / "figures" / "first.py").write_text("def key_figure(r):\n    return None\n")
     found = find_lessons(tmp_path)
-    assert [(x.slug, x.title, x.figure) for x in found] == [("first", "A", "app.figures.first:key_figure"),
-                                                            ("second", "B", "")]
+    assert [(x.slug, x.title, x.figure) for x in found] == [
+        ("first", "A", "app.figures.first:key_figure"),
+        ("second", "B", ""),
+    ]
     (lessons / "third.py").write_text("ORDER = 30\nTITLE = 'C'\n")
     with pytest.raises(ValueError, match="third.py.*ICON, LINE"):
         find_lessons.__wrapped__(tmp_path)
@@ -353,9 +431,11 @@ def test_lessons_are_found_by_their_files_in_teaching_order(tmp_path):
 def test_a_gpu_hosts_home_page_asks_for_cuda_without_importing_torch():
     """With a driver and a CUDA build of torch, "is CUDA usable" is asked in a child process: the page
     process stays torch-free (simulated here: the driver and the build are said to be present)."""
-    code = ("import sys; from app.models import device as d; "
-            "d.nvidia_driver_present = lambda: True; d.torch_built_with_cuda = lambda: True; "
-            "print(d.cuda_available(), 'torch' in sys.modules)")
+    code = (
+        "import sys; from app.models import device as d; "
+        "d.nvidia_driver_present = lambda: True; d.torch_built_with_cuda = lambda: True; "
+        "print(d.cuda_available(), 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     import torch
 
@@ -363,6 +443,7 @@ def test_a_gpu_hosts_home_page_asks_for_cuda_without_importing_torch():
 
 
 # ----------------------------------------------------------------------------- imports point down
+
 
 def app_modules() -> dict[str, Path]:
     """Every module of the app package by its dotted name (a package by its own name)."""
@@ -414,12 +495,15 @@ def test_figures_take_labels_from_the_result_not_from_their_lesson():
     """A figure draws a Result: what it labels comes in the Result or from a module below the lessons (a concept
     module such as app/masking.py, app/permutation.py, app/sentence_pairs.py; app/core/text.py)."""
     found = upward(lambda a, b: a == "figures" and b in ("lessons", "ui"))
-    assert found == [], "figures import up a layer (move the name below the lessons, or into the Result):\n" + \
-        "\n".join(found)
+    assert found == [], (
+        "figures import up a layer (move the name below the lessons, or into the Result):\n" + "\n".join(found)
+    )
 
 
 def test_lessons_import_no_figures_and_no_ui():
-    allowed = {"app/lessons/attention.py": "bertviz's view is built in run and cached with the forward (issue 48: left)"}
+    allowed = {
+        "app/lessons/attention.py": "bertviz's view is built in run and cached with the forward (issue 48: left)"
+    }
     found = upward(lambda a, b: a == "lessons" and b in ("figures", "ui"), allowed)
     assert found == [], "a lesson imports up a layer:\n" + "\n".join(found)
 
@@ -444,16 +528,19 @@ def test_core_imports_nothing_above_it():
 def import_cycles() -> list[str]:
     """Every cycle of the app's import graph (counting imports inside functions), each as ``a -> b -> a``."""
     modules = app_modules()
-    edges = {name: sorted({t for t, _ in app_imports(path, modules) if t in modules and t != name
-                           and not name.startswith(t + ".")})  # a module's own package runs first: not a cycle
-             for name, path in modules.items()}
+    edges = {
+        name: sorted(
+            {t for t, _ in app_imports(path, modules) if t in modules and t != name and not name.startswith(t + ".")}
+        )  # a module's own package runs first: not a cycle
+        for name, path in modules.items()
+    }
     cycles, state = [], {}
 
     def visit(node, stack):
         state[node] = "open"
         for nxt in edges[node]:
             if state.get(nxt) == "open":
-                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt, stack + [nxt])
         state[node] = "done"

@@ -80,10 +80,19 @@ def test_a_held_lock_outlives_its_lease_while_its_holder_lives(url):
 
 def test_a_dead_holders_lock_frees_itself_after_the_lease(url):
     """A process killed while holding the lock (no release) blocks the others for one lease, not for good."""
-    child = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from app.core.locks import RedisLock; "
-        f"l = RedisLock('t-dead', {url!r}, lease_s=1.0); assert l.acquire(about='child'); print('held', flush=True); "
-        "time.sleep(60)")], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from app.core.locks import RedisLock; "
+                f"l = RedisLock('t-dead', {url!r}, lease_s=1.0); assert l.acquire(about='child'); print('held', flush=True); "
+                "time.sleep(60)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout.readline().strip() == "held"
         mine = locks.RedisLock("t-dead", url, lease_s=1.0)

@@ -108,9 +108,12 @@ def test_token_statistics_match_transformers_collator(bundled):
     enc = tok([TEXT] * 600, return_special_tokens_mask=True)
     ids = torch.tensor(enc["input_ids"])  # (N, T)
     special = torch.tensor(enc["special_tokens_mask"]).bool()
-    collator = DataCollatorForLanguageModeling(tok, mlm_probability=0.15, mask_replace_prob=0.8,
-                                               random_replace_prob=0.1, seed=0, return_tensors="pt")
-    batch = collator([{"input_ids": i, "special_tokens_mask": s} for i, s in zip(enc["input_ids"], enc["special_tokens_mask"])])
+    collator = DataCollatorForLanguageModeling(
+        tok, mlm_probability=0.15, mask_replace_prob=0.8, random_replace_prob=0.1, seed=0, return_tensors="pt"
+    )
+    batch = collator(
+        [{"input_ids": i, "special_tokens_mask": s} for i, s in zip(enc["input_ids"], enc["special_tokens_mask"])]
+    )
     hf_targets = batch["labels"] != -100
     hf_in = batch["input_ids"]
 
@@ -179,8 +182,13 @@ def test_scalar_span_length_is_the_inverse_cdf(span_p, max_span, u):
 
 
 @FAST
-@given(pieces=words_strategy, p=st.floats(0.05, 0.9), span_p=st.floats(0.1, 1.0), max_span=st.integers(1, 10),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    pieces=words_strategy,
+    p=st.floats(0.05, 0.9),
+    span_p=st.floats(0.1, 1.0),
+    max_span=st.integers(1, 10),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_spans_are_contiguous_runs_of_whole_words(pieces, p, span_p, max_span, seed):
     word_ids = word_ids_of(pieces)
     span_ids, lengths = m.place_spans(word_ids, p, span_p, max_span, m.generator(seed))

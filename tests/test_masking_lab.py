@@ -76,7 +76,9 @@ def test_static_masks_repeat_and_dynamic_ones_differ(unit):
 def test_a_masked_copy_never_splits_a_word(unit):
     sentence = fake_sentence([1, 3, 2, 4] * 6, pad=2)
     for seed in range(30):
-        copy = lab.mask_copy(sentence, unit, m.MaskingConfig(mlm_probability=0.4), MASK_ID, RANDOM_IDS, m.generator(seed))
+        copy = lab.mask_copy(
+            sentence, unit, m.MaskingConfig(mlm_probability=0.4), MASK_ID, RANDOM_IDS, m.generator(seed)
+        )
         for w in set(sentence.word_of) - {None}:
             assert len({bool(copy.targets[i]) for i in sentence.pieces_of(w)}) == 1
         assert not copy.targets[list(sentence.special)].any()
@@ -91,19 +93,32 @@ def test_fill_masks_shapes_and_probabilities(bundled):
     tok = loaded.tokenizer
     sentence = txt.tokenize(tok, lab.DEFAULT_TEXT, lab.LAB.max_tokens)
     ids = torch.tensor(sentence.ids)
-    copy = lab.mask_copy(sentence, "token", m.MaskingConfig(mlm_probability=0.4), tok.mask_token_id,
-                         lab.replacement_ids(tok), m.generator(3))
+    copy = lab.mask_copy(
+        sentence,
+        "token",
+        m.MaskingConfig(mlm_probability=0.4),
+        tok.mask_token_id,
+        lab.replacement_ids(tok),
+        m.generator(3),
+    )
     preds = lab.fill_masks(loaded.model, tok, copy.corrupted, copy.targets, ids, copy.kinds, k=5)
     assert [p.position for p in preds] == copy.targets.nonzero().flatten().tolist()
     for p in preds:
-        assert len(p.guesses.ids) == len(p.guesses.pieces) == 5 and list(p.guesses.probabilities) == sorted(p.guesses.probabilities, reverse=True)
+        assert len(p.guesses.ids) == len(p.guesses.pieces) == 5 and list(p.guesses.probabilities) == sorted(
+            p.guesses.probabilities, reverse=True
+        )
         assert 0 < sum(p.guesses.probabilities) <= 1 + 1e-6 and 0 <= p.p_original <= 1
         assert p.original == tok.convert_ids_to_tokens(int(ids[p.position]))
         assert p.fed == tok.convert_ids_to_tokens(int(copy.corrupted[p.position]))
-        assert (p.rank_original == 1) == (p.guesses.ids[0] == p.original_id) or p.p_original == p.guesses.probabilities[0]
+        assert (p.rank_original == 1) == (p.guesses.ids[0] == p.original_id) or p.p_original == p.guesses.probabilities[
+            0
+        ]
         if p.original_id in p.guesses.ids:
             assert p.rank_original == p.guesses.ids.index(p.original_id) + 1 and any(p.hits)
-        assert p.top(2).guesses.pieces == p.guesses.pieces[:2] and p.top(2).guesses.probabilities == p.guesses.probabilities[:2]
+        assert (
+            p.top(2).guesses.pieces == p.guesses.pieces[:2]
+            and p.top(2).guesses.probabilities == p.guesses.probabilities[:2]
+        )
     none = torch.zeros_like(copy.targets)
     assert lab.fill_masks(loaded.model, tok, copy.corrupted, none, ids, copy.kinds) == []
     assert not torch.isin(lab.replacement_ids(tok), torch.tensor(tok.all_special_ids)).any()
@@ -135,14 +150,17 @@ def test_run_on_the_defaults_is_the_library_composed(bundled):
     tok = bundled("bert").tokenizer
     sentence = txt.tokenize(tok, lab.DEFAULT_TEXT, lab.LAB.max_tokens)
     assert r.sentence == sentence and r.n_maskable == sum(not s for s in sentence.special)
-    plan = lab.epoch_plan(sentence, "static10", "token", 20, m.MaskingConfig(), 0, tok.mask_token_id,
-                          lab.replacement_ids(tok))
+    plan = lab.epoch_plan(
+        sentence, "static10", "token", 20, m.MaskingConfig(), 0, tok.mask_token_id, lab.replacement_ids(tok)
+    )
     assert r.kinds == tuple(tuple(row) for row in plan.kinds.tolist()) and r.copies == plan.copies
     assert r.fed[0] == tuple(tok.convert_ids_to_tokens(plan.corrupted[0].tolist()))
     assert r.n_distinct == 10 and len(r.kinds) == 20 and r.epoch == 1
     assert all(row[i] == m.KEEP for row in r.kinds for i, s in enumerate(sentence.special) if s)
     assert [p.position for p in r.predictions] == plan.targets[0].nonzero().flatten().tolist()
-    assert r.epoch_targets == len(r.predictions) and all(len(p.guesses.pieces) == lab.SPEC.topk.default for p in r.predictions)
+    assert r.epoch_targets == len(r.predictions) and all(
+        len(p.guesses.pieces) == lab.SPEC.topk.default for p in r.predictions
+    )
     assert r.shown_as == bundled("bert").shown_as and r.marker.startswith("WordPiece")
     assert r.spans is None and r.notes == ()
     # word indices are app.core.text's: word i of the pieces is word i of split_words, from 0
@@ -244,7 +262,10 @@ def test_grid_figure_data():
     shown = [["<s>", "<mask>", "cat", "</s>"], ["<s>", "the", "<b>dog", "</s>"]]
     fig = figs.epoch_grid_figure(tokens, special, kinds, shown, [0, 1], highlight=1)
     z = fig.data[0].z
-    assert [list(r) for r in z] == [[figs.SPECIAL, m.MASKED, m.KEEP, figs.SPECIAL], [figs.SPECIAL, m.KEEP, m.RANDOM, figs.SPECIAL]]
+    assert [list(r) for r in z] == [
+        [figs.SPECIAL, m.MASKED, m.KEEP, figs.SPECIAL],
+        [figs.SPECIAL, m.KEEP, m.RANDOM, figs.SPECIAL],
+    ]
     assert fig.data[0].text[0][1] == "&lt;mask&gt;" and fig.data[0].text[1][2] == "&lt;b&gt;dog"  # escaped
     assert list(fig.data[0].x) == ["0·&lt;s&gt;", "1·the", "2·cat", "3·&lt;/s&gt;"]
     assert fig.data[0].customdata[1][2][3] == 2  # masked copy, 1-based
@@ -254,23 +275,48 @@ def test_grid_figure_data():
 def test_coverage_and_distinct_figures_data():
     sim = {"static": [0.15, 0.15], "static10": [0.15, 0.28], "dynamic": [0.15, 0.28]}
     ana = {s: [0.15, 0.2775] for s in sim}
-    fig = figs.coverage_figure(SimpleNamespace(coverage=SimpleNamespace(simulated=sim, analytic=ana, n_draws=200), epochs=2))
+    fig = figs.coverage_figure(
+        SimpleNamespace(coverage=SimpleNamespace(simulated=sim, analytic=ana, n_draws=200), epochs=2)
+    )
     assert len(fig.data) == 6 and list(fig.data[2].y) == [0.15, 0.28] and list(fig.data[3].y) == [0.15, 0.2775]
-    fig = figs.distinct_masks_figure(SimpleNamespace(
-        sentence=SimpleNamespace(pieces=["[CLS]", "a", "b", "[SEP]"], special=[True, False, False, True]),
-        distinct={"static": [0, 1, 0, 0], "dynamic": [0, 2, 3, 0]}, times={"static": [0, 5, 0, 0], "dynamic": [0, 2, 3, 0]},
-        epochs=5))
-    assert list(fig.data[1].y) == [2, 3] and list(fig.data[0].customdata) == [5, 0] and list(fig.data[0].x) == ["1·a", "2·b"]
+    fig = figs.distinct_masks_figure(
+        SimpleNamespace(
+            sentence=SimpleNamespace(pieces=["[CLS]", "a", "b", "[SEP]"], special=[True, False, False, True]),
+            distinct={"static": [0, 1, 0, 0], "dynamic": [0, 2, 3, 0]},
+            times={"static": [0, 5, 0, 0], "dynamic": [0, 2, 3, 0]},
+            epochs=5,
+        )
+    )
+    assert (
+        list(fig.data[1].y) == [2, 3]
+        and list(fig.data[0].customdata) == [5, 0]
+        and list(fig.data[0].x) == ["1·a", "2·b"]
+    )
 
 
 def test_span_and_prediction_figures_data():
     pmf = m.span_length_pmf(0.2, 3)
-    fig = figs.span_length_figure(SimpleNamespace(pmf=pmf, drawn=[50, 30, 20], placed=[8, 2, 0], means={"expected": 1.7}))
-    assert list(fig.data[0].y) == [0.5, 0.3, 0.2] and list(fig.data[1].y) == [0.8, 0.2, 0.0] and list(fig.data[2].y) == pmf
+    fig = figs.span_length_figure(
+        SimpleNamespace(pmf=pmf, drawn=[50, 30, 20], placed=[8, 2, 0], means={"expected": 1.7})
+    )
+    assert (
+        list(fig.data[0].y) == [0.5, 0.3, 0.2] and list(fig.data[1].y) == [0.8, 0.2, 0.0] and list(fig.data[2].y) == pmf
+    )
     assert fig.layout.shapes[0].x0 == 1.7
-    fig = figs.predictions_figure(SimpleNamespace(label="BERT", predictions=[SimpleNamespace(
-        position=1, original="ball", fed="<mask>", guesses=SimpleNamespace(pieces=["ball", "<b>"], probabilities=[0.5, 0.2]),
-        hits=[True, False])]))
+    fig = figs.predictions_figure(
+        SimpleNamespace(
+            label="BERT",
+            predictions=[
+                SimpleNamespace(
+                    position=1,
+                    original="ball",
+                    fed="<mask>",
+                    guesses=SimpleNamespace(pieces=["ball", "<b>"], probabilities=[0.5, 0.2]),
+                    hits=[True, False],
+                )
+            ],
+        )
+    )
     assert [list(r) for r in fig.data[0].z] == [[0.5, 0.2]] and fig.data[0].text[0][0] == "ball ✓"
     assert fig.data[0].text[0][1] == "&lt;b&gt;" and list(fig.data[0].y) == ["1·ball (fed &lt;mask&gt;)"]
 
@@ -279,9 +325,20 @@ def test_the_guesses_title_stays_clear_of_the_chart_toolbar():
     """The toolbar (plotly's modebar) appears at the top right of a chart on hover: it covered this figure's centred
     title, an x-axis title over the ranks in a half-width column (issue 27). The title sits on the left, in its
     own band above the ranks."""
-    fig = figs.predictions_figure(SimpleNamespace(label="BERT", predictions=[SimpleNamespace(
-        position=1, original="ball", fed="<mask>", guesses=SimpleNamespace(pieces=["ball", "toy"], probabilities=[0.5, 0.2]),
-        hits=[True, False])]))
+    fig = figs.predictions_figure(
+        SimpleNamespace(
+            label="BERT",
+            predictions=[
+                SimpleNamespace(
+                    position=1,
+                    original="ball",
+                    fed="<mask>",
+                    guesses=SimpleNamespace(pieces=["ball", "toy"], probabilities=[0.5, 0.2]),
+                    hits=[True, False],
+                )
+            ],
+        )
+    )
     assert fig.layout.title.text == "BERT: guesses, best first"
     assert fig.layout.title.x == 0 and fig.layout.title.xanchor == "left" and fig.layout.title.yref == "container"
     assert fig.layout.xaxis.title.text is None  # nothing centred at the top, where the toolbar opens
@@ -315,8 +372,13 @@ def test_span_masking_shows_each_tokens_boundaries_and_position_and_the_models_m
     assert r.sbo is not None and r.sbo.n_spans >= 2
     row = r.kinds[r.epoch - 1]
     targets = [i for i, k in enumerate(row) if k != m.KEEP]
-    spans = r.sbo.span, *(run(bundled, text=text, unit="span", strategy="dynamic", epoch=r.epoch, span=k).sbo.span
-                          for k in range(2, r.sbo.n_spans + 1))
+    spans = (
+        r.sbo.span,
+        *(
+            run(bundled, text=text, unit="span", strategy="dynamic", epoch=r.epoch, span=k).sbo.span
+            for k in range(2, r.sbo.n_spans + 1)
+        ),
+    )
     assert sorted(i for s in spans for i in s.positions) == targets  # every target of the epoch, in one span each
     assert [s.number for s in spans] == list(range(1, r.sbo.n_spans + 1))
     s = r.sbo.span
@@ -346,8 +408,11 @@ def test_a_span_beyond_the_epochs_spans_shows_the_first_and_other_units_have_no_
 
 def test_sbo_figure_marks_the_boundaries_the_predicted_token_and_escapes_tokens(bundled):
     require_bundled("bert")
-    r = next(x for x in (run(bundled, unit="span", strategy="dynamic", epoch=e, rate=0.4) for e in range(1, 9))
-             if x.sbo is not None)
+    r = next(
+        x
+        for x in (run(bundled, unit="span", strategy="dynamic", epoch=e, rate=0.4) for e in range(1, 9))
+        if x.sbo is not None
+    )
     fig = figs.sbo_figure(r)
     assert [f.layout.title.text for f in figs.every_figure(r)].count(fig.layout.title.text) == 1
     s, (first, last) = r.sbo.span, r.sbo.window
@@ -369,6 +434,8 @@ def test_sbo_figure_marks_the_boundaries_the_predicted_token_and_escapes_tokens(
     assert note is None and (sbo.left, sbo.right) == ("<b>x", "<i>w") and sbo.targets[0].mlm_top == "<script>"
     fake = SimpleNamespace(sbo=sbo, sentence=sentence, fed=(fed,), epoch=1)
     fig = figs.sbo_figure(fake)
-    shown = [c for row in fig.data[0].text for c in row] + list(fig.data[0].y) + [a.text for a in fig.layout.annotations]
+    shown = (
+        [c for row in fig.data[0].text for c in row] + list(fig.data[0].y) + [a.text for a in fig.layout.annotations]
+    )
     assert "&lt;b&gt;x" in fig.data[0].text[0][1] and "&lt;script&gt;" in fig.layout.annotations[0].text
     assert not any(tag in c for c in shown for tag in ("<s>", "<b>x", "<script>", "<i>", "<mask>"))

@@ -45,8 +45,9 @@ def test_rank_counts_the_strictly_likelier_pieces():
 
 
 def test_a_word_fill_multiplies_its_pieces_and_joins_the_best_fill():
-    probs = torch.tensor([[0.0, 0.1, 0.6, 0.1, 0.1, 0.1],
-                          [0.0, 0.1, 0.1, 0.5, 0.2, 0.1]])  # (n=2, V): "Ġball" then "##co" are likeliest
+    probs = torch.tensor(
+        [[0.0, 0.1, 0.6, 0.1, 0.1, 0.1], [0.0, 0.1, 0.1, 0.5, 0.2, 0.1]]
+    )  # (n=2, V): "Ġball" then "##co" are likeliest
     w = mlm.fill_word(Vocab(), probs, [4, 3], k=2)
     assert w.pieces == ("▁The", "##co") and w.original == "The" and w.n_pieces == 2
     assert w.p_pieces == pytest.approx((0.1, 0.5)) and w.p_word == pytest.approx(0.05)

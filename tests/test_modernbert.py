@@ -156,8 +156,10 @@ def test_rope_demo_shows_the_models_frequencies_and_equal_curves(models):
     config = loaded.model.config
     r = mbl.rope_demo(loaded, 0, 1000)
     assert r.types == ("full_attention", "sliding_attention")
-    assert r.theta == (config.rope_parameters["full_attention"]["rope_theta"],
-                       config.rope_parameters["sliding_attention"]["rope_theta"])
+    assert r.theta == (
+        config.rope_parameters["full_attention"]["rope_theta"],
+        config.rope_parameters["sliding_attention"]["rope_theta"],
+    )
     for theta, freq in zip(r.theta, r.inv_freq):
         assert np.allclose(freq, theta ** (-np.arange(0, r.head_dim, 2) / r.head_dim), rtol=1e-5)
     assert r.max_difference < 1e-3 and r.near[0].shape == r.distances.shape
@@ -206,8 +208,9 @@ def test_the_rule_is_exactly_where_the_model_attends(fresh):
 
 @pytest.mark.parametrize("every, window", [(2, 16), (1, 64), (4, 40)])
 def test_global_every_n_and_the_window_are_read_from_the_config(models, every, window):
-    fresh = random_model(models["modernbert"].tokenizer, global_attn_every_n_layers=every, local_attention=window,
-                         num_hidden_layers=4)
+    fresh = random_model(
+        models["modernbert"].tokenizer, global_attn_every_n_layers=every, local_attention=window, num_hidden_layers=4
+    )
     r = mbl.long_attention(fresh, 160)
     assert [c.kind == "full_attention" for c in r.checks] == [i % every == 0 for i in range(4)]
     assert mbl.global_every(fresh.model.config.layer_types) == every
@@ -301,8 +304,9 @@ def test_unpadding_keeps_sentences_apart_even_past_the_local_window(fresh):
     encoded = [tok(s)["input_ids"] for s in sentences]
     ids = torch.tensor([[i for e in encoded for i in e]])
     _, positions = mbl.packed_inputs([len(e) for e in encoded])
-    one_segment = mbl.additive_masks(torch.zeros(ids.shape[1], dtype=torch.long), mbl.half_window(model.config),
-                                     torch.float32, "cpu")
+    one_segment = mbl.additive_masks(
+        torch.zeros(ids.shape[1], dtype=torch.long), mbl.half_window(model.config), torch.float32, "cpu"
+    )
     with torch.inference_mode():
         leaky = model.model(input_ids=ids, attention_mask=one_segment, position_ids=positions[None]).last_hidden_state
         alone = model.model(input_ids=torch.tensor([encoded[1]])).last_hidden_state
@@ -382,7 +386,9 @@ def test_run_on_the_defaults(models):
     config = models["modernbert"].model.config
     assert r.notes == () and r.layer == 1 and r.length == 256
     assert r.layers == tuple(config.layer_types) and r.half == config.local_attention // 2
-    assert r.rule.shape == (256, 256) and np.array_equal(r.rule, mbl.allowed(config.layer_types[1], 256, r.half).numpy())
+    assert r.rule.shape == (256, 256) and np.array_equal(
+        r.rule, mbl.allowed(config.layer_types[1], 256, r.half).numpy()
+    )
     assert r.model == models["modernbert"].shown_as and r.bert == models["bert"].shown_as
     assert r.unpadding.sentences[0] == mbl.DEFAULT_TEXT and len(r.unpadding.sentences) == 8
     assert r.gate.position == r.fill.positions[0] and r.gate.layer == 1
@@ -420,9 +426,9 @@ def test_the_layer_select_does_not_redo_the_long_forward(models):
     first = list(cache.calls)
     assert {"long_attention", "timed_forwards", "unpadding", "fill_mask", "rope_demo"} <= set(first)
     mbl.run(models, mbl.Inputs(layer=0), cache)
-    assert cache.calls[len(first):] == ["gate_demo"]  # only the gate at the new layer
+    assert cache.calls[len(first) :] == ["gate_demo"]  # only the gate at the new layer
     mbl.run(models, mbl.Inputs(layer=0, shift=10), cache)
-    assert cache.calls[len(first) + 1:] == ["rope_demo"]
+    assert cache.calls[len(first) + 1 :] == ["rope_demo"]
 
 
 # ----------------------------------------------------------------------------- figures
@@ -437,7 +443,9 @@ def test_the_figures_carry_the_results_numbers(models):
     spectrum = figures.spectrum_figure(r)
     assert np.allclose(spectrum.data[0].y, 2 * math.pi / rope.inv_freq[0])
     att = figures.attention_figure(r.rule, r.attention.maps[r.layer], r.layer, check.kind, check.half)
-    assert np.array_equal(att.data[0].z, r.rule.astype(np.int8)) and np.allclose(att.data[1].z, r.attention.maps[r.layer])
+    assert np.array_equal(att.data[0].z, r.rule.astype(np.int8)) and np.allclose(
+        att.data[1].z, r.attention.maps[r.layer]
+    )
     cost = figures.cost_figure(r)
     assert list(cost.data[1].y) == list(r.cost.flops) and list(cost.data[0].y) == list(r.cost.flops_global)
     u = r.unpadding
@@ -446,8 +454,12 @@ def test_the_figures_carry_the_results_numbers(models):
     assert int((np.asarray(batch.data[0].z) >= 0).sum()) == u.unpadded == np.asarray(batch.data[1].z).shape[1]
     gate = figures.gate_figure(r.gate)
     assert np.allclose(gate.data[1].y, r.gate.act * r.gate.gate)
-    for f in (figures.fill_figure(r), figures.ffn_figure(r.feed_forwards), figures.layers_figure(r),
-              figures.timing_figure(r)):
+    for f in (
+        figures.fill_figure(r),
+        figures.ffn_figure(r.feed_forwards),
+        figures.layers_figure(r),
+        figures.timing_figure(r),
+    ):
         assert isinstance(f, go.Figure) and f.data
 
 
@@ -473,7 +485,9 @@ def test_past_256_positions_an_attention_cell_is_the_mean_of_its_block_and_says_
 
 
 def test_tokens_in_figures_are_escaped():
-    fig = figures.batch_figure(SimpleNamespace(pieces=[["[CLS]", "<b>x</b>", "[SEP]"], ["[CLS]", "[SEP]"]], lengths=[3, 2]))
+    fig = figures.batch_figure(
+        SimpleNamespace(pieces=[["[CLS]", "<b>x</b>", "[SEP]"], ["[CLS]", "[SEP]"]], lengths=[3, 2])
+    )
     assert "&lt;b&gt;x&lt;/b&gt;" in str(fig.data[0].customdata.tolist())
     assert "<b>x</b>" not in str(fig.data[0].customdata.tolist())
     fill = figures.fill_figure(SimpleNamespace(fill=SimpleNamespace(top=[("<i>", 0.5)], words=("<script>",), word=0)))

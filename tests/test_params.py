@@ -24,10 +24,16 @@ def small_archs(draw, sharing=st.sampled_from(P.SHARING_MODES), min_types=0):
     heads = draw(st.integers(1, 4))
     hidden = heads * draw(st.integers(1, 8))
     return P.Arch(
-        vocab_size=draw(st.integers(2, 300)), hidden_size=hidden, embedding_size=draw(st.integers(1, hidden)),
-        num_hidden_layers=draw(st.integers(1, 4)), num_attention_heads=heads,
-        intermediate_size=draw(st.integers(1, 40)), sharing=draw(sharing), factorized=draw(st.booleans()),
-        max_position_embeddings=draw(st.integers(1, 64)), type_vocab_size=draw(st.integers(min_types, 3)),
+        vocab_size=draw(st.integers(2, 300)),
+        hidden_size=hidden,
+        embedding_size=draw(st.integers(1, hidden)),
+        num_hidden_layers=draw(st.integers(1, 4)),
+        num_attention_heads=heads,
+        intermediate_size=draw(st.integers(1, 40)),
+        sharing=draw(sharing),
+        factorized=draw(st.booleans()),
+        max_position_embeddings=draw(st.integers(1, 64)),
+        type_vocab_size=draw(st.integers(min_types, 3)),
         pooler=draw(st.booleans()),
     )
 
@@ -133,13 +139,16 @@ def test_sweep_over_embedding_size_is_monotone_and_matches_the_breakdown():
 # ----------------------------------------------------------------------------- impossible settings
 
 
-@pytest.mark.parametrize("change, words", [
-    (dict(num_attention_heads=7), "not divisible"),
-    (dict(embedding_size=1024), "larger than H"),
-    (dict(num_hidden_layers=0), "at least one layer"),
-    (dict(vocab_size=10**9), "outside what this page builds"),
-    (dict(sharing="half"), "Sharing must be one of"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (dict(num_attention_heads=7), "not divisible"),
+        (dict(embedding_size=1024), "larger than H"),
+        (dict(num_hidden_layers=0), "at least one layer"),
+        (dict(vocab_size=10**9), "outside what this page builds"),
+        (dict(sharing="half"), "Sharing must be one of"),
+    ],
+)
 def test_impossible_settings_are_explained(change, words):
     found = P.problems(replace(P.Arch(), **change))
     assert any(words in p for p in found), found
@@ -152,9 +161,16 @@ def test_possible_settings_have_no_problems_and_e_above_h_is_fine_unfactorized()
 
 def test_the_largest_accepted_setting_counts_on_meta():
     hi = P.LIMITS
-    arch = P.Arch(vocab_size=hi.vocab_size[1], hidden_size=hi.hidden_size[1], embedding_size=128,
-                  num_hidden_layers=hi.num_hidden_layers[1], num_attention_heads=128,
-                  intermediate_size=hi.intermediate_size[1], sharing="none", factorized=True)
+    arch = P.Arch(
+        vocab_size=hi.vocab_size[1],
+        hidden_size=hi.hidden_size[1],
+        embedding_size=128,
+        num_hidden_layers=hi.num_hidden_layers[1],
+        num_attention_heads=128,
+        intermediate_size=hi.intermediate_size[1],
+        sharing="none",
+        factorized=True,
+    )
     assert P.problems(arch) == []
     counted, _ = P.count_on_meta(arch)  # ~0.3 s idle (no memory allocated: meta tensors)
     assert counted == P.breakdown(arch).total
@@ -168,9 +184,15 @@ def test_every_preset_builds_and_is_near_its_published_size():
     assert set(rows) == {p.name for p in P.PRESETS}  # DeBERTa-v3 and ModernBERT build with this transformers
     for r in rows.values():
         assert abs(r["params"] / 1e6 - r["published (M)"]) / r["published (M)"] < 0.065, r
-    exact = {"BERT-base": 109_482_240, "BERT-large": 335_141_888, "ALBERT-base": 11_683_584,
-             "ALBERT-xxlarge": 222_595_584, "XLNet-base": 116_718_336, "RoBERTa-base": 124_645_632,
-             "DistilBERT": 66_362_880}
+    exact = {
+        "BERT-base": 109_482_240,
+        "BERT-large": 335_141_888,
+        "ALBERT-base": 11_683_584,
+        "ALBERT-xxlarge": 222_595_584,
+        "XLNet-base": 116_718_336,
+        "RoBERTa-base": 124_645_632,
+        "DistilBERT": 66_362_880,
+    }
     for name, n in exact.items():
         assert rows[name]["params"] == n
     # the ones that differ by more than rounding say why
@@ -186,7 +208,8 @@ def test_presets_are_data_read_once_from_their_file():
     assert P.PAPER_TABLE4 == tuple(data["albert_table4"])
     assert len({p.name for p in P.PRESETS}) == len(P.PRESETS)
     assert {(t["embedding_size"], t["sharing"]) for t in P.PAPER_TABLE4} == {
-        (e, m) for e in (128, 768) for m in P.SHARING_MODES}
+        (e, m) for e in (128, 768) for m in P.SHARING_MODES
+    }
     # the picker offers exactly the presets the page's settings can express, and each one's values fit SPEC
     assert P.PRESET.choices == tuple(p.name for p in P.PRESETS if p.arch is not None)
     from app.core.state import fits
@@ -258,14 +281,30 @@ def test_xlnet_and_deberta_flop_formulas_on_small_real_models():
     xcfg = {"hidden_size": 32, "intermediate_size": 40, "num_hidden_layers": 2}
     assert counted_flops(xl, 8, "cpu") == 2 * P.macs_per_sequence("xlnet", xcfg, 8)
     for buckets in (8, 0):
-        cfg = DebertaV2Config(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                              intermediate_size=40, max_position_embeddings=24, relative_attention=True,
-                              position_buckets=buckets, max_relative_positions=-1, pos_att_type=["p2c", "c2p"],
-                              position_biased_input=False, norm_rel_ebd="layer_norm", share_att_key=True,
-                              type_vocab_size=0)
+        cfg = DebertaV2Config(
+            vocab_size=50,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=40,
+            max_position_embeddings=24,
+            relative_attention=True,
+            position_buckets=buckets,
+            max_relative_positions=-1,
+            pos_att_type=["p2c", "c2p"],
+            position_biased_input=False,
+            norm_rel_ebd="layer_norm",
+            share_att_key=True,
+            type_vocab_size=0,
+        )
         cfg._attn_implementation = "eager"
-        dcfg = {"hidden_size": 32, "intermediate_size": 40, "num_hidden_layers": 2, "position_buckets": buckets,
-                "max_position_embeddings": 24}
+        dcfg = {
+            "hidden_size": 32,
+            "intermediate_size": 40,
+            "num_hidden_layers": 2,
+            "position_buckets": buckets,
+            "max_position_embeddings": 24,
+        }
         assert counted_flops(DebertaV2Model(cfg), 8, "cpu") == 2 * P.macs_per_sequence("deberta", dcfg, 8)
 
 
@@ -300,7 +339,10 @@ def test_loaded_model_count_equals_formula(bundled, key):
     assert c.with_head and c.model_class == type(loaded.model).__name__
     cfg = loaded.model.config
     assert (c.arch.hidden_size, c.arch.num_hidden_layers, c.arch.vocab_size) == (
-        cfg.hidden_size, cfg.num_hidden_layers, cfg.vocab_size)
+        cfg.hidden_size,
+        cfg.num_hidden_layers,
+        cfg.vocab_size,
+    )
     if key == "albert":
         assert c.arch.factorized and c.arch.embedding_size == cfg.embedding_size
         assert c.arch.sharing == ("all" if cfg.num_hidden_groups == 1 else "none")
@@ -314,8 +356,18 @@ def test_other_albert_groupings_are_refused_clearly():
     cfg = AlbertConfig(num_hidden_layers=4, num_hidden_groups=2)
     with pytest.raises(ValueError, match="num_hidden_groups=2"):
         P.arch_from_config(cfg, pooler=True)
-    model = meta(AlbertForMaskedLM, AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=4,
-                                                 num_hidden_groups=2, num_attention_heads=2, intermediate_size=20))
+    model = meta(
+        AlbertForMaskedLM,
+        AlbertConfig(
+            vocab_size=50,
+            embedding_size=8,
+            hidden_size=16,
+            num_hidden_layers=4,
+            num_hidden_groups=2,
+            num_attention_heads=2,
+            intermediate_size=20,
+        ),
+    )
     c = P.loaded_counts(SimpleNamespace(model=model, shown_as="a test ALBERT"))
     assert "num_hidden_groups=2" in c.problem and c.formula is None and c.real == P.unique_numel(model)
 
@@ -332,7 +384,8 @@ def test_run_on_the_defaults_is_albert_base_counted_both_ways():
     assert table["base model total"] == y.counted and table["word embeddings"] == 30000 * 128
     assert [sum(bar[k] for k in figs.PARTS) for bar in y.bars] == [
         P.breakdown(replace(P.Arch(), factorized=False, sharing="none")).total,
-        *[P.breakdown(P.Arch(sharing=m)).total for m in ("none", "attention", "ffn", "all")]]
+        *[P.breakdown(P.Arch(sharing=m)).total for m in ("none", "attention", "ffn", "all")],
+    ]
     assert y.bars[-1]["label"].endswith("◀ yours")
     assert y.word_saving == 30000 * 768 - (30000 * 128 + 128 * 768 + 768)
     assert y.flops == y.flops_unshared == P.flops_per_token(*P.arch_compute_cfg(P.Arch()), 512)
@@ -370,10 +423,17 @@ def test_run_counts_on_meta_once_per_shape_and_the_presets_once():
 
 
 def test_stacked_bar_data():
-    bars = [{"label": P.SHARING_LABELS[m], "embeddings": b.embedding_total,
-             "attention": b.attention * b.attention_copies,
-             "ffn": b.ffn * b.ffn_copies, "pooler": b.pooler}
-            for m in P.SHARING_MODES for b in [P.breakdown(P.Arch(sharing=m))]]
+    bars = [
+        {
+            "label": P.SHARING_LABELS[m],
+            "embeddings": b.embedding_total,
+            "attention": b.attention * b.attention_copies,
+            "ffn": b.ffn * b.ffn_copies,
+            "pooler": b.pooler,
+        }
+        for m in P.SHARING_MODES
+        for b in [P.breakdown(P.Arch(sharing=m))]
+    ]
     fig = figs.params_stacked_bar(bars)
     assert [t.name for t in fig.data] == [figs.PART_LABELS[p] for p in figs.PARTS]
     totals = [sum(t.y[i] for t in fig.data) for i in range(4)]
@@ -384,9 +444,12 @@ def test_stacked_bar_data():
 def test_sweep_and_scatter_figures_carry_the_numbers():
     arch = P.Arch()
     points = P.total_vs_embedding_size(arch, P.embedding_sweep_sizes(768))
-    fig = figs.embedding_sweep_figure(SimpleNamespace(
-        yours=SimpleNamespace(sweep=points, unfactorized_total=P.breakdown(replace(arch, factorized=False)).total),
-        arch=arch))  # factorized, E = 128, H = 768
+    fig = figs.embedding_sweep_figure(
+        SimpleNamespace(
+            yours=SimpleNamespace(sweep=points, unfactorized_total=P.breakdown(replace(arch, factorized=False)).total),
+            arch=arch,
+        )
+    )  # factorized, E = 128, H = 768
     assert list(fig.data[0].y) == [t for _, t in points]
     assert fig.data[2].y[0] == 11_683_584
     rows = P.preset_rows(P.count_presets(), 128)

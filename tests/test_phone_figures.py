@@ -62,7 +62,7 @@ def test_masking_phone_grid_is_the_desktop_grid_turned_with_the_inspected_epoch_
 def test_masking_phone_cell_text_is_cut_to_fit_and_hover_keeps_the_whole_token():
     long = "extraordinarily"
     fig = masking_figs.phone_grid_figure(["a", long], [False, False], [[0, RANDOM]], [["a", long]], [0], highlight=0)
-    assert fig.data[1].text[1][0] == long[:masking_figs.PHONE_CELL_CHARS - 1] + "…"
+    assert fig.data[1].text[1][0] == long[: masking_figs.PHONE_CELL_CHARS - 1] + "…"
     assert fig.data[1].customdata[1][0][1] == long
 
 
@@ -100,8 +100,14 @@ def test_xlnet_phone_order_keeps_the_cells_and_moves_the_key_under_the_grid():
 def deberta_terms(n: int = 5):
     rng = np.random.default_rng(0)
     m = [rng.normal(size=(n, n)) for _ in range(3)]
-    return SimpleNamespace(c2c=m[0], c2p=m[1], p2c=m[2], total=m[0] + m[1] + m[2], probs=np.full((n, n), 1 / n),
-                           model_probs=np.full((n, n), 1 / n))
+    return SimpleNamespace(
+        c2c=m[0],
+        c2p=m[1],
+        p2c=m[2],
+        total=m[0] + m[1] + m[2],
+        probs=np.full((n, n), 1 / n),
+        model_probs=np.full((n, n), 1 / n),
+    )
 
 
 def test_deberta_phone_stacks_the_four_panels_with_the_colour_bar_under_them():
@@ -122,10 +128,19 @@ def test_deberta_phone_stacks_the_four_panels_with_the_colour_bar_under_them():
 @pytest.mark.parametrize("phone", [False, True])
 def test_compare_token_grid_cells_fit_the_width_they_are_drawn_at(phone):
     words = LONG.split()
-    cells = [[[w.lower()] if len(w) < 6 else [w.lower()[:3], "##" + w.lower()[3:]] for w in words],
-             [["Ġ" + w] for w in words], [["▁" + w.lower()] for w in words]]
-    r = SimpleNamespace(labels=["BERT", "RoBERTa", "ELECTRA discriminator"], words=tuple(words),
-                        window=(0, len(words)), word=9, cells=cells, n_tokens=[26, 25, 25])
+    cells = [
+        [[w.lower()] if len(w) < 6 else [w.lower()[:3], "##" + w.lower()[3:]] for w in words],
+        [["Ġ" + w] for w in words],
+        [["▁" + w.lower()] for w in words],
+    ]
+    r = SimpleNamespace(
+        labels=["BERT", "RoBERTa", "ELECTRA discriminator"],
+        words=tuple(words),
+        window=(0, len(words)),
+        word=9,
+        cells=cells,
+        n_tokens=[26, 25, 25],
+    )
     fig = checked(compare_figs.token_grid_figure(r, phone=phone))
     per_band = len(fig.data[0].x)
     texts = [" · ".join(p) for row in cells for p in row] + words
@@ -140,14 +155,19 @@ def test_compare_token_grid_cells_fit_the_width_they_are_drawn_at(phone):
 
 
 def test_phone_style_lifts_small_text_and_wraps_the_title():
-    fig = go.Figure(go.Heatmap(z=[[1]], text=[["a"]], texttemplate="%{text}", textfont=dict(size=9)),
-                    dict(title=dict(text="A very long figure title that would run off a phone's screen at the right"),
-                         annotations=[dict(text="note", font=dict(size=10), x=0, y=0)]))
+    fig = go.Figure(
+        go.Heatmap(z=[[1]], text=[["a"]], texttemplate="%{text}", textfont=dict(size=9)),
+        dict(
+            title=dict(text="A very long figure title that would run off a phone's screen at the right"),
+            annotations=[dict(text="note", font=dict(size=10), x=0, y=0)],
+        ),
+    )
     layout.phone_style(fig)
     assert fig.data[0].textfont.size == MIN and fig.layout.annotations[0].font.size == MIN
     assert all(len(line) <= layout.TITLE_CHARS for line in fig.layout.title.text.split("<br>"))
-    assert fig.layout.title.text.replace("<br>", " ") == ("A very long figure title that would run off a phone's "
-                                                          "screen at the right")
+    assert fig.layout.title.text.replace("<br>", " ") == (
+        "A very long figure title that would run off a phone's screen at the right"
+    )
 
 
 def test_a_figure_built_for_a_phone_keeps_its_own_layout():
@@ -161,10 +181,16 @@ def test_a_figure_built_for_a_phone_keeps_its_own_layout():
 
 
 def test_masking_in_words_names_the_inspected_epochs_targets_and_the_counts():
-    r = SimpleNamespace(sentence=SimpleNamespace(pieces=["[CLS]", "the", "cat", "[SEP]"]), epoch=2, epochs=2,
-                        kinds=[[0, MASKED, 0, 0], [0, 0, RANDOM, 0]],
-                        fed=[["[CLS]", "[MASK]", "cat", "[SEP]"], ["[CLS]", "the", "dog", "[SEP]"]],
-                        strategy="dynamic", n_distinct=2, targets_per_epoch=1.0)
+    r = SimpleNamespace(
+        sentence=SimpleNamespace(pieces=["[CLS]", "the", "cat", "[SEP]"]),
+        epoch=2,
+        epochs=2,
+        kinds=[[0, MASKED, 0, 0], [0, 0, RANDOM, 0]],
+        fed=[["[CLS]", "[MASK]", "cat", "[SEP]"], ["[CLS]", "the", "dog", "[SEP]"]],
+        strategy="dynamic",
+        n_distinct=2,
+        targets_per_epoch=1.0,
+    )
     words = masking_figs.describe(r)
     assert "2 epochs × 4 pieces" in words and "Epoch 2 makes 1 target: cat → dog." in words  # a count agrees
     assert "2 distinct masks" in words and "1.0 targets per epoch" in words
@@ -195,10 +221,18 @@ def test_deberta_in_words_adds_up_the_chosen_cell():
 
 
 def test_compare_in_words_says_how_each_tokenizer_cuts_the_chosen_word():
-    r = SimpleNamespace(labels=("BERT", "RoBERTa"), words=("the", "playground"), word=1, window=(0, 2),
-                        cells=((("the",), ("play", "##ground")), (("Ġthe",), ("Ġplayground",))), n_tokens=(4, 4))
-    assert compare_figs.describe_tokens(r) == ("How each tokenizer cuts the sentence. BERT: 4 tokens, «playground» as "
-                                               "play · ##ground; RoBERTa: 4 tokens, «playground» as Ġplayground.")
+    r = SimpleNamespace(
+        labels=("BERT", "RoBERTa"),
+        words=("the", "playground"),
+        word=1,
+        window=(0, 2),
+        cells=((("the",), ("play", "##ground")), (("Ġthe",), ("Ġplayground",))),
+        n_tokens=(4, 4),
+    )
+    assert compare_figs.describe_tokens(r) == (
+        "How each tokenizer cuts the sentence. BERT: 4 tokens, «playground» as "
+        "play · ##ground; RoBERTa: 4 tokens, «playground» as Ġplayground."
+    )
 
 
 # ----------------------------------------------------------------------------- any figure on a phone

@@ -20,8 +20,9 @@ def test_every_experiment_has_a_plan_that_agrees_with_its_claim():
 
 def test_disagreements_names_what_differs():
     plan = plans.current("masking")
-    moved = plans.Plan(**{**plan.__dict__, "comparisons": (plans.Planned("dynamic_vs_static1", "valid_top1"),)
-                          + plan.comparisons[1:]})
+    moved = plans.Plan(
+        **{**plan.__dict__, "comparisons": (plans.Planned("dynamic_vs_static1", "valid_top1"),) + plan.comparisons[1:]}
+    )
     found = plans.disagreements(moved, claims.CLAIMS["masking"])
     assert any("dynamic_vs_static1" in f and "metric" in f for f in found)
 

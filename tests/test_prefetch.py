@@ -13,8 +13,10 @@ from app.core import prefetch
 
 def test_the_list_is_parsed_whole_files_and_ranges():
     text = "# a comment\n\npurelib\tpkg/a.pyc\t120\t\nplatlib\tpkg/lib.so\t90000\t0:4096,65536:8192\n"
-    assert prefetch.parse(text) == [("purelib", "pkg/a.pyc", 120, []),
-                                    ("platlib", "pkg/lib.so", 90000, [(0, 4096), (65536, 8192)])]
+    assert prefetch.parse(text) == [
+        ("purelib", "pkg/a.pyc", 120, []),
+        ("platlib", "pkg/lib.so", 90000, [(0, 4096), (65536, 8192)]),
+    ]
 
 
 def test_read_ahead_asks_for_the_listed_ranges_and_skips_missing_or_changed_files(tmp_path):
@@ -23,12 +25,14 @@ def test_read_ahead_asks_for_the_listed_ranges_and_skips_missing_or_changed_file
     (tmp_path / "pkg" / "big.so").write_bytes(b"y" * 200_000)
     (tmp_path / "pkg" / "rebuilt.so").write_bytes(b"z" * 10)
     (tmp_path / "pkg" / "elsewhere.pyc").write_bytes(b"w" * 985)
-    entries = [("purelib", "pkg/whole.pyc", 5000, []),  # the whole file
-               ("purelib", "pkg/elsewhere.pyc", 1000, [(0, 1000)]),  # bytecode of a source at another path: whole
-               ("purelib", "pkg/big.so", 200_000, [(0, 4096), (131072, 8192)]),  # its listed ranges only
-               ("purelib", "pkg/rebuilt.so", 11, []),  # another size than listed: another build, skipped
-               ("purelib", "pkg/gone.pyc", 7, []),  # missing: skipped
-               ("nowhere", "pkg/whole.pyc", 5000, [])]  # a root this interpreter has not: skipped
+    entries = [
+        ("purelib", "pkg/whole.pyc", 5000, []),  # the whole file
+        ("purelib", "pkg/elsewhere.pyc", 1000, [(0, 1000)]),  # bytecode of a source at another path: whole
+        ("purelib", "pkg/big.so", 200_000, [(0, 4096), (131072, 8192)]),  # its listed ranges only
+        ("purelib", "pkg/rebuilt.so", 11, []),  # another size than listed: another build, skipped
+        ("purelib", "pkg/gone.pyc", 7, []),  # missing: skipped
+        ("nowhere", "pkg/whole.pyc", 5000, []),
+    ]  # a root this interpreter has not: skipped
     done = prefetch.read_ahead(entries, {"purelib": tmp_path})
     assert done == {"files": 3, "bytes": 5000 + 985 + 4096 + 8192, "skipped": 3}
 
@@ -104,8 +108,11 @@ def test_callers_at_the_same_instant_start_one_read_ahead(monkeypatch):
     monkeypatch.delenv("BVE_PREFETCH", raising=False)
     threads_started = []
     Thread = threading.Thread  # prefetch.threading is this module: keep the real one for the callers
-    monkeypatch.setattr(prefetch.threading, "Thread",
-                        lambda **kw: type("T", (), {"start": lambda self: threads_started.append(kw["name"])})())
+    monkeypatch.setattr(
+        prefetch.threading,
+        "Thread",
+        lambda **kw: type("T", (), {"start": lambda self: threads_started.append(kw["name"])})(),
+    )
     gate = threading.Barrier(8)
     answers = []
 
@@ -144,15 +151,28 @@ def test_a_warm_page_cache_is_seen_and_nothing_is_asked(tmp_path):
 
 
 def test_the_projects_own_files_are_read_whole_sources_first(tmp_path):
-    for rel in ("streamlit_app.py", "pages/home.py", "app/ui/__init__.py", "app/lessons/presets.json",
-                "app/__pycache__/x.cpython-311.pyc", "assets/models/bert/model.safetensors", "assets/icon.png",
-                "notes.txt"):
+    for rel in (
+        "streamlit_app.py",
+        "pages/home.py",
+        "app/ui/__init__.py",
+        "app/lessons/presets.json",
+        "app/__pycache__/x.cpython-311.pyc",
+        "assets/models/bert/model.safetensors",
+        "assets/icon.png",
+        "notes.txt",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"b" * 100)
     entries = prefetch.project_entries(tmp_path)
     names = [rel for _, rel, _, _ in entries]
-    assert names == ["streamlit_app.py", "pages/home.py", "app/ui/__init__.py", "app/lessons/presets.json",
-                     "assets/icon.png", "assets/models/bert/model.safetensors"]  # no bytecode, nothing outside
+    assert names == [
+        "streamlit_app.py",
+        "pages/home.py",
+        "app/ui/__init__.py",
+        "app/lessons/presets.json",
+        "assets/icon.png",
+        "assets/models/bert/model.safetensors",
+    ]  # no bytecode, nothing outside
     assert {(root, size, tuple(ranges)) for root, _, size, ranges in entries} == {("project", 100, ())}
     assert prefetch.read_ahead(entries, {"project": tmp_path}) == {"files": 6, "bytes": 600, "skipped": 0}
     real = [rel for _, rel, _, _ in prefetch.project_entries()]

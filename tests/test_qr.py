@@ -11,9 +11,11 @@ from PIL import Image
 
 from app.lecture import qr
 
-LINKS = ["http://192.168.1.20:8501/masking?strategy=static&epochs=40",
-         "https://lecture.example.edu/bve/electra?temperature=2&seed=3&text=The+caf%C3%A9+%26+the+%F0%9F%99%82",
-         "http://10.0.0.5:8501/compare?text=" + "Once+upon+a+time+" * 20]
+LINKS = [
+    "http://192.168.1.20:8501/masking?strategy=static&epochs=40",
+    "https://lecture.example.edu/bve/electra?temperature=2&seed=3&text=The+caf%C3%A9+%26+the+%F0%9F%99%82",
+    "http://10.0.0.5:8501/compare?text=" + "Once+upon+a+time+" * 20,
+]
 
 
 @pytest.mark.parametrize("url", LINKS)
@@ -28,11 +30,20 @@ def test_the_svg_is_inline_markup_of_the_same_code():
     assert svg.startswith("<svg") and "<script" not in svg and 'width="' in svg
 
 
-@pytest.mark.parametrize("url, loopback", [
-    ("http://localhost:8501/x", True), ("http://127.0.0.1:8501", True), ("http://[::1]:8501/", True),
-    ("http://0.0.0.0:8501", True), ("http://app.localhost/", True), ("", True),
-    ("http://192.168.1.20:8501", False), ("https://huggingface.co/spaces/a/b", False), ("http://10.1.2.3", False),
-])
+@pytest.mark.parametrize(
+    "url, loopback",
+    [
+        ("http://localhost:8501/x", True),
+        ("http://127.0.0.1:8501", True),
+        ("http://[::1]:8501/", True),
+        ("http://0.0.0.0:8501", True),
+        ("http://app.localhost/", True),
+        ("", True),
+        ("http://192.168.1.20:8501", False),
+        ("https://huggingface.co/spaces/a/b", False),
+        ("http://10.1.2.3", False),
+    ],
+)
 def test_loopback_addresses_are_recognised(url, loopback):
     assert qr.is_loopback(url) is loopback
 
@@ -42,17 +53,36 @@ def test_the_lan_guess_keeps_the_port_path_and_query():
     assert guess is None or (guess.endswith(":8501/electra?seed=3") and not qr.is_loopback(guess))
 
 
-@pytest.mark.parametrize("given", ["javascript:alert(1)", " JavaScript:alert(1)", "javascript://%0aalert(1)",
-                                   "data:text/html,<script>alert(1)</script>", "file:///etc/passwd", "ftp://x.org",
-                                   "http://", "http://a b.org", "vbscript:msgbox(1)"])
+@pytest.mark.parametrize(
+    "given",
+    [
+        "javascript:alert(1)",
+        " JavaScript:alert(1)",
+        "javascript://%0aalert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "file:///etc/passwd",
+        "ftp://x.org",
+        "http://",
+        "http://a b.org",
+        "vbscript:msgbox(1)",
+    ],
+)
 def test_an_address_students_use_must_be_http_or_https(given):
     address, problem = qr.public_address(given)
     assert address == "" and "http:// or https://" in problem
 
 
-@pytest.mark.parametrize("given, want", [("", ""), ("  ", ""), ("192.168.1.20:8501", "http://192.168.1.20:8501"),
-                                         ("localhost:8501/", "http://localhost:8501"), ("lecture.example", "http://lecture.example"),
-                                         ("https://x.org/app/", "https://x.org/app")])
+@pytest.mark.parametrize(
+    "given, want",
+    [
+        ("", ""),
+        ("  ", ""),
+        ("192.168.1.20:8501", "http://192.168.1.20:8501"),
+        ("localhost:8501/", "http://localhost:8501"),
+        ("lecture.example", "http://lecture.example"),
+        ("https://x.org/app/", "https://x.org/app"),
+    ],
+)
 def test_a_good_address_is_kept_with_its_scheme(given, want):
     assert qr.public_address(given) == (want, None)
 
@@ -69,7 +99,9 @@ def test_a_link_too_long_for_a_code_is_a_sentence_not_a_crash():
 def test_the_handout_links_only_web_addresses_and_leaves_out_a_code_too_long():
     from app.lecture import handout
 
-    assert "<a " not in handout.live_link("javascript:alert(1)") and "Not a web address" in handout.live_link("javascript:alert(1)")
+    assert "<a " not in handout.live_link("javascript:alert(1)") and "Not a web address" in handout.live_link(
+        "javascript:alert(1)"
+    )
     long = handout.live_link("http://hall.example/masking?text=" + "%E5%A5%BD" * 300)
     assert "<svg" not in long and "too long for a QR code" in long and "<a href='http://hall.example/masking?" in long
     assert "<svg" in handout.live_link("http://hall.example/masking?seed=3")

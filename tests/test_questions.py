@@ -104,14 +104,21 @@ def test_the_sentence_question_is_answered_by_how_the_pair_was_made_and_both_hea
     pair = next(s for s in result.examples if f"A: {s.pair.a}" in question.prompt)
     assert question.answer == ("no" if pair.pair.label else "yes",)
     assert all(h.name in question.explain for h in result.heads)
-    assert dict(question.model)["no"] == pytest.approx(pair.p_not[next(h.key for h in result.heads
-                                                                         if h.objective == "nsp")])
+    assert dict(question.model)["no"] == pytest.approx(
+        pair.p_not[next(h.key for h in result.heads if h.objective == "nsp")]
+    )
 
 
 # -- the reveal, from a tally ---------------------------------------------------------------------------------------
 
-BALL = Question("masking", "Which word goes in the blank?", "choice", ("ball", "kite", "toy"), ("ball",),
-                (("ball", 0.44), ("toy", 0.30), ("kite", 0.01)))
+BALL = Question(
+    "masking",
+    "Which word goes in the blank?",
+    "choice",
+    ("ball", "kite", "toy"),
+    ("ball",),
+    (("ball", 0.44), ("toy", 0.30), ("kite", 0.01)),
+)
 
 
 def test_the_reveal_says_the_halls_share_and_the_models():
@@ -122,8 +129,14 @@ def test_the_reveal_says_the_halls_share_and_the_models():
 
 
 def test_a_multi_answer_counts_each_tapped_token():
-    swap = Question("electra", "Which?", "multi", ("the", "dog", "ran", "none"), ("dog",),
-                    (("the", 0.1), ("dog", 0.9), ("ran", 0.2)))
+    swap = Question(
+        "electra",
+        "Which?",
+        "multi",
+        ("the", "dog", "ran", "none"),
+        ("dog",),
+        (("the", 0.1), ("dog", 0.9), ("ran", 0.2)),
+    )
     shown = q.reveal(swap, {"dog": 3, "the|dog": 1})
     rows = {r["label"]: r for r in shown["rows"]}
     assert rows["dog"]["count"] == 4 and rows["the"]["count"] == 1 and rows["dog"]["answer"]
@@ -140,10 +153,21 @@ def test_nobody_answering_is_said():
     assert q.reveal(BALL, {})["sentence"].startswith("Nobody answered; the model put 44% on ball")
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("Ball", "ball"), ("  BALL ", "ball"), ("ｂａｌｌ", "ball"), ("ball game", None), ("<b>", None),
-    ("x" * 41, None), (5, None), (None, None), ("", None), ("don't", "don't"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("Ball", "ball"),
+        ("  BALL ", "ball"),
+        ("ｂａｌｌ", "ball"),
+        ("ball game", None),
+        ("<b>", None),
+        ("x" * 41, None),
+        (5, None),
+        (None, None),
+        ("", None),
+        ("don't", "don't"),
+    ],
+)
 def test_a_free_word_is_normalised_or_refused(value, expected):
     word = Question("masking", "Which word?", "word")
     assert q.normalise(word, value) == expected

@@ -16,9 +16,14 @@ from app.lessons.__main__ import FILES, Refused, main, plan
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("slug, said", [("Token-counts", "is not a slug"), ("1st", "is not a slug"),
-                                        ("masking", "'masking' is taken: app/lessons/masking.py, "
-                                                    "app/figures/masking.py, pages/masking.py")])
+@pytest.mark.parametrize(
+    "slug, said",
+    [
+        ("Token-counts", "is not a slug"),
+        ("1st", "is not a slug"),
+        ("masking", "'masking' is taken: app/lessons/masking.py, app/figures/masking.py, pages/masking.py"),
+    ],
+)
 def test_a_bad_or_taken_slug_is_refused_naming_why(slug, said):
     with pytest.raises(Refused, match=said.replace(".", r"\.")):
         plan(slug, "Token counts", 95)
@@ -34,8 +39,9 @@ def test_nothing_is_written_when_refused(tmp_path, capsys):
 
 def test_the_four_files_are_python_with_the_lessons_literals(tmp_path):
     files = plan("token_counts", 'Token "counts"', 15, root=tmp_path)
-    assert sorted(str(p.relative_to(tmp_path)) for p in files) == sorted(n.format(slug="token_counts")
-                                                                         for n in FILES.values())
+    assert sorted(str(p.relative_to(tmp_path)) for p in files) == sorted(
+        n.format(slug="token_counts") for n in FILES.values()
+    )
     for path, text in files.items():
         compile(text, str(path), "exec")  # a title with quotes stays one literal
     lesson = files[tmp_path / "app/lessons/token_counts.py"]
@@ -53,13 +59,34 @@ def test_a_scaffolded_lesson_passes_its_tests_and_the_per_lesson_ones(tmp_path):
         copy(src, tmp_path / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
     (tmp_path / "assets").symlink_to(ROOT / "assets")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    made = subprocess.run([sys.executable, "-m", "app.lessons", "new", "token_counts", "--title", "Token counts"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    made = subprocess.run(
+        [sys.executable, "-m", "app.lessons", "new", "token_counts", "--title", "Token counts"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "pages/token_counts.py").exists() and not (ROOT / "pages/token_counts.py").exists()
     tests = ["tests/test_token_counts.py", "tests/test_layering.py", "tests/test_figure_injection.py", "tests/pages"]
-    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "-k", "token_counts or one_shape or registered or no_cycle", *tests],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "token_counts or one_shape or registered or no_cycle",
+            *tests,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
     assert " passed" in ran.stdout and " failed" not in ran.stdout

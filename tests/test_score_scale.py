@@ -34,6 +34,8 @@ def test_one_scale_on_the_page_on_the_projector_and_in_the_handout():
     stage.presenter_style(projector)  # presenter mode's restyle: its template must not bring a scale of its own
     assert scales(projector) == scales(page)
     handout = json.loads(pio.to_json(page, validate=False))  # as app/lecture/handout.py hands it to plotly.js
-    assert all(t["colorscale"] == expected for t in handout["data"] if "P(replaced)" in json.dumps(t.get("colorbar", {})))
+    assert all(
+        t["colorscale"] == expected for t in handout["data"] if "P(replaced)" in json.dumps(t.get("colorbar", {}))
+    )
     side_by_side = compare_figures.discriminator_figure([("as written", ["a", "b"], [0.1, 0.9])])
     assert compare_figures.SCORE is figures.SCORE and scales(side_by_side) == [expected]

@@ -57,8 +57,16 @@ def quick_nsp_export(work: Path) -> Path:
     from tests.test_claims import synthetic_corpus
 
     corpus = synthetic_corpus(work / "corpus", train=400, valid=100)
-    runner.run_experiment("sentence", seeds=1, quick=True, corpus=corpus, work=work / "work", out=work / "out",
-                          arms=["nsp", "sop"], allow_dirty=True)
+    runner.run_experiment(
+        "sentence",
+        seeds=1,
+        quick=True,
+        corpus=corpus,
+        work=work / "work",
+        out=work / "out",
+        arms=["nsp", "sop"],
+        allow_dirty=True,
+    )
     written = sentence.export_checkpoints(work / "checkpoints", quick=True, corpus=corpus, work=work / "work")
     return next(p for p in written if p.name == "bert-nsp-tinystories")
 
@@ -96,11 +104,12 @@ def test_generated_pairs_are_seeded_and_differ_only_in_their_negatives():
     pairs = so.generate_pairs(stories, 20, seed=4)
     assert pairs == so.generate_pairs(stories, 20, seed=4) and pairs != so.generate_pairs(stories, 20, seed=5)
     assert [p.kind for p in pairs[:3]] == list(so.KINDS) and len(pairs) == 60
+
     def story_of(segment: str) -> int:
         return next(i for i, story in enumerate(stories) if segment in " ".join(story))
 
     for base in range(20):
-        in_order, other, swapped = pairs[3 * base: 3 * base + 3]
+        in_order, other, swapped = pairs[3 * base : 3 * base + 3]
         assert (in_order.label, other.label, swapped.label) == (0, 1, 1)
         assert (swapped.a, swapped.b) == (in_order.b, in_order.a) and other.a == in_order.a
         assert story_of(in_order.a + " " + in_order.b) == story_of(in_order.a)  # consecutive, in one story
@@ -178,8 +187,16 @@ def test_a_checkpoint_without_a_sentence_head_is_left_out_with_a_note(models, tm
     folder = tmp_path / "albert-mlm-only"
     AlbertForMaskedLM(AlbertConfig.from_pretrained(ASSETS / "albert")).save_pretrained(folder)
     tok = AutoTokenizer.from_pretrained(ASSETS / "albert")
-    mlm_only = Loaded(catalogue.get("albert"), AlbertForMaskedLM.from_pretrained(folder).eval(), tok, "bundled",
-                      str(folder), "cpu", "float32", 0.0)
+    mlm_only = Loaded(
+        catalogue.get("albert"),
+        AlbertForMaskedLM.from_pretrained(folder).eval(),
+        tok,
+        "bundled",
+        str(folder),
+        "cpu",
+        "float32",
+        0.0,
+    )
     assert so.sop_head_weights(folder) is None and so.head_probs(mlm_only, (("a b.", "c d."),)) is None
     r = so.run({"albert": mlm_only, "bert-nsp": models["bert-nsp"]}, so.Inputs())
     assert [h.key for h in r.heads] == ["bert-nsp"] and any("ships no sentence head" in n.text for n in r.notes)
@@ -216,7 +233,7 @@ def test_run_scores_both_orders_and_the_generated_pairs_with_each_head(models):
     bases = so.shown_bases(2, 4)
     assert len(r.examples) == 3 * 4 and [s.pair.base for s in r.examples[::3]] == bases and len(set(bases)) == 4
     sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)
-    assert [s.pair for s in r.examples] == [p for b in bases for p in sample[3 * b:3 * b + 3]]
+    assert [s.pair for s in r.examples] == [p for b in bases for p in sample[3 * b : 3 * b + 3]]
     assert so.shown_bases(2, 4) == bases and so.shown_bases(3, 4) != bases and so.shown_bases(0, 3) == [0, 1, 2]
     p_not = [p1 for _, p1 in so.head_probs(models["albert"], tuple((p.a, p.b) for p in sample))]
     expected_acc = sum((p > 0.5) == bool(q.label) for p, q in zip(p_not, sample) if q.kind in ("in order", "swapped"))
@@ -237,7 +254,7 @@ def test_heads_of_the_real_size_score_the_first_base_pairs_of_the_same_pool_and_
     r = so.run(models, so.Inputs(seed=5, examples=3))
     n = so.DEFAULTS.large_pairs
     assert r.n_pairs == n and all(s.pair.base < n for s in r.examples)
-    sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)[:3 * n]
+    sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)[: 3 * n]
     p_not = [p1 for _, p1 in so.head_probs(models["albert"], tuple((p.a, p.b) for p in sample))]
     expected = sum((p > 0.5) == bool(q.label) for p, q in zip(p_not, sample) if q.kind in ("in order", "swapped"))
     assert r.accuracy["albert"]["sop"] == pytest.approx(expected / (2 * n))
@@ -303,8 +320,11 @@ def test_figures_show_each_heads_probabilities(models):
     assert [list(t.y) for t in fig.data] == [[r.user[k][0][1], r.user[k][1][1]] for k, _, _ in heads]
     kinds = figures.kinds_figure(r)
     assert list(kinds.data[1].y) == [r.mean_not["bert-nsp"][k] for k in so.KINDS]
-    assert list(kinds.data[0].x) == ["in order<br>(A, B)", "B from another story<br>(NSP&#39;s negative)",
-                                     "swapped (B, A):<br>SOP&#39;s negative"]  # two lines, upright: none is cut
+    assert list(kinds.data[0].x) == [
+        "in order<br>(A, B)",
+        "B from another story<br>(NSP&#39;s negative)",
+        "swapped (B, A):<br>SOP&#39;s negative",
+    ]  # two lines, upright: none is cut
     acc = figures.accuracy_figure(r)
     assert [list(row) for row in acc.data[0].z] == [[r.accuracy[k]["nsp"], r.accuracy[k]["sop"]] for k, _, _ in heads]
 
@@ -313,12 +333,14 @@ def test_mcnemar_exact_matches_the_binomial_test_on_the_discordant_pairs():
     assert so.mcnemar_exact(22, 7) == pytest.approx(0.00813006, rel=1e-5)  # scipy.stats.binomtest(7, 29).pvalue
     assert so.mcnemar_exact(7, 22) == so.mcnemar_exact(22, 7)
     assert so.mcnemar_exact(5, 5) == 1.0 and so.mcnemar_exact(0, 0) == 1.0
-    assert so.mcnemar_exact(10, 0) == pytest.approx(2 / 2 ** 10)
+    assert so.mcnemar_exact(10, 0) == pytest.approx(2 / 2**10)
 
 
 def _heads_for_compare():
-    return [so.Head("albert", "sop", "SOP head (ALBERT)", "swapped", "x"),
-            so.Head("bert-nsp", "nsp", "NSP head (BERT)", "not next", "y")]
+    return [
+        so.Head("albert", "sop", "SOP head (ALBERT)", "swapped", "x"),
+        so.Head("bert-nsp", "nsp", "NSP head (BERT)", "not next", "y"),
+    ]
 
 
 def test_the_head_comparison_says_ahead_only_when_the_paired_test_clears_its_threshold():
@@ -334,11 +356,17 @@ def test_the_head_comparison_says_ahead_only_when_the_paired_test_clears_its_thr
     assert "Of the 0 pairs where only one of them is right" in lines[0]
     lead = [True] * 100 + [False] * 20
     trail = [True] * 70 + [False] * 50
-    wrong_way = {("bert-nsp", "nsp"): lead, ("albert", "nsp"): trail,  # NSP: its own head leads, 30 to 0
-                 ("albert", "sop"): trail, ("bert-nsp", "sop"): lead}  # SOP: the NSP head leads
+    wrong_way = {
+        ("bert-nsp", "nsp"): lead,
+        ("albert", "nsp"): trail,  # NSP: its own head leads, 30 to 0
+        ("albert", "sop"): trail,
+        ("bert-nsp", "sop"): lead,
+    }  # SOP: the NSP head leads
     nsp_line, sop_line = so.compare_heads(heads, wrong_way)
-    assert nsp_line.startswith("On NSP, the NSP head (BERT) — the head trained on it — is right on 100 of 120 pairs, "
-                               "the SOP head (ALBERT) on 70.")
+    assert nsp_line.startswith(
+        "On NSP, the NSP head (BERT) — the head trained on it — is right on 100 of 120 pairs, "
+        "the SOP head (ALBERT) on 70."
+    )
     assert "**the NSP head (BERT) is ahead**." in nsp_line and "not the paper's pattern" not in nsp_line
     assert "**the NSP head (BERT) is ahead** — not the paper's pattern" in sop_line
     assert "0 are the SOP head (ALBERT)'s" in sop_line
@@ -355,8 +383,13 @@ def test_the_page_compares_the_two_heads_on_the_same_pairs(models):
 def test_the_own_pair_caption_says_what_each_head_did_when_swapped_not_what_it_should():
     sop = so.Head("albert", "sop", "SOP head", "swapped", "bundled")
     nsp = so.Head("bert-nsp", "nsp", "NSP head", "not next", "bundled")
-    story = so.pair_story((sop, nsp), {"albert": ((0.11, 0.89), (0.81, 0.19)),  # a student's pair: 89% -> 19%
-                                       "bert-nsp": ((0.7, 0.30), (0.68, 0.32))})
+    story = so.pair_story(
+        (sop, nsp),
+        {
+            "albert": ((0.11, 0.89), (0.81, 0.19)),  # a student's pair: 89% -> 19%
+            "bert-nsp": ((0.7, 0.30), (0.68, 0.32)),
+        },
+    )
     assert "**SOP head**: P(swapped) 89% → 19% when swapped: down" in story
     assert "takes the swapped order for the original" in story and "goes up when" not in story
     assert "**NSP head**: P(not next) 30% → 32% when swapped: about the same both ways" in story

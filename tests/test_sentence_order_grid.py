@@ -10,15 +10,18 @@ from app.lessons import sentence_order as so
 
 
 def heads():
-    return (so.Head("albert", "sop", so.HEAD_NAMES["sop"], "swapped", "x"),
-            so.Head("bert-nsp", "nsp", so.HEAD_NAMES["nsp"], "not next", "y"))
+    return (
+        so.Head("albert", "sop", so.HEAD_NAMES["sop"], "swapped", "x"),
+        so.Head("bert-nsp", "nsp", so.HEAD_NAMES["nsp"], "not next", "y"),
+    )
 
 
 def cells(acc: dict[str, dict[str, int]], n: int = 120) -> tuple[so.Cell, ...]:
     """acc[key][task] = pairs right of n."""
     objective = {"albert": "sop", "bert-nsp": "nsp"}
-    return tuple(so.Cell(k, objective[k], t, c, n, *so.wilson_interval(c, n)) for k, row in acc.items()
-                 for t, c in row.items())
+    return tuple(
+        so.Cell(k, objective[k], t, c, n, *so.wilson_interval(c, n)) for k, row in acc.items() for t, c in row.items()
+    )
 
 
 def test_wilson_interval_is_the_textbook_one():

@@ -25,8 +25,11 @@ def test_the_v2_component_scan_is_skipped_and_the_app_uses_no_v2_component(monke
     BidiComponentManager().discover_and_register_components()
     assert scans == [1]
     sources = [p for d in ("app", "pages") for p in (ROOT / d).rglob("*.py")] + [ROOT / "streamlit_app.py"]
-    uses = [p for p in sources if p.name != "serve.py" and ("components.v2" in p.read_text()
-                                                            or "st.components" in p.read_text())]
+    uses = [
+        p
+        for p in sources
+        if p.name != "serve.py" and ("components.v2" in p.read_text() or "st.components" in p.read_text())
+    ]
     # the v2 components, the window's width sensor and the browser's keep (localStorage: an own deck, the students'
     # address), are defined inline (their JS in the call): they need no installed manifest, which is all the
     # skipped scan looks for
@@ -52,13 +55,19 @@ def test_the_first_pages_imports_are_done_early_and_hold_neither_torch_nor_panda
             return package
 
     router = ast.parse((ROOT / "streamlit_app.py").read_text(encoding="utf-8"))
-    router_modules = {module_of(node.module, a.name) for node in ast.walk(router)
-                      if isinstance(node, ast.ImportFrom) and node.module.split(".")[0] == "app" for a in node.names}
+    router_modules = {
+        module_of(node.module, a.name)
+        for node in ast.walk(router)
+        if isinstance(node, ast.ImportFrom) and node.module.split(".")[0] == "app"
+        for a in node.names
+    }
     assert {"app.ui", "app.lessons", "app.core.prefetch"} <= router_modules
-    probe = ("import json, sys\nfrom app import serve\n"
-             "from app.core import prefetch, preload, visitors\n"  # what serve._preload imported before it
-             "serve.warm_first_page()\n"
-             "print(json.dumps(sorted(sys.modules)))")
+    probe = (
+        "import json, sys\nfrom app import serve\n"
+        "from app.core import prefetch, preload, visitors\n"  # what serve._preload imported before it
+        "serve.warm_first_page()\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert router_modules <= loaded, router_modules - loaded
@@ -126,7 +135,7 @@ def _wait_for(what: str, log, after: str | None = None, bound_s: float = 300):
 
     def seen() -> bool:
         marks = [e["what"] for e in startup.read(str(log))]
-        return what in (marks[marks.index(after) + 1:] if after in marks else [] if after else marks)
+        return what in (marks[marks.index(after) + 1 :] if after in marks else [] if after else marks)
 
     end = time.monotonic() + bound_s
     while not seen():
@@ -155,9 +164,22 @@ def test_a_started_server_asks_nothing_off_the_machine(tmp_path):
 
     net, log = tmp_path / "net.jsonl", tmp_path / "startup.log"
     env = {**os.environ, "BVE_NET_LOG": str(net), "BVE_STARTUP_LOG": str(log), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([*_only_loopback(), sys.executable, "-c", LAUNCHER, "--server.headless=true",
-                             "--server.address=0.0.0.0", f"--server.port={_free_port()}"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            *_only_loopback(),
+            sys.executable,
+            "-c",
+            LAUNCHER,
+            "--server.headless=true",
+            "--server.address=0.0.0.0",
+            f"--server.port={_free_port()}",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for("preload end", log)  # the server is up and the imports begun IDLE_START_S later are done
     finally:
@@ -188,9 +210,21 @@ def test_a_server_stopped_after_its_warm_start_exits_cleanly(tmp_path):
 
     port, log = _free_port(), tmp_path / "startup.log"
     env = {**os.environ, "BVE_STARTUP_LOG": str(log), "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "app.serve", "--server.headless=true", f"--server.port={port}",
-                             "--server.address=127.0.0.1"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app.serve",
+            "--server.headless=true",
+            f"--server.port={port}",
+            "--server.address=127.0.0.1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_for("process start", log)
@@ -228,9 +262,21 @@ def test_with_no_visitor_the_warm_start_begins_after_the_imports(tmp_path):
 
     port, log = _free_port(), tmp_path / "startup.log"
     env = {**os.environ, "BVE_STARTUP_LOG": str(log), "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "app.serve", "--server.headless=true", f"--server.port={port}",
-                             "--server.address=127.0.0.1"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app.serve",
+            "--server.headless=true",
+            f"--server.port={port}",
+            "--server.address=127.0.0.1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for("warm start begin", log)
         _wait_for("precompute end", log, after="warm start begin")  # a lesson's default view computed, shared

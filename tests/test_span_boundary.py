@@ -39,8 +39,9 @@ def test_an_index_whose_tokens_are_not_consecutive_is_one_span_per_run():
 
 
 @settings(deadline=None, max_examples=60)
-@given(pieces=st.lists(st.integers(1, 3), min_size=1, max_size=30), p=st.floats(0.1, 0.9),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    pieces=st.lists(st.integers(1, 3), min_size=1, max_size=30), p=st.floats(0.1, 0.9), seed=st.integers(0, 2**31 - 1)
+)
 def test_every_target_of_span_masking_is_in_exactly_one_span_with_its_boundaries_outside(pieces, p, seed):
     sentence = fake_sentence(pieces)
     span_ids, _ = masking.place_spans(list(sentence.word_of), p, 0.2, 10, masking.generator(seed))

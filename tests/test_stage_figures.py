@@ -78,8 +78,9 @@ def test_the_default_deck_names_the_figure_each_title_is_about():
 
 
 def test_the_default_deck_validates_cleanly_and_round_trips_with_its_figures():
-    views, notes = deck.validate([{"page": v.page, "query": v.params, "title": v.title, "note": v.note}
-                                  for v in DEFAULT])
+    views, notes = deck.validate(
+        [{"page": v.page, "query": v.params, "title": v.title, "note": v.note} for v in DEFAULT]
+    )
     assert notes == []
     named = [v.params.get(state.FIGURE) for v in views]
     assert named.count(None) < len(named) and [v.params.get(state.FIGURE) for v in DEFAULT] == named
@@ -111,8 +112,9 @@ def test_a_deck_view_naming_a_figure_its_lesson_lacks_is_a_note_not_a_traceback(
 
 def test_stage_figure_builds_the_named_figure_else_the_key_figure():
     key = SimpleNamespace(name="key")
-    module = SimpleNamespace(key_figure=lambda r: key, FIGURES={"key": None, "other": lambda r: ("other", r),
-                                                                "empty": lambda r: None})
+    module = SimpleNamespace(
+        key_figure=lambda r: key, FIGURES={"key": None, "other": lambda r: ("other", r), "empty": lambda r: None}
+    )
     module.FIGURES["key"] = module.key_figure
     assert stage_figure(module, 1, "other") == ("other", 1)
     assert stage_figure(module, 1, "key") is key and stage_figure(module, 1, None) is key
@@ -133,11 +135,20 @@ def test_the_prefix_figure_puts_bert_and_deberta_side_by_side_with_their_largest
 
     def shift(model, family, delta):
         without = np.arange(8, dtype=float).reshape(2, 2, 2)
-        return SimpleNamespace(model=model, family=family, pieces=("<a>", "b"), without=without,
-                               shifted=without + delta, max_delta=float(np.abs(delta).max()))
+        return SimpleNamespace(
+            model=model,
+            family=family,
+            pieces=("<a>", "b"),
+            without=without,
+            shifted=without + delta,
+            max_delta=float(np.abs(delta).max()),
+        )
 
-    fig = deberta.prefix_figure(SimpleNamespace(shifts=(shift("DeBERTa", "deberta", np.zeros((2, 2, 2))),
-                                                        shift("BERT", "bert", np.full((2, 2, 2), 0.5)))))
+    fig = deberta.prefix_figure(
+        SimpleNamespace(
+            shifts=(shift("DeBERTa", "deberta", np.zeros((2, 2, 2))), shift("BERT", "bert", np.full((2, 2, 2), 0.5)))
+        )
+    )
     assert [t.name for t in fig.data] == ["BERT", "unchanged", "DeBERTa", "unchanged"]
     assert [t.xaxis for t in fig.data] == ["x", "x", "x2", "x2"]
     titles = [a.text for a in fig.layout.annotations]
@@ -188,16 +199,23 @@ def test_every_shape_a_figure_marks_stays_visible_on_a_projector_and_on_paper():
 # ----------------------------------------------------------------------------- the handout
 
 
-@pytest.mark.parametrize("title, marker", [
-    ("Static ×1 vs dynamic masking over 40 epochs", "positions ever a target"),
-    ("Unroll ALBERT's block to 4× its depth", "change per application"),
-])
+@pytest.mark.parametrize(
+    "title, marker",
+    [
+        ("Static ×1 vs dynamic masking over 40 epochs", "positions ever a target"),
+        ("Unroll ALBERT's block to 4× its depth", "change per application"),
+    ],
+)
 def test_the_handout_prints_the_figure_the_view_names(title, marker):
     v = next(v for v in DEFAULT if v.title == title)
     s = handout.section(v, handout.load_models(v), v.link("http://hall.example"), number=1)
     assert s.figure and marker in s.figure, s.problem
-    key = handout.section(deck.view(v.page, {k: x for k, x in v.params.items() if k != state.FIGURE}, title),
-                          handout.load_models(v), "http://hall.example", number=2)
+    key = handout.section(
+        deck.view(v.page, {k: x for k, x in v.params.items() if k != state.FIGURE}, title),
+        handout.load_models(v),
+        "http://hall.example",
+        number=2,
+    )
     assert key.figure and marker not in key.figure  # without the name: the key figure, as before
 
 

@@ -177,8 +177,15 @@ print(json.dumps(seen))
 
     assert devices.BACKGROUND_THREADS == 1
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
-        "default": 2, "background": 1, "timing": 2, "after timing": 1, "page before": 1, "page": 2,
-        "crowded page": 1, "page alone again": 2}
+        "default": 2,
+        "background": 1,
+        "timing": 2,
+        "after timing": 1,
+        "page before": 1,
+        "page": 2,
+        "crowded page": 1,
+        "page alone again": 2,
+    }
 
 
 def test_the_warm_queue_takes_a_decks_next_slide_first_and_each_view_once(monkeypatch):

@@ -56,19 +56,28 @@ def test_a_repeated_key_uses_its_last_value_and_says_so():
 
 
 def test_notes_show_hostile_values_literally_and_inertly():
-    payloads = ["`![](http://evil.invalid/s.png)`", "`[Log in again](http://evil.invalid/x)`", ":red[**HACKED**]",
-                "\u202e5 txet", "$\\frac{1}{2}$", "a\n\n# heading", "<img src=x onerror=alert(1)>"]
+    payloads = [
+        "`![](http://evil.invalid/s.png)`",
+        "`[Log in again](http://evil.invalid/x)`",
+        ":red[**HACKED**]",
+        "\u202e5 txet",
+        "$\\frac{1}{2}$",
+        "a\n\n# heading",
+        "<img src=x onerror=alert(1)>",
+    ]
     for raw in payloads:
         _, notes = parse({"seed": raw}, SPEC)
         note = notes[0]
-        span = note[note.index("`"):note.index("` in the link") + 1]
+        span = note[note.index("`") : note.index("` in the link") + 1]
         assert span.count("`") == 2, note  # one code span, never closed from inside
         assert "\u202e" not in note and "\n" not in note
     assert "⟨U+202E⟩" in parse({"seed": "\u202e5"}, SPEC)[1][0]
 
 
 def test_unknown_keys_are_named():
-    assert unknown_keys({"seed": "1", "colour": "red"}, {"seed"}) == ["Ignored `colour` in the link: this page has no such setting."]
+    assert unknown_keys({"seed": "1", "colour": "red"}, {"seed"}) == [
+        "Ignored `colour` in the link: this page has no such setting."
+    ]
 
 
 def test_fits_tells_a_value_this_parameter_can_hold():

@@ -28,17 +28,27 @@ def test_html_escapes_markup():
     assert text.html("<script>&\"") == "&lt;script&gt;&amp;&#34;"
 
 
-PLOTLY_ENTITIES = {"mu": "\u03bc", "amp": "&", "lt": "<", "gt": ">", "nbsp": "\xa0", "times": "\xd7", "plusmn": "\xb1",
-                   "deg": "\xb0"}  # all the named entities plotly.js decodes (svg_text_utils.convertEntities)
+PLOTLY_ENTITIES = {
+    "mu": "\u03bc",
+    "amp": "&",
+    "lt": "<",
+    "gt": ">",
+    "nbsp": "\xa0",
+    "times": "\xd7",
+    "plusmn": "\xb1",
+    "deg": "\xb0",
+}  # all the named entities plotly.js decodes (svg_text_utils.convertEntities)
 
 
 def plotly_shows(s: str) -> str:
     """What plotly.js draws for a text: its convertEntities, once (numeric references and the names above)."""
+
     def one(m):
         r = m.group(1)
         if r.startswith("#"):
             return chr(int(r[2:], 16) if r[1] == "x" else int(r[1:]))
         return PLOTLY_ENTITIES.get(r, m.group(0))
+
     return text.re.sub(r"&(#\d+|#x[\da-fA-F]+|[a-z]+);", one, s)
 
 
@@ -73,7 +83,13 @@ def test_words_and_windows():
     assert text.choose_word(3, 99, ["a", "b", "c"])[0] == 2  # the last word is a content word: it
     assert text.choose_word(2, 9, ["?", "!"])[0] == 1  # no content word at all: the last word
     assert text.choose_word(len(words), 2, words) == (2, None)  # in range: as asked
-    assert list(text.word_window(100, 50, 10)) == list(range(45, 55)) and list(text.word_window(5, 4, 10)) == [0, 1, 2, 3, 4]
+    assert list(text.word_window(100, 50, 10)) == list(range(45, 55)) and list(text.word_window(5, 4, 10)) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
     index, note = text.choose_word(1, 9)  # a one-word text: the note's count agrees with its number
     assert index == 0 and "this text's 1 word (" in note and "its only word" in note and "1 words" not in note
 
@@ -90,7 +106,20 @@ def test_counts_and_ordinals_in_prose():
     assert [text.count(n, "word") for n in (0, 1, 2, 1234)] == ["0 words", "1 word", "2 words", "1,234 words"]
     assert text.count(1, "child", "children") == "1 child" and text.count(3, "child", "children") == "3 children"
     assert [text.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112)] == [
-        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th", "112th"]
+        "1st",
+        "2nd",
+        "3rd",
+        "4th",
+        "11th",
+        "12th",
+        "13th",
+        "21st",
+        "22nd",
+        "23rd",
+        "101st",
+        "111th",
+        "112th",
+    ]
 
 
 @pytest.mark.parametrize("key", ["bert", "roberta", "albert", "xlnet"])

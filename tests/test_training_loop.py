@@ -61,8 +61,9 @@ def test_early_stopping_ends_at_the_first_evaluation_it_accepts_and_a_resume_doe
         return model(torch.randn(4, 3, generator=gen)).pow(2).mean(), {}
 
     def run():
-        return common.train_loop("toy", model, step_loss, lambda: {"top5": next(evals)}, cfg, tmp_path,
-                                 stop_when=lambda m: m["top5"] >= 0.55)
+        return common.train_loop(
+            "toy", model, step_loss, lambda: {"top5": next(evals)}, cfg, tmp_path, stop_when=lambda m: m["top5"] >= 0.55
+        )
 
     curves = run()
     assert curves["stopped_at"] == curves["steps_done"] == 6 and calls == list(range(6))
@@ -74,9 +75,12 @@ def test_early_stopping_ends_at_the_first_evaluation_it_accepts_and_a_resume_doe
 def test_the_reports_training_column_counts_each_electra_model_by_its_own_stages():
     from app.training import report
 
-    curves = {"steps_done": 2500, "train_seconds": 900.0,
-              "joint_stage": {"steps_done": 2500, "train_seconds": 3300.0},
-              "generator_stage": {"steps_done": 250, "train_seconds": 80.0, "stopped_at": 250}}
+    curves = {
+        "steps_done": 2500,
+        "train_seconds": 900.0,
+        "joint_stage": {"steps_done": 2500, "train_seconds": 3300.0},
+        "generator_stage": {"steps_done": 250, "train_seconds": 80.0, "stopped_at": 250},
+    }
     assert report._training("electra-generator", curves) == "250 steps · 1 min CPU, alone (stage 1)"
     assert report._training("electra-discriminator", curves) == "2500 joint + 2500 steps · 55 + 15 min CPU"
     assert report._training("bert", {"steps_done": 6000, "train_seconds": 1200.0}) == "6000 steps · 20 min CPU"
@@ -88,16 +92,28 @@ def test_the_reports_training_column_says_which_device_trained_each_stage():
     from app.training import report
 
     gpu = ["H100 80GB HBM3 GPU"]
-    curves = {"steps_done": 2500, "train_seconds": 900.0,
-              "joint_stage": {"steps_done": 2500, "train_seconds": 180.0, "devices": gpu},
-              "generator_stage": {"steps_done": 250, "train_seconds": 15.0, "devices": gpu}}
+    curves = {
+        "steps_done": 2500,
+        "train_seconds": 900.0,
+        "joint_stage": {"steps_done": 2500, "train_seconds": 180.0, "devices": gpu},
+        "generator_stage": {"steps_done": 250, "train_seconds": 15.0, "devices": gpu},
+    }
     assert report._training("electra-generator", curves) == "250 steps · 0 min H100 80GB HBM3 GPU, alone (stage 1)"
-    assert report._training("electra-discriminator", curves) == "2500 joint + 2500 steps · 3 min H100 80GB HBM3 GPU + 15 min CPU"
-    both = {"steps_done": 1500, "train_seconds": 120.0, "devices": gpu,
-            "stage1": {"steps_done": 11000, "train_seconds": 285.0, "devices": gpu}}
+    assert (
+        report._training("electra-discriminator", curves)
+        == "2500 joint + 2500 steps · 3 min H100 80GB HBM3 GPU + 15 min CPU"
+    )
+    both = {
+        "steps_done": 1500,
+        "train_seconds": 120.0,
+        "devices": gpu,
+        "stage1": {"steps_done": 11000, "train_seconds": 285.0, "devices": gpu},
+    }
     assert report._training("albert", both).startswith("11000 + 1500 steps · 5 + 2 min H100 80GB HBM3 GPU (stage 2")
-    assert report._training("bert", {"steps_done": 6000, "train_seconds": 133.0, "devices": gpu}) == \
-        "6000 steps · 2 min H100 80GB HBM3 GPU"
+    assert (
+        report._training("bert", {"steps_done": 6000, "train_seconds": 133.0, "devices": gpu})
+        == "6000 steps · 2 min H100 80GB HBM3 GPU"
+    )
 
 
 def test_the_loop_records_the_device_of_the_steps_it_trains(tmp_path):
@@ -119,7 +135,9 @@ def test_a_card_trained_on_a_gpu_names_the_gpu_not_the_host_cpu_alone(monkeypatc
     text = common.describe_compute(cfg, {"steps_done": 6000, "train_seconds": 133})
     assert text.endswith("2 min of training on GPU (NVIDIA H100 80GB HBM3, CUDA 13.0; host Intel(R) Xeon(R) Processor)")
     assert "bf16 autocast" in text
-    cpu = common.describe_compute(common.LoopConfig(steps=6000, precision="fp32"), {"steps_done": 6000, "train_seconds": 133})
+    cpu = common.describe_compute(
+        common.LoopConfig(steps=6000, precision="fp32"), {"steps_done": 6000, "train_seconds": 133}
+    )
     assert "float32, 2 min" in cpu and "autocast" not in cpu
     assert "on CPU, " in cpu and "thread" in cpu and cpu.endswith("(Intel(R) Xeon(R) Processor)")
 

@@ -86,16 +86,27 @@ def test_whole_stories_follow_the_files_story_ends_or_its_openings(tmp_path):
     lines everywhere, so stories are grouped at openings that only ever start one, and a group too long to be
     one story is dropped."""
     marked = tmp_path / "train.txt"
-    marked.write_text("One day, Tom ran.\n\nHe fell. He cried.\nOnce upon a time, Sue sang.\n\nShe smiled.\n"
-                      "Ann had a cat.\n\nThe cat ran.\n", encoding="utf-8")
-    assert data.read_whole_stories(marked) == ["One day, Tom ran. He fell. He cried.",
-                                               "Once upon a time, Sue sang. She smiled.", "Ann had a cat. The cat ran."]
+    marked.write_text(
+        "One day, Tom ran.\n\nHe fell. He cried.\nOnce upon a time, Sue sang.\n\nShe smiled.\n"
+        "Ann had a cat.\n\nThe cat ran.\n",
+        encoding="utf-8",
+    )
+    assert data.read_whole_stories(marked) == [
+        "One day, Tom ran. He fell. He cried.",
+        "Once upon a time, Sue sang. She smiled.",
+        "Ann had a cat. The cat ran.",
+    ]
     unmarked = tmp_path / "valid.txt"
-    unmarked.write_text("He fell at the end.\n\nOnce upon a time, Sue sang.\n\nShe smiled.\n\n"
-                        "Once there was a dog. " + "It ran. " * 150 + "\n\nThe dog slept.\n\n"
-                        "Once, a cat sat.\n\nOne day, the cat ran.\n", encoding="utf-8")
+    unmarked.write_text(
+        "He fell at the end.\n\nOnce upon a time, Sue sang.\n\nShe smiled.\n\n"
+        "Once there was a dog. " + "It ran. " * 150 + "\n\nThe dog slept.\n\n"
+        "Once, a cat sat.\n\nOne day, the cat ran.\n",
+        encoding="utf-8",
+    )
     assert data.read_whole_stories(unmarked) == [  # the file's first group starts mid-story; the dog's is too long
-        "Once upon a time, Sue sang. She smiled.", "Once, a cat sat. One day, the cat ran."]
+        "Once upon a time, Sue sang. She smiled.",
+        "Once, a cat sat. One day, the cat ran.",
+    ]
 
 
 def test_cutting_longest_first_matches_the_lessons_tokenizer_call(bundled):
@@ -104,9 +115,17 @@ def test_cutting_longest_first_matches_the_lessons_tokenizer_call(bundled):
         pytest.skip("no bundled BERT")
     tok = bundled("bert").tokenizer
     long_a = "The little girl found a red ball in the park and she played with it all day long until the sun went down."
-    long_b = "She picked it up and ran home to show her mom, who smiled and said it was the best ball she had ever seen."
+    long_b = (
+        "She picked it up and ran home to show her mom, who smiled and said it was the best ball she had ever seen."
+    )
     short = "Tom was sad."
-    for a, b in [(long_a, long_b), (long_b, long_a + " Then she slept."), (short, long_b), (long_a, short), (short, short)]:
+    for a, b in [
+        (long_a, long_b),
+        (long_b, long_a + " Then she slept."),
+        (short, long_b),
+        (long_a, short),
+        (short, short),
+    ]:
         ida, idb = (tok(x, add_special_tokens=False)["input_ids"] for x in (a, b))
         for seq_len in (64, 41, 40, 20, 9):
             p = pairs.encode_segment_pairs(tok, [(ida, idb, 1)], seq_len, "nsp")
@@ -147,18 +166,32 @@ def test_the_bert_nsp_recipe_is_found_by_its_name_and_starts_from_the_bert_stand
 def test_the_reports_nsp_row_shows_held_out_and_pool_accuracy_and_the_floor():
     from app.training import report
 
-    curves = {"steps_done": 9000, "train_seconds": 2040.0, "starts_from": "the BERT stand-in",
-              "final": {"nsp_accuracy": 0.91, "sop_accuracy": 0.53, "held_out_pairs": 4000}}
-    row = report.rows({"bert-nsp": {"params": 2.67e6, "curves": curves, "pool": {"nsp": 0.88, "sop": 0.5},
-                                    "checks": [("held-out NSP accuracy", 0.91, report.NSP_FLOOR, True),
-                                               ("held-out SOP accuracy near chance", 0.53, report.SOP_NEAR_CHANCE,
-                                                True)]}})
+    curves = {
+        "steps_done": 9000,
+        "train_seconds": 2040.0,
+        "starts_from": "the BERT stand-in",
+        "final": {"nsp_accuracy": 0.91, "sop_accuracy": 0.53, "held_out_pairs": 4000},
+    }
+    row = report.rows(
+        {
+            "bert-nsp": {
+                "params": 2.67e6,
+                "curves": curves,
+                "pool": {"nsp": 0.88, "sop": 0.5},
+                "checks": [
+                    ("held-out NSP accuracy", 0.91, report.NSP_FLOOR, True),
+                    ("held-out SOP accuracy near chance", 0.53, report.SOP_NEAR_CHANCE, True),
+                ],
+            }
+        }
+    )
     (nsp,) = [r for r in row if r.startswith("| BERT (NSP head)")]
     assert "9000 steps · 34 min CPU, from the BERT stand-in" in nsp
     assert "NSP accuracy 0.91 · SOP accuracy 0.53 (the head, 4000 held-out pairs a task)" in nsp
     assert "pool (120 pairs a task), measured now: NSP 0.88 · SOP 0.50" in nsp
-    assert nsp.endswith("| held-out NSP accuracy 0.910 (≥ 0.85); held-out SOP accuracy near chance 0.530 (0.5 ± 0.10) "
-                        "| yes |")
+    assert nsp.endswith(
+        "| held-out NSP accuracy 0.910 (≥ 0.85); held-out SOP accuracy near chance 0.530 (0.5 ± 0.10) | yes |"
+    )
 
 
 def test_where_tells_each_draws_place_in_its_story_and_changes_no_draw():
@@ -182,8 +215,14 @@ def test_sop_breakdown_splits_the_heads_answers_by_where_a_sits(bundled):
     path = catalogue.bundled_root() / catalogue.CATALOGUE["bert-nsp"].bundled
     tok = AutoTokenizer.from_pretrained(path)
     model = BertForPreTraining.from_pretrained(path).eval()
-    text = ["Once upon a time there was a cat.", "The cat liked milk.", "One day it rained.", "The cat stayed in.",
-            "It slept all day.", "The end."]
+    text = [
+        "Once upon a time there was a cat.",
+        "The cat liked milk.",
+        "One day it rained.",
+        "The cat stayed in.",
+        "It slept all day.",
+        "The end.",
+    ]
     stories = data.encode_sentences(tok, [" ".join(text), " ".join(text[::-1]), " ".join(text[1:])])
     rows = bert_nsp.sop_breakdown(model, tok, stories, bases=24)
     by = {r["pairs"]: r for r in rows}
@@ -204,8 +243,14 @@ def test_the_topic_baseline_finds_the_topic_and_cannot_read_order(bundled):
     from app.training import bert_nsp
 
     tok = AutoTokenizer.from_pretrained(catalogue.bundled_root() / catalogue.CATALOGUE["bert"].bundled)
-    topics = [["cat", "milk", "sofa"], ["ship", "sea", "storm"], ["tree", "apple", "garden"], ["car", "road", "truck"],
-              ["cake", "oven", "sugar"], ["ball", "park", "grass"]]
+    topics = [
+        ["cat", "milk", "sofa"],
+        ["ship", "sea", "storm"],
+        ["tree", "apple", "garden"],
+        ["car", "road", "truck"],
+        ["cake", "oven", "sugar"],
+        ["ball", "park", "grass"],
+    ]
     story = lambda w: " ".join(f"The {w[i % 3]} and the {w[(i + 1) % 3]} were here." for i in range(6))  # noqa: E731
     stories = data.encode_sentences(tok, [story(t) for t in topics])
     split = bert_nsp.topic_baseline(tok, stories, stories, bases=60, train_bases=300, words=50)
@@ -218,9 +263,12 @@ def test_the_report_says_whether_any_checkpoint_had_nsp_at_its_floor_and_sop_nea
     from app.training import report
 
     rising = {"valid_nsp_acc": [0.70, 0.86, 0.87], "valid_sop_acc": [0.52, 0.62, 0.64]}
-    assert report._sop_with_nsp(rising) == ("; in training, SOP was 0.62–0.64 at the 2 evaluations where NSP was "
-                                            "≥ 0.85: no checkpoint had both")
-    assert report._sop_with_nsp({"valid_nsp_acc": [0.86, 0.9], "valid_sop_acc": [0.55, 0.7]}).endswith("1 of them had both")
+    assert report._sop_with_nsp(rising) == (
+        "; in training, SOP was 0.62–0.64 at the 2 evaluations where NSP was ≥ 0.85: no checkpoint had both"
+    )
+    assert report._sop_with_nsp({"valid_nsp_acc": [0.86, 0.9], "valid_sop_acc": [0.55, 0.7]}).endswith(
+        "1 of them had both"
+    )
     assert report._sop_with_nsp({"valid_nsp_acc": [0.6], "valid_sop_acc": [0.5]}) == ""
 
 
@@ -241,8 +289,10 @@ def test_albert_stage_two_starts_from_stage_one_keeps_it_and_refuses_to_stack(tm
         stage1 = json.loads((out / "albert" / "curves.json").read_text())
         stage1.pop("stage2")
         (out / "albert" / "curves.json").write_text(json.dumps({**stage1, **(stage1.get("stage1") or {})}))
-    story = ("Once upon a time there was a cat. The cat liked milk. One day it rained. The cat stayed in. "
-             "It slept all day. Then the sun came out. The cat went to play.")
+    story = (
+        "Once upon a time there was a cat. The cat liked milk. One day it rained. The cat stayed in. "
+        "It slept all day. Then the sun came out. The cat went to play."
+    )
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name in ("tinystories_train.txt", "tinystories_valid.txt"):
@@ -253,7 +303,11 @@ def test_albert_stage_two_starts_from_stage_one_keeps_it_and_refuses_to_stack(tm
     assert curves["stage2"] == albert_sop.STAGE and curves["steps_done"] == 2
     assert curves["stage1"]["steps_done"] and (work / "albert-sop" / "start" / "config.json").exists()
     f = curves["final"]
-    assert f["held_out_pairs"] == 16 and 0 <= f["segment_sop_accuracy"] <= 1 and f["sop_accuracy"] == f["segment_sop_accuracy"]
+    assert (
+        f["held_out_pairs"] == 16
+        and 0 <= f["segment_sop_accuracy"] <= 1
+        and f["sop_accuracy"] == f["segment_sop_accuracy"]
+    )
     card = (out / "albert" / "README.md").read_text()
     assert "**Stage 1** (`--recipe albert`" in card and "**Stage 2** (`--recipe albert-sop`" in card
     shutil.rmtree(work)

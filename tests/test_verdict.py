@@ -21,17 +21,20 @@ def seeds(values) -> dict:
 # ----------------------------------------------------------------------------- Student's t
 
 
-@pytest.mark.parametrize("t, df, cdf", [
-    (1.0, 1, 0.75),  # Cauchy: 1/2 + atan(t)/π
-    (-1.0, 1, 0.25),
-    (2.0, 2, 0.5 + 2.0 / (2 * math.sqrt(6.0))),  # df 2: 1/2 + t / (2 √(2 + t²))
-    (0.0, 7.5, 0.5),
-    (2.776445, 4, 0.975),  # the tables' two-sided 95% points
-    (4.302653, 2, 0.975),
-    (2.228139, 10, 0.975),
-    (2.015048, 5, 0.95),
-    (3.182446, 3, 0.975),
-])
+@pytest.mark.parametrize(
+    "t, df, cdf",
+    [
+        (1.0, 1, 0.75),  # Cauchy: 1/2 + atan(t)/π
+        (-1.0, 1, 0.25),
+        (2.0, 2, 0.5 + 2.0 / (2 * math.sqrt(6.0))),  # df 2: 1/2 + t / (2 √(2 + t²))
+        (0.0, 7.5, 0.5),
+        (2.776445, 4, 0.975),  # the tables' two-sided 95% points
+        (4.302653, 2, 0.975),
+        (2.228139, 10, 0.975),
+        (2.015048, 5, 0.95),
+        (3.182446, 3, 0.975),
+    ],
+)
 def test_t_cdf_known_values(t, df, cdf):
     assert verdict.t_cdf(t, df) == pytest.approx(cdf, abs=2e-7)
     assert verdict.t_sf(t, df) == pytest.approx(1 - cdf, abs=2e-7)
@@ -53,7 +56,7 @@ def test_t_quantiles_and_the_incomplete_beta():
     assert 1.96 < verdict.t_critical(200) < 1.98
     assert verdict.t_quantile(0.025, 6) == pytest.approx(-verdict.t_critical(6))
     for a, x in ((1.0, 0.3), (2.5, 0.8)):
-        assert verdict.betainc(a, 1.0, x) == pytest.approx(x ** a)  # I_x(a, 1) = x^a
+        assert verdict.betainc(a, 1.0, x) == pytest.approx(x**a)  # I_x(a, 1) = x^a
     assert verdict.betainc(2.0, 3.0, 0.4) == pytest.approx(0.5248)  # Σ_{j≥2} C(4,j) 0.4^j 0.6^(4−j)
 
 
@@ -163,11 +166,15 @@ def test_a_null_with_a_tight_interval_supports_noninferiority():
     assert v.verdict == REPRODUCES and v.ci_low > -0.05 and v.ci_low < 0 < v.ci_high
     assert verdict.decide(seeds(shared), seeds(none), higher_is_better=False).verdict == TOO_SMALL  # not superior
     wide = [x + d for x, d in zip(none, (0.09, -0.08, 0.06, -0.07))]
-    assert verdict.decide(seeds(wide), seeds(none), higher_is_better=False, kind=NONINFERIORITY,
-                          margin=0.05).verdict == TOO_SMALL
+    assert (
+        verdict.decide(seeds(wide), seeds(none), higher_is_better=False, kind=NONINFERIORITY, margin=0.05).verdict
+        == TOO_SMALL
+    )
     small_cost = [x + 0.02 + d for x, d in zip(none, (0.002, -0.002, 0.001, -0.001))]  # a clear cost inside the margin
-    assert verdict.decide(seeds(small_cost), seeds(none), higher_is_better=False, kind=NONINFERIORITY,
-                          margin=0.05).verdict == REPRODUCES
+    assert (
+        verdict.decide(seeds(small_cost), seeds(none), higher_is_better=False, kind=NONINFERIORITY, margin=0.05).verdict
+        == REPRODUCES
+    )
 
 
 # ----------------------------------------------------------------------------- equivalence
@@ -175,20 +182,33 @@ def test_a_null_with_a_tight_interval_supports_noninferiority():
 
 def test_equivalence_inside_outside_and_between():
     mlm = [0.527, 0.522, 0.534, 0.529]
-    inside = verdict.decide(seeds([x + d for x, d in zip(mlm, (0.002, -0.001, 0.001, 0.0))]), seeds(mlm),
-                            kind=EQUIVALENCE, margin=0.02)
+    inside = verdict.decide(
+        seeds([x + d for x, d in zip(mlm, (0.002, -0.001, 0.001, 0.0))]), seeds(mlm), kind=EQUIVALENCE, margin=0.02
+    )
     assert inside.verdict == REPRODUCES and -0.02 < inside.ci_low and inside.ci_high < 0.02
     lo_p = verdict.t_sf((inside.difference + 0.02) / inside.se, inside.df)  # TOST: the larger one-sided p
     hi_p = verdict.t_cdf((inside.difference - 0.02) / inside.se, inside.df)
     assert inside.p_one_sided == pytest.approx(max(lo_p, hi_p)) and inside.p == pytest.approx(2 * max(lo_p, hi_p))
-    outside = verdict.decide(seeds([x + 0.06 + d for x, d in zip(mlm, (0.002, -0.001, 0.001, 0.0))]), seeds(mlm),
-                             kind=EQUIVALENCE, margin=0.02)
+    outside = verdict.decide(
+        seeds([x + 0.06 + d for x, d in zip(mlm, (0.002, -0.001, 0.001, 0.0))]),
+        seeds(mlm),
+        kind=EQUIVALENCE,
+        margin=0.02,
+    )
     assert outside.verdict == REVERSES and outside.ci_low > 0.02 and outside.boundary == 0.02
-    below = verdict.decide(seeds([x - 0.06 + d for x, d in zip(mlm, (0.002, -0.001, 0.001, 0.0))]), seeds(mlm),
-                           kind=EQUIVALENCE, margin=0.02)
+    below = verdict.decide(
+        seeds([x - 0.06 + d for x, d in zip(mlm, (0.002, -0.001, 0.001, 0.0))]),
+        seeds(mlm),
+        kind=EQUIVALENCE,
+        margin=0.02,
+    )
     assert below.verdict == REVERSES and below.boundary == -0.02
-    straddle = verdict.decide(seeds([x + 0.015 + d for x, d in zip(mlm, (0.01, -0.01, 0.008, -0.006))]), seeds(mlm),
-                              kind=EQUIVALENCE, margin=0.02)
+    straddle = verdict.decide(
+        seeds([x + 0.015 + d for x, d in zip(mlm, (0.01, -0.01, 0.008, -0.006))]),
+        seeds(mlm),
+        kind=EQUIVALENCE,
+        margin=0.02,
+    )
     assert straddle.verdict == TOO_SMALL and straddle.ci_low < 0.02 < straddle.ci_high
     beats = verdict.decide(seeds([x + 0.012 for x in mlm]), seeds(mlm), kind=EQUIVALENCE, margin=0.02)
     assert beats.verdict == REPRODUCES  # "A beats B" by less than the margin is still "about as good as"
@@ -209,8 +229,10 @@ def test_holm_on_known_p_values():
 def test_judge_adjusts_a_family_and_says_so():
     def with_p(p: float) -> verdict.Verdict:  # a paired test with 3 seeds and this two-sided p
         t = verdict.t_quantile(1 - p / 2, 2)
-        return verdict.decide(seeds([1.0 + t * 0.01 / math.sqrt(3) + e for e in (0.01, -0.01, 0.0)]),
-                              seeds([1.0, 1.0, 1.0]))
+        return verdict.decide(
+            seeds([1.0 + t * 0.01 / math.sqrt(3) + e for e in (0.01, -0.01, 0.0)]), seeds([1.0, 1.0, 1.0])
+        )
+
     tests = {k: with_p(p) for k, p in {"a": 0.01, "b": 0.04, "c": 0.03, "d": 0.005}.items()}
     assert [tests[k].p for k in "abcd"] == pytest.approx([0.01, 0.04, 0.03, 0.005])
     assert all(v.verdict == REPRODUCES for v in tests.values())  # each alone clears 0.05
@@ -224,8 +246,12 @@ def test_judge_adjusts_a_family_and_says_so():
 
 
 def test_a_difference_inside_the_seed_spread_is_labelled_too_small():
-    fam = verdict.judge({"x": verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.1, 0.95, 1.0])),
-                         "y": verdict.decide(seeds([2.0, 2.1, 2.2]), seeds([1.0, 1.1, 1.2]))})
+    fam = verdict.judge(
+        {
+            "x": verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.1, 0.95, 1.0])),
+            "y": verdict.decide(seeds([2.0, 2.1, 2.2]), seeds([1.0, 1.1, 1.2])),
+        }
+    )
     assert fam["x"].verdict == TOO_SMALL and fam["x"].p > 0.05 and fam["x"].label == TOO_SMALL
 
 
@@ -235,11 +261,13 @@ def test_a_difference_inside_the_seed_spread_is_labelled_too_small():
 def test_the_about_as_good_as_claims_are_coded_with_a_margin():
     comps = {c.key: (name, c) for name, claim in claims.CLAIMS.items() for c in claim.comparisons}
     assert len(comps) == 19
-    expected = {"dynamic_vs_static10": (NONINFERIORITY, "dynamic", "static10"),
-                "attention_sharing_is_cheap": (NONINFERIORITY, "attention", "none"),
-                "electra15_vs_mlm": (EQUIVALENCE, "electra15", "mlm"),
-                "factorized_all_shared": (NONINFERIORITY, "all_small_e", "all"),
-                "nsp_does_not_help_mlm": (NONINFERIORITY, "none", "nsp")}
+    expected = {
+        "dynamic_vs_static10": (NONINFERIORITY, "dynamic", "static10"),
+        "attention_sharing_is_cheap": (NONINFERIORITY, "attention", "none"),
+        "electra15_vs_mlm": (EQUIVALENCE, "electra15", "mlm"),
+        "factorized_all_shared": (NONINFERIORITY, "all_small_e", "all"),
+        "nsp_does_not_help_mlm": (NONINFERIORITY, "none", "nsp"),
+    }
     for key, (name, c) in comps.items():
         kind, better, worse = expected.get(key, (SUPERIORITY, c.better, c.worse))
         assert (c.kind, c.better, c.worse) == (kind, better, worse), key
@@ -258,8 +286,14 @@ def _doc(finals_by_arm: dict, kind=SUPERIORITY, margin=0.0, higher=False, order=
         if order and arm in order:
             runs = [runs[i] for i in order[arm]]
         arms[arm] = {"label": arm, "change": {}, "params": 1, "seeds": runs}
-    return {"schema": 1, "experiment": "x", "claim": claim.as_dict(), "meta": {},
-            "budget": {"shape": {"hidden_size": 128, "num_hidden_layers": 2}, "steps": 1000}, "arms": arms}
+    return {
+        "schema": 1,
+        "experiment": "x",
+        "claim": claim.as_dict(),
+        "meta": {},
+        "budget": {"shape": {"hidden_size": 128, "num_hidden_layers": 2}, "steps": 1000},
+        "arms": arms,
+    }
 
 
 def test_results_pair_by_the_seed_field_and_put_the_scale_on_a_reversal():
@@ -279,8 +313,9 @@ def test_results_adjust_over_every_experiment_of_the_folder():
     # a comparison with an untrained arm is not tested, nor one whose effect another comparison counts
     m = sum(v["enough_seeds"] and not v["health"] and not v["counted_in"] for v in rows)
     assert all(v["m"] == m for v in rows)
-    assert sorted(v["rank"] for v in rows if v["enough_seeds"] and not v["health"] and not v["counted_in"]) == \
-        list(range(1, m + 1))
+    assert sorted(v["rank"] for v in rows if v["enough_seeds"] and not v["health"] and not v["counted_in"]) == list(
+        range(1, m + 1)
+    )
     assert all(v["rank"] == 0 for v in rows if v["health"] or v["counted_in"])
     for name, doc in docs.items():
         assert results.verdicts(doc) == found[name] or results.folder() != results.BUNDLED
@@ -334,8 +369,10 @@ def test_todays_electra_discriminators_did_not_learn_so_its_three_comparisons_ge
         assert v["verdict"] == verdict.NO_VERDICT and v["rank"] == 0 and not v["holm_pass"], key
         assert v["label"].startswith("no verdict: ") and "did not learn its task (discriminator ROC-AUC" in v["label"]
         assert "needs ≥ 0.750" in v["label"]
-    assert "electra did not learn its task (discriminator ROC-AUC 0.561, 0.541, 0.544 on seeds 0, 1, 2 of 3" in \
-        found["electra"]["rtd_beats_mlm"]["label"]
+    assert (
+        "electra did not learn its task (discriminator ROC-AUC 0.561, 0.541, 0.544 on seeds 0, 1, 2 of 3"
+        in found["electra"]["rtd_beats_mlm"]["label"]
+    )
     rows = [v for d in found.values() for v in d.values()]
     total = sum(len(c.comparisons) for c in claims.CLAIMS.values())
     assert len(rows) == total == 19
@@ -380,19 +417,32 @@ def _break_sharing(doc):
 def _break_distillation(doc):
     r = next(r for r in doc["arms"]["hard"]["seeds"] if r["seed"] == 4)
     r["details"]["teacher_final"]["top1"] = r["final"]["valid_top1"]  # a teacher no better than this student
-    return "hard", "hard's teacher is not stronger than its student (teacher's top-1 lead 0.00 on seed 4 of 10, needs ≥ 0.0100)"
+    return (
+        "hard",
+        "hard's teacher is not stronger than its student (teacher's top-1 lead 0.00 on seed 4 of 10, needs ≥ 0.0100)",
+    )
 
 
-@pytest.mark.parametrize("name, breaks", [("masking", _break_masking), ("sentence", _break_sentence),
-                                          ("electra", _break_electra), ("sharing", _break_sharing),
-                                          ("distillation", _break_distillation)])
+@pytest.mark.parametrize(
+    "name, breaks",
+    [
+        ("masking", _break_masking),
+        ("sentence", _break_sentence),
+        ("electra", _break_electra),
+        ("sharing", _break_sharing),
+        ("distillation", _break_distillation),
+    ],
+)
 def test_an_arm_that_fails_its_health_check_on_one_seed_gets_no_verdict_and_leaves_the_family(name, breaks):
     doc = _bundled(name)
     if name == "electra":
         _healthy_electra(doc)
     before = _family_with(doc)
-    assert all(v["verdict"] != verdict.NO_VERDICT for v in before[name].values() if name != "masking" or
-               v["metric"] != "probe_acc")  # healthy as stored (ELECTRA: made healthy)
+    assert all(
+        v["verdict"] != verdict.NO_VERDICT
+        for v in before[name].values()
+        if name != "masking" or v["metric"] != "probe_acc"
+    )  # healthy as stored (ELECTRA: made healthy)
     arm, failure = breaks(doc)
     after = _family_with(doc)
     hit = [k for k, v in after[name].items() if arm in (v["better"], v["worse"])]
@@ -432,11 +482,17 @@ def test_verdict_docstrings_do_not_write_down_a_wrong_family_size():
 
 def test_three_outcomes_different_equivalent_and_inconclusive_against_the_margin():
     base = [5.0, 5.3, 4.7, 5.15, 4.85]
-    near = verdict.decide(seeds(base), seeds([x + e for x, e in zip(base, (0.002, -0.003, 0.001, -0.002, 0.002))]),
-                          higher_is_better=False, equivalence_margin=0.05)
+    near = verdict.decide(
+        seeds(base),
+        seeds([x + e for x, e in zip(base, (0.002, -0.003, 0.001, -0.002, 0.002))]),
+        higher_is_better=False,
+        equivalence_margin=0.05,
+    )
     assert near.outcome == verdict.WITHIN and near.verdict == verdict.EQUIVALENT and near.equivalent
     assert near.label == "equivalent within ±0.05" and near.ci_low > -0.05 and near.ci_high < 0.05
-    assert near.in_margins == pytest.approx(near.difference / 0.05) and "no difference larger than the margin" in near.why
+    assert (
+        near.in_margins == pytest.approx(near.difference / 0.05) and "no difference larger than the margin" in near.why
+    )
     wide = verdict.decide(seeds([1.0, 1.2, 0.9]), seeds([1.1, 0.95, 1.0]), equivalence_margin=0.05)
     assert wide.outcome == verdict.NEITHER and wide.verdict == TOO_SMALL == verdict.INCONCLUSIVE
     assert "not ruled out" in wide.why and wide.label == "inconclusive at this scale"
@@ -459,8 +515,10 @@ def test_tost_clears_exactly_when_the_95_percent_interval_lies_inside_the_margin
 def test_equivalence_is_adjusted_by_holm_at_the_same_level():
     def tight(offset: float) -> verdict.Verdict:  # paired differences offset ± 0.003: TOST p alone ~0.003-0.02
         a = [1.0, 1.1, 0.9]
-        return verdict.decide(seeds(a), seeds([x - offset + e for x, e in zip(a, (0.003, -0.003, 0.0))]),
-                              equivalence_margin=0.02)
+        return verdict.decide(
+            seeds(a), seeds([x - offset + e for x, e in zip(a, (0.003, -0.003, 0.0))]), equivalence_margin=0.02
+        )
+
     alone = tight(0.012)
     assert alone.equivalent and alone.p_equiv < 0.05
     fam = verdict.judge({k: tight(0.012) for k in "abcdefghij"})
@@ -487,8 +545,11 @@ def test_a_comparison_counted_once_leaves_holms_family_and_says_where_it_is_coun
     test: rank 0, no threshold, passes nothing, and m counts only the others."""
     a = {0: 0.50, 1: 0.51, 2: 0.52}
     b = {0: 0.10, 1: 0.12, 2: 0.11}
-    tests = {"init": verdict.compare(a, b), "whole": verdict.compare(a, {0: 0.12, 1: 0.13, 2: 0.12}),
-             "other": verdict.compare({0: 1.0, 1: 1.1, 2: 1.2}, {0: 0.9, 1: 1.0, 2: 1.05})}
+    tests = {
+        "init": verdict.compare(a, b),
+        "whole": verdict.compare(a, {0: 0.12, 1: 0.13, 2: 0.12}),
+        "other": verdict.compare({0: 1.0, 1: 1.1, 2: 1.2}, {0: 0.9, 1: 1.0, 2: 1.05}),
+    }
     tests["whole"] = verdict.counted_once(tests["whole"], "init", "it measures the same inheritance")
     out = verdict.judge(tests)
     assert out["whole"].verdict == verdict.NOT_COUNTED and out["whole"].rank == 0 and not out["whole"].holm_pass

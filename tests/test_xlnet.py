@@ -41,7 +41,8 @@ def definition(order, n_targets, length, specials_visible=True) -> torch.Tensor:
 
 
 cases = st.integers(1, 14).flatmap(
-    lambda n: st.tuples(st.permutations(list(range(n))), st.integers(0, n), st.integers(0, 3), st.booleans()))
+    lambda n: st.tuples(st.permutations(list(range(n))), st.integers(0, n), st.integers(0, 3), st.booleans())
+)
 
 
 # ----------------------------------------------------------------------------- masks
@@ -79,7 +80,9 @@ def test_same_masks_as_the_training_recipe_for_the_same_draw(n, k, seed):
     length = n + 2  # content, then <sep> <cls>
     maskable = torch.zeros(1, length, dtype=torch.bool)
     maskable[0, :n] = True
-    perm_mask, target_mapping, target_pos = xlnet.partial_prediction_masks(maskable, k, torch.Generator().manual_seed(seed))
+    perm_mask, target_mapping, target_pos = xlnet.partial_prediction_masks(
+        maskable, k, torch.Generator().manual_seed(seed)
+    )
     order = xlnet.make_order("random", n, seed)  # the recipe's first draw is the same randperm
     masks = xlnet.masks_from_order(order, xlnet.n_targets_for(n, k=k), length)
     assert torch.equal(masks.perm_mask, perm_mask[0])
@@ -123,18 +126,21 @@ def test_parse_order_accepts_spaces_and_commas():
     assert xlnet.parse_order(" 3, 1,4 2  0 ", 5) == [3, 1, 4, 2, 0]
 
 
-@pytest.mark.parametrize("typed, n, words", [
-    ("", 5, ["empty", "0 to 4"]),
-    ("   ", 5, ["empty"]),
-    ("0 0 1", 3, ["0 appears more than once"]),
-    ("2 0 2 1 1", 3, ["1, 2 appear more than once"]),
-    ("0 1 5", 3, ["5 is out of range", "3 pieces", "0 to 2"]),
-    ("-1 0 1", 3, ["-1 is out of range"]),
-    ("0 1", 3, ["2 is missing", "not a permutation"]),
-    ("0 x 1", 3, ["`x` is not a piece number"]),
-    ("1.5 0", 2, ["`1.5` is not a piece number"]),
-    ("0", 0, ["no pieces"]),
-])
+@pytest.mark.parametrize(
+    "typed, n, words",
+    [
+        ("", 5, ["empty", "0 to 4"]),
+        ("   ", 5, ["empty"]),
+        ("0 0 1", 3, ["0 appears more than once"]),
+        ("2 0 2 1 1", 3, ["1, 2 appear more than once"]),
+        ("0 1 5", 3, ["5 is out of range", "3 pieces", "0 to 2"]),
+        ("-1 0 1", 3, ["-1 is out of range"]),
+        ("0 1", 3, ["2 is missing", "not a permutation"]),
+        ("0 x 1", 3, ["`x` is not a piece number"]),
+        ("1.5 0", 2, ["`1.5` is not a piece number"]),
+        ("0", 0, ["no pieces"]),
+    ],
+)
 def test_parse_order_says_what_is_wrong(typed, n, words):
     with pytest.raises(xlnet.OrderError) as e:
         xlnet.parse_order(typed, n)
@@ -174,7 +180,11 @@ def test_n_targets_is_the_last_1_over_k_or_a_clipped_count():
 
 
 def test_overlapping_spans():
-    assert xlnet.overlapping([(0, 3), (4, 10), (5, 5)], [(0, 0), (0, 3), (4, 6), (6, 10), (10, 11)]) == [[1], [2, 3], []]
+    assert xlnet.overlapping([(0, 3), (4, 10), (5, 5)], [(0, 0), (0, 3), (4, 6), (6, 10), (10, 11)]) == [
+        [1],
+        [2, 3],
+        [],
+    ]
 
 
 # ----------------------------------------------------------------------------- the real model
@@ -292,8 +302,9 @@ def test_the_masked_lm_guesses_the_same_words_all_at_once(bundled):
     # independence: the guess for "ball" cannot depend on the other masked word
     other = TEXT.replace("red", "big")
     p2 = xlnet.xlnet_pieces(xl.tokenizer, other)
-    out2 = xlnet.masked_lm_all_at_once(bert.model, bert.tokenizer, other,
-                                       [p2.spans[p2.pieces.index("▁big")], p2.spans[p2.pieces.index("▁ball")]])
+    out2 = xlnet.masked_lm_all_at_once(
+        bert.model, bert.tokenizer, other, [p2.spans[p2.pieces.index("▁big")], p2.spans[p2.pieces.index("▁ball")]]
+    )
     assert torch.allclose(out.probs[1], out2.probs[1], atol=1e-6)
 
 
@@ -329,7 +340,7 @@ def test_run_on_the_defaults_shows_the_seeded_order_and_a_clean_check(bundled):
     order = xlnet.make_order("random", n, 0)
     n_targets = xlnet.n_targets_for(n, k=xlnet.DEFAULTS.k)
     assert r.pieces.ids == p.ids and r.masks.order == tuple(order) and r.order_kind == "random" and r.order_note is None
-    assert r.n_targets == n_targets and [q.position for q in r.predictions] == order[n - n_targets:]
+    assert r.n_targets == n_targets and [q.position for q in r.predictions] == order[n - n_targets :]
     assert [q.step for q in r.predictions] == list(range(n - n_targets, n))
     for q in r.predictions:
         assert not q.context_free and len(q.top) == xlnet.DEFAULTS.top_k and 0 <= q.actual <= 1 and q.rank >= 1
@@ -397,8 +408,10 @@ def test_an_order_that_is_not_a_permutation_falls_back_to_left_to_right_with_a_n
 
 
 def test_run_marks_a_target_first_with_nothing_visible_and_gives_no_guess_for_it(bundled):
-    r = xlnet.run(models_of(bundled), xlnet.Inputs(order="left-to-right", split="count",
-                                                   n_targets=xlnet.DEFAULTS.max_pieces, specials=False))
+    r = xlnet.run(
+        models_of(bundled),
+        xlnet.Inputs(order="left-to-right", split="count", n_targets=xlnet.DEFAULTS.max_pieces, specials=False),
+    )
     assert r.free == (0,)
     first, *rest = r.predictions
     assert first.context_free and first.top == () and first.actual is None and first.rank is None
@@ -438,8 +451,10 @@ def test_stream_masks_figure_holds_exactly_the_masks():
     text = _all_text(fig)
     assert "&lt;/script&gt;&lt;b&gt;x" in text and "&lt;sep&gt;" in text
     assert "</script>" not in text and "<sep>" not in text and "<b>x" not in text
-    assert ("When predicting «▁cat» (step 3), it sees «▁The», «&lt;/script&gt;&lt;b&gt;x», «▁sat», «&lt;sep&gt;», "
-            "«&lt;cls&gt;»") in text
+    assert (
+        "When predicting «▁cat» (step 3), it sees «▁The», «&lt;/script&gt;&lt;b&gt;x», «▁sat», «&lt;sep&gt;», "
+        "«&lt;cls&gt;»"
+    ) in text
 
 
 def test_stream_masks_titles_fit_over_their_panels():
@@ -480,12 +495,23 @@ def test_attention_figure_shows_only_computed_rows_and_marks_blocked_cells():
     masks = xlnet.masks_from_order([3, 0, 2, 1], 2, 6)
     attention = np.random.default_rng(0).random((6, 6))
     rows = list(masks.targets)
-    fig = figures.attention_figure(SimpleNamespace(
-        pieces=SimpleNamespace(pieces=PIECES, n_content=4), attention=attention, attention_mask=masks.query_mask.numpy(),
-        attention_rows=tuple(rows), stream="query", layer=0, n_layers=2, n_heads=2))
+    fig = figures.attention_figure(
+        SimpleNamespace(
+            pieces=SimpleNamespace(pieces=PIECES, n_content=4),
+            attention=attention,
+            attention_mask=masks.query_mask.numpy(),
+            attention_rows=tuple(rows),
+            stream="query",
+            layer=0,
+            n_layers=2,
+            n_heads=2,
+        )
+    )
     z = np.array(fig.data[0].z, dtype=float)
     assert np.allclose(z[rows], attention[rows]) and np.isnan(np.delete(z, rows, axis=0)).all()
     marked = sorted(zip(fig.data[1].y, fig.data[1].x))
     expected = sorted((i, j) for i in rows for j in range(6) if masks.query_mask[i, j] == 1)
     assert marked == expected
-    assert math.isclose(float(attention[2, 0]), float(fig.data[0].text[2][0].split("<b>")[1].split("</b>")[0]), rel_tol=1e-5)
+    assert math.isclose(
+        float(attention[2, 0]), float(fig.data[0].text[2][0].split("<b>")[1].split("</b>")[0]), rel_tol=1e-5
+    )

@@ -50,17 +50,28 @@ class Question:
 
     def public(self) -> dict:
         """What a student's phone may see before the reveal: no answer, no model probabilities."""
-        return {"id": self.id, "lesson": self.lesson, "prompt": self.prompt, "kind": self.kind,
-                "choices": list(self.choices)}
+        return {
+            "id": self.id,
+            "lesson": self.lesson,
+            "prompt": self.prompt,
+            "kind": self.kind,
+            "choices": list(self.choices),
+        }
 
     def to_dict(self) -> dict:
         return {**asdict(self), "id": self.id}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Question":
-        return cls(data["lesson"], data["prompt"], data["kind"], tuple(data.get("choices", ())),
-                   tuple(data.get("answer", ())), tuple((str(a), float(p)) for a, p in data.get("model", ())),
-                   data.get("explain", ""))
+        return cls(
+            data["lesson"],
+            data["prompt"],
+            data["kind"],
+            tuple(data.get("choices", ())),
+            tuple(data.get("answer", ())),
+            tuple((str(a), float(p)) for a, p in data.get("model", ())),
+            data.get("explain", ""),
+        )
 
 
 def normalise(question: Question | dict, value: object) -> str | None:
@@ -149,10 +160,22 @@ def reveal(question: Question, tally: dict[str, int], in_vocabulary=None) -> dic
         counts = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))[:12])
         for a in (*question.answer, *model):
             counts.setdefault(a, 0)
-    rows = [{"label": a, "count": n, "share": n / answered if answered else 0.0, "model": model.get(a),
-             "answer": a in right} for a, n in counts.items()]
-    return {"rows": rows, "answered": answered, "left_out": left_out,
-            "sentence": _sentence(question, rows, answered, left_out)}
+    rows = [
+        {
+            "label": a,
+            "count": n,
+            "share": n / answered if answered else 0.0,
+            "model": model.get(a),
+            "answer": a in right,
+        }
+        for a, n in counts.items()
+    ]
+    return {
+        "rows": rows,
+        "answered": answered,
+        "left_out": left_out,
+        "sentence": _sentence(question, rows, answered, left_out),
+    }
 
 
 def _sentence(question: Question, rows: list[dict], answered: int, left_out: int) -> str:

@@ -244,9 +244,13 @@ class InProcessRooms:
             room = self._room(code)
             if room is None:
                 return None
-            return {"status": room.status, "question": _public(room.question), "count": len(room.answers),
-                    "reveal": json.loads(json.dumps(room.reveal)) if room.reveal is not None else None,
-                    "version": room.version}
+            return {
+                "status": room.status,
+                "question": _public(room.question),
+                "count": len(room.answers),
+                "reveal": json.loads(json.dumps(room.reveal)) if room.reveal is not None else None,
+                "version": room.version,
+            }
 
     def answer(self, code: str, qid: str, client: str, value: object) -> str | None:
         with self._lock:
@@ -334,7 +338,9 @@ return 1
 """
 
 # KEYS: room, rooms.  ARGV: secret digest, ttl, now, status, question JSON or '', qid or '', reveal JSON or ''
-_SET = _TOUCH + """
+_SET = (
+    _TOUCH
+    + """
 local secret = redis.call('HGET', KEYS[1], 'secret')
 if not secret or secret ~= ARGV[1] then return 0 end
 local status = ARGV[4]
@@ -354,17 +360,23 @@ redis.call('HINCRBY', KEYS[1], 'version', 1)
 touch(KEYS[1], ARGV[2], ARGV[3])
 return 1
 """
+)
 
 # KEYS: room, rooms.  ARGV: ttl, now.  Returns nil or {status, question, reveal, version, count}
-_VIEW = _TOUCH + """
+_VIEW = (
+    _TOUCH
+    + """
 local v = redis.call('HMGET', KEYS[1], 'status', 'question', 'reveal', 'version')
 if not v[1] then return nil end
 touch(KEYS[1], ARGV[1], ARGV[2])
 return {v[1], v[2] or '', v[3] or '', v[4], redis.call('HLEN', KEYS[1] .. ':a')}
 """
+)
 
 # KEYS: room, rooms.  ARGV: ttl, now, qid, client, normalised answer or '', max answers, rate answers, rate window
-_ANSWER = _TOUCH + """
+_ANSWER = (
+    _TOUCH
+    + """
 local v = redis.call('HMGET', KEYS[1], 'status', 'qid')
 if not v[1] then return 'unknown' end
 if not v[2] or v[2] ~= ARGV[3] then return 'stale' end
@@ -383,9 +395,12 @@ redis.call('HSET', answers, ARGV[4], ARGV[5])
 redis.call('EXPIRE', answers, ARGV[1])
 return false
 """
+)
 
 # KEYS: room, rooms.  ARGV: secret digest, ttl, now, key, value JSON, max keys
-_PUT = _TOUCH + """
+_PUT = (
+    _TOUCH
+    + """
 local secret = redis.call('HGET', KEYS[1], 'secret')
 if not secret or secret ~= ARGV[1] then return 0 end
 local state = KEYS[1] .. ':s'
@@ -394,14 +409,18 @@ redis.call('HSET', state, ARGV[4], ARGV[5])
 touch(KEYS[1], ARGV[2], ARGV[3])
 return 1
 """
+)
 
 # KEYS: room, rooms.  ARGV: secret digest, ttl, now.  Returns nil or the answers hash (flat)
-_TALLY = _TOUCH + """
+_TALLY = (
+    _TOUCH
+    + """
 local secret = redis.call('HGET', KEYS[1], 'secret')
 if not secret or secret ~= ARGV[1] then return nil end
 touch(KEYS[1], ARGV[2], ARGV[3])
 return redis.call('HVALS', KEYS[1] .. ':a')
 """
+)
 
 
 REDIS_CONNECTIONS = 32  # per app process: more than Streamlit's worker threads ask for at once
@@ -423,8 +442,14 @@ class RedisRooms:
             # a blocking pool: a burst of phones (200 answers at once) waits for one of its connections instead of
             # failing with "Too many connections" (redis-py's default pool refuses past its limit)
             pool = redis.BlockingConnectionPool.from_url(
-                url or os.environ["BVE_REDIS_URL"], max_connections=REDIS_CONNECTIONS, timeout=10,
-                decode_responses=True, socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+                url or os.environ["BVE_REDIS_URL"],
+                max_connections=REDIS_CONNECTIONS,
+                timeout=10,
+                decode_responses=True,
+                socket_timeout=5,
+                socket_connect_timeout=5,
+                health_check_interval=30,
+            )
             client = redis.Redis(connection_pool=pool)
         self.r = client
         self._create, self._setter, self._view = (client.register_script(s) for s in (_CREATE, _SET, _VIEW))
@@ -454,8 +479,13 @@ class RedisRooms:
         if code is None or not isinstance(secret, str):
             return False
         q = json.dumps(question, ensure_ascii=False) if question else ""
-        return self._setter(keys=self._keys(code), args=[_digest(secret), ROOM_TTL_S, self._now(), status, q,
-                                                        question["id"] if question else "", reveal]) == 1
+        return (
+            self._setter(
+                keys=self._keys(code),
+                args=[_digest(secret), ROOM_TTL_S, self._now(), status, q, question["id"] if question else "", reveal],
+            )
+            == 1
+        )
 
     def ask(self, code: str, secret: str, question: dict) -> bool:
         return self._set(code, secret, "open", checked_question(question))
@@ -481,8 +511,13 @@ class RedisRooms:
         q = json.loads(question) if question else None
         if q is not None and (code, q["id"]) not in self._questions:
             self._remember(code, q)
-        return {"status": status, "question": _public(q), "count": int(count),
-                "reveal": json.loads(reveal) if reveal else None, "version": int(version)}
+        return {
+            "status": status,
+            "question": _public(q),
+            "count": int(count),
+            "reveal": json.loads(reveal) if reveal else None,
+            "version": int(version),
+        }
 
     def _question(self, code: str, qid: str) -> dict | None:
         """The public question ``qid`` of room ``code`` (cached: a qid is a hash of the question's content)."""
@@ -508,8 +543,10 @@ class RedisRooms:
         if not isinstance(client, str) or not CLIENT_RE.match(client) or not isinstance(qid, str) or len(qid) > 64:
             return "invalid"
         word = _valid_answer(self._question(code, qid), value) or ""  # '' for a stale qid too: the script says which
-        return self._answer(keys=self._keys(code), args=[ROOM_TTL_S, self._now(), qid, client, word, MAX_ANSWERS,
-                                                        RATE_ANSWERS, int(RATE_WINDOW_S * 1000)])
+        return self._answer(
+            keys=self._keys(code),
+            args=[ROOM_TTL_S, self._now(), qid, client, word, MAX_ANSWERS, RATE_ANSWERS, int(RATE_WINDOW_S * 1000)],
+        )
 
     def tally(self, code: str, secret: str) -> dict[str, int] | None:
         code = _code(code)
@@ -525,8 +562,10 @@ class RedisRooms:
         code = _code(code)
         if code is None or not isinstance(secret, str):
             return False
-        return self._put(keys=self._keys(code), args=[_digest(secret), ROOM_TTL_S, self._now(), key, text,
-                                                     MAX_STATE_KEYS]) == 1
+        return (
+            self._put(keys=self._keys(code), args=[_digest(secret), ROOM_TTL_S, self._now(), key, text, MAX_STATE_KEYS])
+            == 1
+        )
 
     def get(self, code: str, key: str) -> dict | None:
         code = _code(code)

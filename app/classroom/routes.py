@@ -188,8 +188,10 @@ def _sha(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-CSP = (f"default-src 'none'; script-src {_sha(_JS.strip())}; style-src {_sha(_CSS.strip())}; "
-       "connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'")
+CSP = (
+    f"default-src 'none'; script-src {_sha(_JS.strip())}; style-src {_sha(_CSS.strip())}; "
+    "connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+)
 # the bars' widths are set through element.style (CSSOM), which style-src does not restrict
 PAGE_ETAG = '"' + hashlib.sha256(PAGE).hexdigest()[:16] + '"'
 _HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
@@ -199,8 +201,7 @@ _STATUS = {"unknown": 404, "stale": 409, "closed": 409, "invalid": 422, "limited
 def _json(data: dict, status: int = 200) -> Response:
     body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # JSON all the same
-    return Response(body, status, media_type="application/json",
-                    headers={**_HEADERS, "Cache-Control": "no-store"})
+    return Response(body, status, media_type="application/json", headers={**_HEADERS, "Cache-Control": "no-store"})
 
 
 class Unavailable(Exception):
@@ -229,13 +230,16 @@ def _code(request: Request) -> str | None:
 async def page(request: Request) -> Response:
     code = request.path_params.get("code")
     if code is not None and (_rooms._code(code) is None or await _call("view", code) is None):
-        return Response("No room with this code: ask for the code again.", 404, media_type="text/plain",
-                        headers=_HEADERS)
+        return Response(
+            "No room with this code: ask for the code again.", 404, media_type="text/plain", headers=_HEADERS
+        )
     if request.headers.get("if-none-match") == PAGE_ETAG:
         return Response(status_code=304, headers={"ETag": PAGE_ETAG})
-    return Response(PAGE, media_type="text/html; charset=utf-8",
-                    headers={**_HEADERS, "Content-Security-Policy": CSP, "ETag": PAGE_ETAG,
-                             "Cache-Control": "no-cache"})
+    return Response(
+        PAGE,
+        media_type="text/html; charset=utf-8",
+        headers={**_HEADERS, "Content-Security-Policy": CSP, "ETag": PAGE_ETAG, "Cache-Control": "no-cache"},
+    )
 
 
 async def state(request: Request) -> Response:

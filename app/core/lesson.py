@@ -66,9 +66,11 @@ def cache_argument_problem(step: Callable, args: tuple) -> str | None:
         part = next((c for c in type(arg).__mro__ if (c.__module__.split(".")[0], c.__name__) in MODEL_PARTS), None)
         if part is not None:
             name = f" `{names[i]}`" if i < len(names) else ""
-            return (f"cache({getattr(step, '__qualname__', step)}, ...): argument {i + 1}{name} is a "
-                    f"{type(arg).__name__} (a {part.__name__}), which cannot key a cache. Pass the loaded model "
-                    "(its identity keys the cache) and read its .tokenizer or .model inside the step.")
+            return (
+                f"cache({getattr(step, '__qualname__', step)}, ...): argument {i + 1}{name} is a "
+                f"{type(arg).__name__} (a {part.__name__}), which cannot key a cache. Pass the loaded model "
+                "(its identity keys the cache) and read its .tokenizer or .model inside the step."
+            )
     return None
 
 

@@ -67,13 +67,15 @@ class RedisLock:
     Within the process, a ``threading.Lock`` is taken first, so the process's own threads queue in memory (as with
     :class:`LocalLock`) and only one of them at a time polls Redis."""
 
-    def __init__(self, name: str, url: str | None = None, client=None, lease_s: float = LEASE_S,
-                 poll_s: float = 0.1) -> None:
+    def __init__(
+        self, name: str, url: str | None = None, client=None, lease_s: float = LEASE_S, poll_s: float = 0.1
+    ) -> None:
         if client is None:
             import redis  # only when BVE_REDIS_URL is set: the default needs nothing installed
 
-            client = redis.Redis.from_url(url or os.environ["BVE_REDIS_URL"], socket_timeout=5,
-                                          socket_connect_timeout=5, health_check_interval=30)
+            client = redis.Redis.from_url(
+                url or os.environ["BVE_REDIS_URL"], socket_timeout=5, socket_connect_timeout=5, health_check_interval=30
+            )
         self.name, self.r, self.lease_s, self.poll_s = name, client, lease_s, poll_s
         self.key, self.about_key = PREFIX + name, PREFIX + name + ":about"
         # thread_local=False: the token is the object's (one holder per process at a time: the local lock below)
@@ -95,8 +97,9 @@ class RedisLock:
             return False
         try:
             left = None if timeout is None or timeout < 0 else max(0.0, timeout - (time.monotonic() - start))
-            got = self._call(self._redis_lock.acquire, blocking=blocking and left != 0.0,
-                             blocking_timeout=left if blocking else None)
+            got = self._call(
+                self._redis_lock.acquire, blocking=blocking and left != 0.0, blocking_timeout=left if blocking else None
+            )
             if got:
                 self._call(self.r.set, self.about_key, about, px=int(self.lease_s * 1000))
         except BaseException:

@@ -45,10 +45,21 @@ def roots() -> dict[str, Path]:
     library is the base installation's: in a virtual environment, sysconfig's ``platstdlib`` names the environment's
     own lib folder, which holds only its packages, not ``lib-dynload``."""
     paths = sysconfig.get_paths()
-    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
-                                     "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix})
-    out = {"stdlib": Path(base["stdlib"]), "platstdlib": Path(base["platstdlib"]),
-           "purelib": Path(paths["purelib"]), "platlib": Path(paths["platlib"]), "project": PROJECT}
+    base = sysconfig.get_paths(
+        vars={
+            "base": sys.base_prefix,
+            "platbase": sys.base_exec_prefix,
+            "installed_base": sys.base_prefix,
+            "installed_platbase": sys.base_exec_prefix,
+        }
+    )
+    out = {
+        "stdlib": Path(base["stdlib"]),
+        "platstdlib": Path(base["platstdlib"]),
+        "purelib": Path(paths["purelib"]),
+        "platlib": Path(paths["platlib"]),
+        "project": PROJECT,
+    }
     return {k: v.resolve() for k, v in out.items()}
 
 
@@ -111,8 +122,12 @@ def read_ahead(entries, where: dict[str, Path] | None = None) -> dict[str, int]:
 def start() -> bool:
     """Begin the read-ahead in a background thread, once per process; False if it had begun, or cannot (no
     ``posix_fadvise`` on this system, no list, or ``BVE_PREFETCH=0``)."""
-    if (_started.is_set() or not hasattr(os, "posix_fadvise") or not MANIFEST.exists()
-            or os.environ.get("BVE_PREFETCH", "1") == "0"):
+    if (
+        _started.is_set()
+        or not hasattr(os, "posix_fadvise")
+        or not MANIFEST.exists()
+        or os.environ.get("BVE_PREFETCH", "1") == "0"
+    ):
         return False
     with _lock:  # check and set as one step, so two callers at the same instant start one read-ahead
         if _started.is_set():
@@ -197,7 +212,7 @@ def already_cached(entries, where: dict[str, Path] | None = None, share: float =
         return False
     if flags is None:
         return False
-    spans = [flags[o // PAGE:(o + n + PAGE - 1) // PAGE] for o, n in ranges or [(0, size)]]
+    spans = [flags[o // PAGE : (o + n + PAGE - 1) // PAGE] for o, n in ranges or [(0, size)]]
     pages = sum(map(len, spans))
     cached = pages - sum(span.count(0) for span in spans)  # mincore's other bits are reserved (0)
     return cached >= share * pages
@@ -229,8 +244,10 @@ def write(out: Path = MANIFEST) -> dict[str, int]:
 
     preload.load()
     where = roots()
-    lines = ["# app/core/prefetch.py: what preload.load() reads from the disk (python -m app.core.prefetch --write)",
-             f"# python {sys.version.split()[0]}; root, path relative to it, size, byte ranges (offset:length)"]
+    lines = [
+        "# app/core/prefetch.py: what preload.load() reads from the disk (python -m app.core.prefetch --write)",
+        f"# python {sys.version.split()[0]}; root, path relative to it, size, byte ranges (offset:length)",
+    ]
     total = 0
     for path in _imported_files():
         for key in ("platlib", "purelib", "platstdlib", "stdlib"):
@@ -242,8 +259,11 @@ def write(out: Path = MANIFEST) -> dict[str, int]:
             ranges = _resident(path, size)
             if ranges:
                 whole = ranges == [(0, size)]
-                lines.append("\t".join([key, rel.as_posix(), str(size),
-                                        "" if whole else ",".join(f"{o}:{n}" for o, n in ranges)]))
+                lines.append(
+                    "\t".join(
+                        [key, rel.as_posix(), str(size), "" if whole else ",".join(f"{o}:{n}" for o, n in ranges)]
+                    )
+                )
                 total += sum(n for _, n in ranges)
             break
     out.write_text("\n".join(lines) + "\n")
@@ -263,8 +283,10 @@ def main(argv=None) -> None:
             os.sync()
             drop.write_text("3\n")
         else:
-            print("not root: the page cache was not emptied, so the list also holds what was cached before",
-                  file=sys.stderr)
+            print(
+                "not root: the page cache was not emptied, so the list also holds what was cached before",
+                file=sys.stderr,
+            )
         done = write()
         print(f"{MANIFEST}: {done['files']} files, {done['bytes'] / 1e6:.1f} MB")
     if a.show or not a.write:

@@ -38,19 +38,46 @@ from app.core import startup
 
 #: Every class the app takes from transformers by name (tests/test_layering.py keeps this list whole).
 TRANSFORMERS_NAMES = (
-    "AutoModelForCausalLM", "AutoModelForMaskedLM", "AutoTokenizer",
-    "AlbertConfig", "AlbertForMaskedLM", "AlbertForPreTraining", "AlbertTokenizer",
-    "BertConfig", "BertForMaskedLM", "BertForPreTraining", "BertTokenizer",
-    "DebertaConfig", "DebertaForMaskedLM", "DebertaTokenizer",
-    "DistilBertConfig", "DistilBertForMaskedLM", "DistilBertTokenizer",
-    "ElectraConfig", "ElectraForMaskedLM", "ElectraForPreTraining", "ElectraTokenizer",
-    "ModernBertConfig", "ModernBertForMaskedLM",
+    "AutoModelForCausalLM",
+    "AutoModelForMaskedLM",
+    "AutoTokenizer",
+    "AlbertConfig",
+    "AlbertForMaskedLM",
+    "AlbertForPreTraining",
+    "AlbertTokenizer",
+    "BertConfig",
+    "BertForMaskedLM",
+    "BertForPreTraining",
+    "BertTokenizer",
+    "DebertaConfig",
+    "DebertaForMaskedLM",
+    "DebertaTokenizer",
+    "DistilBertConfig",
+    "DistilBertForMaskedLM",
+    "DistilBertTokenizer",
+    "ElectraConfig",
+    "ElectraForMaskedLM",
+    "ElectraForPreTraining",
+    "ElectraTokenizer",
+    "ModernBertConfig",
+    "ModernBertForMaskedLM",
     "PreTrainedTokenizerFast",
-    "RobertaConfig", "RobertaForMaskedLM", "RobertaTokenizer",
-    "XLNetConfig", "XLNetLMHeadModel", "XLNetTokenizer",
+    "RobertaConfig",
+    "RobertaForMaskedLM",
+    "RobertaTokenizer",
+    "XLNetConfig",
+    "XLNetLMHeadModel",
+    "XLNetTokenizer",
 )
 PLOTLY_NAMES = ("Bar", "Figure", "Heatmap", "Scatter")
-MODULES = ("numpy", "pandas", "plotly.graph_objects", "plotly.subplots", "torch", "transformers")  # pandas before plotly
+MODULES = (
+    "numpy",
+    "pandas",
+    "plotly.graph_objects",
+    "plotly.subplots",
+    "torch",
+    "transformers",
+)  # pandas before plotly
 
 _lock = threading.Lock()
 _done = False

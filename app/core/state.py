@@ -82,13 +82,29 @@ TEXT_LIMIT = 1000  # characters in a text box, on every page
 def text_param(default: str, label: str = "Your text", name: str = "text", shared: bool = True) -> Param:
     """The box a student types into. Its key is shared by every lesson (``text``), so a sentence typed on
     one page is there on the next; a second box (``text_b``) is its page's own."""
-    return Param(name, "str", default, max_len=TEXT_LIMIT, label=label, widget="area", shared=shared,
-                 help=f"Up to {TEXT_LIMIT:,} characters; a longer paste is cut to that, with a note.")
+    return Param(
+        name,
+        "str",
+        default,
+        max_len=TEXT_LIMIT,
+        label=label,
+        widget="area",
+        shared=shared,
+        help=f"Up to {TEXT_LIMIT:,} characters; a longer paste is cut to that, with a note.",
+    )
 
 
 def seed_param(default: int = 0, label: str = "Seed", help: str | None = None) -> Param:
-    return Param("seed", "int", default, lo=0, hi=2**31 - 1, label=label, widget="number",
-                 help=help or "Every random draw on this page comes from this seed: the same seed, the same view.")
+    return Param(
+        "seed",
+        "int",
+        default,
+        lo=0,
+        hi=2**31 - 1,
+        label=label,
+        widget="number",
+        help=help or "Every random draw on this page comes from this seed: the same seed, the same view.",
+    )
 
 
 FIGURE = "figure"  # the URL key that names a lesson's stage figure (figure_param)
@@ -101,10 +117,17 @@ def figure_param(figures: tuple[tuple[str, str], ...]) -> Param:
     links). A deck's view names another with ``figure=<name>``; a name the lesson does not have is a note, like
     any value a link carries that cannot be used."""
     names = tuple(name for name, _ in figures)
-    return Param(FIGURE, "choice", names[0], choices=names, labels=tuple(figures), widget="select",
-                 label="Figure on the projector",
-                 help="Presenter mode shows this figure first, under the title, as large as the screen allows; "
-                      "the handout prints it too. The link to this view and a deck's slide keep the choice.")
+    return Param(
+        FIGURE,
+        "choice",
+        names[0],
+        choices=names,
+        labels=tuple(figures),
+        widget="select",
+        label="Figure on the projector",
+        help="Presenter mode shows this figure first, under the title, as large as the screen allows; "
+        "the handout prints it too. The link to this view and a deck's slide keep the choice.",
+    )
 
 
 def _values(raw: Any) -> list[str]:
@@ -165,9 +188,12 @@ def parse(query: Mapping[str, Any], spec: tuple[Param, ...]) -> tuple[dict[str, 
             continue
         raw = given[-1]
         if len(given) > 1:
-            notes.append(f"{md(p.name)} appears {len(given)} times in the link ("
-                         + ", ".join(md(v, 20) for v in given[:4]) + ("…" if len(given) > 4 else "")
-                         + "); the last one counts and the link now holds only it.")
+            notes.append(
+                f"{md(p.name)} appears {len(given)} times in the link ("
+                + ", ".join(md(v, 20) for v in given[:4])
+                + ("…" if len(given) > 4 else "")
+                + "); the last one counts and the link now holds only it."
+            )
         try:
             values[p.name] = parse_one(p, raw)
         except ValueError as e:

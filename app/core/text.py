@@ -41,7 +41,7 @@ _INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f]")  # control characters (
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
-    """"1 word", "3 words" ("1 child", "2 children" with ``plural``): a sentence's count agrees with its number."""
+    """ "1 word", "3 words" ("1 child", "2 children" with ``plural``): a sentence's count agrees with its number."""
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
@@ -124,10 +124,14 @@ def choose_word(n_words: int, index: int, words=None) -> tuple[int, str | None]:
         names = [w if isinstance(w, str) else w[0] for w in words][:n_words]
         j = word_for_new_text([(w, 0, 0) for w in names], last)  # the content word nearest the end
         if j != last:
-            return j, (f"Word {index} is beyond this text's {count(n_words, 'word')} (they are counted from 0): "
-                       f"using its last word, {md(names[j])}, instead.")
-    return last, (f"Word {index} is beyond this text's {count(n_words, 'word')} (they are counted from 0): "
-                  f"using {'its only' if n_words == 1 else 'the last'} word instead.")
+            return j, (
+                f"Word {index} is beyond this text's {count(n_words, 'word')} (they are counted from 0): "
+                f"using its last word, {md(names[j])}, instead."
+            )
+    return last, (
+        f"Word {index} is beyond this text's {count(n_words, 'word')} (they are counted from 0): "
+        f"using {'its only' if n_words == 1 else 'the last'} word instead."
+    )
 
 
 def is_content_word(word: str) -> bool:
@@ -209,16 +213,23 @@ def token_limit(tokenizer, cap: int = 512) -> int:
     return int(min(n, cap))
 
 
-def tokenize(tokenizer, text: str, max_tokens: int | None = None, text_pair: str | None = None,
-             add_special_tokens: bool = True) -> Tokenized:
+def tokenize(
+    tokenizer, text: str, max_tokens: int | None = None, text_pair: str | None = None, add_special_tokens: bool = True
+) -> Tokenized:
     """Tokenize ``text`` (and ``text_pair``) in the family's own format, keeping at most ``max_tokens``
     tokens (and never more than the tokenizer's limit), and map every token to the word it overlaps."""
     pair = (text, text_pair) if text_pair else (text,)
     limit = token_limit(tokenizer, max_tokens or 10**6)
     n_full = len(tokenizer(*pair, add_special_tokens=add_special_tokens, verbose=False)["input_ids"])
-    enc = tokenizer(*pair, add_special_tokens=add_special_tokens, return_offsets_mapping=True,
-                    return_special_tokens_mask=True, truncation=True, max_length=limit,
-                    verbose=False)
+    enc = tokenizer(
+        *pair,
+        add_special_tokens=add_special_tokens,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+        truncation=True,
+        max_length=limit,
+        verbose=False,
+    )
     ids = tuple(int(i) for i in enc["input_ids"])
     added = [bool(s) for s in enc.get("special_tokens_mask", [0] * len(ids))]
     control = set(tokenizer.all_special_ids) - {getattr(tokenizer, "unk_token_id", None)}
@@ -228,8 +239,10 @@ def tokenize(tokenizer, text: str, max_tokens: int | None = None, text_pair: str
         seq = enc.sequence_ids()
     except (AttributeError, ValueError):
         seq = [0] * len(ids)
-    offsets = tuple((0, 0) if s else _trimmed(pair[q or 0], int(a), int(b))
-                    for (a, b), s, q in zip(enc["offset_mapping"], special, seq))
+    offsets = tuple(
+        (0, 0) if s else _trimmed(pair[q or 0], int(a), int(b))
+        for (a, b), s, q in zip(enc["offset_mapping"], special, seq)
+    )
     spans = [(s, e) for _, s, e in split_words(text)]
     word_of: list[int | None] = []
     for (s, e), is_special in zip(offsets, special):
@@ -242,8 +255,9 @@ def tokenize(tokenizer, text: str, max_tokens: int | None = None, text_pair: str
                     break
         word_of.append(w)
     pieces = tuple(tokenizer.convert_ids_to_tokens(list(ids)))
-    return Tokenized(ids, pieces, offsets, special, tuple(word_of),
-                     tuple(p for p, t in zip(pieces, typed) if t), n_full, limit)
+    return Tokenized(
+        ids, pieces, offsets, special, tuple(word_of), tuple(p for p, t in zip(pieces, typed) if t), n_full, limit
+    )
 
 
 def _trimmed(text: str, s: int, e: int) -> tuple[int, int]:
@@ -310,8 +324,10 @@ def fit_text(text: str, tokenizers: dict[str, object], cap: int = 512) -> tuple[
     if worst is None:
         return text, None
     name, n, limit = worst
-    return text, (f"Your text is {n} tokens long for {name}, which reads at most {limit}: every model gets the same "
-                  f"first {len(text)} of its {len(original)} characters ({kept_words(text, original)}).")
+    return text, (
+        f"Your text is {n} tokens long for {name}, which reads at most {limit}: every model gets the same "
+        f"first {len(text)} of its {len(original)} characters ({kept_words(text, original)})."
+    )
 
 
 def kept_words(cut: str, original: str) -> str:
@@ -329,8 +345,9 @@ def kept_words(cut: str, original: str) -> str:
 # ----------------------------------------------------------------------------- the word to mask
 
 
-def words_to_mask(text: str, tokenizers: dict[str, object],
-                  example: str | None = None) -> tuple[str, list[tuple[str, int, int]], list[Note]]:
+def words_to_mask(
+    text: str, tokenizers: dict[str, object], example: str | None = None
+) -> tuple[str, list[tuple[str, int, int]], list[Note]]:
     """(the text cut so that every tokenizer's encoding fits its model, its words, a note when it was cut).
     ``tokenizers``: the model's name as the note says it -> its tokenizer. Stops when there is no word
     (an empty box: :func:`require_text`, naming ``example``)."""
@@ -342,8 +359,9 @@ def words_to_mask(text: str, tokenizers: dict[str, object],
     return fitted, words, [Note(cut, "warning")] if cut else []
 
 
-def choose_masked_word(words: list[tuple[str, int, int]], tks: list[Tokenized],
-                       asked: int, new_text: bool = False) -> tuple[int, list[Note]]:
+def choose_masked_word(
+    words: list[tuple[str, int, int]], tks: list[Tokenized], asked: int, new_text: bool = False
+) -> tuple[int, list[Note]]:
     """The word to mask: ``asked`` when the text has it and at least one tokenizer kept a piece of it; else
     the last word, or the nearest word with a piece, each with a note saying why. ``new_text``: the text
     changed since ``asked`` was chosen (typed, or another lesson's sentence), so ``asked`` means nothing in
@@ -357,14 +375,23 @@ def choose_masked_word(words: list[tuple[str, int, int]], tks: list[Tokenized],
     typed = list(dict.fromkeys(t for tk in tks for t in tk.typed_special))
     typed_md = ", ".join(md(t) for t in typed)
     if not maskable:
-        raise Stop(f"No word of this text is a word piece: it holds only special tokens typed in it ({typed_md}), "
-                   "which are never masked. Type a sentence.")
+        raise Stop(
+            f"No word of this text is a word piece: it holds only special tokens typed in it ({typed_md}), "
+            "which are never masked. Type a sentence."
+        )
     if index not in maskable:
         near = min(maskable, key=lambda j: (abs(j - index), j))
-        cause = (f"it is part of a special token typed in the text ({typed_md})" if typed
-                 else "no tokenizer kept a piece of it")
-        notes.append(Note(f"Word {index}, {md(words[index][0])}, has no word piece of its own: {cause}. "
-                          f"Masking word {near}, {md(words[near][0])}, instead."))
+        cause = (
+            f"it is part of a special token typed in the text ({typed_md})"
+            if typed
+            else "no tokenizer kept a piece of it"
+        )
+        notes.append(
+            Note(
+                f"Word {index}, {md(words[index][0])}, has no word piece of its own: {cause}. "
+                f"Masking word {near}, {md(words[near][0])}, instead."
+            )
+        )
         index = near
     return index, notes
 
@@ -389,22 +416,31 @@ def input_notes(tk: Tokenized, tokenizer, text: str, who: str) -> list[str]:
     notes = []
     if tk.typed_special:
         names = ", ".join(md(t) for t in dict.fromkeys(tk.typed_special))
-        notes.append(f"Your text types {names}, which {who}'s tokenizer reads as its own special token"
-                     f"{'s' if len(set(tk.typed_special)) > 1 else ''}, not as words: "
-                     "it stays special and is never a target or a word.")
-    frag = [i for i, (p, s) in enumerate(zip(tk.pieces, tk.special))
-            if not s and "\ufffd" in tokenizer.convert_tokens_to_string([p])]
+        notes.append(
+            f"Your text types {names}, which {who}'s tokenizer reads as its own special token"
+            f"{'s' if len(set(tk.typed_special)) > 1 else ''}, not as words: "
+            "it stays special and is never a target or a word."
+        )
+    frag = [
+        i
+        for i, (p, s) in enumerate(zip(tk.pieces, tk.special))
+        if not s and "\ufffd" in tokenizer.convert_tokens_to_string([p])
+    ]
     if frag:  # a byte-level BPE has no unknown token: it spells a character it lacks byte by byte
         chars = "".join(dict.fromkeys(text[a:b] for a, b in (tk.offsets[i] for i in frag) if b > a))
-        notes.append(f"{len(frag)} piece(s) are single bytes of {md(chars, 40)}: {who}'s vocabulary has no piece for "
-                     "those characters, so it spells them byte by byte and the model sees fragments, not characters "
-                     "it knows.")
+        notes.append(
+            f"{len(frag)} piece(s) are single bytes of {md(chars, 40)}: {who}'s vocabulary has no piece for "
+            "those characters, so it spells them byte by byte and the model sees fragments, not characters "
+            "it knows."
+        )
     unknown = tk.unknown(tokenizer)
     if unknown:
         chars = "".join(dict.fromkeys(text[s:e] for s, e in (tk.offsets[i] for i in unknown) if e > s))
         shown = f" for {md(chars, 40)}" if chars.strip() else ""
-        notes.append(f"{len(unknown)} piece(s) became {md(tokenizer.unk_token)}{shown}: {who}'s vocabulary has no piece "
-                     "for those characters, so the model sees one shared unknown vector there.")
+        notes.append(
+            f"{len(unknown)} piece(s) became {md(tokenizer.unk_token)}{shown}: {who}'s vocabulary has no piece "
+            "for those characters, so the model sees one shared unknown vector there."
+        )
     return notes
 
 

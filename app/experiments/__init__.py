@@ -48,7 +48,9 @@ EXPERIMENTS: dict[str, Experiment] = {
     "sentence": Experiment("sentence", "app.experiments.sentence", CLAIMS["sentence"], ("sop", "nsp")),
     "electra": Experiment("electra", "app.experiments.electra", CLAIMS["electra"], ("electra", "mlm")),
     "sharing": Experiment("sharing", "app.experiments.sharing", CLAIMS["sharing"], ("none", "all")),
-    "distillation": Experiment("distillation", "app.experiments.distillation", CLAIMS["distillation"], ("soft_t2", "hard")),
+    "distillation": Experiment(
+        "distillation", "app.experiments.distillation", CLAIMS["distillation"], ("soft_t2", "hard")
+    ),
 }
 
 

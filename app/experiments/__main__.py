@@ -36,29 +36,48 @@ def _write_benchmarks(store: Path, measured: list[dict]) -> None:
 
     path = runner.REPO_ROOT / "BENCHMARKS.md"
     kept = timing.kept_rows(path.read_text(encoding="utf-8")) if path.exists() else {}
-    timing.write_section(path, timing.section(timing.merge(store, measured), timing.bundled_runs(runner.DEFAULT_OUT),
-                                              kept))
+    timing.write_section(
+        path, timing.section(timing.merge(store, measured), timing.bundled_runs(runner.DEFAULT_OUT), kept)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = argparse.ArgumentParser(prog="python -m app.experiments", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m app.experiments", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the experiments and their claims")
     v = sub.add_parser("verdicts", help="every comparison's verdict from the bundled results (Holm over all of them)")
-    v.add_argument("--readme", type=Path, default=None, help="also write the table into this file's verdicts markers (docs/results.md)")
-    v.add_argument("--json", action="store_true",
-                   help="also rewrite the verdicts stored in each results file (nothing else in it changes)")
+    v.add_argument(
+        "--readme",
+        type=Path,
+        default=None,
+        help="also write the table into this file's verdicts markers (docs/results.md)",
+    )
+    v.add_argument(
+        "--json",
+        action="store_true",
+        help="also rewrite the verdicts stored in each results file (nothing else in it changes)",
+    )
     r = sub.add_parser("run", help="run one experiment (or all) and write its JSON")
     r.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
-    r.add_argument("--seeds", type=int, default=None,
-                   help="seeds per arm (default: the plan's, app/experiments/plans.py; another count is refused; --quick: 1)")
-    r.add_argument("--allow-dirty", action="store_true",
-                   help="with --quick only: run from a tree with uncommitted changes under app/ (a full run refuses it)")
+    r.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="seeds per arm (default: the plan's, app/experiments/plans.py; another count is refused; --quick: 1)",
+    )
+    r.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="with --quick only: run from a tree with uncommitted changes under app/ (a full run refuses it)",
+    )
     r.add_argument("--device", default="cpu")
     r.add_argument("--quick", action="store_true", help="a handful of steps: a smoke run (tests use it)")
-    r.add_argument("--corpus", default=None, help="folder with tinystories_{train,valid}.txt (default ../shared/corpus)")
+    r.add_argument(
+        "--corpus", default=None, help="folder with tinystories_{train,valid}.txt (default ../shared/corpus)"
+    )
     r.add_argument("--work", type=Path, default=None, help="resumable state (default .train/experiments)")
     r.add_argument("--out", type=Path, default=None, help="where the JSON goes (default assets/experiments)")
     r.add_argument("--jobs", type=int, default=1, help="runs at once, in separate processes")
@@ -66,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--arms", nargs="+", default=None, help="only these arms (the JSON then holds only them)")
     r.add_argument("--checkpoints", type=Path, default=None, help="sentence: export the NSP/SOP models here")
     pl = sub.add_parser("plans", help="every experiment's analysis plan and its history (versions, looks)")
-    pl.add_argument("--json", action="store_true",
-                    help="also write into each results file the plan version its run followed (nothing else changes)")
+    pl.add_argument(
+        "--json",
+        action="store_true",
+        help="also write into each results file the plan version its run followed (nothing else changes)",
+    )
     t = sub.add_parser("time", help="measure what a full run would cost here (a minute or two), without running it")
     t.add_argument("names", nargs="+", metavar="NAME", help=f"any of {', '.join(EXPERIMENTS)}, or all")
     t.add_argument("--steps", type=int, default=30, help="timed steps per arm")
@@ -119,13 +141,23 @@ def main(argv: list[str] | None = None) -> int:
 
         grand, measured = 0.0, []
         for name in names:
-            r = timing.time_experiment(name, steps=a.steps, seeds=a.seeds, jobs=a.jobs, device=a.device,
-                                       corpus=a.corpus or runner.DEFAULT_CORPUS, work=a.work or runner.DEFAULT_WORK)
+            r = timing.time_experiment(
+                name,
+                steps=a.steps,
+                seeds=a.seeds,
+                jobs=a.jobs,
+                device=a.device,
+                corpus=a.corpus or runner.DEFAULT_CORPUS,
+                work=a.work or runner.DEFAULT_WORK,
+            )
             grand += r["projected_s"]
             measured.append(r)
             print(json.dumps(r), flush=True)
-            print(f"[{name}] projected {r['projected_s'] / 60:.1f} min with {a.jobs} job(s) of {a.threads} thread(s) "
-                  f"(reference step {r['reference_ms_before']:.0f}/{r['reference_ms_after']:.0f} ms)", flush=True)
+            print(
+                f"[{name}] projected {r['projected_s'] / 60:.1f} min with {a.jobs} job(s) of {a.threads} thread(s) "
+                f"(reference step {r['reference_ms_before']:.0f}/{r['reference_ms_after']:.0f} ms)",
+                flush=True,
+            )
         print(f"[{' '.join(names)}] projected {grand / 60:.1f} min", flush=True)
         if a.write_benchmarks:
             _write_benchmarks((a.work or runner.DEFAULT_WORK) / "timing.json", measured)
@@ -136,9 +168,20 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         t = time.time()
         try:
-            path = runner.run_experiment(name, seeds=a.seeds, device=a.device, quick=a.quick,
-                                         corpus=a.corpus or runner.DEFAULT_CORPUS, work=work, out=out, jobs=a.jobs,
-                                         threads=a.threads, command=command, arms=a.arms, allow_dirty=a.allow_dirty)
+            path = runner.run_experiment(
+                name,
+                seeds=a.seeds,
+                device=a.device,
+                quick=a.quick,
+                corpus=a.corpus or runner.DEFAULT_CORPUS,
+                work=work,
+                out=out,
+                jobs=a.jobs,
+                threads=a.threads,
+                command=command,
+                arms=a.arms,
+                allow_dirty=a.allow_dirty,
+            )
         except runner.Refused as e:
             print(f"[{name}] refused: {e}", file=sys.stderr, flush=True)
             return 2
@@ -154,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         if name == "sentence" and a.checkpoints:
             from app.experiments import sentence
 
-            for folder in sentence.export_checkpoints(a.checkpoints, quick=a.quick, device=a.device,
-                                                      corpus=a.corpus or runner.DEFAULT_CORPUS, work=work):
+            for folder in sentence.export_checkpoints(
+                a.checkpoints, quick=a.quick, device=a.device, corpus=a.corpus or runner.DEFAULT_CORPUS, work=work
+            ):
                 print(f"[sentence] checkpoint -> {folder}", flush=True)
     return 0
 

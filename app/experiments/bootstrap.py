@@ -97,9 +97,18 @@ def _outcomes(records: dict, seeds: list) -> np.ndarray | None:
     return np.stack(rows).astype(np.float64)
 
 
-def items_bootstrap(a: dict, b: dict, items: int, higher_is_better: bool = True, boundary: float = 0.0,
-                    eq_margin: float = 0.0, a_items: dict | None = None, b_items: dict | None = None,
-                    draws: int | None = None, seed: int = SEED) -> ItemsBootstrap | None:
+def items_bootstrap(
+    a: dict,
+    b: dict,
+    items: int,
+    higher_is_better: bool = True,
+    boundary: float = 0.0,
+    eq_margin: float = 0.0,
+    a_items: dict | None = None,
+    b_items: dict | None = None,
+    draws: int | None = None,
+    seed: int = SEED,
+) -> ItemsBootstrap | None:
     """The bootstrap over items × seeds of a paired comparison.
 
     a, b: {seed: accuracy} of each arm (paired by seed; at least 2 shared seeds, else None). items: n, the probe's
@@ -126,10 +135,18 @@ def items_bootstrap(a: dict, b: dict, items: int, higher_is_better: bool = True,
             chosen = per_item[idx_s[i]]  # (n_s, n)
             total[i] = float((chosen @ counts).mean())
             seed_only[i] = float(chosen.mean())
-        item_sd = float(np.std([item_mean @ (np.bincount(rng.integers(0, n, size=n), minlength=n) / n)
-                                for _ in range(min(draws, 1000))]))
-        how = (f"exact: the same {n:,} resampled items for every seed and both arms (per-item outcomes stored), "
-               f"{len(seeds)} seeds resampled, {draws:,} draws")
+        item_sd = float(
+            np.std(
+                [
+                    item_mean @ (np.bincount(rng.integers(0, n, size=n), minlength=n) / n)
+                    for _ in range(min(draws, 1000))
+                ]
+            )
+        )
+        how = (
+            f"exact: the same {n:,} resampled items for every seed and both arms (per-item outcomes stored), "
+            f"{len(seeds)} seeds resampled, {draws:,} draws"
+        )
     else:
         method, n = STORED, int(items)
         draws = draws or DRAWS
@@ -142,11 +159,27 @@ def items_bootstrap(a: dict, b: dict, items: int, higher_is_better: bool = True,
         item = sign * (shift_a - shift_b)
         total = seed_only + item
         item_sd = math.sqrt(pa * (1 - pa) / n + pb * (1 - pb) / n)
-        how = (f"from the stored accuracies (no per-item outcomes are stored): each arm's accuracy on {n:,} resampled "
-               f"items is Binomial({n:,}, p)/{n:,}, one draw shared by every seed, the two arms drawn independently "
-               f"— both assumptions widen the interval; {len(seeds)} seeds resampled, {draws:,} draws")
+        how = (
+            f"from the stored accuracies (no per-item outcomes are stored): each arm's accuracy on {n:,} resampled "
+            f"items is Binomial({n:,}, p)/{n:,}, one draw shared by every seed, the two arms drawn independently "
+            f"— both assumptions widen the interval; {len(seeds)} seeds resampled, {draws:,} draws"
+        )
     lo, hi = np.percentile(total, [2.5, 97.5])
     slo, shi = np.percentile(seed_only, [2.5, 97.5])
-    return ItemsBootstrap(method, n, len(seeds), draws, diff, float(lo), float(hi), float(slo), float(shi), item_sd,
-                          boundary, _p(total, boundary, diff), float(eq_margin or 0.0),
-                          _p_equiv(total, float(eq_margin or 0.0)), how)
+    return ItemsBootstrap(
+        method,
+        n,
+        len(seeds),
+        draws,
+        diff,
+        float(lo),
+        float(hi),
+        float(slo),
+        float(shi),
+        item_sd,
+        boundary,
+        _p(total, boundary, diff),
+        float(eq_margin or 0.0),
+        _p_equiv(total, float(eq_margin or 0.0)),
+        how,
+    )

@@ -43,7 +43,17 @@ import torch
 from transformers import BertForMaskedLM, DistilBertForMaskedLM
 
 from app.experiments.runner import (
-    Arm, ArmSetup, Budget, Context, DataSpec, Shape, digest, eval_sets, expected_targets, mlm_scores, real_tokens,
+    Arm,
+    ArmSetup,
+    Budget,
+    Context,
+    DataSpec,
+    Shape,
+    digest,
+    eval_sets,
+    expected_targets,
+    mlm_scores,
+    real_tokens,
 )
 from app.masking import MaskingConfig, mlm_batch
 from app.training import bert, common, distilbert, flops, units
@@ -58,21 +68,47 @@ class DistillationBudget(Budget):
 
 
 FULL = DistillationBudget(steps=1000, eval_every=200)
-QUICK = DistillationBudget(data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
-                           shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
-                           steps=8, eval_every=4, batch_size=8, warmup=2, eval_sequences=16, final_sequences=32,
-                           teacher_layers=2, teacher_steps=10)
+QUICK = DistillationBudget(
+    data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
+    shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
+    steps=8,
+    eval_every=4,
+    batch_size=8,
+    warmup=2,
+    eval_sequences=16,
+    final_sequences=32,
+    teacher_layers=2,
+    teacher_steps=10,
+)
 LIVE = replace(FULL, steps=400, eval_every=25, eval_sequences=128)
 TEMPERATURES = (1.0, 2.0, 4.0, 8.0)
 
 
 def arms(budget: DistillationBudget) -> list[Arm]:
-    soft = [Arm(f"soft_t{t:g}", f"soft targets, T = {t:g}" + (" (DistilBERT)" if t == 2 else ""),
-                {"targets": "soft + hard", "temperature": t, "init": "teacher"}) for t in TEMPERATURES]
+    soft = [
+        Arm(
+            f"soft_t{t:g}",
+            f"soft targets, T = {t:g}" + (" (DistilBERT)" if t == 2 else ""),
+            {"targets": "soft + hard", "temperature": t, "init": "teacher"},
+        )
+        for t in TEMPERATURES
+    ]
     return soft + [
-        Arm("hard", "hard labels only (masked LM), from the teacher's layers", {"targets": "hard", "temperature": None, "init": "teacher"}),
-        Arm("soft_t2_random", "soft targets, T = 2, from random weights", {"targets": "soft + hard", "temperature": 2.0, "init": "random"}),
-        Arm("scratch", "no teacher: the same shape from random weights, masked LM", {"targets": "hard", "temperature": None, "init": "random"}),
+        Arm(
+            "hard",
+            "hard labels only (masked LM), from the teacher's layers",
+            {"targets": "hard", "temperature": None, "init": "teacher"},
+        ),
+        Arm(
+            "soft_t2_random",
+            "soft targets, T = 2, from random weights",
+            {"targets": "soft + hard", "temperature": 2.0, "init": "random"},
+        ),
+        Arm(
+            "scratch",
+            "no teacher: the same shape from random weights, masked LM",
+            {"targets": "hard", "temperature": None, "init": "random"},
+        ),
     ]
 
 
@@ -81,16 +117,28 @@ def arms(budget: DistillationBudget) -> list[Arm]:
 
 def teacher_folder(ctx: Context) -> Path:
     b = ctx.budget
-    key = {"data": b.data, "shape": b.shape, "layers": b.teacher_layers, "steps": b.teacher_steps, "batch": b.batch_size,
-           "lr": b.lr, "warmup": b.warmup}
+    key = {
+        "data": b.data,
+        "shape": b.shape,
+        "layers": b.teacher_layers,
+        "steps": b.teacher_steps,
+        "batch": b.batch_size,
+        "lr": b.lr,
+        "warmup": b.warmup,
+    }
     return ctx.root / "distillation" / f"teacher-{digest(key)}"
 
 
 def new_teacher(ctx: Context) -> BertForMaskedLM:
     b, s, tok = ctx.budget, ctx.budget.shape, ctx.data.tokenizer
     torch.manual_seed(0)
-    shape = bert.Shape(vocab_size=len(tok), hidden_size=s.hidden_size, num_hidden_layers=b.teacher_layers,
-                       num_attention_heads=s.num_attention_heads, intermediate_size=s.intermediate_size)
+    shape = bert.Shape(
+        vocab_size=len(tok),
+        hidden_size=s.hidden_size,
+        num_hidden_layers=b.teacher_layers,
+        num_attention_heads=s.num_attention_heads,
+        intermediate_size=s.intermediate_size,
+    )
     return BertForMaskedLM(bert.bert_config(len(tok), shape))
 
 
@@ -103,11 +151,13 @@ def prepare(ctx: Context) -> None:
     teacher = new_teacher(ctx)
     cfg = b.loop(0, ctx.device, steps=b.teacher_steps, eval_every=max(1, b.teacher_steps // 4))
     during, final_set = eval_sets(ctx)
-    curves, final = common.train_dynamic_mlm("distillation/teacher", teacher, bert.masked_lm_logits, tok, ctx.data.train,
-                                             final_set, cfg, folder)
+    curves, final = common.train_dynamic_mlm(
+        "distillation/teacher", teacher, bert.masked_lm_logits, tok, ctx.data.train, final_set, cfg, folder
+    )
     teacher.save_pretrained(folder / "model")
-    (folder / "model" / "final.json").write_text(json.dumps({"final": final, "steps": curves["steps_done"],
-                                                             "train_seconds": curves["train_seconds"]}))
+    (folder / "model" / "final.json").write_text(
+        json.dumps({"final": final, "steps": curves["steps_done"], "train_seconds": curves["train_seconds"]})
+    )
     (folder / "state.pt").unlink(missing_ok=True)
 
 
@@ -138,7 +188,9 @@ def time_prepare(ctx: Context, steps: int) -> float:
 def load_teacher(ctx: Context) -> BertForMaskedLM:
     folder = teacher_folder(ctx) / "model"
     if not (folder / "config.json").exists():
-        raise FileNotFoundError(f"no teacher at {folder}: run the distillation experiment (it trains its teacher first)")
+        raise FileNotFoundError(
+            f"no teacher at {folder}: run the distillation experiment (it trains its teacher first)"
+        )
     teacher = BertForMaskedLM.from_pretrained(folder).eval()
     for p in teacher.parameters():
         p.requires_grad_(False)
@@ -177,9 +229,13 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
             t_logits = teacher.cls(t_hidden[real])  # (n_real, V): the teacher's head at the real tokens only
         s_logits, s_hidden = distilbert.student_logits(student, ids, att, real)
         # in float32: from bfloat16 logits the KL is off by ~1% (negative near convergence at T = 8)
-        terms = distilbert.distillation_losses(s_logits.float(), t_logits.float(), labels[real], s_hidden[real],
-                                               t_hidden[real], t)
-        return b.alpha_ce * terms["kl"] + b.alpha_mlm * terms["mlm"], {"kl": float(terms["kl"].detach()), "mlm": float(terms["mlm"].detach())}
+        terms = distilbert.distillation_losses(
+            s_logits.float(), t_logits.float(), labels[real], s_hidden[real], t_hidden[real], t
+        )
+        return b.alpha_ce * terms["kl"] + b.alpha_mlm * terms["mlm"], {
+            "kl": float(terms["kl"].detach()),
+            "mlm": float(terms["mlm"].detach()),
+        }
 
     def logits_at(ids, att, targets, types=None):
         return distilbert.student_logits(student, ids, att, targets)[0]
@@ -194,7 +250,9 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         same = total = 0
         for s in range(0, len(seqs), 128):
             part = seqs.subset(slice(s, s + 128))
-            x, y = units.unit_batch("token", part.input_ids, part.maskable, None, tok.mask_token_id, torch.tensor([0]), cfg, gen)
+            x, y = units.unit_batch(
+                "token", part.input_ids, part.maskable, None, tok.mask_token_id, torch.tensor([0]), cfg, gen
+            )
             targets = (y != -100).to(dev)
             x, att = x.to(dev), part.attention_mask.to(dev)
             same += int((logits_at(x, att, targets).argmax(-1) == teacher_at(x, att, targets).argmax(-1)).sum())
@@ -212,13 +270,24 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         return out
 
     n_scored = real_tokens(train, b.batch_size) if soft else expected_targets(train, b.batch_size)
-    teacher_final = ctx.once("teacher_final", lambda: json.loads((teacher_folder(ctx) / "model" / "final.json").read_text()))
+    teacher_final = ctx.once(
+        "teacher_final", lambda: json.loads((teacher_folder(ctx) / "model" / "final.json").read_text())
+    )
     return ArmSetup(
-        model=student, step_loss=step_loss, evaluate=lambda: mlm_scores(logits_at, during, ctx), final=final,
-        cfg=b.loop(seed, dev), flops=flops.distillation_step(student.config, teacher.config, b.batch_size, b.data.seq_len,
-                                                             n_scored, teacher=soft),
+        model=student,
+        step_loss=step_loss,
+        evaluate=lambda: mlm_scores(logits_at, during, ctx),
+        final=final,
+        cfg=b.loop(seed, dev),
+        flops=flops.distillation_step(
+            student.config, teacher.config, b.batch_size, b.data.seq_len, n_scored, teacher=soft
+        ),
         params=common.count_parameters(student),
-        details={"teacher_params": common.count_parameters(teacher), "teacher_layers": teacher.config.num_hidden_layers,
-                 "student_layers": student.config.n_layers, "teacher_final": teacher_final["final"],
-                 "teacher_steps": teacher_final["steps"]},
+        details={
+            "teacher_params": common.count_parameters(teacher),
+            "teacher_layers": teacher.config.num_hidden_layers,
+            "student_layers": student.config.n_layers,
+            "teacher_final": teacher_final["final"],
+            "teacher_steps": teacher_final["steps"],
+        },
     )

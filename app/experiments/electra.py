@@ -36,7 +36,16 @@ from transformers import ElectraConfig, ElectraForMaskedLM, ElectraForPreTrainin
 
 from app.replaced_tokens import roc_auc, sample_replacements
 from app.experiments.runner import (
-    Arm, ArmSetup, Budget, Context, DataSpec, Shape, acceptability, eval_sets, expected_targets, mlm_scores,
+    Arm,
+    ArmSetup,
+    Budget,
+    Context,
+    DataSpec,
+    Shape,
+    acceptability,
+    eval_sets,
+    expected_targets,
+    mlm_scores,
 )
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, flops, probes
@@ -68,22 +77,47 @@ class ElectraBudget(Budget):
 # identity (0.57-0.60 on the same fakes). At T = 2 the generator's samples lean to rarer words, so its fakes carry
 # a signal in the token itself as well: a one-seed pilot (the discriminator's ROC-AUC only) reached 0.84 and 0.83
 # at steps 225 and 450 (identity alone 0.79, 0.77). The paper's ELECTRA-Small learning rate, 5e-4, for every arm.
-FULL = ElectraBudget(steps=2000, eval_every=250, probe_train=1000, probe_test=1000, lr=5e-4, warmup=200,
-                     generator_temperature=2.0)
-QUICK = ElectraBudget(data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
-                      shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64),
-                      steps=8, eval_every=4, batch_size=8, warmup=2, eval_sequences=16, final_sequences=32,
-                      probe_train=24, probe_test=24, evaluations=2, generator_temperature=2.0)
-LIVE = ElectraBudget(steps=400, eval_every=50, eval_sequences=128, probe_train=200, probe_test=200, evaluations=8,
-                     lr=5e-4, warmup=40, generator_temperature=2.0)
+FULL = ElectraBudget(
+    steps=2000, eval_every=250, probe_train=1000, probe_test=1000, lr=5e-4, warmup=200, generator_temperature=2.0
+)
+QUICK = ElectraBudget(
+    data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
+    shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64),
+    steps=8,
+    eval_every=4,
+    batch_size=8,
+    warmup=2,
+    eval_sequences=16,
+    final_sequences=32,
+    probe_train=24,
+    probe_test=24,
+    evaluations=2,
+    generator_temperature=2.0,
+)
+LIVE = ElectraBudget(
+    steps=400,
+    eval_every=50,
+    eval_sequences=128,
+    probe_train=200,
+    probe_test=200,
+    evaluations=8,
+    lr=5e-4,
+    warmup=40,
+    generator_temperature=2.0,
+)
 
 
 def arms(budget: ElectraBudget) -> list[Arm]:
     return [
         Arm("mlm", "masked LM (BERT)", {"objective": "mlm", "discriminator_loss_on": None}),
-        Arm("electra", "replaced-token detection (ELECTRA)", {"objective": "rtd", "discriminator_loss_on": "all tokens"}),
-        Arm("electra15", "ELECTRA 15%: detection loss on the masked positions only",
-            {"objective": "rtd", "discriminator_loss_on": "masked positions"}),
+        Arm(
+            "electra", "replaced-token detection (ELECTRA)", {"objective": "rtd", "discriminator_loss_on": "all tokens"}
+        ),
+        Arm(
+            "electra15",
+            "ELECTRA 15%: detection loss on the masked positions only",
+            {"objective": "rtd", "discriminator_loss_on": "masked positions"},
+        ),
     ]
 
 
@@ -94,10 +128,16 @@ def configs(ctx: Context) -> tuple[ElectraConfig, ElectraConfig]:
     b, s = ctx.budget, ctx.budget.shape
     f = b.generator_fraction
     shape = recipe.Shape(
-        embedding_size=s.hidden_size, hidden_size=s.hidden_size, num_hidden_layers=s.num_hidden_layers,
-        num_attention_heads=s.num_attention_heads, intermediate_size=s.intermediate_size,
-        generator_hidden_size=max(1, int(s.hidden_size * f)), generator_heads=max(1, int(s.num_attention_heads * f)),
-        generator_intermediate_size=max(1, int(s.intermediate_size * f)), rtd_weight=b.rtd_weight, init_from_bert=False,
+        embedding_size=s.hidden_size,
+        hidden_size=s.hidden_size,
+        num_hidden_layers=s.num_hidden_layers,
+        num_attention_heads=s.num_attention_heads,
+        intermediate_size=s.intermediate_size,
+        generator_hidden_size=max(1, int(s.hidden_size * f)),
+        generator_heads=max(1, int(s.num_attention_heads * f)),
+        generator_intermediate_size=max(1, int(s.intermediate_size * f)),
+        rtd_weight=b.rtd_weight,
+        init_from_bert=False,
     )
     return recipe.configs(len(ctx.data.tokenizer), shape)
 
@@ -145,13 +185,32 @@ def warm_start(seed: int, ctx: Context) -> dict | None:
                 return torch.nn.functional.cross_entropy(logits, y[targets]), {}
 
             during, _ = eval_sets(ctx)
-            cfg = b.loop(seed, dev, steps=b.warm_start, lr=b.warm_lr, eval_every=b.warm_start,
-                         warmup=min(b.warmup, max(1, b.warm_start // 10)))
-            curves = common.train_loop(f"{ctx.experiment}/warm/seed{seed}", mlm, step_loss, lambda: mlm_scores(
-                lambda i, a, t, types=None: recipe.generator_logits(mlm, i, a, t), during, ctx), cfg, folder)
+            cfg = b.loop(
+                seed,
+                dev,
+                steps=b.warm_start,
+                lr=b.warm_lr,
+                eval_every=b.warm_start,
+                warmup=min(b.warmup, max(1, b.warm_start // 10)),
+            )
+            curves = common.train_loop(
+                f"{ctx.experiment}/warm/seed{seed}",
+                mlm,
+                step_loss,
+                lambda: mlm_scores(lambda i, a, t, types=None: recipe.generator_logits(mlm, i, a, t), during, ctx),
+                cfg,
+                folder,
+            )
             tmp = done.with_suffix(".tmp")
-            torch.save({"state": {k: v.cpu() for k, v in mlm.state_dict().items()}, "curves": curves,
-                        "steps": b.warm_start, "flops": b.warm_start * sum(step_flops(ctx, "mlm").values())}, tmp)
+            torch.save(
+                {
+                    "state": {k: v.cpu() for k, v in mlm.state_dict().items()},
+                    "curves": curves,
+                    "steps": b.warm_start,
+                    "flops": b.warm_start * sum(step_flops(ctx, "mlm").values()),
+                },
+                tmp,
+            )
             tmp.replace(done)
             (folder / "state.pt").unlink(missing_ok=True)
         return torch.load(done, map_location="cpu", weights_only=False)
@@ -170,8 +229,9 @@ def corrupt(generator, ids, att, maskable, tok, rand_ids, gen, cfg=MaskingConfig
     g_logits = recipe.generator_logits(generator, masked.to(dev), att.to(dev), targets.to(dev))  # (n, V)
     g_loss = torch.nn.functional.cross_entropy(g_logits, labels[targets].to(dev))
     corrupted = ids.clone()
-    corrupted[targets] = sample_replacements(g_logits.detach().float().cpu(), torch.tensor(tok.all_special_ids), gen,
-                                             temperature)
+    corrupted[targets] = sample_replacements(
+        g_logits.detach().float().cpu(), torch.tensor(tok.all_special_ids), gen, temperature
+    )
     return g_loss, corrupted.to(dev), (corrupted != ids).float().to(dev), targets.to(dev)
 
 
@@ -205,8 +265,9 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     else:
         generator, discriminator = ElectraForMaskedLM(gcfg), ElectraForPreTraining(dcfg)
         if warm:
-            discriminator.electra.load_state_dict({k.removeprefix("electra."): v for k, v in warm["state"].items()
-                                                   if k.startswith("electra.")})
+            discriminator.electra.load_state_dict(
+                {k.removeprefix("electra."): v for k, v in warm["state"].items() if k.startswith("electra.")}
+            )
         recipe.tie_embeddings(generator, discriminator)
         model = torch.nn.ModuleDict({"generator": generator, "discriminator": discriminator})
         encoder = discriminator.electra
@@ -222,8 +283,9 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
             targets = y != -100
             logits = recipe.generator_logits(mlm, x.to(dev), att.to(dev), targets)
             return torch.nn.functional.cross_entropy(logits, y[targets]), {}
-        g_loss, corrupted, replaced, targets = corrupt(generator, ids, att, maskable, tok, rand_ids, gen, mcfg,
-                                                       b.generator_temperature)
+        g_loss, corrupted, replaced, targets = corrupt(
+            generator, ids, att, maskable, tok, rand_ids, gen, mcfg, b.generator_temperature
+        )
         att = att.to(dev)
         d_logits = discriminator(input_ids=corrupted, attention_mask=att).logits  # (B, T)
         scored = att.bool() if loss_on == "all tokens" else targets
@@ -247,8 +309,16 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         scores, labels, tokens = [], [], []
         for s in range(0, len(seqs), 128):
             part = seqs.subset(slice(s, s + 128))
-            _, corrupted, replaced, _ = corrupt(generator, part.input_ids, part.attention_mask, part.maskable, tok, rand_ids,
-                                                gen, temperature=b.generator_temperature)
+            _, corrupted, replaced, _ = corrupt(
+                generator,
+                part.input_ids,
+                part.attention_mask,
+                part.maskable,
+                tok,
+                rand_ids,
+                gen,
+                temperature=b.generator_temperature,
+            )
             d = discriminator(input_ids=corrupted, attention_mask=part.attention_mask.to(dev)).logits.float().cpu()
             keep = part.maskable
             scores.append(d[keep])
@@ -262,24 +332,46 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     during, final_set = eval_sets(ctx)
 
     def evaluate():
-        return {"probe_acc": probes.probe(encode, acceptability(ctx), device=dev)["accuracy"], **detection(during),
-                "valid_top1": mlm_scores(logits_at, during, ctx)["valid_top1"]}
+        return {
+            "probe_acc": probes.probe(encode, acceptability(ctx), device=dev)["accuracy"],
+            **detection(during),
+            "valid_top1": mlm_scores(logits_at, during, ctx)["valid_top1"],
+        }
 
     def final():
-        return {"probe_acc": probes.probe(encode, acceptability(ctx), device=dev)["accuracy"],
-                **detection(final_set, identity=True), **mlm_scores(logits_at, final_set, ctx)}
+        return {
+            "probe_acc": probes.probe(encode, acceptability(ctx), device=dev)["accuracy"],
+            **detection(final_set, identity=True),
+            **mlm_scores(logits_at, final_set, ctx),
+        }
 
     parts = step_flops(ctx, objective)
-    details = {"steps": steps, "flop_budget": b.steps * sum(step_flops(ctx, "mlm").values()),
-               "encoder_params": common.count_parameters(encoder)}
+    details = {
+        "steps": steps,
+        "flop_budget": b.steps * sum(step_flops(ctx, "mlm").values()),
+        "encoder_params": common.count_parameters(encoder),
+    }
     if warm:
-        details["warm_start"] = {"steps": warm["steps"], "flops": warm["flops"],
-                                 "valid_top1": (warm["curves"].get("valid_top1") or [None])[-1],
-                                 "total_flops": warm["flops"] + details["flop_budget"]}
+        details["warm_start"] = {
+            "steps": warm["steps"],
+            "flops": warm["flops"],
+            "valid_top1": (warm["curves"].get("valid_top1") or [None])[-1],
+            "total_flops": warm["flops"] + details["flop_budget"],
+        }
     if objective != "mlm":
-        details["generator"] = {"hidden_size": gcfg.hidden_size, "intermediate_size": gcfg.intermediate_size,
-                                "num_attention_heads": gcfg.num_attention_heads, "params": common.count_parameters(generator)}
-    return ArmSetup(model=model, step_loss=step_loss, evaluate=evaluate, final=final, cfg=cfg, flops=parts,
-                    params=common.count_parameters(model), details=details)
-
-
+        details["generator"] = {
+            "hidden_size": gcfg.hidden_size,
+            "intermediate_size": gcfg.intermediate_size,
+            "num_attention_heads": gcfg.num_attention_heads,
+            "params": common.count_parameters(generator),
+        }
+    return ArmSetup(
+        model=model,
+        step_loss=step_loss,
+        evaluate=evaluate,
+        final=final,
+        cfg=cfg,
+        flops=parts,
+        params=common.count_parameters(model),
+        details=details,
+    )

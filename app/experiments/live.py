@@ -42,7 +42,9 @@ from typing import Callable
 from app.core import locks
 from app.experiments import get, runner
 
-LOCK = locks.lock("live-run")  # one live run at a time: in this process, or in Redis for the deployment (app.core.locks)
+LOCK = locks.lock(
+    "live-run"
+)  # one live run at a time: in this process, or in Redis for the deployment (app.core.locks)
 
 
 class Busy(RuntimeError):
@@ -72,23 +74,35 @@ def prepare(name: str, corpus=runner.DEFAULT_CORPUS, work: Path = runner.DEFAULT
     """The live run's data (and checks): a Context for the experiment's LIVE budget."""
     corpus = Path(corpus)
     if not corpus.exists():
-        raise Unavailable(f"the training text is not on this machine ({corpus}): a live run needs the TinyStories corpus")
+        raise Unavailable(
+            f"the training text is not on this machine ({corpus}): a live run needs the TinyStories corpus"
+        )
     module = get(name).load()
     ctx = runner.context(name, runner.budget_of(module, live=True), device, corpus, Path(work))
     if name == "distillation":
         from app.experiments import distillation
 
         if not (distillation.teacher_folder(ctx) / "model" / "config.json").exists():
-            raise Unavailable("the distillation pair needs the experiment's teacher: run "
-                              "`python -m app.experiments run distillation` once")
+            raise Unavailable(
+                "the distillation pair needs the experiment's teacher: run "
+                "`python -m app.experiments run distillation` once"
+            )
     return module, ctx
 
 
-def live_run(name: str, seconds: float = 60.0, progress: Callable[[int, dict], None] | None = None,
-             should_stop: Callable[[], bool] | None = None, seed: int = 0, device: str = "cpu",
-             corpus=runner.DEFAULT_CORPUS, work: Path = runner.DEFAULT_WORK, turn_s: float = 2.0,
-             pair: tuple[str, str] | None = None,
-             on_step: Callable[[str, int, dict], None] | None = None) -> LiveResult:
+def live_run(
+    name: str,
+    seconds: float = 60.0,
+    progress: Callable[[int, dict], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+    corpus=runner.DEFAULT_CORPUS,
+    work: Path = runner.DEFAULT_WORK,
+    turn_s: float = 2.0,
+    pair: tuple[str, str] | None = None,
+    on_step: Callable[[str, int, dict], None] | None = None,
+) -> LiveResult:
     """Train the experiment's live pair (``Experiment.live_pair``) for at most ``seconds`` of wall time."""
     try:
         if not LOCK.acquire(blocking=False, about=name):
@@ -135,7 +149,9 @@ def _run(name, seconds, progress, should_stop, seed, device, corpus, work, turn_
                 if left <= 0:
                     break
                 r.train(min(turn_s, left), start, seconds, progress, should_stop, result, on_step)
-        for r in runs.values():  # where the time ran out between two evaluations: one more, so every arm ends on a point
+        for (
+            r
+        ) in runs.values():  # where the time ran out between two evaluations: one more, so every arm ends on a point
             if r.reported != r.step:
                 r.report(r.step, r.evaluate_now(), start, seconds, progress, result)
     except Cancelled:
@@ -165,8 +181,14 @@ class _Run:
 
     def report(self, step, metrics, start, seconds, progress, result):
         self.reported = step
-        point = {"arm": self.name, "label": self.label, **metrics, "flops": step * self.setup.flops_per_step,
-                 "elapsed_s": round(time.time() - start, 2), "fraction": min(1.0, (time.time() - start) / seconds)}
+        point = {
+            "arm": self.name,
+            "label": self.label,
+            **metrics,
+            "flops": step * self.setup.flops_per_step,
+            "elapsed_s": round(time.time() - start, 2),
+            "fraction": min(1.0, (time.time() - start) / seconds),
+        }
         series = result.points[self.name]
         series.setdefault("step", []).append(step)
         for k, v in point.items():
@@ -186,8 +208,15 @@ class _Run:
             self.step = step + 1
             out = s.step_loss(step, gen)
             if on_step:
-                on_step(self.name, self.step, {"train_loss": float(out[0].detach()), "flops": self.step * s.flops_per_step,
-                                               "elapsed_s": round(time.time() - start, 2)})
+                on_step(
+                    self.name,
+                    self.step,
+                    {
+                        "train_loss": float(out[0].detach()),
+                        "flops": self.step * s.flops_per_step,
+                        "elapsed_s": round(time.time() - start, 2),
+                    },
+                )
             return out
 
         def evaluate():
@@ -304,15 +333,23 @@ class Background:
             except locks.Unreachable as e:
                 raise Busy(f"The live run cannot start: {e}.") from e
             if held is not None:
-                raise Busy("A live run" + (f" ({held})" if held else "") + " is already in progress on this server; "
-                           "try again when it has finished.")
+                raise Busy(
+                    "A live run" + (f" ({held})" if held else "") + " is already in progress on this server; "
+                    "try again when it has finished."
+                )
             run_id = self._progress.run_id + 1
             seconds = float(min(max(seconds, 1.0), MAX_SECONDS))
-            self._progress = Progress(run_id, name, tuple(pair), labels, int(seed), seconds, owner, "preparing", time.time())
+            self._progress = Progress(
+                run_id, name, tuple(pair), labels, int(seed), seconds, owner, "preparing", time.time()
+            )
             self._stop = threading.Event()
             stop = self._stop
-        threading.Thread(target=self._work, args=(run_id, name, int(seed), seconds, stop), daemon=True,
-                         name=f"bve-live-{name}-{run_id}").start()
+        threading.Thread(
+            target=self._work,
+            args=(run_id, name, int(seed), seconds, stop),
+            daemon=True,
+            name=f"bve-live-{name}-{run_id}",
+        ).start()
         return self.snapshot()
 
     def cancel(self, owner: str) -> bool:
@@ -358,8 +395,18 @@ class Background:
             import torch
 
             torch.set_num_threads(self.threads)  # this thread's own (see the class text)
-            result = live_run(name, seconds, progress, stop.is_set, seed, self.device, self.corpus, self.work, self.turn_s,
-                              on_step=on_step)
+            result = live_run(
+                name,
+                seconds,
+                progress,
+                stop.is_set,
+                seed,
+                self.device,
+                self.corpus,
+                self.work,
+                self.turn_s,
+                on_step=on_step,
+            )
         except (Busy, Unavailable) as e:
             self._finish(run_id, "error", message=str(e))
         except Exception as e:  # a page shows the message, never a traceback
@@ -389,8 +436,10 @@ def availability(name: str, corpus=None, work: Path | None = None) -> str | None
     corpus = Path(corpus if corpus is not None else BACKGROUND.corpus)
     work = Path(work if work is not None else BACKGROUND.work)
     if not corpus.exists():
-        return (f"the training text is not on this machine ({corpus}): a live run needs the TinyStories corpus "
-                "(see ../shared/corpus/README.md)")
+        return (
+            f"the training text is not on this machine ({corpus}): a live run needs the TinyStories corpus "
+            "(see ../shared/corpus/README.md)"
+        )
     if name == "distillation":
         from types import SimpleNamespace
 
@@ -398,8 +447,10 @@ def availability(name: str, corpus=None, work: Path | None = None) -> str | None
 
         teacher = distillation.teacher_folder(SimpleNamespace(budget=distillation.LIVE, root=work))
         if not (teacher / "model" / "config.json").exists():
-            return ("the distillation pair needs the experiment's teacher, trained once by "
-                    "`python -m app.experiments run distillation`")
+            return (
+                "the distillation pair needs the experiment's teacher, trained once by "
+                "`python -m app.experiments run distillation`"
+            )
     return None
 
 

@@ -37,7 +37,16 @@ import torch
 from transformers import BertForMaskedLM
 
 from app.experiments.runner import (
-    Arm, ArmSetup, Budget, Context, DataSpec, Shape, acceptability, eval_sets, expected_targets, mlm_scores,
+    Arm,
+    ArmSetup,
+    Budget,
+    Context,
+    DataSpec,
+    Shape,
+    acceptability,
+    eval_sets,
+    expected_targets,
+    mlm_scores,
 )
 from app.masking import MaskingConfig
 from app.training import bert, common, flops, probes, units
@@ -50,19 +59,37 @@ class MaskingBudget(Budget):
 
 
 FULL = MaskingBudget(steps=1600, eval_every=200)
-QUICK = MaskingBudget(data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
-                      shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
-                      steps=8, eval_every=4, batch_size=8, warmup=2, epochs=2, eval_sequences=16, final_sequences=32,
-                      probe_train=24, probe_test=24)
+QUICK = MaskingBudget(
+    data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
+    shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
+    steps=8,
+    eval_every=4,
+    batch_size=8,
+    warmup=2,
+    epochs=2,
+    eval_sequences=16,
+    final_sequences=32,
+    probe_train=24,
+    probe_test=24,
+)
 LIVE = MaskingBudget(steps=400, eval_every=25, eval_sequences=128, epochs=40)
 
 
 def arms(budget: MaskingBudget) -> list[Arm]:
     return [
-        Arm("static1", "static ×1: one mask, fixed before training", {"masking": "static", "copies": 1, "unit": "token"}),
-        Arm("static10", f"static ×{budget.duplication}: BERT's duplicated masks",
-            {"masking": "static", "copies": budget.duplication, "unit": "token"}),
-        Arm("dynamic", "dynamic: a fresh mask every batch (RoBERTa), per token", {"masking": "dynamic", "copies": None, "unit": "token"}),
+        Arm(
+            "static1", "static ×1: one mask, fixed before training", {"masking": "static", "copies": 1, "unit": "token"}
+        ),
+        Arm(
+            "static10",
+            f"static ×{budget.duplication}: BERT's duplicated masks",
+            {"masking": "static", "copies": budget.duplication, "unit": "token"},
+        ),
+        Arm(
+            "dynamic",
+            "dynamic: a fresh mask every batch (RoBERTa), per token",
+            {"masking": "dynamic", "copies": None, "unit": "token"},
+        ),
         Arm("word", "whole-word masking, dynamic", {"masking": "dynamic", "copies": None, "unit": "word"}),
         Arm("span", "span masking (SpanBERT), dynamic", {"masking": "dynamic", "copies": None, "unit": "span"}),
     ]
@@ -83,8 +110,13 @@ def training_sample(ctx: Context):
 def model_for(ctx: Context, seed: int) -> BertForMaskedLM:
     s = ctx.budget.shape
     torch.manual_seed(seed)
-    shape = bert.Shape(vocab_size=len(ctx.data.tokenizer), hidden_size=s.hidden_size, num_hidden_layers=s.num_hidden_layers,
-                       num_attention_heads=s.num_attention_heads, intermediate_size=s.intermediate_size)
+    shape = bert.Shape(
+        vocab_size=len(ctx.data.tokenizer),
+        hidden_size=s.hidden_size,
+        num_hidden_layers=s.num_hidden_layers,
+        num_attention_heads=s.num_attention_heads,
+        intermediate_size=s.intermediate_size,
+    )
     return BertForMaskedLM(bert.bert_config(len(ctx.data.tokenizer), shape))
 
 
@@ -92,8 +124,16 @@ def target_rate(unit: str, train, words, tok, rand_ids, rows: int = 256) -> floa
     """The share of maskable tokens that end up targets under ``unit`` (15% by design), measured on the
     first ``rows`` training sequences."""
     part = slice(0, min(rows, len(train)))
-    _, labels = units.unit_batch(unit, train.input_ids[part], train.maskable[part], words[part], tok.mask_token_id,
-                                 rand_ids, MaskingConfig(), torch.Generator().manual_seed(99))
+    _, labels = units.unit_batch(
+        unit,
+        train.input_ids[part],
+        train.maskable[part],
+        words[part],
+        tok.mask_token_id,
+        rand_ids,
+        MaskingConfig(),
+        torch.Generator().manual_seed(99),
+    )
     return int((labels != -100).sum()) / max(int(train.maskable[part].sum()), 1)
 
 
@@ -112,10 +152,12 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
             idx = common.shuffled_batch(len(inputs), b.batch_size, step, seed)
             return inputs[idx], labels[idx], att[idx]
     else:
+
         def batch(step, gen):
             idx = common.shuffled_batch(len(train), b.batch_size, step, seed)
-            x, y = units.unit_batch(unit, train.input_ids[idx], train.maskable[idx], words[idx], tok.mask_token_id,
-                                    rand_ids, mcfg, gen)
+            x, y = units.unit_batch(
+                unit, train.input_ids[idx], train.maskable[idx], words[idx], tok.mask_token_id, rand_ids, mcfg, gen
+            )
             return x, y, train.attention_mask[idx]
 
     def step_loss(step, gen):
@@ -148,9 +190,17 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
 
     n_targets = expected_targets(train, b.batch_size)
     return ArmSetup(
-        model=model, step_loss=step_loss, evaluate=evaluate, final=final, cfg=cfg,
-        flops=flops.mlm_step(model.config, b.batch_size, b.data.seq_len, n_targets), params=common.count_parameters(model),
-        details={"train_sequences": len(train), "epochs": round(b.steps * b.batch_size / len(train), 2),
-                 "target_rate": round(target_rate(unit, train, words, tok, rand_ids), 4),
-                 "distinct_masks_per_sequence": arm.change["copies"] or "one per visit"},
+        model=model,
+        step_loss=step_loss,
+        evaluate=evaluate,
+        final=final,
+        cfg=cfg,
+        flops=flops.mlm_step(model.config, b.batch_size, b.data.seq_len, n_targets),
+        params=common.count_parameters(model),
+        details={
+            "train_sequences": len(train),
+            "epochs": round(b.steps * b.batch_size / len(train), 2),
+            "target_rate": round(target_rate(unit, train, words, tok, rand_ids), 4),
+            "distinct_masks_per_sequence": arm.change["copies"] or "one per visit",
+        },
     )

@@ -96,9 +96,16 @@ class Power:
 
     def as_dict(self, seeds: int) -> dict:
         strict = self.alpha / max(1, self.family)
-        return {**asdict(self), "seeds": seeds, "power": self.power(seeds), "power_strictest": self.power(seeds, strict),
-                "alpha_strictest": strict, "seeds_needed": self.seeds_needed(),
-                "seeds_needed_strictest": self.seeds_needed(strict), "text": power_text(self, seeds)}
+        return {
+            **asdict(self),
+            "seeds": seeds,
+            "power": self.power(seeds),
+            "power_strictest": self.power(seeds, strict),
+            "alpha_strictest": strict,
+            "seeds_needed": self.seeds_needed(),
+            "seeds_needed_strictest": self.seeds_needed(strict),
+            "text": power_text(self, seeds),
+        }
 
 
 def power_text(p: Power, seeds: int) -> str:
@@ -108,10 +115,12 @@ def power_text(p: Power, seeds: int) -> str:
     def n(x):
         return str(x) if x is not None else "more than 200"
 
-    return (f"to see a difference of {p.effect:g} on {p.metric} with per-seed differences of sd {p.sd:g} ({p.sd_from}): "
-            f"{seeds} seeds give power {p.power(seeds):.2f} at α = {p.alpha:g} (Holm's least strict rank) and "
-            f"{p.power(seeds, strict):.2f} at α/m = {strict:.2g} (its strictest, m = {p.family}); power {p.target:g} "
-            f"needs {n(need)} and {n(need_strict)} seeds")
+    return (
+        f"to see a difference of {p.effect:g} on {p.metric} with per-seed differences of sd {p.sd:g} ({p.sd_from}): "
+        f"{seeds} seeds give power {p.power(seeds):.2f} at α = {p.alpha:g} (Holm's least strict rank) and "
+        f"{p.power(seeds, strict):.2f} at α/m = {strict:.2g} (its strictest, m = {p.family}); power {p.target:g} "
+        f"needs {n(need)} and {n(need_strict)} seeds"
+    )
 
 
 @dataclass(frozen=True)
@@ -154,38 +163,70 @@ class Plan:
 S, NI, EQ = verdict_rule.SUPERIORITY, verdict_rule.NONINFERIORITY, verdict_rule.EQUIVALENCE
 LOSS, PROBE, TOP1 = 0.05, 0.02, 0.01  # the metrics' margins (app/experiments/claims.py MARGINS)
 
-KINDS_AFTER = ("kinds and margins written after the 3-seed results (commit 9119d5e, 2026-11-24, the day after): "
-               "before it every comparison was read as 'A beats B'")
-THREE_OUTCOMES = ("health floors before any verdict (a76fcd0) and three outcomes against the margin — different, "
-                  "equivalent within ± the margin, inconclusive (9326ccc): a superiority claim gains an equivalence "
-                  "test at its metric's margin. Written after every result above")
+KINDS_AFTER = (
+    "kinds and margins written after the 3-seed results (commit 9119d5e, 2026-11-24, the day after): "
+    "before it every comparison was read as 'A beats B'"
+)
+THREE_OUTCOMES = (
+    "health floors before any verdict (a76fcd0) and three outcomes against the margin — different, "
+    "equivalent within ± the margin, inconclusive (9326ccc): a superiority claim gains an equivalence "
+    "test at its metric's margin. Written after every result above"
+)
 NO_POWER = "3 seeds: the runner's default, no power calculation stated"
-MORE_SEEDS = "seeds raised where a verdict sat near its threshold (issue 26), after seeing it; no power calculation stated"
+MORE_SEEDS = (
+    "seeds raised where a verdict sat near its threshold (issue 26), after seeing it; no power calculation stated"
+)
 
-MASKING_3 = (Planned("dynamic_vs_static1", "valid_loss"), Planned("dynamic_vs_static10", "valid_loss"),
-             Planned("span_vs_token", "probe_acc"), Planned("word_vs_token", "probe_acc"))
-MASKING_K = (Planned("dynamic_vs_static1", "valid_loss"), Planned("dynamic_vs_static10", "valid_loss", NI, LOSS),
-             Planned("span_vs_token", "probe_acc"), Planned("word_vs_token", "probe_acc"))
-MASKING_3O = (Planned("dynamic_vs_static1", "valid_loss", S, LOSS), Planned("dynamic_vs_static10", "valid_loss", NI, LOSS),
-              Planned("span_vs_token", "probe_acc", S, PROBE), Planned("word_vs_token", "probe_acc", S, PROBE))
+MASKING_3 = (
+    Planned("dynamic_vs_static1", "valid_loss"),
+    Planned("dynamic_vs_static10", "valid_loss"),
+    Planned("span_vs_token", "probe_acc"),
+    Planned("word_vs_token", "probe_acc"),
+)
+MASKING_K = (
+    Planned("dynamic_vs_static1", "valid_loss"),
+    Planned("dynamic_vs_static10", "valid_loss", NI, LOSS),
+    Planned("span_vs_token", "probe_acc"),
+    Planned("word_vs_token", "probe_acc"),
+)
+MASKING_3O = (
+    Planned("dynamic_vs_static1", "valid_loss", S, LOSS),
+    Planned("dynamic_vs_static10", "valid_loss", NI, LOSS),
+    Planned("span_vs_token", "probe_acc", S, PROBE),
+    Planned("word_vs_token", "probe_acc", S, PROBE),
+)
 MASKING_BUDGET = "hidden 128, 2 layers, 1600 steps, batch 32, 64 tokens"
 
-SENTENCE_3 = (Planned("sop_solves_sop", "sop_probe"), Planned("sop_does_nsp", "nsp_probe"),
-              Planned("nsp_does_not_help_mlm", "valid_top1"))
+SENTENCE_3 = (
+    Planned("sop_solves_sop", "sop_probe"),
+    Planned("sop_does_nsp", "nsp_probe"),
+    Planned("nsp_does_not_help_mlm", "valid_top1"),
+)
 SENTENCE_K = SENTENCE_3[:2] + (Planned("nsp_does_not_help_mlm", "valid_top1", NI, TOP1),)
-SENTENCE_3O = (Planned("sop_solves_sop", "sop_probe", S, PROBE), Planned("sop_does_nsp", "nsp_probe", S, PROBE),
-               Planned("nsp_does_not_help_mlm", "valid_top1", NI, TOP1))
+SENTENCE_3O = (
+    Planned("sop_solves_sop", "sop_probe", S, PROBE),
+    Planned("sop_does_nsp", "nsp_probe", S, PROBE),
+    Planned("nsp_does_not_help_mlm", "valid_top1", NI, TOP1),
+)
 SENTENCE_BUDGET = "hidden 128, 2 layers, sentence pairs, the runner's FULL budget"
 
-ELECTRA_3 = (Planned("rtd_beats_mlm", "probe_acc"), Planned("all_tokens_matter", "probe_acc"),
-             Planned("electra15_vs_mlm", "probe_acc"))
+ELECTRA_3 = (
+    Planned("rtd_beats_mlm", "probe_acc"),
+    Planned("all_tokens_matter", "probe_acc"),
+    Planned("electra15_vs_mlm", "probe_acc"),
+)
 ELECTRA_K = ELECTRA_3[:2] + (Planned("electra15_vs_mlm", "probe_acc", EQ, PROBE),)
-ELECTRA_3O = (Planned("rtd_beats_mlm", "probe_acc", S, PROBE), Planned("all_tokens_matter", "probe_acc", S, PROBE),
-              Planned("electra15_vs_mlm", "probe_acc", EQ, PROBE))
+ELECTRA_3O = (
+    Planned("rtd_beats_mlm", "probe_acc", S, PROBE),
+    Planned("all_tokens_matter", "probe_acc", S, PROBE),
+    Planned("electra15_vs_mlm", "probe_acc", EQ, PROBE),
+)
 ELECTRA_OLD_BUDGET = "hidden 128, 2 layers, 2000 masked-LM steps of FLOPs from scratch, lr 1e-3, generator ¼"
 
-ELECTRA_BUDGET = ("hidden 128, 2 layers, 2000 masked-LM steps of FLOPs from scratch, lr 5e-4 (warm-up 200), generator ¼ "
-                  "sampling at T = 2, λ = 50; the probe on 1,000 + 1,000 sentences")
+ELECTRA_BUDGET = (
+    "hidden 128, 2 layers, 2000 masked-LM steps of FLOPs from scratch, lr 5e-4 (warm-up 200), generator ¼ "
+    "sampling at T = 2, λ = 50; the probe on 1,000 + 1,000 sentences"
+)
 ELECTRA_REBUILT = (
     "rebuilt so the discriminator learns (issue 49), before any of its results: at T = 1 the ¼-width generator reaches "
     "the unigram level within ~100 steps (held-out top-1 0.095), its fakes then differ from the originals only in "
@@ -194,97 +235,364 @@ ELECTRA_REBUILT = (
     "still worse than unigram, then fell to 0.60; λ = 1 (0.55 at step 400) and a shared 1,500-step masked-LM warm "
     "start (0.54 at step 200, identity 0.57) did no better). A one-seed pilot at T = 2, lr 5e-4 — the discriminator's ROC-AUC and the generator's top-1 only, "
     "no probe and no comparison looked at — reached 0.84 and 0.83 at steps 225 and 450 (identity alone 0.79, 0.77). "
-    "Comparisons, kinds and margins as version 3; 10 seeds from the power calculation (one margin, α = 0.05)")
-SHARING_3 = tuple(Planned(k, "valid_loss") for k in ("sharing_costs_quality", "attention_cheaper_than_ffn",
-                                                      "attention_sharing_is_cheap", "factorized_not_shared",
-                                                      "factorized_all_shared"))
-SHARING_K = (SHARING_3[0], SHARING_3[1], Planned("attention_sharing_is_cheap", "valid_loss", NI, LOSS), SHARING_3[3],
-             Planned("factorized_all_shared", "valid_loss", NI, LOSS))
-SHARING_3O = (Planned("sharing_costs_quality", "valid_loss", S, LOSS), Planned("attention_cheaper_than_ffn", "valid_loss", S, LOSS),
-              Planned("attention_sharing_is_cheap", "valid_loss", NI, LOSS),
-              Planned("factorized_not_shared", "valid_loss", S, LOSS), Planned("factorized_all_shared", "valid_loss", NI, LOSS))
+    "Comparisons, kinds and margins as version 3; 10 seeds from the power calculation (one margin, α = 0.05)"
+)
+SHARING_3 = tuple(
+    Planned(k, "valid_loss")
+    for k in (
+        "sharing_costs_quality",
+        "attention_cheaper_than_ffn",
+        "attention_sharing_is_cheap",
+        "factorized_not_shared",
+        "factorized_all_shared",
+    )
+)
+SHARING_K = (
+    SHARING_3[0],
+    SHARING_3[1],
+    Planned("attention_sharing_is_cheap", "valid_loss", NI, LOSS),
+    SHARING_3[3],
+    Planned("factorized_all_shared", "valid_loss", NI, LOSS),
+)
+SHARING_3O = (
+    Planned("sharing_costs_quality", "valid_loss", S, LOSS),
+    Planned("attention_cheaper_than_ffn", "valid_loss", S, LOSS),
+    Planned("attention_sharing_is_cheap", "valid_loss", NI, LOSS),
+    Planned("factorized_not_shared", "valid_loss", S, LOSS),
+    Planned("factorized_all_shared", "valid_loss", NI, LOSS),
+)
 SHARING_BUDGET = "hidden 128, 3 layers, E = 32 vs 128, 1000 steps"
 
-DISTIL_LOSS = (Planned("soft_beats_hard", "valid_loss"), Planned("student_beats_teacher_free", "valid_loss"),
-               Planned("temperature_above_one", "valid_loss"))
-DISTIL_TOP1 = (Planned("soft_beats_hard", "valid_top1"), Planned("init_from_teacher", "valid_top1"),
-               Planned("student_beats_teacher_free", "valid_top1"), Planned("temperature_above_one", "valid_top1"))
+DISTIL_LOSS = (
+    Planned("soft_beats_hard", "valid_loss"),
+    Planned("student_beats_teacher_free", "valid_loss"),
+    Planned("temperature_above_one", "valid_loss"),
+)
+DISTIL_TOP1 = (
+    Planned("soft_beats_hard", "valid_top1"),
+    Planned("init_from_teacher", "valid_top1"),
+    Planned("student_beats_teacher_free", "valid_top1"),
+    Planned("temperature_above_one", "valid_top1"),
+)
 DISTIL_3O = tuple(Planned(c.key, "valid_top1", S, TOP1) for c in DISTIL_TOP1)
 DISTIL_OLD_BUDGET = "student 2 layers from a 2000-step teacher"
 DISTIL_BUDGET = "student 2 layers, teacher 4 layers × 10000 steps (held-out top-1 0.529)"
 
 PLANS: dict[str, tuple[Plan, ...]] = {
     "masking": (
-        Plan("masking", 1, "2026-11-23", 3, MASKING_3, MASKING_BUDGET, UNWRITTEN, NO_POWER + "; every comparison read as "
-             "'A beats B'", looks=(Look("2026-11-23T14:51:30Z", 3, "94c46c9", True, "8d6befb",
-                                        "recorded from a tree with uncommitted changes to app/"),), commit="484607a"),
-        Plan("masking", 2, "2026-11-24", 3, MASKING_K, MASKING_BUDGET, AFTER, KINDS_AFTER + ": dynamic vs static ×10 "
-             "became noninferiority at 0.05 nats", commit="9119d5e"),
-        Plan("masking", 3, "2026-11-26", 5, MASKING_K, MASKING_BUDGET, AFTER, MORE_SEEDS + ": dynamic vs static ×1 and ×10 "
-             "were 'not settled by 3 seeds'", looks=(Look("2026-11-26T11:00:38Z", 5, "02be593", False, "f276d6e"),),
-             commit="f276d6e"),
-        Plan("masking", 4, "2026-11-26", 10, MASKING_K, MASKING_BUDGET, AFTER, MORE_SEEDS + ": span vs token had p = 0.027 "
-             "at 5 seeds against a Holm bound of 0.005; at 10 it reversed",
-             looks=(Look("2026-11-26T22:41:22Z", 10, "3c912cb", True, "9ce724b",
-                         "recorded from a tree with uncommitted changes to app/"),), commit="9ce724b"),
+        Plan(
+            "masking",
+            1,
+            "2026-11-23",
+            3,
+            MASKING_3,
+            MASKING_BUDGET,
+            UNWRITTEN,
+            NO_POWER + "; every comparison read as 'A beats B'",
+            looks=(
+                Look(
+                    "2026-11-23T14:51:30Z",
+                    3,
+                    "94c46c9",
+                    True,
+                    "8d6befb",
+                    "recorded from a tree with uncommitted changes to app/",
+                ),
+            ),
+            commit="484607a",
+        ),
+        Plan(
+            "masking",
+            2,
+            "2026-11-24",
+            3,
+            MASKING_K,
+            MASKING_BUDGET,
+            AFTER,
+            KINDS_AFTER + ": dynamic vs static ×10 became noninferiority at 0.05 nats",
+            commit="9119d5e",
+        ),
+        Plan(
+            "masking",
+            3,
+            "2026-11-26",
+            5,
+            MASKING_K,
+            MASKING_BUDGET,
+            AFTER,
+            MORE_SEEDS + ": dynamic vs static ×1 and ×10 were 'not settled by 3 seeds'",
+            looks=(Look("2026-11-26T11:00:38Z", 5, "02be593", False, "f276d6e"),),
+            commit="f276d6e",
+        ),
+        Plan(
+            "masking",
+            4,
+            "2026-11-26",
+            10,
+            MASKING_K,
+            MASKING_BUDGET,
+            AFTER,
+            MORE_SEEDS + ": span vs token had p = 0.027 at 5 seeds against a Holm bound of 0.005; at 10 it reversed",
+            looks=(
+                Look(
+                    "2026-11-26T22:41:22Z",
+                    10,
+                    "3c912cb",
+                    True,
+                    "9ce724b",
+                    "recorded from a tree with uncommitted changes to app/",
+                ),
+            ),
+            commit="9ce724b",
+        ),
         Plan("masking", 5, "2026-11-28", 10, MASKING_3O, MASKING_BUDGET, AFTER, THREE_OUTCOMES, commit="9326ccc"),
     ),
     "sentence": (
-        Plan("sentence", 1, "2026-11-23", 3, SENTENCE_3, SENTENCE_BUDGET, UNWRITTEN, NO_POWER,
-             looks=(Look("2026-11-23T14:04:27Z", 3, "b095c1d", False, "88f2786"),), commit="484607a"),
-        Plan("sentence", 2, "2026-11-24", 3, SENTENCE_K, SENTENCE_BUDGET, AFTER, KINDS_AFTER + ": removing NSP became "
-             "noninferiority at 0.01 top-1", commit="9119d5e"),
-        Plan("sentence", 3, "2026-11-26", 5, SENTENCE_K, SENTENCE_BUDGET, AFTER, MORE_SEEDS,
-             looks=(Look("2026-11-26T08:12:22Z", 5, "73745a0", False, "3b6c641"),), commit="3b6c641"),
-        Plan("sentence", 4, "2026-11-26", 10, SENTENCE_K, SENTENCE_BUDGET, AFTER, MORE_SEEDS + ": SOP vs NSP on SOP had "
-             "p = 0.005 at 5 seeds against Holm's 0.0036",
-             looks=(Look("2026-11-26T17:03:22Z", 10, "198440e", False, "a354eea"),), commit="a354eea"),
-        Plan("sentence", 5, "2026-11-28", 10, SENTENCE_3O, SENTENCE_BUDGET, AFTER, THREE_OUTCOMES + "; the NSP and SOP "
-             "heads must beat chance; 'an NSP-trained model cannot solve SOP' labelled untested (848f9ad)",
-             commit="9326ccc"),
+        Plan(
+            "sentence",
+            1,
+            "2026-11-23",
+            3,
+            SENTENCE_3,
+            SENTENCE_BUDGET,
+            UNWRITTEN,
+            NO_POWER,
+            looks=(Look("2026-11-23T14:04:27Z", 3, "b095c1d", False, "88f2786"),),
+            commit="484607a",
+        ),
+        Plan(
+            "sentence",
+            2,
+            "2026-11-24",
+            3,
+            SENTENCE_K,
+            SENTENCE_BUDGET,
+            AFTER,
+            KINDS_AFTER + ": removing NSP became noninferiority at 0.01 top-1",
+            commit="9119d5e",
+        ),
+        Plan(
+            "sentence",
+            3,
+            "2026-11-26",
+            5,
+            SENTENCE_K,
+            SENTENCE_BUDGET,
+            AFTER,
+            MORE_SEEDS,
+            looks=(Look("2026-11-26T08:12:22Z", 5, "73745a0", False, "3b6c641"),),
+            commit="3b6c641",
+        ),
+        Plan(
+            "sentence",
+            4,
+            "2026-11-26",
+            10,
+            SENTENCE_K,
+            SENTENCE_BUDGET,
+            AFTER,
+            MORE_SEEDS + ": SOP vs NSP on SOP had p = 0.005 at 5 seeds against Holm's 0.0036",
+            looks=(Look("2026-11-26T17:03:22Z", 10, "198440e", False, "a354eea"),),
+            commit="a354eea",
+        ),
+        Plan(
+            "sentence",
+            5,
+            "2026-11-28",
+            10,
+            SENTENCE_3O,
+            SENTENCE_BUDGET,
+            AFTER,
+            THREE_OUTCOMES + "; the NSP and SOP "
+            "heads must beat chance; 'an NSP-trained model cannot solve SOP' labelled untested (848f9ad)",
+            commit="9326ccc",
+        ),
     ),
     "electra": (
-        Plan("electra", 1, "2026-11-23", 3, ELECTRA_3, ELECTRA_OLD_BUDGET, UNWRITTEN, NO_POWER,
-             looks=(Look("2026-11-23T14:58:19Z", 3, "527fcdb", False, "7b17e9f"),), commit="484607a"),
-        Plan("electra", 2, "2026-11-24", 3, ELECTRA_K, ELECTRA_OLD_BUDGET, AFTER, KINDS_AFTER + ": ELECTRA 15% vs BERT "
-             "became equivalence within ±0.02", commit="9119d5e"),
-        Plan("electra", 3, "2026-11-28", 3, ELECTRA_3O, ELECTRA_OLD_BUDGET, AFTER, THREE_OUTCOMES + "; the discriminator "
-             "must reach held-out ROC-AUC 0.75 — none of the 3-seed run's did (0.54-0.56), so no verdict", commit="a76fcd0"),
-        Plan("electra", 4, "2026-11-28", 10, ELECTRA_3O, ELECTRA_BUDGET, BEFORE, ELECTRA_REBUILT,
-             power=Power("probe_acc", effect=PROBE, sd=0.0199, family=19,
-                         sd_from="the largest sd of the per-seed probe differences in version 1's 3 seeds, electra vs "
-                                 "electra15 (0.0176 for electra vs mlm, 0.0047 for electra15 vs mlm)")),
+        Plan(
+            "electra",
+            1,
+            "2026-11-23",
+            3,
+            ELECTRA_3,
+            ELECTRA_OLD_BUDGET,
+            UNWRITTEN,
+            NO_POWER,
+            looks=(Look("2026-11-23T14:58:19Z", 3, "527fcdb", False, "7b17e9f"),),
+            commit="484607a",
+        ),
+        Plan(
+            "electra",
+            2,
+            "2026-11-24",
+            3,
+            ELECTRA_K,
+            ELECTRA_OLD_BUDGET,
+            AFTER,
+            KINDS_AFTER + ": ELECTRA 15% vs BERT became equivalence within ±0.02",
+            commit="9119d5e",
+        ),
+        Plan(
+            "electra",
+            3,
+            "2026-11-28",
+            3,
+            ELECTRA_3O,
+            ELECTRA_OLD_BUDGET,
+            AFTER,
+            THREE_OUTCOMES + "; the discriminator "
+            "must reach held-out ROC-AUC 0.75 — none of the 3-seed run's did (0.54-0.56), so no verdict",
+            commit="a76fcd0",
+        ),
+        Plan(
+            "electra",
+            4,
+            "2026-11-28",
+            10,
+            ELECTRA_3O,
+            ELECTRA_BUDGET,
+            BEFORE,
+            ELECTRA_REBUILT,
+            power=Power(
+                "probe_acc",
+                effect=PROBE,
+                sd=0.0199,
+                family=19,
+                sd_from="the largest sd of the per-seed probe differences in version 1's 3 seeds, electra vs "
+                "electra15 (0.0176 for electra vs mlm, 0.0047 for electra15 vs mlm)",
+            ),
+        ),
     ),
     "sharing": (
-        Plan("sharing", 1, "2026-11-23", 3, SHARING_3, SHARING_BUDGET, UNWRITTEN, NO_POWER,
-             looks=(Look("2026-11-23T15:52:13Z", 3, "531bd3b", False, "fb02972"),), commit="484607a"),
-        Plan("sharing", 2, "2026-11-24", 3, SHARING_K, SHARING_BUDGET, AFTER, KINDS_AFTER + ": sharing attention and a "
-             "small E with all layers shared became noninferiority at 0.05 nats", commit="9119d5e"),
-        Plan("sharing", 3, "2026-11-26", 5, SHARING_K, SHARING_BUDGET, AFTER, MORE_SEEDS + ": the all-shared small-E claim "
-             "was not settled by 3 seeds", looks=(Look("2026-11-26T14:01:48Z", 5, "839824f", False, "0d1a014"),),
-             commit="0d1a014"),
-        Plan("sharing", 4, "2026-11-28", 5, SHARING_3O, SHARING_BUDGET, AFTER, THREE_OUTCOMES + "; the two claims tested "
-             "away from where ALBERT made them labelled as ours (848f9ad)", commit="9326ccc"),
+        Plan(
+            "sharing",
+            1,
+            "2026-11-23",
+            3,
+            SHARING_3,
+            SHARING_BUDGET,
+            UNWRITTEN,
+            NO_POWER,
+            looks=(Look("2026-11-23T15:52:13Z", 3, "531bd3b", False, "fb02972"),),
+            commit="484607a",
+        ),
+        Plan(
+            "sharing",
+            2,
+            "2026-11-24",
+            3,
+            SHARING_K,
+            SHARING_BUDGET,
+            AFTER,
+            KINDS_AFTER + ": sharing attention and a small E with all layers shared became noninferiority at 0.05 nats",
+            commit="9119d5e",
+        ),
+        Plan(
+            "sharing",
+            3,
+            "2026-11-26",
+            5,
+            SHARING_K,
+            SHARING_BUDGET,
+            AFTER,
+            MORE_SEEDS + ": the all-shared small-E claim was not settled by 3 seeds",
+            looks=(Look("2026-11-26T14:01:48Z", 5, "839824f", False, "0d1a014"),),
+            commit="0d1a014",
+        ),
+        Plan(
+            "sharing",
+            4,
+            "2026-11-28",
+            5,
+            SHARING_3O,
+            SHARING_BUDGET,
+            AFTER,
+            THREE_OUTCOMES + "; the two claims tested away from where ALBERT made them labelled as ours (848f9ad)",
+            commit="9326ccc",
+        ),
     ),
     "distillation": (
-        Plan("distillation", 1, "2026-11-23", 3, DISTIL_LOSS, DISTIL_OLD_BUDGET, UNWRITTEN, NO_POWER + "; judged on held-out "
-             "masked-LM loss", looks=(Look("2026-11-23T15:40:56Z", 3, "9db7c4a", False, "531bd3b",
-                                           "3 arms: soft T = 2, hard, scratch; hard labels beat soft targets on loss"),
-                                      Look("2026-11-23T16:58:20Z", 3, "8c00d95", False, "32e91db", "the T sweep added")),
-             commit="484607a"),
-        Plan("distillation", 2, "2026-11-26", 3, DISTIL_TOP1, DISTIL_BUDGET, AFTER, "after the reversal on loss: the metric "
-             "switched from held-out masked-LM loss to held-out top-1 (the loss is the hard arm's own objective), the "
-             "teacher retrained 10× longer (the 2000-step one was weaker than its students) and the random-init arm added; "
-             "kinds all superiority (9119d5e named none for distillation)",
-             looks=(Look("2026-11-26T07:47:01Z", 3, "6dc07a6", True, "73745a0",
-                         "recorded from a tree with uncommitted changes to app/"),), commit="68dcb21"),
-        Plan("distillation", 3, "2026-11-26", 5, DISTIL_TOP1, DISTIL_BUDGET, AFTER, MORE_SEEDS + ": soft vs hard had p = 0.03 "
-             "at 3 seeds", looks=(Look("2026-11-26T08:40:26Z", 5, "3b6c641", False, "46855f0"),), commit="46855f0"),
-        Plan("distillation", 4, "2026-11-26", 10, DISTIL_TOP1, DISTIL_BUDGET, AFTER, MORE_SEEDS + ": soft vs hard had "
-             "p = 0.002 at 5 seeds against Holm's 0.0045",
-             looks=(Look("2026-11-26T19:57:15Z", 10, "525af6c", False, "f2497e1"),), commit="f2497e1"),
-        Plan("distillation", 5, "2026-11-28", 10, DISTIL_3O, DISTIL_BUDGET, AFTER, THREE_OUTCOMES + "; every student "
-             "starting from the teacher needs a teacher stronger than itself", commit="9326ccc"),
+        Plan(
+            "distillation",
+            1,
+            "2026-11-23",
+            3,
+            DISTIL_LOSS,
+            DISTIL_OLD_BUDGET,
+            UNWRITTEN,
+            NO_POWER + "; judged on held-out masked-LM loss",
+            looks=(
+                Look(
+                    "2026-11-23T15:40:56Z",
+                    3,
+                    "9db7c4a",
+                    False,
+                    "531bd3b",
+                    "3 arms: soft T = 2, hard, scratch; hard labels beat soft targets on loss",
+                ),
+                Look("2026-11-23T16:58:20Z", 3, "8c00d95", False, "32e91db", "the T sweep added"),
+            ),
+            commit="484607a",
+        ),
+        Plan(
+            "distillation",
+            2,
+            "2026-11-26",
+            3,
+            DISTIL_TOP1,
+            DISTIL_BUDGET,
+            AFTER,
+            "after the reversal on loss: the metric "
+            "switched from held-out masked-LM loss to held-out top-1 (the loss is the hard arm's own objective), the "
+            "teacher retrained 10× longer (the 2000-step one was weaker than its students) and the random-init arm added; "
+            "kinds all superiority (9119d5e named none for distillation)",
+            looks=(
+                Look(
+                    "2026-11-26T07:47:01Z",
+                    3,
+                    "6dc07a6",
+                    True,
+                    "73745a0",
+                    "recorded from a tree with uncommitted changes to app/",
+                ),
+            ),
+            commit="68dcb21",
+        ),
+        Plan(
+            "distillation",
+            3,
+            "2026-11-26",
+            5,
+            DISTIL_TOP1,
+            DISTIL_BUDGET,
+            AFTER,
+            MORE_SEEDS + ": soft vs hard had p = 0.03 at 3 seeds",
+            looks=(Look("2026-11-26T08:40:26Z", 5, "3b6c641", False, "46855f0"),),
+            commit="46855f0",
+        ),
+        Plan(
+            "distillation",
+            4,
+            "2026-11-26",
+            10,
+            DISTIL_TOP1,
+            DISTIL_BUDGET,
+            AFTER,
+            MORE_SEEDS + ": soft vs hard had p = 0.002 at 5 seeds against Holm's 0.0045",
+            looks=(Look("2026-11-26T19:57:15Z", 10, "525af6c", False, "f2497e1"),),
+            commit="f2497e1",
+        ),
+        Plan(
+            "distillation",
+            5,
+            "2026-11-28",
+            10,
+            DISTIL_3O,
+            DISTIL_BUDGET,
+            AFTER,
+            THREE_OUTCOMES + "; every student starting from the teacher needs a teacher stronger than itself",
+            commit="9326ccc",
+        ),
     ),
 }
 """experiment -> every version of its plan, oldest first; the last is the one a run follows."""
@@ -315,9 +623,18 @@ def claim_history(name: str, key: str) -> list[dict]:
             continue
         now = {"seeds": plan.seeds, "metric": c.metric, "kind": c.kind, "margin": c.margin}
         changed = [k for k in now if before is not None and before[k] != now[k]]
-        rows.append({"version": plan.version, "date": plan.date, **now, "changed": changed,
-                     "fixed": plan.fixed, "why": plan.why, "looks": len(plan.looks),
-                     "dirty_looks": sum(look.dirty for look in plan.looks)})
+        rows.append(
+            {
+                "version": plan.version,
+                "date": plan.date,
+                **now,
+                "changed": changed,
+                "fixed": plan.fixed,
+                "why": plan.why,
+                "looks": len(plan.looks),
+                "dirty_looks": sum(look.dirty for look in plan.looks),
+            }
+        )
         before = now
     return rows
 
@@ -340,8 +657,11 @@ def disagreements(plan: Plan, claim) -> list[str]:
             out.append(f"{comp.key}: in the claim, not in the plan")
             continue
         margin = comp.margin if comp.kind != S else MARGINS.get(comp.metric, (0.0, ""))[0]
-        for what, want, have in (("metric", comp.metric, p.metric), ("kind", comp.kind, p.kind),
-                                 ("margin", margin, p.margin)):
+        for what, want, have in (
+            ("metric", comp.metric, p.metric),
+            ("kind", comp.kind, p.kind),
+            ("margin", margin, p.margin),
+        ):
             if want != have:
                 out.append(f"{comp.key}: the claim's {what} is {want!r}, the plan's {have!r}")
     out += [f"{k}: in the plan, not in the claim" for k in planned]
@@ -368,10 +688,21 @@ def record(name: str, plan: Plan | None = None) -> dict:
     """The ``plan`` entry of a results file: the version followed (default: the current one), with its power
     numbers, and a short history (every version's number, date, seeds, and when it was fixed)."""
     plan = plan or current(name)
-    return {**plan.as_dict(), "versions": [{"version": p.version, "date": p.date, "seeds": p.seeds,
-                                           "fixed": p.fixed, "why": p.why,
-                                           "looks": len(p.looks)} for p in history(name)],
-            "looks_before": len(looks(name))}
+    return {
+        **plan.as_dict(),
+        "versions": [
+            {
+                "version": p.version,
+                "date": p.date,
+                "seeds": p.seeds,
+                "fixed": p.fixed,
+                "why": p.why,
+                "looks": len(p.looks),
+            }
+            for p in history(name)
+        ],
+        "looks_before": len(looks(name)),
+    }
 
 
 def record_in_results(where=None) -> list:

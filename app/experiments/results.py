@@ -72,8 +72,9 @@ def seed_curves(curves: dict, step0: dict, flops_per_step: float) -> dict:
     return out
 
 
-def assemble(name: str, claim: dict, arms, records: dict, budget: dict, meta: dict, quick: bool,
-             plan: dict | None = None) -> dict:
+def assemble(
+    name: str, claim: dict, arms, records: dict, budget: dict, meta: dict, quick: bool, plan: dict | None = None
+) -> dict:
     doc = {"schema": SCHEMA, "experiment": name, "quick": quick, "claim": claim, "meta": meta, "budget": budget}
     if plan is not None:
         doc["plan"] = plan  # app/experiments/plans.py: the version this run followed
@@ -82,9 +83,14 @@ def assemble(name: str, claim: dict, arms, records: dict, budget: dict, meta: di
         seeds = [records[arm.name][s] for s in sorted(records[arm.name])]
         first = seeds[0] if seeds else {}
         doc["arms"][arm.name] = {
-            "label": arm.label, "change": arm.change, "params": first.get("params"),
-            "flops_per_step": first.get("flops_per_step"), "flops_parts": first.get("flops_parts"),
-            "seeds": [{k: v for k, v in r.items() if k not in ("params", "flops_per_step", "flops_parts")} for r in seeds],
+            "label": arm.label,
+            "change": arm.change,
+            "params": first.get("params"),
+            "flops_per_step": first.get("flops_per_step"),
+            "flops_parts": first.get("flops_parts"),
+            "seeds": [
+                {k: v for k, v in r.items() if k not in ("params", "flops_per_step", "flops_parts")} for r in seeds
+            ],
         }
     doc["verdicts"] = [dict(key=key, **v) for key, v in verdicts(doc).items()]
     return doc
@@ -151,7 +157,9 @@ def validate(doc: dict) -> list[str]:
             problems.append(f"arm {name} has no seeds")
         for r in arm.get("seeds", []):
             c = r.get("curves", {})
-            if len(c.get("step", [])) != len(c.get("train_loss", [])) or len(c.get("step", [])) != len(c.get("flops", [])):
+            if len(c.get("step", [])) != len(c.get("train_loss", [])) or len(c.get("step", [])) != len(
+                c.get("flops", [])
+            ):
                 problems.append(f"arm {name} seed {r.get('seed')}: train curves of different lengths")
             n = len(c.get("eval_step", []))
             for k, v in c.items():
@@ -184,8 +192,13 @@ def spread(values: list[float]) -> dict:
     """mean, sd (0 with one value), min, max and n."""
     if not values:
         return {"mean": None, "sd": None, "min": None, "max": None, "n": 0}
-    return {"mean": statistics.fmean(values), "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
-            "min": min(values), "max": max(values), "n": len(values)}
+    return {
+        "mean": statistics.fmean(values),
+        "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "min": min(values),
+        "max": max(values),
+        "n": len(values),
+    }
 
 
 def band(doc: dict, arm: str, metric: str, x: str = "step") -> dict:
@@ -278,12 +291,24 @@ def teacher_flops(doc: dict) -> dict | None:
     budget = doc.get("budget") or {}
     shape, data = budget.get("shape") or {}, budget.get("data") or {}
     layers, steps = budget.get("teacher_layers"), budget.get("teacher_steps")
-    need = (shape.get("hidden_size"), shape.get("intermediate_size"), data.get("vocab_size"), data.get("seq_len"),
-            budget.get("batch_size"), layers, steps)
+    need = (
+        shape.get("hidden_size"),
+        shape.get("intermediate_size"),
+        data.get("vocab_size"),
+        data.get("seq_len"),
+        budget.get("batch_size"),
+        layers,
+        steps,
+    )
     if not all(isinstance(x, int) and x > 0 for x in need):
         return None
-    config = SimpleNamespace(hidden_size=shape["hidden_size"], intermediate_size=shape["intermediate_size"],
-                             num_hidden_layers=layers, embedding_size=shape["hidden_size"], vocab_size=data["vocab_size"])
+    config = SimpleNamespace(
+        hidden_size=shape["hidden_size"],
+        intermediate_size=shape["intermediate_size"],
+        num_hidden_layers=layers,
+        embedding_size=shape["hidden_size"],
+        vocab_size=data["vocab_size"],
+    )
     head = flops.mlm_head_flops(config)
     targets = None
     for arm in (doc.get("arms") or {}).values():
@@ -304,8 +329,13 @@ def recipe_flops(doc: dict, arm: str) -> dict | None:
     a = (doc.get("arms") or {}).get(arm) or {}
     steps = [r.get("steps") for r in a.get("seeds", [])]
     f = a.get("flops_per_step")
-    if not (isinstance(f, (int, float)) and math.isfinite(f) and f > 0 and steps
-            and all(isinstance(k, int) and k > 0 for k in steps)):
+    if not (
+        isinstance(f, (int, float))
+        and math.isfinite(f)
+        and f > 0
+        and steps
+        and all(isinstance(k, int) and k > 0 for k in steps)
+    ):
         return None
     own = float(f) * max(steps)
     t = teacher_flops(doc) if uses_teacher(a) else None
@@ -345,13 +375,22 @@ def health(doc: dict) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {arm: [] for arm in doc.get("arms", {})}
     for h in health_checks(doc):
         floor = _floor(h, doc.get("budget") or {})
-        for arm in (h["arms"] or list(out)):
+        for arm in h["arms"] or list(out):
             if arm not in out:
                 continue
             values = {r.get("seed", i): health_value(r, h["measure"]) for i, r in enumerate(doc["arms"][arm]["seeds"])}
             failed = [s for s, v in values.items() if v is None or floor is None or v < floor]
-            row = {"what": h["what"], "measure": h["measure"], "floor": floor, "why": h["why"], "on": tuple(h["on"]),
-                   "values": values, "failed": failed, "passed": not failed, "failure": ""}
+            row = {
+                "what": h["what"],
+                "measure": h["measure"],
+                "floor": floor,
+                "why": h["why"],
+                "on": tuple(h["on"]),
+                "values": values,
+                "failed": failed,
+                "passed": not failed,
+                "failure": "",
+            }
             if failed:
                 row["failure"] = f"{h['fails'].format(arm=arm)} ({_failed_text(h['what'], values, failed, floor)})"
             out[arm].append(row)
@@ -359,7 +398,7 @@ def health(doc: dict) -> dict[str, list[dict]]:
 
 
 def _failed_text(what: str, values: dict, failed: list, floor: float | None) -> str:
-    """"discriminator ROC-AUC 0.561, 0.541, 0.544 on seeds 0, 1, 2 of 3, needs ≥ 0.750"; more than 3 seeds as a
+    """ "discriminator ROC-AUC 0.561, 0.541, 0.544 on seeds 0, 1, 2 of 3, needs ≥ 0.750"; more than 3 seeds as a
     range: "probe accuracy 0.515 to 0.526 on 10 of 10 seeds, needs ≥ 0.531"."""
     known = [values[s] for s in failed if values[s] is not None]
     if len(known) < len(failed):
@@ -368,8 +407,11 @@ def _failed_text(what: str, values: dict, failed: list, floor: float | None) -> 
         shown = ", ".join(fmt(v) for v in known)
     else:
         shown = f"{fmt(min(known))} to {fmt(max(known))}"
-    where = (f"seed{'s' if len(failed) != 1 else ''} {', '.join(str(s) for s in failed)} of {len(values)}"
-             if len(failed) <= 3 else f"{len(failed)} of {len(values)} seeds")
+    where = (
+        f"seed{'s' if len(failed) != 1 else ''} {', '.join(str(s) for s in failed)} of {len(values)}"
+        if len(failed) <= 3
+        else f"{len(failed)} of {len(values)} seeds"
+    )
     needs = f"needs ≥ {fmt(floor)}" if floor is not None else "its floor needs a count the budget does not record"
     return f"{what} {shown} on {where}, {needs}"
 
@@ -404,9 +446,15 @@ def tests(doc: dict) -> dict[str, verdict_rule.Verdict]:
         if not a or not b:
             continue
         seeds = len(set(a) & set(b)) or min(len(a), len(b))
-        v = verdict_rule.compare(a, b, metrics[comp["metric"]]["higher_is_better"],
-                                 comp.get("kind", verdict_rule.SUPERIORITY), comp.get("margin", 0.0),
-                                 scale(doc, comp, seeds), MARGINS.get(comp["metric"], (0.0, ""))[0])
+        v = verdict_rule.compare(
+            a,
+            b,
+            metrics[comp["metric"]]["higher_is_better"],
+            comp.get("kind", verdict_rule.SUPERIORITY),
+            comp.get("margin", 0.0),
+            scale(doc, comp, seeds),
+            MARGINS.get(comp["metric"], (0.0, ""))[0],
+        )
         v = verdict_rule.with_items(v, items_test(doc, comp, v, metrics[comp["metric"]]["higher_is_better"]))
         failure = failures(checks, comp)
         if failure:
@@ -440,8 +488,16 @@ def items_test(doc: dict, comp: dict, v: verdict_rule.Verdict, higher_is_better:
     from app.experiments import bootstrap
 
     a, b = per_seed(doc, comp["better"], comp["metric"]), per_seed(doc, comp["worse"], comp["metric"])
-    return bootstrap.items_bootstrap(a, b, n, higher_is_better, v.boundary, v.eq_margin, item_outcomes(doc, comp["better"], comp["metric"]),
-                                     item_outcomes(doc, comp["worse"], comp["metric"]))
+    return bootstrap.items_bootstrap(
+        a,
+        b,
+        n,
+        higher_is_better,
+        v.boundary,
+        v.eq_margin,
+        item_outcomes(doc, comp["better"], comp["metric"]),
+        item_outcomes(doc, comp["worse"], comp["metric"]),
+    )
 
 
 def other_metrics(doc: dict, better: str, worse: str, metric: str) -> list[dict]:
@@ -463,15 +519,26 @@ def other_metrics(doc: dict, better: str, worse: str, metric: str) -> list[dict]
         diffs = [sign * (a[s] - b[s]) for s in seeds]
         mean = statistics.fmean(diffs)
         same = sum(1 for d in diffs if (d > 0) == (mean > 0) and d != 0)
-        out.append({"metric": key, "label": m["label"], "unit": m.get("unit", ""), "difference": mean, "same": same,
-                    "seeds": len(seeds)})
+        out.append(
+            {
+                "metric": key,
+                "label": m["label"],
+                "unit": m.get("unit", ""),
+                "difference": mean,
+                "same": same,
+                "seeds": len(seeds),
+            }
+        )
     return out
 
 
 def other_metrics_text(rows: list[dict]) -> str:
     """:func:`other_metrics` in words: "held-out masked-LM loss −0.194 nats (that sign on 10 of 10 seeds); …"."""
-    return "; ".join(f"{short_label(r['label'])} {signed(r['difference'])}{' ' + r['unit'] if r['unit'] else ''} "
-                     f"(that sign on {r['same']} of {count(r['seeds'], 'seed')})" for r in rows)
+    return "; ".join(
+        f"{short_label(r['label'])} {signed(r['difference'])}{' ' + r['unit'] if r['unit'] else ''} "
+        f"(that sign on {r['same']} of {count(r['seeds'], 'seed')})"
+        for r in rows
+    )
 
 
 def family(where: Path | None = None) -> dict[str, dict]:
@@ -526,27 +593,33 @@ def measured_table(where: Path | None = None) -> str:
     m = max((v["m"] for v in rows), default=0)
     unhealthy = sum(bool(v["health"]) for v in rows)
     once = sum(bool(v.get("counted_in")) and not v["health"] for v in rows)
-    lines = [f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
-             "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it). First, health before "
-             "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
-             "(`Health` in `app/experiments/claims.py`); "
-             f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
-             f"the family. "
-             + (f"{count(once, 'comparison')} that measure{'s' if once == 1 else ''} the same effect as another "
-                "comparison of the family (the teacher's inheritance, in distillation) "
-                f"{'is' if once == 1 else 'are'} counted once, there: shown, *not a separate test*. " if once else "")
-             + f"The other {m}: paired t-tests on the "
-             "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
-             "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
-             f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)). Three outcomes against the margin: *different* "
-             "(Holm passes the claim's test: *reproduces* or *reverses*), *equivalent within ±margin* (not different, "
-             "but the 95% interval lies inside ± the metric's margin: TOST, Holm's step-down at the same 5% over the "
-             f"{m} equivalence tests), *inconclusive* (neither; *not settled by N seeds* where the interval clears "
-             "the boundary alone but not after Holm). A − B is also given in margins of its metric.",
-             "",
-             "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | in margins | seeds | "
-             "p (Holm needs) | TOST p (Holm needs) | verdict |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
+        "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it). First, health before "
+        "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
+        "(`Health` in `app/experiments/claims.py`); "
+        f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
+        f"the family. "
+        + (
+            f"{count(once, 'comparison')} that measure{'s' if once == 1 else ''} the same effect as another "
+            "comparison of the family (the teacher's inheritance, in distillation) "
+            f"{'is' if once == 1 else 'are'} counted once, there: shown, *not a separate test*. "
+            if once
+            else ""
+        )
+        + f"The other {m}: paired t-tests on the "
+        "per-seed differences A − B (positive = the claimed direction), the 95% interval against the claim's "
+        "boundary (0; −margin for *not worse by more than*; ±margin for *about as good as*), Holm's step-down at "
+        f"5% over those {m} (rank k needs p ≤ 0.05/(m − k + 1)). Three outcomes against the margin: *different* "
+        "(Holm passes the claim's test: *reproduces* or *reverses*), *equivalent within ±margin* (not different, "
+        "but the 95% interval lies inside ± the metric's margin: TOST, Holm's step-down at the same 5% over the "
+        f"{m} equivalence tests), *inconclusive* (neither; *not settled by N seeds* where the interval clears "
+        "the boundary alone but not after Holm). A − B is also given in margins of its metric.",
+        "",
+        "| experiment | claim (A vs B) | kind, margin | metric | A − B, 95% interval | in margins | seeds | "
+        "p (Holm needs) | TOST p (Holm needs) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, claim in CLAIMS.items():
         for c in claim.comparisons:
             v = found.get(name, {}).get(c.key)
@@ -560,17 +633,23 @@ def measured_table(where: Path | None = None) -> str:
                 continue
             margins = margins_text(v)
             if not v["enough_seeds"]:
-                lines.append(f"{head} {signed(v['difference'])} | {margins} | {v['n_a']}/{v['n_b']} | — | — | {v['label']} |")
+                lines.append(
+                    f"{head} {signed(v['difference'])} | {margins} | {v['n_a']}/{v['n_b']} | — | — | {v['label']} |"
+                )
                 continue
             n = f"{v['n']} paired" if v["design"] == "paired" else f"{v['n_a']}+{v['n_b']} (Welch)"
             interval = f"{signed(v['difference'])} [{signed(v['ci_low'])}, {signed(v['ci_high'])}]"
             if v["health"] or v.get("counted_in"):
-                lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (not tested) | — | {v['label']} |"
-                             if v.get("counted_in") else f"{head} {interval} | {margins} | {n} | — (not tested) | — | "
-                             f"{v['label']} |")
+                lines.append(
+                    f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (not tested) | — | {v['label']} |"
+                    if v.get("counted_in")
+                    else f"{head} {interval} | {margins} | {n} | — (not tested) | — | {v['label']} |"
+                )
             else:
-                lines.append(f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
-                             f"{v['rank']}) | {tost_text(v)} | {v['label']} |")
+                lines.append(
+                    f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
+                    f"{v['rank']}) | {tost_text(v)} | {v['label']} |"
+                )
     return "\n".join(lines + ["", *items_table(found), *compute_lines(docs)])
 
 
@@ -583,13 +662,19 @@ def compute_lines(docs: dict[str, dict]) -> list[str]:
         if not t:
             continue
         arms = {arm: recipe_flops(doc, arm) for arm in doc["arms"]}
-        parts = ", ".join(f"`{arm}` {r['total'] / 1e12:.1f}" + (" (no teacher)" if not r["teacher"] else "")
-                          for arm, r in arms.items() if r)
-        out += ["", f"**Compute, the whole recipe counted ({name}).** The teacher's training, by the arms' own count "
-                    f"(`flops.mlm_step`, {t['layers']} layers, {t['steps']:,} steps): {t['total'] / 1e12:.1f} TFLOP, "
-                    f"counted in every arm that needs the teacher (its layers or its soft targets). Each arm's total, "
-                    f"in TFLOP: {parts}. One teacher, trained once: its own seed-to-seed spread is in none of the "
-                    "intervals above."]
+        parts = ", ".join(
+            f"`{arm}` {r['total'] / 1e12:.1f}" + (" (no teacher)" if not r["teacher"] else "")
+            for arm, r in arms.items()
+            if r
+        )
+        out += [
+            "",
+            f"**Compute, the whole recipe counted ({name}).** The teacher's training, by the arms' own count "
+            f"(`flops.mlm_step`, {t['layers']} layers, {t['steps']:,} steps): {t['total'] / 1e12:.1f} TFLOP, "
+            f"counted in every arm that needs the teacher (its layers or its soft targets). Each arm's total, "
+            f"in TFLOP: {parts}. One teacher, trained once: its own seed-to-seed spread is in none of the "
+            "intervals above.",
+        ]
     return out
 
 
@@ -597,36 +682,47 @@ def items_table(found: dict[str, dict[str, dict]]) -> list[str]:
     """The measured table's companion: every comparison that rests on a probe (claims.ITEMS), its interval over the
     seeds alone beside the bootstrap over the probe's test items × the seeds (app/experiments/bootstrap.py), and, where
     the comparison has no verdict, what its arms show on the experiment's other metrics (described, not tested)."""
-    rows = [(name, c, found.get(name, {}).get(c.key)) for name, claim in CLAIMS.items() for c in claim.comparisons
-            if c.metric in ITEMS]
+    rows = [
+        (name, c, found.get(name, {}).get(c.key))
+        for name, claim in CLAIMS.items()
+        for c in claim.comparisons
+        if c.metric in ITEMS
+    ]
     rows = [(name, c, v) for name, c, v in rows if v and v.get("p_items") is not None and math.isfinite(v["p_items"])]
     if not rows:
         return []
     from app.experiments import bootstrap
 
     exact = sum("per-item outcomes stored" in v["items_how"] for _, _, v in rows)
-    how = ("from the stored accuracies (no per-item outcomes are stored): each arm's accuracy on n resampled items is "
-           "Binomial(n, p)/n, one draw shared by every seed, the two arms drawn independently — both assumptions widen "
-           f"the interval — with the seeds resampled, {bootstrap.DRAWS:,} draws" if not exact else
-           f"exactly, from per-item outcomes, for {exact} of these {len(rows)} and from the stored accuracies for the rest")
-    lines = ["**Where a probe decides: items × seeds.** A probe's number is an accuracy on one fixed set of test items, "
-             "the same for every arm and seed; the seed-level test above ignores that another draw of items would move "
-             "every accuracy. A bootstrap over the probe's items × the seeds (`app/experiments/bootstrap.py`) puts "
-             "that back, and Holm ranks the larger of its p and the t-test's. Today it is drawn " + how + ": exact "
-             "needs each seed's 0/1 outcome on every test item, which no stored result records yet (a rerun that "
-             "stores them).",
-             "",
-             "| experiment | claim (A vs B) | A − B | seeds alone: 95% interval, p | items × seeds: 95% interval, p | "
-             "verdict | the other metrics (described, not tested) |",
-             "|---|---|---|---|---|---|---|"]
+    how = (
+        "from the stored accuracies (no per-item outcomes are stored): each arm's accuracy on n resampled items is "
+        "Binomial(n, p)/n, one draw shared by every seed, the two arms drawn independently — both assumptions widen "
+        f"the interval — with the seeds resampled, {bootstrap.DRAWS:,} draws"
+        if not exact
+        else f"exactly, from per-item outcomes, for {exact} of these {len(rows)} and from the stored accuracies for the rest"
+    )
+    lines = [
+        "**Where a probe decides: items × seeds.** A probe's number is an accuracy on one fixed set of test items, "
+        "the same for every arm and seed; the seed-level test above ignores that another draw of items would move "
+        "every accuracy. A bootstrap over the probe's items × the seeds (`app/experiments/bootstrap.py`) puts "
+        "that back, and Holm ranks the larger of its p and the t-test's. Today it is drawn " + how + ": exact "
+        "needs each seed's 0/1 outcome on every test item, which no stored result records yet (a rerun that "
+        "stores them).",
+        "",
+        "| experiment | claim (A vs B) | A − B | seeds alone: 95% interval, p | items × seeds: 95% interval, p | "
+        "verdict | the other metrics (described, not tested) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     docs = family()
     for name, c, v in rows:
         others = "—"
         if (v.get("health") or v.get("counted_in")) and name in docs:
             others = other_metrics_text(other_metrics(docs[name], c.better, c.worse, c.metric)) or "—"
-        lines.append(f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {signed(v['difference'])} | "
-                     f"[{signed(v['ci_low'])}, {signed(v['ci_high'])}], {v['p']:.2g} | [{signed(v['items_low'])}, "
-                     f"{signed(v['items_high'])}], {v['p_items']:.2g} | {v['verdict']} | {others} |")
+        lines.append(
+            f"| {name} | {c.claim} (`{c.better}` vs `{c.worse}`) | {signed(v['difference'])} | "
+            f"[{signed(v['ci_low'])}, {signed(v['ci_high'])}], {v['p']:.2g} | [{signed(v['items_low'])}, "
+            f"{signed(v['items_high'])}], {v['p_items']:.2g} | {v['verdict']} | {others} |"
+        )
     return lines
 
 
@@ -659,8 +755,13 @@ def tost_text(v: dict) -> str:
     """The equivalence test in a table cell: "2.0e-07 (≤ 0.0036)", or "—" (no margin, no test, or the claim is
     itself an equivalence claim, whose p is the claim's)."""
     pe, thr = v.get("p_equiv"), v.get("equiv_threshold")
-    if v.get("kind") == verdict_rule.EQUIVALENCE or pe is None or thr is None or not math.isfinite(pe) \
-            or not math.isfinite(thr):
+    if (
+        v.get("kind") == verdict_rule.EQUIVALENCE
+        or pe is None
+        or thr is None
+        or not math.isfinite(pe)
+        or not math.isfinite(thr)
+    ):
         return "—"
     return f"{pe:.2g} (≤ {thr:.2g})"
 
@@ -672,8 +773,10 @@ def write_measured(path: Path, where: Path | None = None) -> None:
     if MEASURED_START not in body or MEASURED_END not in body:
         raise ValueError(f"{path} has no {MEASURED_START} … {MEASURED_END} markers")
     block = f"{MEASURED_START}\n{measured_table(where)}\n{MEASURED_END}"
-    path.write_text(body[: body.index(MEASURED_START)] + block + body[body.index(MEASURED_END) + len(MEASURED_END):],
-                    encoding="utf-8")
+    path.write_text(
+        body[: body.index(MEASURED_START)] + block + body[body.index(MEASURED_END) + len(MEASURED_END) :],
+        encoding="utf-8",
+    )
 
 
 def short_label(label: str) -> str:
@@ -743,6 +846,7 @@ def one_line(name: str, where: Path | None = None) -> str:
 def _versions(where: Path | None) -> tuple:
     """(path, modification time or None) of every results file :func:`one_line` reads: this claim's in ``where``
     and the page family's in :func:`folder`."""
+
     def mtime(path: Path) -> int | None:
         try:
             return path.stat().st_mtime_ns
@@ -765,8 +869,14 @@ def _one_line(name: str, where: str | None, versions: tuple) -> str:
     better, worse = short_label(arms[h["better"]]["label"]), short_label(arms[h["worse"]]["label"])
     seeds = h["n"] if h["design"] == "paired" else min(h["n_a"], h["n_b"])
     smoke = ", a --quick smoke run" if doc.get("quick") else ""
-    interval = (f"; {signed(h['difference'])} in the claimed direction, 95% interval {signed(h['ci_low'])} to "
-                f"{signed(h['ci_high'])}, p {h['p']:.2g} where Holm over {h['m']} comparisons needs ≤ "
-                f"{h['holm_threshold']:.2g}" if h["enough_seeds"] and not h["health"] and not h.get("counted_in") else "")
-    return (f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
-            f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}{interval}) — {h['label']}")
+    interval = (
+        f"; {signed(h['difference'])} in the claimed direction, 95% interval {signed(h['ci_low'])} to "
+        f"{signed(h['ci_high'])}, p {h['p']:.2g} where Holm over {h['m']} comparisons needs ≤ "
+        f"{h['holm_threshold']:.2g}"
+        if h["enough_seeds"] and not h["health"] and not h.get("counted_in")
+        else ""
+    )
+    return (
+        f"Does it work? {better} vs {worse}, {short_label(metric['label'])}: {fmt(h['mean_a'])} vs "
+        f"{fmt(h['mean_b'])} ({seeds} seed{'s' if seeds != 1 else ''}{smoke}{interval}) — {h['label']}"
+    )

@@ -77,8 +77,16 @@ class Budget:
     probe_test: int = 1000  # ... and scored on (held-out text, disjoint)
 
     def loop(self, seed: int, device: str, **over) -> common.LoopConfig:
-        base = dict(steps=self.steps, batch_size=self.batch_size, seq_len=self.data.seq_len, lr=self.lr,
-                    warmup=min(self.warmup, max(1, self.steps // 10)), eval_every=self.eval_every, seed=seed, device=device)
+        base = dict(
+            steps=self.steps,
+            batch_size=self.batch_size,
+            seq_len=self.data.seq_len,
+            lr=self.lr,
+            warmup=min(self.warmup, max(1, self.steps // 10)),
+            eval_every=self.eval_every,
+            seed=seed,
+            device=device,
+        )
         return common.LoopConfig(**{**base, **over})
 
 
@@ -166,8 +174,11 @@ def prepare_data(corpus: str | Path, spec: DataSpec, work: Path) -> Data:
 
     def encode():
         valid_stories = data.read_stories(valid_file, spec.valid_chars)
-        return {"train": data.encode_sentences(tok, data.read_stories(train_file, spec.train_chars)),
-                "valid": data.encode_sentences(tok, valid_stories), "valid_stories": valid_stories}
+        return {
+            "train": data.encode_sentences(tok, data.read_stories(train_file, spec.train_chars)),
+            "valid": data.encode_sentences(tok, valid_stories),
+            "valid_stories": valid_stories,
+        }
 
     enc = common.cached(folder / "encoded.pt", encode)
 
@@ -197,11 +208,22 @@ PROBE_SEQ_LEN = 40  # the acceptability sentences have at most 16 words
 def acceptability(ctx: Context, live: bool = False) -> probes.ProbeSet:
     """The acceptability probe's held-out sentences (the same for every arm and seed of a budget)."""
     b = ctx.budget
-    return ctx.once("acceptability", lambda: probes.acceptability_pairs(
-        ctx.data.tokenizer, ctx.data.valid_stories, min(PROBE_SEQ_LEN, b.data.seq_len), b.probe_train, b.probe_test, seed=0))
+    return ctx.once(
+        "acceptability",
+        lambda: probes.acceptability_pairs(
+            ctx.data.tokenizer,
+            ctx.data.valid_stories,
+            min(PROBE_SEQ_LEN, b.data.seq_len),
+            b.probe_train,
+            b.probe_test,
+            seed=0,
+        ),
+    )
 
 
-def mlm_scores(logits_at, seqs: data.Sequences, ctx: Context, unit: str = "token", prefix: str = "valid") -> dict[str, float]:
+def mlm_scores(
+    logits_at, seqs: data.Sequences, ctx: Context, unit: str = "token", prefix: str = "valid"
+) -> dict[str, float]:
     """Held-out masked-LM loss, top-1 and top-5 under ``unit`` masking, keyed ``<prefix>_loss`` etc."""
     words = None if unit == "token" else ctx.data.words(seqs)
     r = units.masked_lm_eval(logits_at, seqs, words, ctx.data.tokenizer.mask_token_id, unit=unit, device=ctx.device)
@@ -232,7 +254,9 @@ def run_one(module, arm: Arm, seed: int, ctx: Context) -> dict:
         with torch.no_grad():
             first.write_text(json.dumps(s.evaluate()))
     step0 = json.loads(first.read_text()) if first.exists() else {}
-    curves = common.train_loop(f"{ctx.experiment}/{arm.name}/seed{seed}", s.model, s.step_loss, s.evaluate, s.cfg, folder)
+    curves = common.train_loop(
+        f"{ctx.experiment}/{arm.name}/seed{seed}", s.model, s.step_loss, s.evaluate, s.cfg, folder
+    )
     s.model.eval()
     with torch.no_grad():
         final = s.final()
@@ -268,8 +292,17 @@ def budget_of(module, quick: bool = False, live: bool = False) -> Budget:
 _WORKER_CONTEXTS: dict[tuple, Context] = {}
 
 
-def _worker(name: str, quick: bool, arm_name: str, seed: int, device: str, corpus: str, work: str, threads: int,
-            code: dict | None = None) -> dict:
+def _worker(
+    name: str,
+    quick: bool,
+    arm_name: str,
+    seed: int,
+    device: str,
+    corpus: str,
+    work: str,
+    threads: int,
+    code: dict | None = None,
+) -> dict:
     """One arm × seed in a worker process (``--jobs``): the data and prerequisites are already on disk; a
     worker keeps its context (data, pairs, probe sets) for the next run it is given."""
     torch.set_num_threads(threads)
@@ -304,28 +337,46 @@ def check_run(name: str, seeds: int | None, quick: bool, allow_dirty: bool, code
     if allow_dirty and not quick:
         raise Refused("--allow-dirty is for --quick runs only: a full run's results must come from committed code")
     if code.get("dirty") and not allow_dirty:
-        raise Refused("uncommitted changes under app/ (git status app): commit them first, so the results can be "
-                      "traced to the code that made them" + (" (or pass --allow-dirty to a --quick run)" if quick else ""))
+        raise Refused(
+            "uncommitted changes under app/ (git status app): commit them first, so the results can be "
+            "traced to the code that made them" + (" (or pass --allow-dirty to a --quick run)" if quick else "")
+        )
     if quick:
         return seeds or 1
     planned = plans.current(name).seeds
     if seeds is not None and seeds != planned:
-        raise Refused(f"the plan for {name} (version {plans.current(name).version}, app/experiments/plans.py) says "
-                      f"{planned} seeds, not {seeds}: a change of plan is a new version there, dated, before the run")
+        raise Refused(
+            f"the plan for {name} (version {plans.current(name).version}, app/experiments/plans.py) says "
+            f"{planned} seeds, not {seeds}: a change of plan is a new version there, dated, before the run"
+        )
     return planned
 
 
-def run_experiment(name: str, seeds: int | None = None, device: str = "cpu", quick: bool = False, corpus=DEFAULT_CORPUS,
-                   work: Path = DEFAULT_WORK, out: Path = DEFAULT_OUT, jobs: int = 1, threads: int | None = None,
-                   command: str = "", arms: list[str] | None = None, allow_dirty: bool = False) -> Path:
+def run_experiment(
+    name: str,
+    seeds: int | None = None,
+    device: str = "cpu",
+    quick: bool = False,
+    corpus=DEFAULT_CORPUS,
+    work: Path = DEFAULT_WORK,
+    out: Path = DEFAULT_OUT,
+    jobs: int = 1,
+    threads: int | None = None,
+    command: str = "",
+    arms: list[str] | None = None,
+    allow_dirty: bool = False,
+) -> Path:
     """Every arm × seed (resuming), then ``<out>/<name>.json``. Returns that path. ``seeds``: the plan's when
     None (a quick run: 1); refused when the plan or the tree does not allow the run (:func:`check_run`)."""
     started = time.time()
     code = git_revision()  # the code that runs is the code at the start: what is committed later is not in it
     seeds = check_run(name, seeds, quick, allow_dirty, code)
-    command = command or " ".join(["python -m app.experiments run", name, f"--seeds {seeds}", f"--device {device}"]
-                                  + (["--quick"] if quick else []) + ([f"--jobs {jobs}"] if jobs > 1 else [])
-                                  + ([f"--arms {' '.join(arms)}"] if arms else []))
+    command = command or " ".join(
+        ["python -m app.experiments run", name, f"--seeds {seeds}", f"--device {device}"]
+        + (["--quick"] if quick else [])
+        + ([f"--jobs {jobs}"] if jobs > 1 else [])
+        + ([f"--arms {' '.join(arms)}"] if arms else [])
+    )
     from app.experiments import plans
 
     module = get(name).load()
@@ -342,16 +393,26 @@ def run_experiment(name: str, seeds: int | None = None, device: str = "cpu", qui
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_worker, name, quick, arm.name, seed, device, str(corpus), str(work), threads or 1, code): (arm, seed)
-                       for arm, seed in tasks}
+            futures = {
+                pool.submit(_worker, name, quick, arm.name, seed, device, str(corpus), str(work), threads or 1, code): (
+                    arm,
+                    seed,
+                )
+                for arm, seed in tasks
+            }
             for fut, (arm, seed) in futures.items():
                 records[arm.name][seed] = fut.result()
     else:
         for arm, seed in tasks:
             records[arm.name][seed] = run_one(module, arm, seed, ctx)
     doc = results.assemble(
-        name=name, claim=get(name).claim.as_dict(), arms=chosen, records=records, budget=asdict(ctx.budget),
-        meta=meta(command, device, started, jobs, (threads or 1) if jobs > 1 else threads, code), quick=quick,
+        name=name,
+        claim=get(name).claim.as_dict(),
+        arms=chosen,
+        records=records,
+        budget=asdict(ctx.budget),
+        meta=meta(command, device, started, jobs, (threads or 1) if jobs > 1 else threads, code),
+        quick=quick,
         plan=plans.record(name),
     )
     out = Path(out)
@@ -367,15 +428,19 @@ def run_experiment(name: str, seeds: int | None = None, device: str = "cpu", qui
 def git_revision() -> dict:
     def git(*args):
         try:
-            return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+            return subprocess.run(
+                ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
     # dirty: uncommitted changes to what an experiment runs (app/, the lessons' libraries and the training code),
     # a new file there included (it may be imported); an edit elsewhere (a benchmark script, the README) does not
     # change a result
-    return {"revision": git("rev-parse", "HEAD") or None,
-            "dirty": bool(git("status", "--porcelain", "--untracked-files=all", "--", "app"))}
+    return {
+        "revision": git("rev-parse", "HEAD") or None,
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=all", "--", "app")),
+    }
 
 
 def device_description(device: str, threads: int | None = None) -> str:
@@ -385,8 +450,9 @@ def device_description(device: str, threads: int | None = None) -> str:
     return f"cpu ({os.cpu_count()} cores, {threads or torch.get_num_threads()} threads per run, {cpu})"
 
 
-def meta(command: str, device: str, started: float, jobs: int = 1, threads: int | None = None,
-         code: dict | None = None) -> dict:
+def meta(
+    command: str, device: str, started: float, jobs: int = 1, threads: int | None = None, code: dict | None = None
+) -> dict:
     return {
         "command": command,
         "git": code or git_revision(),

@@ -51,10 +51,18 @@ class SentenceBudget(Budget):
 
 
 FULL = SentenceBudget(steps=1500, eval_every=250, probe_train=1200, probe_test=1200)
-QUICK = SentenceBudget(data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
-                       shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
-                       steps=8, eval_every=4, batch_size=8, warmup=2, eval_sequences=16, final_sequences=32,
-                       probe_train=16, probe_test=16)
+QUICK = SentenceBudget(
+    data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
+    shape=Shape(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64),
+    steps=8,
+    eval_every=4,
+    batch_size=8,
+    warmup=2,
+    eval_sequences=16,
+    final_sequences=32,
+    probe_train=16,
+    probe_test=16,
+)
 LIVE = SentenceBudget(steps=400, eval_every=50, eval_sequences=128, probe_train=300, probe_test=300)
 EVAL_PROBE = 400  # pairs per half behind the probes during training (the final ones use the budget's)
 
@@ -97,8 +105,13 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     train = sets["train"][objective]
     s = b.shape
     torch.manual_seed(seed)
-    shape = bert.Shape(vocab_size=len(tok), hidden_size=s.hidden_size, num_hidden_layers=s.num_hidden_layers,
-                       num_attention_heads=s.num_attention_heads, intermediate_size=s.intermediate_size)
+    shape = bert.Shape(
+        vocab_size=len(tok),
+        hidden_size=s.hidden_size,
+        num_hidden_layers=s.num_hidden_layers,
+        num_attention_heads=s.num_attention_heads,
+        intermediate_size=s.intermediate_size,
+    )
     model = BertForPreTraining(bert.bert_config(len(tok), shape)).to(dev)
     rand_ids, mcfg = ctx.data.random_ids(), MaskingConfig()
     seqs = train.seqs
@@ -133,8 +146,12 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         for start in range(0, len(p), 256):
             part = p.subset(slice(start, start + 256))
             q = part.seqs
-            _, sent = forward(q.input_ids.to(dev), q.attention_mask.to(dev), q.token_type_ids.to(dev),
-                              torch.zeros_like(q.input_ids, dtype=torch.bool, device=dev))
+            _, sent = forward(
+                q.input_ids.to(dev),
+                q.attention_mask.to(dev),
+                q.token_type_ids.to(dev),
+                torch.zeros_like(q.input_ids, dtype=torch.bool, device=dev),
+            )
             correct += int((sent.argmax(-1).cpu() == part.labels).sum())
         return correct / max(1, len(p))
 
@@ -145,8 +162,11 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         for task in ("nsp", "sop"):
             fit, test = halves(sets["valid"][task], n_probe)
             out[f"{task}_probe"] = probes.logistic_probe(
-                probes.features(encode, fit.seqs, device=dev), fit.labels,
-                probes.features(encode, test.seqs, device=dev), test.labels)["accuracy"]
+                probes.features(encode, fit.seqs, device=dev),
+                fit.labels,
+                probes.features(encode, test.seqs, device=dev),
+                test.labels,
+            )["accuracy"]
             out[f"{task}_head"] = float("nan") if objective == "none" else head_accuracy(test)  # no head: null in JSON
         return out
 
@@ -161,10 +181,18 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     if objective != "none":
         parts["sentence head"] = flops.TRAIN * b.batch_size * 2.0 * 2 * model.config.hidden_size
     return ArmSetup(
-        model=model, step_loss=step_loss, evaluate=evaluate, final=final, cfg=b.loop(seed, dev), flops=parts,
+        model=model,
+        step_loss=step_loss,
+        evaluate=evaluate,
+        final=final,
+        cfg=b.loop(seed, dev),
+        flops=parts,
         params=common.count_parameters(model),
-        details={"train_pairs": len(train), "negatives": float(train.labels.float().mean()),
-                 "held_out_pairs": len(sets["valid"]["none"])},
+        details={
+            "train_pairs": len(train),
+            "negatives": float(train.labels.float().mean()),
+            "held_out_pairs": len(sets["valid"]["none"]),
+        },
     )
 
 
@@ -174,8 +202,10 @@ CHECKPOINT_NAMES = {"nsp": "bert-nsp-tinystories", "sop": "bert-sop-tinystories"
 
 
 def card(objective: str, model, ctx: Context, final: dict, curves: dict) -> str:
-    task = {"nsp": "next-sentence prediction (NSP: is B the text that follows A, or from another story?)",
-            "sop": "sentence-order prediction (SOP: are A and B in their order, or swapped?)"}[objective]
+    task = {
+        "nsp": "next-sentence prediction (NSP: is B the text that follows A, or from another story?)",
+        "sop": "sentence-order prediction (SOP: are A and B in their order, or swapped?)",
+    }[objective]
     b = ctx.budget
     return f"""---
 language: en
@@ -213,20 +243,32 @@ def after(arm: Arm, seed: int, s: ArmSetup, ctx: Context, folder: Path, final: d
         return
     model = s.model.cpu().eval()
     model.config.architectures = ["BertForPreTraining"]
-    common.save_checkpoint(model, ctx.data.tokenizer, folder / "checkpoint", {**curves, "final": final},
-                           card(objective, model, ctx, final, curves))
+    common.save_checkpoint(
+        model,
+        ctx.data.tokenizer,
+        folder / "checkpoint",
+        {**curves, "final": final},
+        card(objective, model, ctx, final, curves),
+    )
     s.model.to(ctx.device)
 
 
-def export_checkpoints(out: Path, quick: bool = False, device: str = "cpu", corpus=None, work: Path | None = None) -> list[Path]:
+def export_checkpoints(
+    out: Path, quick: bool = False, device: str = "cpu", corpus=None, work: Path | None = None
+) -> list[Path]:
     """Copy the seed-0 NSP and SOP checkpoints of the last ``run sentence`` to ``out/<name>``."""
     import sys
 
     from app.experiments import runner
 
     module = sys.modules[__name__]
-    ctx = runner.context("sentence", runner.budget_of(module, quick), device, corpus or runner.DEFAULT_CORPUS,
-                         work or runner.DEFAULT_WORK)
+    ctx = runner.context(
+        "sentence",
+        runner.budget_of(module, quick),
+        device,
+        corpus or runner.DEFAULT_CORPUS,
+        work or runner.DEFAULT_WORK,
+    )
     written = []
     for objective, name in CHECKPOINT_NAMES.items():
         src = ctx.work / objective / "seed0" / "checkpoint"

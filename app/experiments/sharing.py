@@ -26,7 +26,15 @@ import torch
 from transformers import AlbertForMaskedLM
 
 from app.experiments.runner import (
-    Arm, ArmSetup, Budget, Context, DataSpec, Shape, eval_sets, expected_targets, mlm_scores,
+    Arm,
+    ArmSetup,
+    Budget,
+    Context,
+    DataSpec,
+    Shape,
+    eval_sets,
+    expected_targets,
+    mlm_scores,
 )
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, flops, sharing
@@ -37,12 +45,22 @@ class SharingBudget(Budget):
     small_embedding: int = 32  # the factorized E (H / 4; ALBERT-base: 128 = H / 6)
 
 
-FULL = SharingBudget(shape=Shape(hidden_size=128, num_hidden_layers=3, num_attention_heads=4, intermediate_size=512),
-                     steps=1000, eval_every=200)
-QUICK = SharingBudget(data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
-                      shape=Shape(hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64),
-                      steps=8, eval_every=4, batch_size=8, warmup=2, eval_sequences=16, final_sequences=32,
-                      small_embedding=8)
+FULL = SharingBudget(
+    shape=Shape(hidden_size=128, num_hidden_layers=3, num_attention_heads=4, intermediate_size=512),
+    steps=1000,
+    eval_every=200,
+)
+QUICK = SharingBudget(
+    data=DataSpec(vocab_size=600, seq_len=32, train_chars=60_000, valid_chars=30_000),
+    shape=Shape(hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64),
+    steps=8,
+    eval_every=4,
+    batch_size=8,
+    warmup=2,
+    eval_sequences=16,
+    final_sequences=32,
+    small_embedding=8,
+)
 LIVE = SharingBudget(shape=FULL.shape, steps=400, eval_every=25, eval_sequences=128)
 
 
@@ -62,9 +80,17 @@ def build(arm: Arm, ctx: Context, seed: int) -> AlbertForMaskedLM:
     s = ctx.budget.shape
     tok = ctx.data.tokenizer
     torch.manual_seed(seed)
-    config = sharing.albert_config(len(tok), s.hidden_size, arm.change["embedding_size"], s.num_hidden_layers,
-                                   s.num_attention_heads, s.intermediate_size, arm.change["sharing"],
-                                   max_position_embeddings=max(128, ctx.budget.data.seq_len), pad_token_id=tok.pad_token_id)
+    config = sharing.albert_config(
+        len(tok),
+        s.hidden_size,
+        arm.change["embedding_size"],
+        s.num_hidden_layers,
+        s.num_attention_heads,
+        s.intermediate_size,
+        arm.change["sharing"],
+        max_position_embeddings=max(128, ctx.budget.data.seq_len),
+        pad_token_id=tok.pad_token_id,
+    )
     model = AlbertForMaskedLM(config)
     sharing.tie_layers(model.albert, arm.change["sharing"])
     return model
@@ -105,11 +131,18 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     n_targets = expected_targets(train, b.batch_size)
     encoder = model.albert.encoder
     return ArmSetup(
-        model=model, step_loss=step_loss, evaluate=lambda: mlm_scores(logits_at, during, ctx), final=final,
-        cfg=b.loop(seed, dev), flops=flops.mlm_step(model.config, b.batch_size, b.data.seq_len, n_targets, family="albert"),
+        model=model,
+        step_loss=step_loss,
+        evaluate=lambda: mlm_scores(logits_at, during, ctx),
+        final=final,
+        cfg=b.loop(seed, dev),
+        flops=flops.mlm_step(model.config, b.batch_size, b.data.seq_len, n_targets, family="albert"),
         params=common.count_parameters(model),
-        details={"base_model_params": common.count_parameters(model.albert),
-                 "encoder_params": common.count_parameters(encoder),
-                 "embedding_params": common.count_parameters(model.albert.embeddings),
-                 "num_hidden_groups": model.config.num_hidden_groups, "embedding_size": model.config.embedding_size},
+        details={
+            "base_model_params": common.count_parameters(model.albert),
+            "encoder_params": common.count_parameters(encoder),
+            "embedding_params": common.count_parameters(model.albert.embeddings),
+            "num_hidden_groups": model.config.num_hidden_groups,
+            "embedding_size": model.config.embedding_size,
+        },
     )

@@ -35,8 +35,16 @@ def reference_ms(repeats: int = 12) -> float:
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
-                                       intermediate_size=512, max_position_embeddings=128))
+    model = BertForMaskedLM(
+        BertConfig(
+            vocab_size=4096,
+            hidden_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=512,
+            max_position_embeddings=128,
+        )
+    )
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(5, 4096, (32, 64), generator=torch.Generator().manual_seed(0))
     targets = torch.rand(32, 64, generator=torch.Generator().manual_seed(1)) < 0.15
@@ -76,8 +84,16 @@ def _timed(f) -> float:
     return time.process_time() - t
 
 
-def time_experiment(name: str, steps: int = 30, seeds: int = 3, jobs: int = 1, device: str = "cpu",
-                    corpus=runner.DEFAULT_CORPUS, work=runner.DEFAULT_WORK, quick: bool = False) -> dict:
+def time_experiment(
+    name: str,
+    steps: int = 30,
+    seeds: int = 3,
+    jobs: int = 1,
+    device: str = "cpu",
+    corpus=runner.DEFAULT_CORPUS,
+    work=runner.DEFAULT_WORK,
+    quick: bool = False,
+) -> dict:
     module = get(name).load()
     ctx = runner.context(name, runner.budget_of(module, quick), device, corpus, work)
     out = {"experiment": name, "arms": {}, "prepare_s": 0.0, "reference_ms_before": reference_ms()}
@@ -96,9 +112,15 @@ def time_experiment(name: str, steps: int = 30, seeds: int = 3, jobs: int = 1, d
         n_evals = s.cfg.steps // s.cfg.eval_every + (1 if s.cfg.steps % s.cfg.eval_every else 0) + 1  # + step 0
         per_seed = s.cfg.steps * step_s + n_evals * eval_s + final_s
         total += seeds * per_seed
-        out["arms"][arm.name] = {"steps": s.cfg.steps, "step_ms": round(1000 * step_s, 1), "evaluations": n_evals,
-                                 "eval_s": round(eval_s, 2), "final_s": round(final_s, 2), "per_seed_s": round(per_seed, 1),
-                                 "flops_per_step": s.flops_per_step}
+        out["arms"][arm.name] = {
+            "steps": s.cfg.steps,
+            "step_ms": round(1000 * step_s, 1),
+            "evaluations": n_evals,
+            "eval_s": round(eval_s, 2),
+            "final_s": round(final_s, 2),
+            "per_seed_s": round(per_seed, 1),
+            "flops_per_step": s.flops_per_step,
+        }
     out["reference_ms_after"] = reference_ms()
     out["seeds"], out["jobs"] = seeds, jobs
     out["projected_s"] = round(out["prepare_s"] + total / max(1, jobs), 1)
@@ -143,9 +165,19 @@ def bundled_runs(folder: Path) -> list[dict]:
         seeds = max((len(_runs(a)) for a in arms.values()), default=0)
         records = [r for a in arms.values() for r in _runs(a) if isinstance(r, dict)]
         summed = sum(r.get("wall_seconds") or 0.0 for r in records) or None
-        out.append({"experiment": d.get("experiment", path.stem), "arms": len(arms), "seeds": seeds,
-                    "jobs": meta.get("jobs"), "device": meta.get("device", "?"), "wall_s": meta.get("wall_seconds"),
-                    "runs_s": summed, "finished": meta.get("finished", "?"), "command": meta.get("command", "?")})
+        out.append(
+            {
+                "experiment": d.get("experiment", path.stem),
+                "arms": len(arms),
+                "seeds": seeds,
+                "jobs": meta.get("jobs"),
+                "device": meta.get("device", "?"),
+                "wall_s": meta.get("wall_seconds"),
+                "runs_s": summed,
+                "finished": meta.get("finished", "?"),
+                "command": meta.get("command", "?"),
+            }
+        )
     return out
 
 
@@ -154,7 +186,7 @@ def kept_rows(text: str) -> dict[str, tuple[str, float]]:
     written, its projected seconds). A partial measurement (``time distillation``, or a store that lost the
     others' measurements) keeps the rows it did not measure."""
     rows = {}
-    body = text[text.index(START):text.index(END)] if START in text and END in text else ""
+    body = text[text.index(START) : text.index(END)] if START in text and END in text else ""
     body = body.split("### The bundled results")[0]
     for line in body.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -170,13 +202,17 @@ def section(known: dict, runs: list[dict] | None = None, kept: dict[str, tuple[s
     """The experiments' cost as a Markdown section for BENCHMARKS.md: the projections in ``known``, the rows in
     ``kept`` (:func:`kept_rows`) of the experiments ``known`` lacks, as they were, and, where given, what the
     bundled full runs actually took (:func:`bundled_runs`)."""
-    rows = ["## Experiments: what each full run costs", "",
-            "Measured by `python -m app.experiments time all --threads 1 --write-benchmarks` (CPU time of timed steps, "
-            "projected to the full budget; 3 seeds per arm; two runs at once, `--jobs 2`, one thread each). "
-            "The reference column is one step of a fixed tiny BERT at the time of measuring (app/experiments/timing.py): "
-            "rescale the projection by (reference on your machine) / (reference here).", "",
-            "| experiment | arms × seeds | steps per arm | ms per step (1 thread) | evaluations + final per run | projected, 2 jobs | reference step | measured |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "## Experiments: what each full run costs",
+        "",
+        "Measured by `python -m app.experiments time all --threads 1 --write-benchmarks` (CPU time of timed steps, "
+        "projected to the full budget; 3 seeds per arm; two runs at once, `--jobs 2`, one thread each). "
+        "The reference column is one step of a fixed tiny BERT at the time of measuring (app/experiments/timing.py): "
+        "rescale the projection by (reference on your machine) / (reference here).",
+        "",
+        "| experiment | arms × seeds | steps per arm | ms per step (1 thread) | evaluations + final per run | projected, 2 jobs | reference step | measured |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     total = 0.0
     for name, r in known.items():
         arms = r["arms"]
@@ -185,28 +221,40 @@ def section(known: dict, runs: list[dict] | None = None, kept: dict[str, tuple[s
         extra = [a["evaluations"] * a["eval_s"] + a["final_s"] for a in arms.values()]
         prep = f" (of which {r['prepare_s'] / 60:.1f} min the teacher, alone)" if r.get("prepare_s") else ""
         ref = (r["reference_ms_before"] + r["reference_ms_after"]) / 2
-        rows.append(f"| {name} | {len(arms)} × {r['seeds']} | {'–'.join(map(str, steps))} | {min(ms):.0f}–{max(ms):.0f} | "
-                    f"{min(extra):.0f}–{max(extra):.0f} s | {r['projected_s'] / 60:.1f} min{prep} | {ref:.0f} ms | {r['measured']} |")
+        rows.append(
+            f"| {name} | {len(arms)} × {r['seeds']} | {'–'.join(map(str, steps))} | {min(ms):.0f}–{max(ms):.0f} | "
+            f"{min(extra):.0f}–{max(extra):.0f} s | {r['projected_s'] / 60:.1f} min{prep} | {ref:.0f} ms | {r['measured']} |"
+        )
         total += r["projected_s"]
     for name, (row, seconds) in (kept or {}).items():
         if name not in known:
             rows.append(row)
             total += seconds
-    rows += ["", f"All of them: {total / 60:.0f} min projected (`python -m app.experiments run all --jobs 2 --threads 1`; "
-             "the pool's last runs of each experiment may leave a core idle for a few minutes)."]
+    rows += [
+        "",
+        f"All of them: {total / 60:.0f} min projected (`python -m app.experiments run all --jobs 2 --threads 1`; "
+        "the pool's last runs of each experiment may leave a core idle for a few minutes).",
+    ]
     if runs:
-        rows += ["", "### The bundled results: what their runs took", "",
-                 "From each `assets/experiments/<name>.json`'s own record: the wall time of the last command, as it "
-                 "ran (a run made while other training shared the machine took longer than the projection; a "
-                 "command that resumed skipped the arm × seed runs an earlier one had finished), and every arm × "
-                 "seed run's own wall time, summed, whichever command ran it.", "",
-                 "| experiment | arms × seeds | wall time | runs' own time, summed | jobs | device | finished | command |",
-                 "|---|---|---|---|---|---|---|---|"]
+        rows += [
+            "",
+            "### The bundled results: what their runs took",
+            "",
+            "From each `assets/experiments/<name>.json`'s own record: the wall time of the last command, as it "
+            "ran (a run made while other training shared the machine took longer than the projection; a "
+            "command that resumed skipped the arm × seed runs an earlier one had finished), and every arm × "
+            "seed run's own wall time, summed, whichever command ran it.",
+            "",
+            "| experiment | arms × seeds | wall time | runs' own time, summed | jobs | device | finished | command |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for r in runs:
             wall = f"{r['wall_s'] / 60:.1f} min" if r["wall_s"] else "?"
             summed = f"{r['runs_s'] / 60:.1f} min" if r.get("runs_s") else "?"
-            rows.append(f"| {r['experiment']} | {r['arms']} × {r['seeds']} | {wall} | {summed} | {r['jobs']} | "
-                        f"{r['device']} | {r['finished']} | `{r['command']}` |")
+            rows.append(
+                f"| {r['experiment']} | {r['arms']} × {r['seeds']} | {wall} | {summed} | {r['jobs']} | "
+                f"{r['device']} | {r['finished']} | `{r['command']}` |"
+            )
     return "\n".join(rows)
 
 
@@ -215,7 +263,7 @@ def write_section(path: Path, text: str) -> None:
     body = path.read_text(encoding="utf-8") if path.exists() else ""
     block = f"{START}\n{text}\n{END}"
     if START in body and END in body:
-        body = body[: body.index(START)] + block + body[body.index(END) + len(END):]
+        body = body[: body.index(START)] + block + body[body.index(END) + len(END) :]
     else:
         body = body.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(body, encoding="utf-8")

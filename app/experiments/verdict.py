@@ -85,8 +85,11 @@ ALPHA = 0.05  # the family-wise error rate Holm keeps
 
 SUPERIORITY, NONINFERIORITY, EQUIVALENCE = "superiority", "noninferiority", "equivalence"
 KINDS = (SUPERIORITY, NONINFERIORITY, EQUIVALENCE)
-KIND_TEXT = {SUPERIORITY: "A beats B", NONINFERIORITY: "A is not worse than B by more than the margin",
-             EQUIVALENCE: "A and B are within ± the margin"}
+KIND_TEXT = {
+    SUPERIORITY: "A beats B",
+    NONINFERIORITY: "A is not worse than B by more than the margin",
+    EQUIVALENCE: "A and B are within ± the margin",
+}
 
 
 # ----------------------------------------------------------------------------- Student's t, pure Python
@@ -294,8 +297,15 @@ def boundary_of(kind: str, margin: float, diff: float) -> float:
     return margin if diff >= 0 else -margin
 
 
-def compare(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin: float = 0.0,
-            scale: str = "", equivalence_margin: float = 0.0) -> Verdict:
+def compare(
+    a,
+    b,
+    higher_is_better: bool = True,
+    kind: str = SUPERIORITY,
+    margin: float = 0.0,
+    scale: str = "",
+    equivalence_margin: float = 0.0,
+) -> Verdict:
     """The test of one comparison, judged alone (m = 1); :func:`judge` adjusts a family of them.
 
     a, b: each arm's final numbers, as {seed: value} (arms that share seeds are paired by seed) or as a list
@@ -338,11 +348,47 @@ def compare(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin
         df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1)) if va + vb > 0 else float(n_a + n_b - 2)
     else:
         diff = sign * (mean_a - mean_b)
-        reason = (f"{n_a} and {n_b} seeds, {len(shared)} shared: at least {MIN_SEEDS} per arm are needed to know "
-                  "the spread")
-        return Verdict(TOO_SMALL, TOO_SMALL, kind, margin, boundary_of(kind, margin, diff), "", n_a, n_b, 0, (),
-                       tuple(ca.values()), tuple(cb.values()), (), diff, mean_a, mean_b, sd_a, sd_b, None, nan, nan, nan, nan, nan, nan, nan, nan, 0, 0, nan, nan,
-                       False, 0, False, scale, reason)
+        reason = (
+            f"{n_a} and {n_b} seeds, {len(shared)} shared: at least {MIN_SEEDS} per arm are needed to know the spread"
+        )
+        return Verdict(
+            TOO_SMALL,
+            TOO_SMALL,
+            kind,
+            margin,
+            boundary_of(kind, margin, diff),
+            "",
+            n_a,
+            n_b,
+            0,
+            (),
+            tuple(ca.values()),
+            tuple(cb.values()),
+            (),
+            diff,
+            mean_a,
+            mean_b,
+            sd_a,
+            sd_b,
+            None,
+            nan,
+            nan,
+            nan,
+            nan,
+            nan,
+            nan,
+            nan,
+            nan,
+            0,
+            0,
+            nan,
+            nan,
+            False,
+            0,
+            False,
+            scale,
+            reason,
+        )
     boundary = boundary_of(kind, margin, diff)
     gap = diff - boundary
     if se > 0:
@@ -354,10 +400,47 @@ def compare(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin
     t95 = t_critical(df)
     eq = margin if kind != SUPERIORITY else float(equivalence_margin or 0.0)
     p_eq = tost(diff, se, df, eq) if eq > 0 else nan
-    v = Verdict(TOO_SMALL, TOO_SMALL, kind, margin, boundary, design, n_a, n_b, n, seeds, va_, vb_, diffs, diff, mean_a,
-                mean_b,
-                sd_a, sd_b, sd, se, df, t, p_one, p, t95, diff - t95 * se, diff + t95 * se, 1, 0, nan, nan, False, 0,
-                True, scale, "", eq_margin=eq, p_equiv=p_eq, in_margins=diff / eq if eq > 0 else nan)
+    v = Verdict(
+        TOO_SMALL,
+        TOO_SMALL,
+        kind,
+        margin,
+        boundary,
+        design,
+        n_a,
+        n_b,
+        n,
+        seeds,
+        va_,
+        vb_,
+        diffs,
+        diff,
+        mean_a,
+        mean_b,
+        sd_a,
+        sd_b,
+        sd,
+        se,
+        df,
+        t,
+        p_one,
+        p,
+        t95,
+        diff - t95 * se,
+        diff + t95 * se,
+        1,
+        0,
+        nan,
+        nan,
+        False,
+        0,
+        True,
+        scale,
+        "",
+        eq_margin=eq,
+        p_equiv=p_eq,
+        in_margins=diff / eq if eq > 0 else nan,
+    )
     return _apply_holm(v, 1, 1, ALPHA, p, 0, ALPHA if eq > 0 else nan, p_eq)
 
 
@@ -365,15 +448,24 @@ def tost(diff: float, se: float, df: float, margin: float) -> float:
     """Two one-sided tests of −margin < difference < +margin: 2 · max(P(T ≥ (d + M)/se), P(T ≥ (M − d)/se)), capped at
     1 — below 0.05 exactly when the 95% interval d ± t₀.₉₇₅ · se lies inside ±M (the same standard as every other
     test here)."""
+
     def one(gap: float) -> float:
         if se > 0:
             return t_sf(gap / se, df)
         return 0.0 if gap > 0 else 1.0
+
     return min(1.0, 2.0 * max(one(diff + margin), one(margin - diff)))
 
 
-def decide(a, b, higher_is_better: bool = True, kind: str = SUPERIORITY, margin: float = 0.0, scale: str = "",
-           equivalence_margin: float = 0.0) -> Verdict:
+def decide(
+    a,
+    b,
+    higher_is_better: bool = True,
+    kind: str = SUPERIORITY,
+    margin: float = 0.0,
+    scale: str = "",
+    equivalence_margin: float = 0.0,
+) -> Verdict:
     """One comparison judged alone (a family of one: Holm's threshold is α itself)."""
     return compare(a, b, higher_is_better, kind, margin, scale, equivalence_margin)
 
@@ -407,8 +499,16 @@ def holm(pvalues: dict, alpha: float = ALPHA) -> dict:
     return out
 
 
-def _apply_holm(v: Verdict, m: int, rank: int, threshold: float, adjusted: float, stopped_at: int,
-                eq_threshold: float = float("nan"), eq_adjusted: float = float("nan")) -> Verdict:
+def _apply_holm(
+    v: Verdict,
+    m: int,
+    rank: int,
+    threshold: float,
+    adjusted: float,
+    stopped_at: int,
+    eq_threshold: float = float("nan"),
+    eq_adjusted: float = float("nan"),
+) -> Verdict:
     passed = bool(v.enough_seeds and adjusted <= ALPHA)  # the running max carries Holm's stop to later ranks
     equivalent = bool(v.enough_seeds and v.eq_margin > 0 and eq_adjusted <= ALPHA)
     side = _side(v.kind, v.difference, v.margin)
@@ -424,9 +524,20 @@ def _apply_holm(v: Verdict, m: int, rank: int, threshold: float, adjusted: float
         label = f"not settled by {unsettled_seeds(v)} seeds"
     elif verdict == TOO_SMALL and v.enough_seeds and v.p <= ALPHA:  # the seeds clear it, another draw of items may not
         label = f"not settled by the probe's {v.items:,} items"
-    v = replace(v, verdict=verdict, label=label, m=m, rank=rank, holm_threshold=threshold, p_holm=adjusted,
-                holm_pass=passed, holm_stopped_at=stopped_at, equiv_threshold=eq_threshold, equivalent=equivalent,
-                outcome=outcome if v.enough_seeds else "")
+    v = replace(
+        v,
+        verdict=verdict,
+        label=label,
+        m=m,
+        rank=rank,
+        holm_threshold=threshold,
+        p_holm=adjusted,
+        holm_pass=passed,
+        holm_stopped_at=stopped_at,
+        equiv_threshold=eq_threshold,
+        equivalent=equivalent,
+        outcome=outcome if v.enough_seeds else "",
+    )
     return replace(v, reason=reason(v), why=why(v))
 
 
@@ -435,8 +546,9 @@ def with_items(v: Verdict, b) -> Verdict:
     from here on Holm ranks :attr:`Verdict.p_test`, the larger of the seeds' p and the bootstrap's."""
     if b is None or not v.enough_seeds:
         return v
-    v = replace(v, items=b.items, p_items=b.p, items_low=b.low, items_high=b.high, p_equiv_items=b.p_equiv,
-                items_how=b.how)
+    v = replace(
+        v, items=b.items, p_items=b.p, items_low=b.low, items_high=b.high, p_equiv_items=b.p_equiv, items_how=b.how
+    )
     return _apply_holm(v, 1, 1, ALPHA, v.p_test, 0, ALPHA if v.eq_margin > 0 else float("nan"), v.p_equiv_test)
 
 
@@ -449,9 +561,20 @@ def unhealthy(v: Verdict, failure: str) -> Verdict:
     """``v`` with no verdict because an arm did not count as trained: ``failure`` says which and by what numbers
     ("electra did not learn its task (discriminator ROC-AUC 0.541 on seed 1, needs ≥ 0.75)"). Its numbers stay
     (what was measured); it is outside Holm's family (rank 0) and passes nothing."""
-    v = replace(v, verdict=NO_VERDICT, label=f"{NO_VERDICT}: {failure}", health=failure, rank=0,
-                holm_threshold=None, p_holm=None, holm_pass=False, holm_stopped_at=0, equiv_threshold=None,
-                equivalent=False, outcome="")
+    v = replace(
+        v,
+        verdict=NO_VERDICT,
+        label=f"{NO_VERDICT}: {failure}",
+        health=failure,
+        rank=0,
+        holm_threshold=None,
+        p_holm=None,
+        holm_pass=False,
+        holm_stopped_at=0,
+        equiv_threshold=None,
+        equivalent=False,
+        outcome="",
+    )
     return replace(v, reason=reason(v), why=why(v))
 
 
@@ -459,9 +582,20 @@ def counted_once(v: Verdict, counted_in: str, why_not: str) -> Verdict:
     """``v`` as a comparison that measures (mostly) the same effect as ``counted_in``, which is in Holm's family:
     one experiment is counted once, so this one is shown with its numbers but is not a separate test (rank 0, passes
     nothing). ``why_not`` says what the two share ("both measure what the student inherits from the teacher")."""
-    v = replace(v, verdict=NOT_COUNTED, label=f"{NOT_COUNTED}: {why_not}; it is counted once, as {counted_in}",
-                counted_in=counted_in, rank=0, holm_threshold=None, p_holm=None, holm_pass=False, holm_stopped_at=0,
-                equiv_threshold=None, equivalent=False, outcome="")
+    v = replace(
+        v,
+        verdict=NOT_COUNTED,
+        label=f"{NOT_COUNTED}: {why_not}; it is counted once, as {counted_in}",
+        counted_in=counted_in,
+        rank=0,
+        holm_threshold=None,
+        p_holm=None,
+        holm_pass=False,
+        holm_stopped_at=0,
+        equiv_threshold=None,
+        equivalent=False,
+        outcome="",
+    )
     return replace(v, reason=reason(v), why=why(v))
 
 
@@ -481,8 +615,15 @@ def judge(tests: dict, alpha: float = ALPHA) -> dict:
             out[k] = replace(v, reason=reason(v), why=why(v))
             continue
         e = eq_steps.get(k)
-        out[k] = _apply_holm(v, m, s.rank, s.threshold, s.adjusted, stopped, *((e.threshold, e.adjusted) if e else
-                                                                                 (float("nan"), float("nan"))))
+        out[k] = _apply_holm(
+            v,
+            m,
+            s.rank,
+            s.threshold,
+            s.adjusted,
+            stopped,
+            *((e.threshold, e.adjusted) if e else (float("nan"), float("nan"))),
+        )
     return out
 
 
@@ -518,8 +659,11 @@ def claim_text(kind: str, margin: float) -> str:
 
 
 def _where(v: Verdict) -> str:
-    return {SUPERIORITY: "0", NONINFERIORITY: f"−{_g(v.margin)} (the margin)",
-            EQUIVALENCE: f"{_s(v.boundary)} (the nearer margin)"}[v.kind]
+    return {
+        SUPERIORITY: "0",
+        NONINFERIORITY: f"−{_g(v.margin)} (the margin)",
+        EQUIVALENCE: f"{_s(v.boundary)} (the nearer margin)",
+    }[v.kind]
 
 
 def holm_text(v: Verdict) -> str:
@@ -532,35 +676,46 @@ def holm_text(v: Verdict) -> str:
 def why(v: Verdict) -> str:
     """Holm's decision on this comparison and what it means for the claim, in numbers."""
     if v.counted_in:
-        return (f"{v.label[len(NOT_COUNTED) + 2:]}: the family holds each experiment's effect once, so this comparison "
-                f"is shown, not tested, and is not among the comparisons Holm adjusts")
+        return (
+            f"{v.label[len(NOT_COUNTED) + 2 :]}: the family holds each experiment's effect once, so this comparison "
+            f"is shown, not tested, and is not among the comparisons Holm adjusts"
+        )
     if v.health:
-        return (f"{v.health}: an arm that did not count as trained is no test of the claim, so this comparison has "
-                f"no verdict and is not among the comparisons Holm adjusts")
+        return (
+            f"{v.health}: an arm that did not count as trained is no test of the claim, so this comparison has "
+            f"no verdict and is not among the comparisons Holm adjusts"
+        )
     if not v.enough_seeds:
-        return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread, so "
-                f"{v.label}")
+        return f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread, so {v.label}"
     p, thr = _pv(v.p_test), _g(v.holm_threshold, 2)
     if v.p_items == v.p_items:  # a probe: Holm ranks the larger of the seeds' p and the items × seeds bootstrap's
-        p = (f"{p} (the larger of the seeds' t-test p {_pv(v.p)} and the bootstrap over the probe's {v.items:,} items "
-             f"× seeds, p {_pv(v.p_items)}, 95% interval {_s(v.items_low)} to {_s(v.items_high)})")
+        p = (
+            f"{p} (the larger of the seeds' t-test p {_pv(v.p)} and the bootstrap over the probe's {v.items:,} items "
+            f"× seeds, p {_pv(v.p_items)}, 95% interval {_s(v.items_low)} to {_s(v.items_high)})"
+        )
     if v.holm_pass:
         if v.verdict == REPRODUCES:
-            because = {SUPERIORITY: "A is clearly better",
-                       NONINFERIORITY: f"A is clearly not worse than B by more than {_g(v.margin)}",
-                       EQUIVALENCE: f"A and B are clearly within ±{_g(v.margin)}"}[v.kind]
+            because = {
+                SUPERIORITY: "A is clearly better",
+                NONINFERIORITY: f"A is clearly not worse than B by more than {_g(v.margin)}",
+                EQUIVALENCE: f"A and B are clearly within ±{_g(v.margin)}",
+            }[v.kind]
         else:
-            because = {SUPERIORITY: "B is clearly better: the difference goes the wrong way",
-                       NONINFERIORITY: f"A is clearly worse than B by more than the margin {_g(v.margin)}",
-                       EQUIVALENCE: f"A and B clearly differ by more than the margin {_g(v.margin)}"}[v.kind]
+            because = {
+                SUPERIORITY: "B is clearly better: the difference goes the wrong way",
+                NONINFERIORITY: f"A is clearly worse than B by more than the margin {_g(v.margin)}",
+                EQUIVALENCE: f"A and B clearly differ by more than the margin {_g(v.margin)}",
+            }[v.kind]
         return f"p {p} ≤ {thr}, so {v.label}: {because}"
     if v.holm_stopped_at and v.holm_stopped_at < v.rank and v.p_test <= v.holm_threshold:
         first = f"p {p} ≤ {thr}, but Holm stopped at rank {v.holm_stopped_at} (a smaller p missed its threshold)"
     elif v.p_test <= ALPHA:
         first = f"p {p} > {thr}: the 95% interval clears {_where(v)} on its own, not with {v.m} comparisons"
     elif v.p <= ALPHA:
-        first = (f"p {p} > {thr}: the seeds' 95% interval clears {_where(v)}, but over another draw of the probe's "
-                 f"items it does not")
+        first = (
+            f"p {p} > {thr}: the seeds' 95% interval clears {_where(v)}, but over another draw of the probe's "
+            f"items it does not"
+        )
     else:
         first = f"p {p} > {thr}: the 95% interval contains {_where(v)}"
     return f"{first}; {equivalence_text(v)}, so {v.label}"
@@ -572,13 +727,20 @@ def equivalence_text(v: Verdict) -> str:
         return "no equivalence margin is stated for this metric" if not v.eq_margin > 0 else "the claim's own test"
     thr = _g(v.equiv_threshold, 2) if v.equiv_threshold is not None else "—"
     inside = "inside" if v.ci_low > -v.eq_margin and v.ci_high < v.eq_margin else "not inside"
-    pe = _pv(v.p_equiv_test) + (f" (the larger of the seeds' {_pv(v.p_equiv)} and the items × seeds bootstrap's "
-                                f"{_pv(v.p_equiv_items)})" if v.p_equiv_items == v.p_equiv_items else "")
+    pe = _pv(v.p_equiv_test) + (
+        f" (the larger of the seeds' {_pv(v.p_equiv)} and the items × seeds bootstrap's {_pv(v.p_equiv_items)})"
+        if v.p_equiv_items == v.p_equiv_items
+        else ""
+    )
     if v.equivalent:
-        return (f"the 95% interval lies inside ±{_g(v.eq_margin)} (TOST p {pe} ≤ {thr}, Holm over the "
-                f"equivalence tests): no difference larger than the margin")
-    return (f"the 95% interval is {inside} ±{_g(v.eq_margin)} (TOST p {pe} > {thr} after Holm over the "
-            f"equivalence tests): a difference as large as the margin is not ruled out")
+        return (
+            f"the 95% interval lies inside ±{_g(v.eq_margin)} (TOST p {pe} ≤ {thr}, Holm over the "
+            f"equivalence tests): no difference larger than the margin"
+        )
+    return (
+        f"the 95% interval is {inside} ±{_g(v.eq_margin)} (TOST p {pe} > {thr} after Holm over the "
+        f"equivalence tests): a difference as large as the margin is not ruled out"
+    )
 
 
 def reason(v: Verdict) -> str:
@@ -588,16 +750,23 @@ def reason(v: Verdict) -> str:
     if v.counted_in:
         return f"{NOT_COUNTED}: {why(v)}" + (f" ({v.m} are)" if v.m else "")
     if not v.enough_seeds:
-        return (f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread"
-                + (f" (it is not among the {v.m} comparisons Holm adjusts)" if v.m else ""))
-    how = (f"paired over {v.n} seeds, A − B = {_s(v.difference)} (sd {_g(v.sd)}, se {_g(v.se)}, df {_g(v.df)})"
-           if v.design == "paired" else
-           f"Welch (unpaired), A − B = {_s(v.difference)} (se {_g(v.se)}, df {_g(v.df)})")
+        return f"{v.n_a} and {v.n_b} seeds: at least {MIN_SEEDS} per arm are needed to know the spread" + (
+            f" (it is not among the {v.m} comparisons Holm adjusts)" if v.m else ""
+        )
+    how = (
+        f"paired over {v.n} seeds, A − B = {_s(v.difference)} (sd {_g(v.sd)}, se {_g(v.se)}, df {_g(v.df)})"
+        if v.design == "paired"
+        else f"Welch (unpaired), A − B = {_s(v.difference)} (se {_g(v.se)}, df {_g(v.df)})"
+    )
     interval = f"95% interval {_s(v.ci_low)} to {_s(v.ci_high)}"
     tval = _s(v.t) if v.t < 0 else _g(v.t)
-    test = (f"t = {'(A − B − (' + _s(v.boundary) + '))' if v.boundary else '(A − B)'} / se = {tval}, "
-            f"p = 2·P(T ≥ |t|) = {_pv(v.p)}")
+    test = (
+        f"t = {'(A − B − (' + _s(v.boundary) + '))' if v.boundary else '(A − B)'} / se = {tval}, "
+        f"p = 2·P(T ≥ |t|) = {_pv(v.p)}"
+    )
     if v.p_items == v.p_items:
-        test += (f"; over the probe's {v.items:,} test items × the seeds (a bootstrap, {v.items_how}): 95% interval "
-                 f"{_s(v.items_low)} to {_s(v.items_high)}, p = {_pv(v.p_items)}")
+        test += (
+            f"; over the probe's {v.items:,} test items × the seeds (a bootstrap, {v.items_how}): 95% interval "
+            f"{_s(v.items_low)} to {_s(v.items_high)}, p = {_pv(v.p_items)}"
+        )
     return f"{how}; {interval} against {_where(v)}; {test}; {holm_text(v)} — {why(v)}"

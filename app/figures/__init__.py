@@ -43,8 +43,10 @@ def kept(builder):
         import plotly.graph_objects as go
 
         try:
-            blob = pickle.dumps((builder.__module__, builder.__qualname__, args, sorted(kwargs.items())),
-                                protocol=pickle.HIGHEST_PROTOCOL)
+            blob = pickle.dumps(
+                (builder.__module__, builder.__qualname__, args, sorted(kwargs.items())),
+                protocol=pickle.HIGHEST_PROTOCOL,
+            )
         except Exception:  # noqa: BLE001 — not plain data: built every time
             return builder(*args, **kwargs)
         key = hashlib.blake2b(blob, digest_size=20).digest() if len(blob) <= KEPT_ARGS_BYTES else None
@@ -101,8 +103,9 @@ def wire_form(figure) -> dict:
     import plotly.io as pio
 
     try:
-        blob = pickle.dumps((figure._data, figure._layout, [f._props for f in figure._frame_objs]),
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(
+            (figure._data, figure._layout, [f._props for f in figure._frame_objs]), protocol=pickle.HIGHEST_PROTOCOL
+        )
     except Exception:  # noqa: BLE001 — not plain data: converted every time
         return json.loads(pio.to_json(figure, validate=False))
     key = hashlib.blake2b(blob, digest_size=20).digest()

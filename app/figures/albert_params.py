@@ -14,8 +14,12 @@ from app.figures import kept
 
 
 PARTS = ("embeddings", "attention", "ffn", "pooler")
-PART_LABELS = {"embeddings": "embeddings", "attention": "attention sublayers", "ffn": "feed-forward sublayers",
-               "pooler": "pooler"}
+PART_LABELS = {
+    "embeddings": "embeddings",
+    "attention": "attention sublayers",
+    "ffn": "feed-forward sublayers",
+    "pooler": "pooler",
+}
 PART_COLOURS = {"embeddings": "#4C78A8", "attention": "#F58518", "ffn": "#54A24B", "pooler": "#B279A2"}
 MODEL_COLOURS = {"ALBERT": "#E45756", "BERT": "#4C78A8"}
 
@@ -45,17 +49,23 @@ def params_stacked_bar(bars: list[dict], phone: bool = False) -> go.Figure:
     for part in PARTS:
         values = [b[part] for b in bars]
         fig.add_bar(
-            name=PART_LABELS[part], x=values if phone else labels, y=labels if phone else values,
-            orientation="h" if phone else "v", marker_color=PART_COLOURS[part], customdata=totals,
+            name=PART_LABELS[part],
+            x=values if phone else labels,
+            y=labels if phone else values,
+            orientation="h" if phone else "v",
+            marker_color=PART_COLOURS[part],
+            customdata=totals,
             hovertemplate=f"%{{{'y' if phone else 'x'}}}<br>{PART_LABELS[part]}: %{{{'x' if phone else 'y'}:,}}"
-                          "<br>total: %{customdata:,}<extra></extra>",
+            "<br>total: %{customdata:,}<extra></extra>",
         )
     for label, total in zip(labels, totals):  # each bar's total over it: the number a slide's title quotes
         if phone:
             fig.add_annotation(x=total, y=label, text=f"<b>{human_count(total)}</b>", showarrow=False, xanchor="left")
         else:
             fig.add_annotation(x=label, y=total, text=f"<b>{human_count(total)}</b>", showarrow=False, yanchor="bottom")
-    fig.update_layout(barmode="stack", legend_title="where they live", margin=dict(t=40, b=10), title="Parameters by part")
+    fig.update_layout(
+        barmode="stack", legend_title="where they live", margin=dict(t=40, b=10), title="Parameters by part"
+    )
     if phone:
         fig.update_layout(xaxis_title="parameters", height=120 + 70 * len(bars))
         fig.update_xaxes(range=[0, max(totals, default=1) * 1.3])  # room for the totals
@@ -75,17 +85,38 @@ def embedding_sweep_figure(r) -> go.Figure:
     current_e, hidden_size = arch.E if arch.factorized else None, arch.hidden_size
     es, totals = [p[0] for p in points], [p[1] for p in points]
     fig = go.Figure()
-    fig.add_scatter(x=es, y=totals, mode="lines+markers", name="factorized: V·E + E·H",
-                    hovertemplate="E = %{x}<br>total: %{y:,} parameters<extra></extra>")
-    fig.add_scatter(x=[es[0], es[-1]], y=[unfactorized_total] * 2, mode="lines", name="not factorized: V·H",
-                    line=dict(dash="dash", color="#888"),
-                    hovertemplate="V·H embeddings<br>total: %{y:,} parameters<extra></extra>")
+    fig.add_scatter(
+        x=es,
+        y=totals,
+        mode="lines+markers",
+        name="factorized: V·E + E·H",
+        hovertemplate="E = %{x}<br>total: %{y:,} parameters<extra></extra>",
+    )
+    fig.add_scatter(
+        x=[es[0], es[-1]],
+        y=[unfactorized_total] * 2,
+        mode="lines",
+        name="not factorized: V·H",
+        line=dict(dash="dash", color="#888"),
+        hovertemplate="V·H embeddings<br>total: %{y:,} parameters<extra></extra>",
+    )
     if current_e is not None and current_e in es:
         y = totals[es.index(current_e)]
-        fig.add_scatter(x=[current_e], y=[y], mode="markers", name="your E", marker=dict(size=14, symbol="star"),
-                        hovertemplate="your E = %{x}<br>total: %{y:,} parameters<extra></extra>")
-    fig.update_layout(xaxis_title=f"embedding size E (log scale, up to H = {hidden_size})", yaxis_title="parameters",
-                      xaxis_type="log", margin=dict(t=40, b=10), title="Total parameters as E varies")
+        fig.add_scatter(
+            x=[current_e],
+            y=[y],
+            mode="markers",
+            name="your E",
+            marker=dict(size=14, symbol="star"),
+            hovertemplate="your E = %{x}<br>total: %{y:,} parameters<extra></extra>",
+        )
+    fig.update_layout(
+        xaxis_title=f"embedding size E (log scale, up to H = {hidden_size})",
+        yaxis_title="parameters",
+        xaxis_type="log",
+        margin=dict(t=40, b=10),
+        title="Total parameters as E varies",
+    )
     return fig
 
 
@@ -100,28 +131,60 @@ def compute_scatter(r) -> go.Figure:
     hover = "%{text}<br>%{x:,} parameters<br>%{y:.3f} GFLOPs per token<extra></extra>"
     main = [r for r in rows if r["model"].startswith(("BERT", "ALBERT"))]
     other = [r for r in rows if not r["model"].startswith(("BERT", "ALBERT"))]
-    for group, name, show_text, colour in ((other, "other encoders", False, "#4C78A8"),
-                                            (main, "BERT and ALBERT", True, "#E45756")):  # labelled on top
+    for group, name, show_text, colour in (
+        (other, "other encoders", False, "#4C78A8"),
+        (main, "BERT and ALBERT", True, "#E45756"),
+    ):  # labelled on top
         fig.add_scatter(
-            x=[r["params"] for r in group], y=[r["flops"] / 1e9 for r in group], text=[r["model"] for r in group],
-            mode="markers+text" if show_text else "markers", textposition="top center", name=name,
-            marker=dict(size=10, color=colour), hovertemplate=hover,
+            x=[r["params"] for r in group],
+            y=[r["flops"] / 1e9 for r in group],
+            text=[r["model"] for r in group],
+            mode="markers+text" if show_text else "markers",
+            textposition="top center",
+            name=name,
+            marker=dict(size=10, color=colour),
+            hovertemplate=hover,
         )
     by_name = {r["model"]: r for r in rows}
     if "ALBERT-large" in by_name and "BERT-large" in by_name:
         a, b = by_name["ALBERT-large"], by_name["BERT-large"]
-        fig.add_scatter(x=[a["params"], b["params"]], y=[a["flops"] / 1e9, b["flops"] / 1e9], mode="lines",
-                        line=dict(dash="dot", color="#888"), hoverinfo="skip", showlegend=False)
-        fig.add_annotation(x=0.5, xref="paper", y=math.log10(b["flops"] / 1e9), yref="y", yshift=-14,
-                           showarrow=False,  # log axes place annotations in log10 units
-                           text=f"same compute, {b['params'] / a['params']:.0f}× the parameters", font=dict(size=11))
+        fig.add_scatter(
+            x=[a["params"], b["params"]],
+            y=[a["flops"] / 1e9, b["flops"] / 1e9],
+            mode="lines",
+            line=dict(dash="dot", color="#888"),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+        fig.add_annotation(
+            x=0.5,
+            xref="paper",
+            y=math.log10(b["flops"] / 1e9),
+            yref="y",
+            yshift=-14,
+            showarrow=False,  # log axes place annotations in log10 units
+            text=f"same compute, {b['params'] / a['params']:.0f}× the parameters",
+            font=dict(size=11),
+        )
     if user:
-        fig.add_scatter(x=[user["params"]], y=[user["flops"] / 1e9], text=[user["model"]], mode="markers+text",
-                        textposition="bottom center", name="your setting", marker=dict(size=14, symbol="star"),
-                        hovertemplate=hover)
-    fig.update_layout(xaxis_type="log", yaxis_type="log", xaxis_title="parameters (log)",
-                      yaxis_title="GFLOPs per token (log)", margin=dict(t=40, b=10),
-                      title="Parameters vs compute per token")
+        fig.add_scatter(
+            x=[user["params"]],
+            y=[user["flops"] / 1e9],
+            text=[user["model"]],
+            mode="markers+text",
+            textposition="bottom center",
+            name="your setting",
+            marker=dict(size=14, symbol="star"),
+            hovertemplate=hover,
+        )
+    fig.update_layout(
+        xaxis_type="log",
+        yaxis_type="log",
+        xaxis_title="parameters (log)",
+        yaxis_title="GFLOPs per token (log)",
+        margin=dict(t=40, b=10),
+        title="Parameters vs compute per token",
+    )
     return fig
 
 

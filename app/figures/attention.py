@@ -34,9 +34,15 @@ def attention_heatmap(r, *, colorbar_title: str = "weight") -> go.Figure:
     column = np.array(labels, dtype=object)
     positions = np.arange(length, dtype=object)
     grid = (length, length)
-    pairs = np.stack([np.broadcast_to(column[:, None], grid), np.broadcast_to(column[None, :], grid),  # (T, T, 4):
-                      np.broadcast_to(positions[:, None], grid), np.broadcast_to(positions[None, :], grid)],  # from, to,
-                     axis=-1)  # from position, to position
+    pairs = np.stack(
+        [
+            np.broadcast_to(column[:, None], grid),
+            np.broadcast_to(column[None, :], grid),  # (T, T, 4):
+            np.broadcast_to(positions[:, None], grid),
+            np.broadcast_to(positions[None, :], grid),
+        ],  # from, to,
+        axis=-1,
+    )  # from position, to position
     fig = go.Figure(
         go.Heatmap(
             z=weights,
@@ -80,28 +86,57 @@ def layers_figure(r) -> go.Figure:
     cols = min(LAYER_COLUMNS, n_layers)
     rows = -(-n_layers // cols)
     labels = [_label(t) for t in r.tokens]
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"layer {k + 1}" for k in range(n_layers)],
-                        horizontal_spacing=0.02, vertical_spacing=0.08)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[f"layer {k + 1}" for k in range(n_layers)],
+        horizontal_spacing=0.02,
+        vertical_spacing=0.08,
+    )
     top = float(maps.max()) if maps.size else 1.0
     for k, z in enumerate(maps):
         row, col = k // cols + 1, k % cols + 1
-        fig.add_trace(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), colorscale=COLORSCALE, zmin=0.0,
-                                 zmax=top, showscale=k == 0, colorbar=dict(title="weight"),
-                                 customdata=np.stack(np.broadcast_arrays(np.array(labels, dtype=object)[:, None],
-                                                                         np.array(labels, dtype=object)[None, :]),
-                                                     axis=-1),
-                                 hovertemplate=(f"layer {k + 1}: <b>%{{customdata[0]}}</b> → <b>%{{customdata[1]}}"
-                                                "</b><br>weight %{z:.4f} (mean over heads)<extra></extra>")),
-                      row=row, col=col)
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=list(range(length)),
+                y=list(range(length)),
+                colorscale=COLORSCALE,
+                zmin=0.0,
+                zmax=top,
+                showscale=k == 0,
+                colorbar=dict(title="weight"),
+                customdata=np.stack(
+                    np.broadcast_arrays(
+                        np.array(labels, dtype=object)[:, None], np.array(labels, dtype=object)[None, :]
+                    ),
+                    axis=-1,
+                ),
+                hovertemplate=(
+                    f"layer {k + 1}: <b>%{{customdata[0]}}</b> → <b>%{{customdata[1]}}"
+                    "</b><br>weight %{z:.4f} (mean over heads)<extra></extra>"
+                ),
+            ),
+            row=row,
+            col=col,
+        )
         first = col == 1  # cells are not kept square: each panel takes the height its row has, so the token
         # labels of the first panel get a line each (square panels six across left them ~12 px apart on a stage)
         fig.update_xaxes(showticklabels=False, row=row, col=col)
-        fig.update_yaxes(autorange="reversed", showticklabels=first, tickmode="array", tickvals=list(range(length)),
-                         ticktext=labels, row=row, col=col)
+        fig.update_yaxes(
+            autorange="reversed",
+            showticklabels=first,
+            tickmode="array",
+            tickvals=list(range(length)),
+            ticktext=labels,
+            row=row,
+            col=col,
+        )
     title = f"{txt.html(r.label)}: every layer's attention, mean over its {r.attentions.shape[1]} heads"
     fig.update_xaxes(title_text="attended token →", row=rows, col=1)
-    fig.update_layout(title=dict(text=title), height=140 + max(320, 24 * length) * rows,
-                      margin=dict(l=10, r=10, t=70, b=10))
+    fig.update_layout(
+        title=dict(text=title), height=140 + max(320, 24 * length) * rows, margin=dict(l=10, r=10, t=70, b=10)
+    )
     return fig
 
 

@@ -98,9 +98,16 @@ var bvFit = (function () {  // the drawing's widths, from the frame's (in the do
   });
   return fit;
 })();"""
-for _name, _value in (("HEAD_MATRIX_MAX", HEAD_MATRIX_MAX), ("HEAD_MATRIX", HEAD_MATRIX), ("HEAD_BOX", HEAD_BOX),
-                      ("HEAD_STROKE_MAX", HEAD_STROKE_MAX), ("HEAD_STROKE", HEAD_STROKE),
-                      ("MODEL_WIDTH_MIN", MODEL_WIDTH_MIN), ("MODEL_WIDTH", MODEL_WIDTH), ("BODY_MARGIN", BODY_MARGIN)):
+for _name, _value in (
+    ("HEAD_MATRIX_MAX", HEAD_MATRIX_MAX),
+    ("HEAD_MATRIX", HEAD_MATRIX),
+    ("HEAD_BOX", HEAD_BOX),
+    ("HEAD_STROKE_MAX", HEAD_STROKE_MAX),
+    ("HEAD_STROKE", HEAD_STROKE),
+    ("MODEL_WIDTH_MIN", MODEL_WIDTH_MIN),
+    ("MODEL_WIDTH", MODEL_WIDTH),
+    ("BODY_MARGIN", BODY_MARGIN),
+):
     FIT_SCRIPT = FIT_SCRIPT.replace(_name, str(_value))
 # where the view scripts read those sizes: (pattern, replacement, how many times it must be found)
 # The head view tells heads apart by colour: d3's category10 puts a green and a red head side by side, which a
@@ -119,12 +126,17 @@ _HEAD_NUMBERS = (
     f'            .attr("fill", (d, i) => {json.dumps(list(_LIGHT_HEADS))}.includes(headColors(i)) ? "#000" : "#fff");'
 )
 FIT_EDITS = {
-    "head": ((re.compile(r"const MATRIX_WIDTH = 115;\n\s*"), "", 1),
-             (re.compile(r"\bMATRIX_WIDTH\b"), "bvFit.matrixWidth", 3),
-             (re.compile(r'\.attr\("stroke-width", 2\)'), '.attr("stroke-width", bvFit.strokeWidth)', 1),
-             (re.compile(r"d3\.scaleOrdinal\(d3\.schemeCategory10\)"),
-              f"d3.scaleOrdinal({json.dumps(list(HEAD_COLOURS))})", 1),
-             (re.compile(r'\.attr\("height", CHECKBOX_SIZE\);'), lambda _m: _HEAD_NUMBERS, 1)),
+    "head": (
+        (re.compile(r"const MATRIX_WIDTH = 115;\n\s*"), "", 1),
+        (re.compile(r"\bMATRIX_WIDTH\b"), "bvFit.matrixWidth", 3),
+        (re.compile(r'\.attr\("stroke-width", 2\)'), '.attr("stroke-width", bvFit.strokeWidth)', 1),
+        (
+            re.compile(r"d3\.scaleOrdinal\(d3\.schemeCategory10\)"),
+            f"d3.scaleOrdinal({json.dumps(list(HEAD_COLOURS))})",
+            1,
+        ),
+        (re.compile(r'\.attr\("height", CHECKBOX_SIZE\);'), lambda _m: _HEAD_NUMBERS, 1),
+    ),
     "model": ((re.compile(r"const DIV_WIDTH = 970;"), "const DIV_WIDTH = bvFit.divWidth;", 1),),
 }
 
@@ -159,8 +171,12 @@ def safe_json(obj) -> str:
 
     text = json.dumps(swap(obj), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
     text = (
-        text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e").replace("/", "\\/")
-        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("/", "\\/")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
     )
     for i, array in enumerate(arrays):
         text = text.replace(f'"bertviz-array-{nonce}-{i}"', _array_json(array), 1)
@@ -305,8 +321,9 @@ def view_params(
     return params
 
 
-def fit_layers(view: str, n_layers: int, n_heads: int, length: int, pair: bool, layer: int,
-               budget: int | None = None) -> list[int]:
+def fit_layers(
+    view: str, n_layers: int, n_heads: int, length: int, pair: bool, layer: int, budget: int | None = None
+) -> list[int]:
     """The layers (from 1) to send so the document carries at most ``budget`` (default ``MAX_WEIGHTS``)
     weights: all of them when they fit; otherwise the head view gets only ``layer`` and the model view the
     layers from ``layer`` on that fit. A pair sends about twice as many (bertviz's A/B filters)."""
@@ -351,8 +368,9 @@ def render(
     It holds exactly ``len(LIBRARIES) + 2`` script elements (the libraries, the require.js stand-in and
     the view) and no URL; every string from ``tokens`` and ``title`` is escaped.
     """
-    params = view_params(view, attention, tokens, sentence_b_start, layer=layer, heads=heads,
-                         include_layers=include_layers)
+    params = view_params(
+        view, attention, tokens, sentence_b_start, layer=layer, heads=heads, include_layers=include_layers
+    )
     filters = ""
     if len(params["attention"]) > 1:
         options = "".join(

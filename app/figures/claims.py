@@ -30,12 +30,14 @@ def colour(arm: str, better: str, worse: str) -> str:
 def axis_title(metric_label: str, higher_is_better: bool | None) -> str:
     """A metric's axis title: its label's head ("held-out masked-LM loss") and which way is better."""
     # the hint on a line of its own: one line of both was cut off the left edge of a projector's shorter plot
-    hint = "" if higher_is_better is None else ("<br>(higher is better)" if higher_is_better else "<br>(lower is better)")
+    hint = (
+        "" if higher_is_better is None else ("<br>(higher is better)" if higher_is_better else "<br>(lower is better)")
+    )
     return esc(short_label(metric_label)) + hint
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha})"
 
 
@@ -69,17 +71,23 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     font size). The top margin grows with the legend's rows, so that every arm shown (six for distillation)
     keeps its entry clear of the title; the figure grows by as much, so the plot keeps its height."""
     extra = (legend_rows(fig) - 1) * LEGEND_ROW_PX
-    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), height=height + extra,
-                      margin=dict(l=10, r=10, t=TITLE_PX + LEGEND_ROW_PX + extra, b=30),
-                      plot_bgcolor="white", hovermode="closest",
-                      legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"))
+    fig.update_layout(
+        title=dict(text=title, y=0.98, yanchor="top"),
+        height=height + extra,
+        margin=dict(l=10, r=10, t=TITLE_PX + LEGEND_ROW_PX + extra, b=30),
+        plot_bgcolor="white",
+        hovermode="closest",
+        legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"),
+    )
     fig.update_xaxes(automargin=True, showgrid=True, gridcolor="#eee")
     fig.update_yaxes(automargin=True, showgrid=True, gridcolor="#eee")
     return fig
 
 
 @kept
-def curves_figure(curves, x: str, metric_label: str, higher_is_better: bool | None, better: str, worse: str) -> go.Figure:
+def curves_figure(
+    curves, x: str, metric_label: str, higher_is_better: bool | None, better: str, worse: str
+) -> go.Figure:
     """Every curve as its mean over seeds (a line) inside a band of mean ± one sd (a shaded area).
 
     Per curve, two traces in order: the band (a closed polygon: x forward along ``hi``, back along ``lo``,
@@ -90,19 +98,33 @@ def curves_figure(curves, x: str, metric_label: str, higher_is_better: bool | No
         col = colour(c.arm, better, worse)
         label = esc(c.label)
         xs = list(c.x)
-        fig.add_trace(go.Scatter(
-            x=xs + xs[::-1], y=list(c.hi) + list(c.lo)[::-1], mode="lines", fill="toself",
-            fillcolor=_rgba(col, 0.18 if c.compared else 0.08), line=dict(width=0), hoverinfo="skip", showlegend=False,
-            name=f"{label} (± 1 sd)",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=xs + xs[::-1],
+                y=list(c.hi) + list(c.lo)[::-1],
+                mode="lines",
+                fill="toself",
+                fillcolor=_rgba(col, 0.18 if c.compared else 0.08),
+                line=dict(width=0),
+                hoverinfo="skip",
+                showlegend=False,
+                name=f"{label} (± 1 sd)",
+            )
+        )
         sd = [(h - m) for h, m in zip(c.hi, c.mean)]
-        fig.add_trace(go.Scatter(
-            x=xs, y=list(c.mean), mode="lines+markers", name=f"{label} ({c.n} seed{'s' if c.n != 1 else ''})",
-            line=dict(color=col, width=3 if c.compared else 1.5, dash=None if c.compared else "dot"),
-            marker=dict(size=6 if c.compared else 4), customdata=[[s] for s in sd],
-            hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>mean %{{y:.4f}} ± %{{customdata[0]:.4f}} (sd over "
-                          f"{c.n} seeds)<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=list(c.mean),
+                mode="lines+markers",
+                name=f"{label} ({c.n} seed{'s' if c.n != 1 else ''})",
+                line=dict(color=col, width=3 if c.compared else 1.5, dash=None if c.compared else "dot"),
+                marker=dict(size=6 if c.compared else 4),
+                customdata=[[s] for s in sd],
+                hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>mean %{{y:.4f}} ± %{{customdata[0]:.4f}} (sd over "
+                f"{c.n} seeds)<extra></extra>",
+            )
+        )
     fig.update_xaxes(title_text=X_TITLES[x], tickformat=".2s" if x == "flops" else None)
     fig.update_yaxes(title_text=axis_title(metric_label, higher_is_better))
     return _layout(fig, f"Mean over seeds, band = ± 1 sd{' (per FLOP)' if x == 'flops' else ''}", 460)
@@ -124,20 +146,34 @@ def finals_figure(r) -> go.Figure:
         col = colour(f.arm, better, worse)
         label = esc(f.label)
         where = f.params if params_axis and f.params else label
-        fig.add_trace(go.Scatter(
-            x=[where] * len(f.values), y=list(f.values), mode="markers", name=f"{label}: seeds",
-            marker=dict(color=col, size=9, opacity=0.75, line=dict(width=1, color="white")), showlegend=False,
-            customdata=[[s] for s in f.seeds],
-            hovertemplate=f"{label}<br>seed %{{customdata[0]}}: %{{y:.4f}}<extra></extra>",
-        ))
-        fig.add_trace(go.Scatter(
-            x=[where], y=[f.mean], mode="markers", name=label,
-            marker=dict(color=col, size=15, symbol="diamond", line=dict(width=1.5, color="#222")),
-            error_y=dict(type="data", array=[f.sd or 0.0], color=col, thickness=2, width=8),
-            hovertemplate=(f"{label}<br>mean %{{y:.4f}} ± {f.sd or 0.0:.4f} (sd), min {f.lo:.4f}, max {f.hi:.4f}, "
-                           f"{len(f.values)} seed{'s' if len(f.values) != 1 else ''}"
-                           + (f"<br>{f.params:,} parameters" if f.params else "") + "<extra></extra>"),
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[where] * len(f.values),
+                y=list(f.values),
+                mode="markers",
+                name=f"{label}: seeds",
+                marker=dict(color=col, size=9, opacity=0.75, line=dict(width=1, color="white")),
+                showlegend=False,
+                customdata=[[s] for s in f.seeds],
+                hovertemplate=f"{label}<br>seed %{{customdata[0]}}: %{{y:.4f}}<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[where],
+                y=[f.mean],
+                mode="markers",
+                name=label,
+                marker=dict(color=col, size=15, symbol="diamond", line=dict(width=1.5, color="#222")),
+                error_y=dict(type="data", array=[f.sd or 0.0], color=col, thickness=2, width=8),
+                hovertemplate=(
+                    f"{label}<br>mean %{{y:.4f}} ± {f.sd or 0.0:.4f} (sd), min {f.lo:.4f}, max {f.hi:.4f}, "
+                    f"{len(f.values)} seed{'s' if len(f.values) != 1 else ''}"
+                    + (f"<br>{f.params:,} parameters" if f.params else "")
+                    + "<extra></extra>"
+                ),
+            )
+        )
     if params_axis:
         fig.update_xaxes(type="log", title_text="parameters (log scale)")
     else:
@@ -146,8 +182,12 @@ def finals_figure(r) -> go.Figure:
     return _layout(fig, "Final numbers: every seed (dots), mean ± sd (diamonds)", 420)
 
 
-VERDICT_COLOURS = {rule.REPRODUCES: "#2e7d32", rule.EQUIVALENT: "#1565c0", rule.TOO_SMALL: "#8a8a8a",
-                   rule.REVERSES: "#c62828"}  # no verdict (an arm failed its health check): no dot
+VERDICT_COLOURS = {
+    rule.REPRODUCES: "#2e7d32",
+    rule.EQUIVALENT: "#1565c0",
+    rule.TOO_SMALL: "#8a8a8a",
+    rule.REVERSES: "#c62828",
+}  # no verdict (an arm failed its health check): no dot
 FAMILY_EDGE = 8.0  # the overview's x-axis runs over ± this many margins; longer intervals are cut at the edge
 KIND_MARK = {"superiority": ">", "noninferiority": "≥", "equivalence": "≈"}
 
@@ -161,16 +201,29 @@ def family_figure(r) -> go.Figure:
     has no dot. x is cut at ±FAMILY_EDGE margins (an interval's bar ends there); a difference beyond it is drawn at
     the edge with its value written beside it."""
     rows = list(r.family)
-    labels = [f"{'<b>' if row.chosen else ''}{esc(row.experiment)} · {esc(row.key)} {KIND_MARK.get(row.kind, '')}"
-              f"{'</b>' if row.chosen else ''}" for row in rows]
+    labels = [
+        f"{'<b>' if row.chosen else ''}{esc(row.experiment)} · {esc(row.key)} {KIND_MARK.get(row.kind, '')}"
+        f"{'</b>' if row.chosen else ''}"
+        for row in rows
+    ]
     edge = FAMILY_EDGE
 
     def cut(x: float) -> float:
         return max(-edge, min(edge, x))
 
     fig = go.Figure()
-    fig.add_shape(type="rect", xref="x", yref="paper", x0=-1, x1=1, y0=0, y1=1, fillcolor="rgba(76,120,168,0.08)",
-                  line=dict(width=0), layer="below")
+    fig.add_shape(
+        type="rect",
+        xref="x",
+        yref="paper",
+        x0=-1,
+        x1=1,
+        y0=0,
+        y1=1,
+        fillcolor="rgba(76,120,168,0.08)",
+        line=dict(width=0),
+        layer="below",
+    )
     fig.add_vline(x=0, line=dict(color="#bbb", width=1))
     notes = []
     for verdict, col in VERDICT_COLOURS.items():
@@ -187,19 +240,29 @@ def family_figure(r) -> go.Figure:
             hi.append(cut(b) - cut(x))
             sizes.append(13 if row.chosen else 9)
             unit = f" {row.unit}" if row.unit else ""
-            hover.append(f"{esc(row.claim)}<br>{esc(row.kind)}{f' (margin {row.margin:g}{unit})' if row.margin else ''}"
-                         f"<br>A − B = {v['difference']:+.4g}{unit}, 95% interval {v['ci_low']:+.4g} to "
-                         f"{v['ci_high']:+.4g}<br>{esc(v['design'])}, n = {v['n']}, t = {v['t']:.3g}, df = "
-                         f"{v['df']:.3g}, p = {v['p']:.2g}<br>Holm: rank {v['rank']} of {v['m']}, needs p ≤ "
-                         f"{v['holm_threshold']:.2g}<br><b>{esc(v['label'])}</b>")
+            hover.append(
+                f"{esc(row.claim)}<br>{esc(row.kind)}{f' (margin {row.margin:g}{unit})' if row.margin else ''}"
+                f"<br>A − B = {v['difference']:+.4g}{unit}, 95% interval {v['ci_low']:+.4g} to "
+                f"{v['ci_high']:+.4g}<br>{esc(v['design'])}, n = {v['n']}, t = {v['t']:.3g}, df = "
+                f"{v['df']:.3g}, p = {v['p']:.2g}<br>Holm: rank {v['rank']} of {v['m']}, needs p ≤ "
+                f"{v['holm_threshold']:.2g}<br><b>{esc(v['label'])}</b>"
+            )
             if abs(x) > edge:
                 notes.append((label, x))
         if not xs:
             continue
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys, mode="markers", name=esc(verdict), marker=dict(color=col, size=sizes),
-            error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, color=col, thickness=2.5, width=0),
-            hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="markers",
+                name=esc(verdict),
+                marker=dict(color=col, size=sizes),
+                error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, color=col, thickness=2.5, width=0),
+                hovertext=hover,
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
     bx, by = [], []
     for row, label in zip(rows, labels):
         if row.kind == "superiority":
@@ -209,19 +272,38 @@ def family_figure(r) -> go.Figure:
         else:
             bx += [-1.0, 1.0]
             by += [label, label]
-    fig.add_trace(go.Scatter(x=bx, y=by, mode="markers", name="what the claim needs (boundary)",
-                             marker=dict(symbol="line-ns-open", size=16, color="#222", line=dict(width=2)),
-                             hoverinfo="skip"))
+    fig.add_trace(
+        go.Scatter(
+            x=bx,
+            y=by,
+            mode="markers",
+            name="what the claim needs (boundary)",
+            marker=dict(symbol="line-ns-open", size=16, color="#222", line=dict(width=2)),
+            hoverinfo="skip",
+        )
+    )
     for label, x in notes:
-        fig.add_annotation(x=edge if x > 0 else -edge, y=label, text=f"{x:+.3g}", showarrow=False,
-                           xanchor="right" if x > 0 else "left", yshift=11, font=dict(size=12))
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels, autorange="reversed",
-                     showgrid=False)
-    fig.update_xaxes(range=[-edge * 1.05, edge * 1.05], zeroline=False,
-                     title_text="A − B in margins of its metric (positive = the claimed direction)")
+        fig.add_annotation(
+            x=edge if x > 0 else -edge,
+            y=label,
+            text=f"{x:+.3g}",
+            showarrow=False,
+            xanchor="right" if x > 0 else "left",
+            yshift=11,
+            font=dict(size=12),
+        )
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels, autorange="reversed", showgrid=False)
+    fig.update_xaxes(
+        range=[-edge * 1.05, edge * 1.05],
+        zeroline=False,
+        title_text="A − B in margins of its metric (positive = the claimed direction)",
+    )
     tested = f"{r.m} tested" + (f"; {len(rows) - r.m} without a test have no dot" if len(rows) > r.m else "")
-    return _layout(fig, f"All {len(rows)} comparisons ({tested}): 95% intervals against what each claim needs, "
-                   "Holm-adjusted verdicts", 130 + 30 * len(rows))
+    return _layout(
+        fig,
+        f"All {len(rows)} comparisons ({tested}): 95% intervals against what each claim needs, Holm-adjusted verdicts",
+        130 + 30 * len(rows),
+    )
 
 
 @kept
@@ -231,16 +313,32 @@ def live_figure(c) -> go.Figure:
     training[arm] / points[arm] = (x values, y values)."""
     training, points, labels, x, metric_label = c.training, c.points, c.labels, c.x, c.metric_label
     (better, worse), higher_is_better = c.pair, c.higher_is_better
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=("training loss, every step (each arm's own objective)",
-                                        f"{esc(short_label(metric_label))}, held out, at every evaluation"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.1,
+        subplot_titles=(
+            "training loss, every step (each arm's own objective)",
+            f"{esc(short_label(metric_label))}, held out, at every evaluation",
+        ),
+    )
     for col, series, mode, width in ((1, training, "lines", 1.5), (2, points, "lines+markers", 3)):
         for arm, (xs, ys) in series.items():
             label = esc(labels.get(arm, arm))
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode=mode, name=label, legendgroup=arm, showlegend=col == 2,
-                                     line=dict(color=colour(arm, better, worse), width=width),
-                                     hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>%{{y:.4f}}<extra></extra>"),
-                          row=1, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode=mode,
+                    name=label,
+                    legendgroup=arm,
+                    showlegend=col == 2,
+                    line=dict(color=colour(arm, better, worse), width=width),
+                    hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>%{{y:.4f}}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
     fig.update_xaxes(title_text=X_TITLES[x], tickformat=".2s" if x == "flops" else None, rangemode="tozero")
     fig.update_yaxes(title_text=axis_title(metric_label, higher_is_better), row=1, col=2)
     _layout(fig, "Live: one seed of each arm, as it trains", 440)
@@ -252,17 +350,25 @@ def live_figure(c) -> go.Figure:
 def key_figure(r) -> go.Figure:
     """The lesson's key figure (stage and handout): the chosen comparison's curves, mean ± sd over seeds."""
     comp = r.comparison
-    higher = None if r.metric == "train_loss" else next(
-        (c.higher_is_better for c in r.comparisons if c.metric == r.metric), None)
+    higher = (
+        None
+        if r.metric == "train_loss"
+        else next((c.higher_is_better for c in r.comparisons if c.metric == r.metric), None)
+    )
     fig = curves_figure(r.curves, r.x, r.metric_label, higher, comp.better, comp.worse)
     verdict = (comp.verdict or {}).get("label")  # on a projector the verdict stands with its curves (and its scale)
     lines = [esc(line) for line in textwrap.wrap(comp.claim, TITLE_CHARS)]
     if verdict:  # a long one (no verdict: which arm did not learn, with its numbers) wraps like the claim
-        lines += [f"{'verdict: ' if i == 0 else ''}<b>{esc(part)}</b>"
-                  for i, part in enumerate(textwrap.wrap(verdict, TITLE_CHARS - len("verdict: ")))]
+        lines += [
+            f"{'verdict: ' if i == 0 else ''}<b>{esc(part)}</b>"
+            for i, part in enumerate(textwrap.wrap(verdict, TITLE_CHARS - len("verdict: ")))
+        ]
     more = (len(lines) - 1) * TITLE_LINE_PX  # a title of several lines pushes the legend and the plot down
-    fig.update_layout(title=dict(text="<br>".join(lines), y=1, yref="container", yanchor="top", pad=dict(t=30)),
-                      margin=dict(t=fig.layout.margin.t + more), height=fig.layout.height + more)
+    fig.update_layout(
+        title=dict(text="<br>".join(lines), y=1, yref="container", yanchor="top", pad=dict(t=30)),
+        margin=dict(t=fig.layout.margin.t + more),
+        height=fig.layout.height + more,
+    )
     return fig
 
 
@@ -278,7 +384,5 @@ FIGURES = {"curves": key_figure, "finals": finals_of}
 def every_figure(r) -> list:
     """Every figure pages/claims.py draws from ``r`` (this lesson's Result), the key figure first: what
     tests/test_figure_injection.py walks, with no list of its own."""
-    more = (
-        r.has_results and finals_figure(r),
-    )
+    more = (r.has_results and finals_figure(r),)
     return [key_figure(r), *(fig for fig in more if fig)]

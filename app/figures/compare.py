@@ -61,8 +61,9 @@ def token_grid_figure(r, phone: bool = False) -> go.Figure:
     labels, words, cells, n_tokens, chosen = r.labels, r.words[first:stop], r.cells, r.n_tokens, r.word - first
     plain = [[" · ".join(p) for p in row] for row in cells]  # what each cell shows, before escaping
     heads = [f"[{w}]" if j == chosen else w for j, w in enumerate(words)]
-    per_band = words_per_band([t for row in plain for t in row] + heads, len(words),
-                              *((PHONE_GRID_WIDTH, PHONE_CHAR_PX) if phone else ()))
+    per_band = words_per_band(
+        [t for row in plain for t in row] + heads, len(words), *((PHONE_GRID_WIDTH, PHONE_CHAR_PX) if phone else ())
+    )
     rows = [f"{esc(lab)} ({n})" for lab, n in zip(labels, n_tokens)]
     z, text, hover, ticks = [], [], [], []
     for start in range(0, len(words), per_band):
@@ -75,28 +76,65 @@ def token_grid_figure(r, phone: bool = False) -> go.Figure:
         for label, row, shown, ys in zip(labels, cells, plain, rows):
             z.append([min(len(row[j]), 4) if row[j] else None for j in span] + pad)
             text.append([esc(shown[j]) for j in span] + [""] * len(pad))
-            hover.append([f"<b>{esc(label)}</b> · word {first + j} <b>{esc(words[j])}</b><br>{len(row[j])} piece(s): "
-                          f"{' · '.join(esc(x) for x in row[j]) or '(none)'}" for j in span] + [""] * len(pad))
+            hover.append(
+                [
+                    f"<b>{esc(label)}</b> · word {first + j} <b>{esc(words[j])}</b><br>{len(row[j])} piece(s): "
+                    f"{' · '.join(esc(x) for x in row[j]) or '(none)'}"
+                    for j in span
+                ]
+                + [""] * len(pad)
+            )
             ticks.append(ys)
-    fig = go.Figure(go.Heatmap(
-        x=list(range(per_band)), y=list(range(len(z))), z=z, text=text, texttemplate="%{text}", hovertext=hover,
-        hovertemplate="%{hovertext}<extra></extra>", colorscale=PIECES, zmin=1, zmax=4, xgap=2, ygap=2,
-        textfont=dict(size=PHONE_GRID_FONT if phone else GRID_FONT),
-        colorbar=dict(title=dict(text="pieces", side="top" if phone else "right"), tickvals=[1, 2, 3, 4],
-                      ticktext=["1", "2", "3", "4+"], thickness=14,
-                      **(dict(orientation="h", x=0, xanchor="left", y=-0.01, yanchor="top", len=0.6) if phone else {})),
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            x=list(range(per_band)),
+            y=list(range(len(z))),
+            z=z,
+            text=text,
+            texttemplate="%{text}",
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+            colorscale=PIECES,
+            zmin=1,
+            zmax=4,
+            xgap=2,
+            ygap=2,
+            textfont=dict(size=PHONE_GRID_FONT if phone else GRID_FONT),
+            colorbar=dict(
+                title=dict(text="pieces", side="top" if phone else "right"),
+                tickvals=[1, 2, 3, 4],
+                ticktext=["1", "2", "3", "4+"],
+                thickness=14,
+                **(dict(orientation="h", x=0, xanchor="left", y=-0.01, yanchor="top", len=0.6) if phone else {}),
+            ),
+        )
+    )
     title = "How each tokenizer cuts your sentence (row label: tokens incl. special ones)"
-    fig.update_layout(title=dict(text=title.replace(" (", "<br>(") if phone else title,
-                                 x=0, xanchor="left", y=1, yref="container", yanchor="top",
-                                 pad=dict(t=20 if phone else 8)),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
-                      height=(150 if phone else 60) + GRID_ROW_PX * len(z), plot_bgcolor="white",
-                      margin=dict(l=6, r=6, t=74, b=80) if phone else dict(l=10, r=10, t=40, b=10))
+    fig.update_layout(
+        title=dict(
+            text=title.replace(" (", "<br>(") if phone else title,
+            x=0,
+            xanchor="left",
+            y=1,
+            yref="container",
+            yanchor="top",
+            pad=dict(t=20 if phone else 8),
+        ),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
+        height=(150 if phone else 60) + GRID_ROW_PX * len(z),
+        plot_bgcolor="white",
+        margin=dict(l=6, r=6, t=74, b=80) if phone else dict(l=10, r=10, t=40, b=10),
+    )
     if phone:
         fig.update_layout(meta="phone")  # app.ui.layout.phone_style leaves a phone figure's own layout as it is
     fig.update_xaxes(visible=False)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(z))), ticktext=ticks, autorange="reversed",
-                     showgrid=False, zeroline=False)
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=list(range(len(z))),
+        ticktext=ticks,
+        autorange="reversed",
+        showgrid=False,
+        zeroline=False,
+    )
     return _room(fig)
 
 
@@ -104,8 +142,10 @@ def describe_tokens(r) -> str:
     """The token grid in words (plain text; the page escapes it): each tokenizer's token count and how it cuts
     the chosen word."""
     w = r.word - r.window[0]
-    parts = [f"{label}: {n} tokens, «{r.words[r.word]}» as {' · '.join(cells[w]) or 'nothing'}"
-             for label, n, cells in zip(r.labels, r.n_tokens, r.cells)]
+    parts = [
+        f"{label}: {n} tokens, «{r.words[r.word]}» as {' · '.join(cells[w]) or 'nothing'}"
+        for label, n, cells in zip(r.labels, r.n_tokens, r.cells)
+    ]
     return "How each tokenizer cuts the sentence. " + "; ".join(parts) + "."
 
 
@@ -123,17 +163,38 @@ def fill_mask_figure(r, phone: bool = False) -> go.Figure:
     for label, top, orig in zip(labels, tops, originals):
         z.append([p for _, p in top] + [None] * (k - len(top)))
         text.append([esc(t) for t, _ in top] + [""] * (k - len(top)))
-        hover.append([f"<b>{esc(label)}</b> · rank {r + 1}: <b>{esc(t)}</b><br>P = {p:.4f}"
-                      f"{' (the original word)' if t == orig else ''}" for r, (t, p) in enumerate(top)]
-                     + [""] * (k - len(top)))
-    fig = go.Figure(go.Heatmap(
-        x=[f"rank {r + 1}" for r in range(k)], y=[esc(lab) for lab in labels], z=z, text=text, texttemplate="%{text}",
-        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", colorscale=PROB, zmin=0, textfont=dict(size=14),
-        xgap=2, ygap=2, colorbar=dict(title=dict(text="P", side="right"), thickness=14),
-    ))
-    fig.update_layout(title="Top guesses for the masked word (first piece), best first"
-                      + (f" (the first {k} on a phone)" if phone else ""),
-                      height=120 + 46 * len(labels), margin=dict(l=10, r=10, t=60, b=30), plot_bgcolor="white")
+        hover.append(
+            [
+                f"<b>{esc(label)}</b> · rank {r + 1}: <b>{esc(t)}</b><br>P = {p:.4f}"
+                f"{' (the original word)' if t == orig else ''}"
+                for r, (t, p) in enumerate(top)
+            ]
+            + [""] * (k - len(top))
+        )
+    fig = go.Figure(
+        go.Heatmap(
+            x=[f"rank {r + 1}" for r in range(k)],
+            y=[esc(lab) for lab in labels],
+            z=z,
+            text=text,
+            texttemplate="%{text}",
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+            colorscale=PROB,
+            zmin=0,
+            textfont=dict(size=14),
+            xgap=2,
+            ygap=2,
+            colorbar=dict(title=dict(text="P", side="right"), thickness=14),
+        )
+    )
+    fig.update_layout(
+        title="Top guesses for the masked word (first piece), best first"
+        + (f" (the first {k} on a phone)" if phone else ""),
+        height=120 + 46 * len(labels),
+        margin=dict(l=10, r=10, t=60, b=30),
+        plot_bgcolor="white",
+    )
     fig.update_xaxes(side="top", showgrid=False)
     fig.update_yaxes(autorange="reversed", showgrid=False)
     return _room(fig)
@@ -157,54 +218,117 @@ def discriminator_figure(rows: list[tuple[str, list[str], list[float]]], phone: 
         pad = n - len(toks)
         z.append(list(probs) + [None] * pad)
         text.append([esc(t) for t in toks] + [""] * pad)
-        hover.append([f"{esc(name)} · position {i}: <b>{esc(t)}</b><br>P(replaced) = {p:.3f}"
-                      for i, (t, p) in enumerate(zip(toks, probs))] + [""] * pad)
-    fig = go.Figure(go.Heatmap(
-        x=list(range(n)), y=[esc(name) for name, _, _ in rows], z=z, text=text, texttemplate="%{text}",
-        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", colorscale=SCORE, zmin=0, zmax=1,
-        xgap=2, ygap=3, textfont=dict(size=13), colorbar=dict(title=dict(text="P(replaced)", side="right"), thickness=14, tickvals=[0, 0.5, 1]),
-    ))
-    fig.update_layout(title="ELECTRA discriminator: how likely each token is to be a replacement",
-                      height=110 + 60 * len(rows), margin=dict(l=10, r=10, t=60, b=30), plot_bgcolor="white")
+        hover.append(
+            [
+                f"{esc(name)} · position {i}: <b>{esc(t)}</b><br>P(replaced) = {p:.3f}"
+                for i, (t, p) in enumerate(zip(toks, probs))
+            ]
+            + [""] * pad
+        )
+    fig = go.Figure(
+        go.Heatmap(
+            x=list(range(n)),
+            y=[esc(name) for name, _, _ in rows],
+            z=z,
+            text=text,
+            texttemplate="%{text}",
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+            colorscale=SCORE,
+            zmin=0,
+            zmax=1,
+            xgap=2,
+            ygap=3,
+            textfont=dict(size=13),
+            colorbar=dict(title=dict(text="P(replaced)", side="right"), thickness=14, tickvals=[0, 0.5, 1]),
+        )
+    )
+    fig.update_layout(
+        title="ELECTRA discriminator: how likely each token is to be a replacement",
+        height=110 + 60 * len(rows),
+        margin=dict(l=10, r=10, t=60, b=30),
+        plot_bgcolor="white",
+    )
     fig.update_xaxes(title_text="position", showgrid=False, zeroline=False)
     fig.update_yaxes(autorange="reversed", showgrid=False)
     return _room(fig)
 
 
 @kept
-def cost_figure(labels: list[str], params: list[int], memory_bytes: list[int], latency_ms: list[float],
-                device: str, latency_low: list[float] | None = None, latency_high: list[float] | None = None,
-                ties: tuple = (), coverage: float | None = None) -> go.Figure:
+def cost_figure(
+    labels: list[str],
+    params: list[int],
+    memory_bytes: list[int],
+    latency_ms: list[float],
+    device: str,
+    latency_low: list[float] | None = None,
+    latency_high: list[float] | None = None,
+    ties: tuple = (),
+    coverage: float | None = None,
+) -> go.Figure:
     """Three panels of horizontal bars sharing one column of names (read level, from the back of a hall): parameters
     (millions), memory (MiB: parameters + buffers), median latency (ms) with the median's interval as a whisker
     (``latency_low``/``latency_high``, ``coverage`` its confidence). ``ties``: groups of labels whose intervals
     overlap — the title says they are not ranked, rather than letting the bars rank them."""
     latency_title = f"forward on {device}, ms" + (f" (median, {coverage:.0%} interval)" if coverage else " (median)")
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("parameters (M)", "memory (MiB)", latency_title))
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=("parameters (M)", "memory (MiB)", latency_title),
+    )
     names = [esc(x) for x in labels]
     panels = [
         ([p / 1e6 for p in params], "%{y}<br>%{x:.3f} M parameters<extra></extra>", None),
         ([b / 2**20 for b in memory_bytes], "%{y}<br>%{x:.2f} MiB (parameters + buffers)<extra></extra>", None),
-        (list(latency_ms), "%{y}<br>median %{x:.2f} ms<br>interval %{customdata[0]:.2f}–%{customdata[1]:.2f} ms"
-                           "<extra></extra>" if latency_low else "%{y}<br>median %{x:.2f} ms<extra></extra>", "latency"),
+        (
+            list(latency_ms),
+            "%{y}<br>median %{x:.2f} ms<br>interval %{customdata[0]:.2f}–%{customdata[1]:.2f} ms<extra></extra>"
+            if latency_low
+            else "%{y}<br>median %{x:.2f} ms<extra></extra>",
+            "latency",
+        ),
     ]
     for col, (values, hover, kind) in enumerate(panels, start=1):
         extra = {}
         if kind and latency_low and latency_high:
-            extra = dict(customdata=list(zip(latency_low, latency_high)),
-                         error_x=dict(type="data", symmetric=False, color="#222", thickness=2, width=5,
-                                      array=[h - m for h, m in zip(latency_high, values)],
-                                      arrayminus=[m - lo for lo, m in zip(latency_low, values)]))
-        fig.add_trace(go.Bar(y=names, x=values, orientation="h", hovertemplate=hover, marker_color="#4c78a8",
-                             showlegend=False, **extra), 1, col)
+            extra = dict(
+                customdata=list(zip(latency_low, latency_high)),
+                error_x=dict(
+                    type="data",
+                    symmetric=False,
+                    color="#222",
+                    thickness=2,
+                    width=5,
+                    array=[h - m for h, m in zip(latency_high, values)],
+                    arrayminus=[m - lo for lo, m in zip(latency_low, values)],
+                ),
+            )
+        fig.add_trace(
+            go.Bar(
+                y=names,
+                x=values,
+                orientation="h",
+                hovertemplate=hover,
+                marker_color="#4c78a8",
+                showlegend=False,
+                **extra,
+            ),
+            1,
+            col,
+        )
     title = "What each variant costs here (measured)"
     if ties and len(ties) == 1 and len(ties[0]) == len(labels):
         title += "<br>Forward times: every interval overlaps another — not ranked"
     elif ties:
         title += "<br>Not ranked, intervals overlap: " + "; ".join(", ".join(esc(x) for x in group) for group in ties)
-    fig.update_layout(title=title, height=160 + 34 * len(labels) + (30 if ties else 0),
-                      margin=dict(l=10, r=10, t=110 if ties else 80, b=30), plot_bgcolor="white")
+    fig.update_layout(
+        title=title,
+        height=160 + 34 * len(labels) + (30 if ties else 0),
+        margin=dict(l=10, r=10, t=110 if ties else 80, b=30),
+        plot_bgcolor="white",
+    )
     fig.update_yaxes(autorange="reversed")
     fig.update_annotations(font_size=18)  # the panels' titles, read from the back of a hall
     return _room(fig)
@@ -215,17 +339,46 @@ def _discriminator_down(rows: list[tuple[str, list[str], list[float]]]) -> go.Fi
     n = max((len(t) for _, t, _ in rows), default=0)
     z = [[probs[i] if i < len(probs) else None for _, _, probs in rows] for i in range(n)]
     text = [[esc(toks[i]) if i < len(toks) else "" for _, toks, _ in rows] for i in range(n)]
-    hover = [[f"{esc(name)} · position {i}: <b>{esc(toks[i])}</b><br>P(replaced) = {probs[i]:.3f}" if i < len(toks)
-              else "" for name, toks, probs in rows] for i in range(n)]
-    fig = go.Figure(go.Heatmap(
-        x=["<br>".join(esc(line) for line in textwrap.wrap(name, 18)) or " " for name, _, _ in rows], y=list(range(n)), z=z, text=text, texttemplate="%{text}",
-        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", colorscale=SCORE, zmin=0, zmax=1,
-        xgap=3, ygap=2, textfont=dict(size=14),
-        colorbar=dict(title=dict(text="P(replaced)", side="top"), orientation="h", thickness=12, tickvals=[0, 0.5, 1],
-                      y=-0.08, yanchor="top"),
-    ))
-    fig.update_layout(title="ELECTRA discriminator: how likely each token is to be a replacement",
-                      height=170 + 30 * n, margin=dict(l=10, r=10, t=110, b=70), plot_bgcolor="white")
+    hover = [
+        [
+            f"{esc(name)} · position {i}: <b>{esc(toks[i])}</b><br>P(replaced) = {probs[i]:.3f}"
+            if i < len(toks)
+            else ""
+            for name, toks, probs in rows
+        ]
+        for i in range(n)
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            x=["<br>".join(esc(line) for line in textwrap.wrap(name, 18)) or " " for name, _, _ in rows],
+            y=list(range(n)),
+            z=z,
+            text=text,
+            texttemplate="%{text}",
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+            colorscale=SCORE,
+            zmin=0,
+            zmax=1,
+            xgap=3,
+            ygap=2,
+            textfont=dict(size=14),
+            colorbar=dict(
+                title=dict(text="P(replaced)", side="top"),
+                orientation="h",
+                thickness=12,
+                tickvals=[0, 0.5, 1],
+                y=-0.08,
+                yanchor="top",
+            ),
+        )
+    )
+    fig.update_layout(
+        title="ELECTRA discriminator: how likely each token is to be a replacement",
+        height=170 + 30 * n,
+        margin=dict(l=10, r=10, t=110, b=70),
+        plot_bgcolor="white",
+    )
     fig.update_xaxes(side="top", showgrid=False)
     fig.update_yaxes(title_text="position", autorange="reversed", showgrid=False, zeroline=False, dtick=1)
     return _room(fig)
@@ -246,10 +399,17 @@ def key_figure(r) -> go.Figure:
     low = [x.get("latency_low_ms") for x in c]
     high = [x.get("latency_high_ms") for x in c]
     known = all(v is not None for v in (*low, *high))
-    return cost_figure([x["label"] for x in c], [x["params"] for x in c], [x["memory_bytes"] for x in c],
-                       [x["latency_ms"] for x in c], r.device.upper(), low if known else None, high if known else None,
-                       tuple(getattr(r, "ties", ()) or ()), min((x.get("latency_coverage") or 1.0) for x in c)
-                       if known else None)
+    return cost_figure(
+        [x["label"] for x in c],
+        [x["params"] for x in c],
+        [x["memory_bytes"] for x in c],
+        [x["latency_ms"] for x in c],
+        r.device.upper(),
+        low if known else None,
+        high if known else None,
+        tuple(getattr(r, "ties", ()) or ()),
+        min((x.get("latency_coverage") or 1.0) for x in c) if known else None,
+    )
 
 
 GUIDE_TITLE = "Which one should I use? What this machine measured"
@@ -272,15 +432,27 @@ def guide_figure(r) -> go.Figure | None:
         q, a = (m.group(1), m.group(2)) if m else ("", line)
         questions.append(f"<b>{esc(q)}</b>")
         answers.append(re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", esc(a)))
-    fig = go.Figure(go.Table(
-        columnwidth=[0.24, 0.76],
-        header=dict(values=["<b>Question</b>", "<b>What this machine measured on this input</b>"], align="left",
-                    font=dict(size=GUIDE_FONT), fill_color="#e8eef7", height=36),
-        cells=dict(values=[questions, answers], align="left", font=dict(size=GUIDE_FONT), height=30,
-                   # the questions on a light amber column: the table reads as a figure from the back (and prints
-                   # with colour, as every handout page's figure does)
-                   fill_color=[[GUIDE_QUESTION_FILL] * len(questions), ["#ffffff", "#f5f5f5"] * len(questions)]),
-    ))
+    fig = go.Figure(
+        go.Table(
+            columnwidth=[0.24, 0.76],
+            header=dict(
+                values=["<b>Question</b>", "<b>What this machine measured on this input</b>"],
+                align="left",
+                font=dict(size=GUIDE_FONT),
+                fill_color="#e8eef7",
+                height=36,
+            ),
+            cells=dict(
+                values=[questions, answers],
+                align="left",
+                font=dict(size=GUIDE_FONT),
+                height=30,
+                # the questions on a light amber column: the table reads as a figure from the back (and prints
+                # with colour, as every handout page's figure does)
+                fill_color=[[GUIDE_QUESTION_FILL] * len(questions), ["#ffffff", "#f5f5f5"] * len(questions)],
+            ),
+        )
+    )
     fig.update_layout(title=GUIDE_TITLE, height=90 + 96 * len(questions), margin=dict(l=10, r=10, t=60, b=10))
     return fig
 

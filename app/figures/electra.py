@@ -30,7 +30,14 @@ TRUTH = [[0.0, "#d9ecf7"], [1.0, "#c0392b"]]  # original, replaced
 # does not know the name "RdBu_r" (plotly.py expands it), so each renderer fell back to a scale of its own.
 SCORE = get_colorscale("RdBu_r")
 
-STAGES = ("1 · original", "2 · masked", "3 · generator samples", "4 · corrupted", "5 · P(replaced)", "6 · truth (1 = replaced)")
+STAGES = (
+    "1 · original",
+    "2 · masked",
+    "3 · generator samples",
+    "4 · corrupted",
+    "5 · P(replaced)",
+    "6 · truth (1 = replaced)",
+)
 EDIT_ROWS = ("your sentence", "P(replaced)", "truth (1 = replaced)")
 PHONE_EDIT_ROWS = ("yours", "P(replaced)", "truth")  # the same rows' labels on a phone
 PER_LINE = 16  # tokens per line of a strip: longer sentences wrap onto further blocks, like text
@@ -71,14 +78,24 @@ def _for_phone(stages: list[dict], names: tuple[str, ...] = PHONE_STAGES) -> lis
     for stage, name in zip(stages, names):
         bar = stage["colorbar"]
         if bar is not None:
-            bar = dict(bar, orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top", len=1.0, thickness=12,
-                       title=dict(text=bar["title"]["text"], side="top"))
+            bar = dict(
+                bar,
+                orientation="h",
+                x=0,
+                xanchor="left",
+                y=-0.02,
+                yanchor="top",
+                len=1.0,
+                thickness=12,
+                title=dict(text=bar["title"]["text"], side="top"),
+            )
         out.append(dict(stage, name=name, text=[_phone_text(t) for t in stage["text"]], colorbar=bar))
     return out
 
 
-def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int, phone: bool = False,
-            cell_font: int | None = None) -> go.Figure:
+def _strips(
+    stages: list[dict], n_tokens: int, title: str, per_line: int, phone: bool = False, cell_font: int | None = None
+) -> go.Figure:
     """The stages as stacked one-row heatmaps, wrapped like text: ``per_line`` tokens per block, one block
     under the other, each with its own axes. Trace order is block-major: block b, stage s is
     ``fig.data[b * len(stages) + s]``; x holds the true token positions.
@@ -94,9 +111,15 @@ def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int, phone:
     block_px = row_px * len(stages)
     height = top_px + bottom_px + len(blocks) * block_px + (len(blocks) - 1) * gap_px
     names = [stage["name"] for stage in stages]
-    traces, layout = [], dict(
-        title=dict(text=title), height=height, margin=dict(l=10, r=10, t=top_px, b=bottom_px),
-        plot_bgcolor="white", font=dict(size=14),
+    traces, layout = (
+        [],
+        dict(
+            title=dict(text=title),
+            height=height,
+            margin=dict(l=10, r=10, t=top_px, b=bottom_px),
+            plot_bgcolor="white",
+            font=dict(size=14),
+        ),
     )
     if phone:
         layout.update(font=dict(size=PHONE_FONT), meta="phone")
@@ -107,25 +130,45 @@ def _strips(stages: list[dict], n_tokens: int, title: str, per_line: int, phone:
         bottom = top - block_px / (height - top_px - bottom_px)
         for r, stage in enumerate(stages):
             trace = dict(
-                type="heatmap", x=list(block), y=[r], z=[[stage["z"][i] for i in block]],
-                text=[[stage["text"][i] for i in block]], hovertext=[[stage["hover"][i] for i in block]],
-                texttemplate="%{text}", hovertemplate="%{hovertext}<extra></extra>", textfont=dict(size=font),
-                colorscale=stage["colorscale"], zmin=stage["zmin"], zmax=stage["zmax"], xgap=2, ygap=3, name=stage["name"],
-                showscale=b == 0 and stage["colorbar"] is not None, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+                type="heatmap",
+                x=list(block),
+                y=[r],
+                z=[[stage["z"][i] for i in block]],
+                text=[[stage["text"][i] for i in block]],
+                hovertext=[[stage["hover"][i] for i in block]],
+                texttemplate="%{text}",
+                hovertemplate="%{hovertext}<extra></extra>",
+                textfont=dict(size=font),
+                colorscale=stage["colorscale"],
+                zmin=stage["zmin"],
+                zmax=stage["zmax"],
+                xgap=2,
+                ygap=3,
+                name=stage["name"],
+                showscale=b == 0 and stage["colorbar"] is not None,
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
             )
             if trace["showscale"]:
                 trace["colorbar"] = stage["colorbar"]
             traces.append(trace)
-        xaxis = dict(domain=[0, 1], anchor=f"y{suffix}", tickmode="array", tickvals=list(block), showgrid=False,
-                     zeroline=False)
+        xaxis = dict(
+            domain=[0, 1], anchor=f"y{suffix}", tickmode="array", tickvals=list(block), showgrid=False, zeroline=False
+        )
         if len(blocks) > 1:  # every line as wide as a full one, so cells keep their size
             xaxis["range"] = [block.start - 0.5, block.start + per_line - 0.5]
         if b == len(blocks) - 1 and not phone:  # (on a phone the colour bar is under it: the title would collide)
             xaxis["title"] = dict(text="position")
         layout[f"xaxis{suffix}"] = xaxis
         layout[f"yaxis{suffix}"] = dict(
-            domain=[max(0.0, bottom), min(1.0, top)], anchor=f"x{suffix}", tickmode="array",
-            tickvals=list(range(len(stages))), ticktext=names, autorange="reversed", showgrid=False, zeroline=False,
+            domain=[max(0.0, bottom), min(1.0, top)],
+            anchor=f"x{suffix}",
+            tickmode="array",
+            tickvals=list(range(len(stages))),
+            ticktext=names,
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
         )
     return _figure(traces, layout)
 
@@ -135,8 +178,9 @@ def _score_bar(title="P(replaced)") -> dict:
 
 
 @kept
-def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone: bool = False,
-                    stage: bool = False) -> go.Figure:
+def pipeline_figure(
+    rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone: bool = False, stage: bool = False
+) -> go.Figure:
     """Six stages, one row each: original -> masked -> generator samples -> corrupted -> P(replaced)
     -> ground truth. ``rnd`` is an app.lessons.electra.Round.
 
@@ -151,13 +195,23 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone
     kind = ["special token, never masked" if s else "content token" for s in rnd.special]
 
     original = _stage(
-        STAGES[0], [1.0 if s else 0.0 for s in rnd.special], tok,
-        [f"<b>{t}</b> · position {i}<br>{k}" for i, (t, k) in enumerate(zip(tok, kind))], GREY)
+        STAGES[0],
+        [1.0 if s else 0.0 for s in rnd.special],
+        tok,
+        [f"<b>{t}</b> · position {i}<br>{k}" for i, (t, k) in enumerate(zip(tok, kind))],
+        GREY,
+    )
 
     masked = _stage(
-        STAGES[1], [1.0 if m else 0.0 for m in rnd.masked], ["[MASK]" if m else t for m, t in zip(rnd.masked, tok)],
-        [f"position {i}: masked (was <b>{t}</b>)" if m else f"position {i}: <b>{t}</b>, kept"
-         for i, (m, t) in enumerate(zip(rnd.masked, tok))], MASKED)
+        STAGES[1],
+        [1.0 if m else 0.0 for m in rnd.masked],
+        ["[MASK]" if m else t for m, t in zip(rnd.masked, tok)],
+        [
+            f"position {i}: masked (was <b>{t}</b>)" if m else f"position {i}: <b>{t}</b>, kept"
+            for i, (m, t) in enumerate(zip(rnd.masked, tok))
+        ],
+        MASKED,
+    )
 
     g_z, g_text, g_hover = [], [], []
     for i in range(n):
@@ -167,32 +221,56 @@ def pipeline_figure(rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone
             g_hover.append(f"position {i}: not masked, nothing sampled")
             continue
         rep, same = esc(rnd.replacement[i]), rnd.same_as_original[i]
-        alts = "<br>".join(f"{'▶ ' if a == rnd.replacement[i] else '   '}{esc(a)}  {p:.4f}" for a, p in rnd.alternatives[i])
-        verdict = ("<b>sampled the original token</b>: counts as original (label 0), as in the paper"
-                   if same else f"replaces <b>{tok[i]}</b>")
+        alts = "<br>".join(
+            f"{'▶ ' if a == rnd.replacement[i] else '   '}{esc(a)}  {p:.4f}" for a, p in rnd.alternatives[i]
+        )
+        verdict = (
+            "<b>sampled the original token</b>: counts as original (label 0), as in the paper"
+            if same
+            else f"replaces <b>{tok[i]}</b>"
+        )
         g_z.append(0.0 if same else 1.0)
         g_text.append(f"{rep} (=)" if same else rep)
-        g_hover.append(f"position {i}: sampled <b>{rep}</b> with p = {rnd.replacement_prob[i]:.4f}<br>{verdict}"
-                       f"<br><br>top {len(rnd.alternatives[i])} proposals:<br>{alts}")
+        g_hover.append(
+            f"position {i}: sampled <b>{rep}</b> with p = {rnd.replacement_prob[i]:.4f}<br>{verdict}"
+            f"<br><br>top {len(rnd.alternatives[i])} proposals:<br>{alts}"
+        )
     generator = _stage(STAGES[2], g_z, g_text, g_hover, SAMPLED)
 
     corrupted = _stage(
-        STAGES[3], [1.0 if y else 0.0 for y in rnd.labels], cor,
-        [f"position {i}: <b>{c}</b>" + (f" (was {t})" if y else "") for i, (c, t, y) in enumerate(zip(cor, tok, rnd.labels))],
-        CORRUPTED)
+        STAGES[3],
+        [1.0 if y else 0.0 for y in rnd.labels],
+        cor,
+        [
+            f"position {i}: <b>{c}</b>" + (f" (was {t})" if y else "")
+            for i, (c, t, y) in enumerate(zip(cor, tok, rnd.labels))
+        ],
+        CORRUPTED,
+    )
 
     scores = _stage(
-        STAGES[4], list(rnd.scores), [f"{s:.2f}" for s in rnd.scores],
-        [f"position {i}: <b>{c}</b><br>P(replaced) = {s:.4f}<br>"
-         + ("flagged as replaced" if s > threshold else "looks original") + f" (threshold {threshold:g})"
-         + ("<br>special token: never replaced, not scored in the metrics" if sp else "")
-         for i, (c, s, sp) in enumerate(zip(cor, rnd.scores, rnd.special))], SCORE, colorbar=_score_bar())
+        STAGES[4],
+        list(rnd.scores),
+        [f"{s:.2f}" for s in rnd.scores],
+        [
+            f"position {i}: <b>{c}</b><br>P(replaced) = {s:.4f}<br>"
+            + ("flagged as replaced" if s > threshold else "looks original")
+            + f" (threshold {threshold:g})"
+            + ("<br>special token: never replaced, not scored in the metrics" if sp else "")
+            for i, (c, s, sp) in enumerate(zip(cor, rnd.scores, rnd.special))
+        ],
+        SCORE,
+        colorbar=_score_bar(),
+    )
 
     truth_text, truth_hover = [], []
     for i, (y, same) in enumerate(zip(rnd.labels, rnd.same_as_original)):
         truth_text.append("1" if y else ("0 (=)" if same else "0"))
-        truth_hover.append(f"position {i}: " + ("<b>replaced</b> (label 1)" if y else "<b>original</b> (label 0)")
-                           + ("<br>masked, but the generator sampled the original back" if same else ""))
+        truth_hover.append(
+            f"position {i}: "
+            + ("<b>replaced</b> (label 1)" if y else "<b>original</b> (label 0)")
+            + ("<br>masked, but the generator sampled the original back" if same else "")
+        )
     truth = _stage(STAGES[5], [1.0 if y else 0.0 for y in rnd.labels], truth_text, truth_hover, TRUTH)
 
     stages = [original, masked, generator, corrupted, scores, truth]
@@ -216,22 +294,47 @@ def edit_figure(r, threshold: float | None = None, per_line: int = PER_LINE, pho
     tok = [esc(t) for t in tokens]
     was = [esc(t) for t in (r.encoded.tokens or tokens)]
     sentence = _stage(
-        EDIT_ROWS[0], [1.0 if i == edited else 0.0 for i in range(n)], tok,
-        [f"position {i}: <b>{t}</b>" + (f" (your edit; was {w})" if i == edited else "")
-         for i, (t, w) in enumerate(zip(tok, was))], MASKED)
+        EDIT_ROWS[0],
+        [1.0 if i == edited else 0.0 for i in range(n)],
+        tok,
+        [
+            f"position {i}: <b>{t}</b>" + (f" (your edit; was {w})" if i == edited else "")
+            for i, (t, w) in enumerate(zip(tok, was))
+        ],
+        MASKED,
+    )
     score = _stage(
-        EDIT_ROWS[1], list(scores), [f"{s:.2f}" for s in scores],
-        [f"position {i}: <b>{t}</b><br>P(replaced) = {s:.4f}<br>"
-         + ("flagged as replaced" if s > threshold else "looks original") + f" (threshold {threshold:g})"
-         + ("<br>special token" if sp else "")
-         for i, (t, s, sp) in enumerate(zip(tok, scores, special))], SCORE, colorbar=_score_bar())
+        EDIT_ROWS[1],
+        list(scores),
+        [f"{s:.2f}" for s in scores],
+        [
+            f"position {i}: <b>{t}</b><br>P(replaced) = {s:.4f}<br>"
+            + ("flagged as replaced" if s > threshold else "looks original")
+            + f" (threshold {threshold:g})"
+            + ("<br>special token" if sp else "")
+            for i, (t, s, sp) in enumerate(zip(tok, scores, special))
+        ],
+        SCORE,
+        colorbar=_score_bar(),
+    )
     truth = _stage(
-        EDIT_ROWS[2], [1.0 if y else 0.0 for y in labels], ["1" if y else "0" for y in labels],
-        [f"position {i}: " + ("<b>replaced</b> (label 1)" if y else "<b>original</b> (label 0)") for i, y in enumerate(labels)],
-        TRUTH)
+        EDIT_ROWS[2],
+        [1.0 if y else 0.0 for y in labels],
+        ["1" if y else "0" for y in labels],
+        [
+            f"position {i}: " + ("<b>replaced</b> (label 1)" if y else "<b>original</b> (label 0)")
+            for i, y in enumerate(labels)
+        ],
+        TRUTH,
+    )
     if phone:
-        return _strips(_for_phone([sentence, score, truth], PHONE_EDIT_ROWS), n, "Your edit through the discriminator",
-                       PHONE_PER_LINE, phone=True)
+        return _strips(
+            _for_phone([sentence, score, truth], PHONE_EDIT_ROWS),
+            n,
+            "Your edit through the discriminator",
+            PHONE_PER_LINE,
+            phone=True,
+        )
     return _strips([sentence, score, truth], n, "Your edit through the discriminator", per_line)
 
 
@@ -243,16 +346,29 @@ def signal_figure(counts: dict[str, int]) -> go.Figure:
     names = ["Masked LM (BERT, ELECTRA's generator)", "Replaced-token detection (ELECTRA's discriminator)"]
     values = [counts["mlm"], counts["rtd"]]
     bar = dict(
-        type="bar", y=names, x=values, orientation="h", marker=dict(color=["#ffb000", "#c0392b"]),
-        text=[f"{v} of {counts['tokens']} positions ({v / total:.0%})" for v in values], textposition="auto",
+        type="bar",
+        y=names,
+        x=values,
+        orientation="h",
+        marker=dict(color=["#ffb000", "#c0392b"]),
+        text=[f"{v} of {counts['tokens']} positions ({v / total:.0%})" for v in values],
+        textposition="auto",
         hovertemplate="%{y}<br>%{x} positions get a loss term<extra></extra>",
     )
-    return _figure([bar], dict(
-        title=dict(text="Positions that contribute to the loss, same sentence"), height=260,
-        margin=dict(l=10, r=10, t=60, b=40), plot_bgcolor="white", font=dict(size=14),
-        xaxis=dict(title=dict(text="positions with a loss term"), range=[0, total * 1.02], showgrid=True, gridcolor="#eee"),
-        yaxis=dict(autorange="reversed"),
-    ))
+    return _figure(
+        [bar],
+        dict(
+            title=dict(text="Positions that contribute to the loss, same sentence"),
+            height=260,
+            margin=dict(l=10, r=10, t=60, b=40),
+            plot_bgcolor="white",
+            font=dict(size=14),
+            xaxis=dict(
+                title=dict(text="positions with a loss term"), range=[0, total * 1.02], showgrid=True, gridcolor="#eee"
+            ),
+            yaxis=dict(autorange="reversed"),
+        ),
+    )
 
 
 @kept
@@ -264,34 +380,79 @@ def auc_curve_figure(curves: dict) -> go.Figure:
     offset = joint["steps_done"] if joint else 0
     traces, seen = [], []
     if joint:
-        traces.append(dict(
-            type="scatter", x=list(joint["eval_step"]), y=list(joint["disc_auc"]), mode="lines+markers",
-            name="joint: the generator learns beside it", line=dict(color="#7f8c8d", width=3),
-            hovertemplate="step %{x}<br>ROC-AUC %{y:.4f}<extra>joint</extra>",
-        ))
+        traces.append(
+            dict(
+                type="scatter",
+                x=list(joint["eval_step"]),
+                y=list(joint["disc_auc"]),
+                mode="lines+markers",
+                name="joint: the generator learns beside it",
+                line=dict(color="#7f8c8d", width=3),
+                hovertemplate="step %{x}<br>ROC-AUC %{y:.4f}<extra>joint</extra>",
+            )
+        )
         seen += [a for a in joint["disc_auc"] if a is not None]
-    traces.append(dict(
-        type="scatter", x=[offset + s for s in curves["eval_step"]], y=list(curves["disc_auc"]), mode="lines+markers",
-        name="fresh generator, frozen (the bundled pair)" if joint else "held-out ROC-AUC",
-        line=dict(color="#c0392b", width=3), hovertemplate="step %{x}<br>ROC-AUC %{y:.4f}<extra></extra>",
-    ))
+    traces.append(
+        dict(
+            type="scatter",
+            x=[offset + s for s in curves["eval_step"]],
+            y=list(curves["disc_auc"]),
+            mode="lines+markers",
+            name="fresh generator, frozen (the bundled pair)" if joint else "held-out ROC-AUC",
+            line=dict(color="#c0392b", width=3),
+            hovertemplate="step %{x}<br>ROC-AUC %{y:.4f}<extra></extra>",
+        )
+    )
     seen += [a for a in curves["disc_auc"] if a is not None]
     low = min([0.4] + [a - 0.05 for a in seen])  # chance and every point stay in view
-    shapes = [dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=0.5, y1=0.5, line=dict(color="#888", dash="dash"))]
-    notes = [dict(xref="paper", x=1, yref="y", y=0.5, text="chance (0.5)", showarrow=False, xanchor="right", yanchor="top")]
+    shapes = [
+        dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=0.5, y1=0.5, line=dict(color="#888", dash="dash"))
+    ]
+    notes = [
+        dict(xref="paper", x=1, yref="y", y=0.5, text="chance (0.5)", showarrow=False, xanchor="right", yanchor="top")
+    ]
     if joint:
-        shapes.append(dict(type="line", xref="x", x0=offset, x1=offset, yref="paper", y0=0, y1=1,
-                           line=dict(color="#555", dash="dot")))
-        notes.append(dict(xref="x", x=offset, yref="paper", y=0.02, text="generator swapped ", showarrow=False,
-                          xanchor="right", yanchor="bottom", font=dict(color="#555")))
-    return _figure(traces, dict(
-        title=dict(text="Discriminator: held-out ROC-AUC while training"), height=340,
-        margin=dict(l=10, r=10, t=60 if not joint else 90, b=40), plot_bgcolor="white", font=dict(size=14),
-        shapes=shapes, annotations=notes, showlegend=bool(joint),
-        legend=dict(orientation="h", x=0, y=1.02, xanchor="left", yanchor="bottom"),
-        xaxis=dict(title=dict(text="training step"), showgrid=True, gridcolor="#eee"),
-        yaxis=dict(title=dict(text="ROC-AUC"), range=[low, 1.0], showgrid=True, gridcolor="#eee"),
-    ))
+        shapes.append(
+            dict(
+                type="line",
+                xref="x",
+                x0=offset,
+                x1=offset,
+                yref="paper",
+                y0=0,
+                y1=1,
+                line=dict(color="#555", dash="dot"),
+            )
+        )
+        notes.append(
+            dict(
+                xref="x",
+                x=offset,
+                yref="paper",
+                y=0.02,
+                text="generator swapped ",
+                showarrow=False,
+                xanchor="right",
+                yanchor="bottom",
+                font=dict(color="#555"),
+            )
+        )
+    return _figure(
+        traces,
+        dict(
+            title=dict(text="Discriminator: held-out ROC-AUC while training"),
+            height=340,
+            margin=dict(l=10, r=10, t=60 if not joint else 90, b=40),
+            plot_bgcolor="white",
+            font=dict(size=14),
+            shapes=shapes,
+            annotations=notes,
+            showlegend=bool(joint),
+            legend=dict(orientation="h", x=0, y=1.02, xanchor="left", yanchor="bottom"),
+            xaxis=dict(title=dict(text="training step"), showgrid=True, gridcolor="#eee"),
+            yaxis=dict(title=dict(text="ROC-AUC"), range=[low, 1.0], showgrid=True, gridcolor="#eee"),
+        ),
+    )
 
 
 def describe(r) -> str:
@@ -299,16 +460,22 @@ def describe(r) -> str:
     put there, and how the discriminator scored the sentence (at the Result's threshold)."""
     rnd, threshold = r.round, r.threshold
     masked = [i for i, m in enumerate(rnd.masked) if m]
-    swaps = [f"{rnd.tokens[i]} → {rnd.replacement[i]}" + (" (the original again)" if rnd.same_as_original[i] else "")
-             for i in masked]
+    swaps = [
+        f"{rnd.tokens[i]} → {rnd.replacement[i]}" + (" (the original again)" if rnd.same_as_original[i] else "")
+        for i in masked
+    ]
     flagged = [i for i, s in enumerate(rnd.scores) if s > threshold and not rnd.special[i]]
-    right = sum((rnd.scores[i] > threshold) == bool(rnd.labels[i]) for i in range(len(rnd.tokens)) if not rnd.special[i])
+    right = sum(
+        (rnd.scores[i] > threshold) == bool(rnd.labels[i]) for i in range(len(rnd.tokens)) if not rnd.special[i]
+    )
     content = sum(not s for s in rnd.special)
     really = sum(rnd.labels)
-    return (f"{count(len(rnd.tokens), 'token')}, {len(masked)} masked; the generator sampled "
-            f"{'; '.join(swaps) or 'nothing'}. {count(really, 'token')} {'is' if really == 1 else 'are'} really "
-            f"replaced. The discriminator flags {count(len(flagged), 'token')} above P(replaced) = {threshold:g}: "
-            f"{', '.join(rnd.corrupted[i] for i in flagged) or 'none'}; it is right on {right} of {count(content, 'token')}.")
+    return (
+        f"{count(len(rnd.tokens), 'token')}, {len(masked)} masked; the generator sampled "
+        f"{'; '.join(swaps) or 'nothing'}. {count(really, 'token')} {'is' if really == 1 else 'are'} really "
+        f"replaced. The discriminator flags {count(len(flagged), 'token')} above P(replaced) = {threshold:g}: "
+        f"{', '.join(rnd.corrupted[i] for i in flagged) or 'none'}; it is right on {right} of {count(content, 'token')}."
+    )
 
 
 @kept

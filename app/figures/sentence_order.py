@@ -17,8 +17,13 @@ ORDERS = ("(A, B): as typed", "(B, A): swapped")
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=70, b=30), plot_bgcolor="white",
-                      legend=dict(orientation="h", y=-0.2))
+    fig.update_layout(
+        title=title,
+        height=height,
+        margin=dict(l=10, r=10, t=70, b=30),
+        plot_bgcolor="white",
+        legend=dict(orientation="h", y=-0.2),
+    )
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
@@ -37,15 +42,31 @@ def order_figure(heads: list[tuple[str, str, str]], user: dict[str, tuple[Probs,
     for key, objective, name in heads:
         (ab, ba) = user[key]
         says = "swapped" if objective == "sop" else "not next"
-        fig.add_trace(go.Bar(
-            x=list(ORDERS), y=[ab[1], ba[1]], name=f"{esc(name)}: P({says})", marker_color=COLOURS[objective],
-            text=[f"{ab[1]:.0%}", f"{ba[1]:.0%}"], textposition="outside",
-            customdata=[[ab[0]], [ba[0]]],
-            hovertemplate=(f"{esc(name)}<br>%{{x}}<br>P({says}) = %{{y:.4f}}<br>"
-                           "P(follows) = %{customdata[0]:.4f}<extra></extra>"),
-        ))
-    fig.add_hline(y=0.5, line_dash="dash", line_color="#333", line_width=2, layer="above",
-                  annotation_text="0.5: the head's decision", annotation_position="top left", annotation_font_size=14)
+        fig.add_trace(
+            go.Bar(
+                x=list(ORDERS),
+                y=[ab[1], ba[1]],
+                name=f"{esc(name)}: P({says})",
+                marker_color=COLOURS[objective],
+                text=[f"{ab[1]:.0%}", f"{ba[1]:.0%}"],
+                textposition="outside",
+                customdata=[[ab[0]], [ba[0]]],
+                hovertemplate=(
+                    f"{esc(name)}<br>%{{x}}<br>P({says}) = %{{y:.4f}}<br>"
+                    "P(follows) = %{customdata[0]:.4f}<extra></extra>"
+                ),
+            )
+        )
+    fig.add_hline(
+        y=0.5,
+        line_dash="dash",
+        line_color="#333",
+        line_width=2,
+        layer="above",
+        annotation_text="0.5: the head's decision",
+        annotation_position="top left",
+        annotation_font_size=14,
+    )
     fig.update_yaxes(range=[0, 1.12], title_text="P(B does not follow A)", tickformat=".0%")
     fig.update_layout(barmode="group")
     return _layout(fig, "Each head on your two sentences, in order and swapped", 420)
@@ -65,10 +86,18 @@ def kinds_figure(r) -> go.Figure:
     x = [_two_lines(esc(kind_labels[k])) for k in kinds]
     for key, objective, name in heads:
         y = [mean_not[key][k] for k in kinds]
-        fig.add_trace(go.Bar(x=x, y=y, name=esc(name), marker_color=COLOURS[objective],
-                             text=[f"{v:.0%}" for v in y], textposition="outside",
-                             hovertemplate=f"{esc(name)}<br>%{{x}}<br>mean P(does not follow) = %{{y:.4f}} "
-                                           f"over {n_pairs} pairs<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=y,
+                name=esc(name),
+                marker_color=COLOURS[objective],
+                text=[f"{v:.0%}" for v in y],
+                textposition="outside",
+                hovertemplate=f"{esc(name)}<br>%{{x}}<br>mean P(does not follow) = %{{y:.4f}} "
+                f"over {n_pairs} pairs<extra></extra>",
+            )
+        )
     fig.add_hline(y=0.5, line_dash="dot", line_color="#555")
     fig.update_yaxes(range=[0, 1.12], title_text="mean P(B does not follow A)", tickformat=".0%")
     fig.update_xaxes(tickangle=0)  # two short lines a label: slanted, the first was cut in a half-width column
@@ -94,13 +123,26 @@ def accuracy_figure(r) -> go.Figure:
     z = [[accuracy[key][t] for t, _ in tasks] for key, _, _ in heads]
     cells = [[r.grid.cell(key, t) for t, _ in tasks] for key, _, _ in heads]
     custom = [[[c.correct, c.n, c.low, c.high, c.verdict] for c in row] for row in cells]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=[label for _, label in tasks], y=[esc(name) for _, _, name in heads], zmin=0.0, zmax=1.0,
-        colorscale="RdBu", zmid=0.5, text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
-        textfont=dict(size=18), colorbar=dict(title="accuracy", tickformat=".0%"), customdata=custom,
-        hovertemplate=("%{y}<br>%{x}<br>accuracy %{z:.3f}: %{customdata[0]} of %{customdata[1]} pairs (0.5 = chance)"
-                       "<br>95% interval %{customdata[2]:.3f}–%{customdata[3]:.3f}: %{customdata[4]}<extra></extra>"),
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[label for _, label in tasks],
+            y=[esc(name) for _, _, name in heads],
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="RdBu",
+            zmid=0.5,
+            text=[[f"{v:.0%}" for v in row] for row in z],
+            texttemplate="%{text}",
+            textfont=dict(size=18),
+            colorbar=dict(title="accuracy", tickformat=".0%"),
+            customdata=custom,
+            hovertemplate=(
+                "%{y}<br>%{x}<br>accuracy %{z:.3f}: %{customdata[0]} of %{customdata[1]} pairs (0.5 = chance)"
+                "<br>95% interval %{customdata[2]:.3f}–%{customdata[3]:.3f}: %{customdata[4]}<extra></extra>"
+            ),
+        )
+    )
     fig.update_yaxes(autorange="reversed")
     head, _, aside = r.grid.title.partition(" (")  # two lines: in a half-width column one was cut at the edge
     return _layout(fig, esc(head) + (f"<br>({esc(aside)}" if aside else ""), 130 + 90 * len(heads))

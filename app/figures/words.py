@@ -115,9 +115,11 @@ def _trace_words(tr) -> str:
         shape = "a line" if "lines" in (getattr(tr, "mode", None) or "lines") else "points"
         if len(pairs) == 1:
             return f"{who}one point at {_label(pairs[0][0])}, {_num(pairs[0][1])}"
-        return (f"{who}{shape} of {len(pairs)} from {_label(pairs[0][0])} ({_num(pairs[0][1])}) to "
-                f"{_label(pairs[-1][0])} ({_num(pairs[-1][1])}), highest {_num(hi[1])} at {_label(hi[0])}, "
-                f"lowest {_num(lo[1])} at {_label(lo[0])}")
+        return (
+            f"{who}{shape} of {len(pairs)} from {_label(pairs[0][0])} ({_num(pairs[0][1])}) to "
+            f"{_label(pairs[-1][0])} ({_num(pairs[-1][1])}), highest {_num(hi[1])} at {_label(hi[0])}, "
+            f"lowest {_num(lo[1])} at {_label(lo[0])}"
+        )
     if kind == "heatmap":
         z = _floats(tr.z if tr.z is not None else [])
         if z.ndim != 2 or z.size == 0:
@@ -154,4 +156,4 @@ def figure_words(fig) -> str:
     if len(traces) > MAX_TRACES:
         parts.append(f"And {len(traces) - MAX_TRACES} more traces.")
     out = " ".join(parts)
-    return out if len(out) <= MAX_CHARS else out[:MAX_CHARS - 1].rstrip() + "…"
+    return out if len(out) <= MAX_CHARS else out[: MAX_CHARS - 1].rstrip() + "…"

@@ -17,7 +17,12 @@ from app.permutation import CONTEXT, EARLIER, HIDDEN, OWN, MaskView
 from app.core.text import count
 from app.figures import kept
 
-ORDER_CELLS = {HIDDEN: "hidden", CONTEXT: "visible: context", EARLIER: "visible: earlier target", OWN: "its own position"}
+ORDER_CELLS = {
+    HIDDEN: "hidden",
+    CONTEXT: "visible: context",
+    EARLIER: "visible: earlier target",
+    OWN: "its own position",
+}
 ORDER_COLOURS = {HIDDEN: "#eeeeee", CONTEXT: "#9ecae1", EARLIER: "#2b6cb0", OWN: "#f28e2b"}
 VISIBLE_COLOUR, BLOCKED_COLOUR, MAPPING_COLOUR = "#c7e9c0", "#3b3b3b", "#f28e2b"
 
@@ -71,25 +76,48 @@ def order_figure(view: MaskView, phone: bool = False) -> go.Figure:
     text = []
     for step, i in enumerate(view.order):
         summary = row_sentence(view, i, "query" if i in targets else "content")
-        text.append([f"step {step} · {txt.html(pieces[i])} → {labels[j]}: <b>{ORDER_CELLS[int(z[step, j])]}</b>"
-                     f" (perm_mask = {int(view.perm_mask[i, j])})<br>{summary}" for j in range(length)])
+        text.append(
+            [
+                f"step {step} · {txt.html(pieces[i])} → {labels[j]}: <b>{ORDER_CELLS[int(z[step, j])]}</b>"
+                f" (perm_mask = {int(view.perm_mask[i, j])})<br>{summary}"
+                for j in range(length)
+            ]
+        )
     ylabels = []
     for step, i in enumerate(view.order):
         role = "no context!" if i in free else ("predict" if i in targets else "context")
         ylabels.append(f"{step}: {role} {labels[i]}")
     if phone:
         return _phone_order(view, z, text, ylabels, labels)
-    fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(length)), y=list(range(n)), text=text, hovertemplate="%{text}<extra></extra>",
-        colorscale=_discrete([ORDER_COLOURS[k] for k in (HIDDEN, CONTEXT, EARLIER, OWN)]), zmin=-0.5, zmax=3.5,
-        xgap=2, ygap=2,
-        colorbar=dict(tickvals=[0, 1, 2, 3], ticktext=[ORDER_CELLS[k] for k in (HIDDEN, CONTEXT, EARLIER, OWN)], title=""),
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(length)),
+            y=list(range(n)),
+            text=text,
+            hovertemplate="%{text}<extra></extra>",
+            colorscale=_discrete([ORDER_COLOURS[k] for k in (HIDDEN, CONTEXT, EARLIER, OWN)]),
+            zmin=-0.5,
+            zmax=3.5,
+            xgap=2,
+            ygap=2,
+            colorbar=dict(
+                tickvals=[0, 1, 2, 3], ticktext=[ORDER_CELLS[k] for k in (HIDDEN, CONTEXT, EARLIER, OWN)], title=""
+            ),
+        )
+    )
     fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-45, side="top")
     fig.update_yaxes(tickvals=list(range(n)), ticktext=ylabels, autorange="reversed", title="step of the order")
-    fig.update_layout(height=max(320, 26 * n + 170), margin=dict(l=10, r=10, t=100, b=50),
-                      title=dict(text="Columns: the positions, in place. Rows: the steps of the order, and what each may see",
-                                 y=0.02, yanchor="bottom", font=dict(size=13)))
+    fig.update_layout(
+        height=max(320, 26 * n + 170),
+        margin=dict(l=10, r=10, t=100, b=50),
+        title=dict(
+            text="Columns: the positions, in place. Rows: the steps of the order, and what each may see",
+            y=0.02,
+            yanchor="bottom",
+            font=dict(size=13),
+        ),
+    )
     return fig
 
 
@@ -102,30 +130,87 @@ def _phone_order(view: MaskView, z, text, ylabels, labels) -> go.Figure:
     names beside it left the grid ~60 px wide)."""
     n, length = z.shape
     keys = (HIDDEN, CONTEXT, EARLIER, OWN)
-    fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(length)), y=list(range(n)), text=text, hovertemplate="%{text}<extra></extra>",
-        colorscale=_discrete([ORDER_COLOURS[k] for k in keys]), zmin=-0.5, zmax=3.5, xgap=1, ygap=1, showscale=False))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(length)),
+            y=list(range(n)),
+            text=text,
+            hovertemplate="%{text}<extra></extra>",
+            colorscale=_discrete([ORDER_COLOURS[k] for k in keys]),
+            zmin=-0.5,
+            zmax=3.5,
+            xgap=1,
+            ygap=1,
+            showscale=False,
+        )
+    )
     for k in keys:  # the colour key, as legend entries (they wrap across the width)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=ORDER_CELLS[k], hoverinfo="skip",
-                                 marker=dict(symbol="square", size=12, color=ORDER_COLOURS[k],
-                                             line=dict(color="#666", width=1))))
-    fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-90, side="top", tickfont=dict(size=12),
-                     range=[-0.5, length - 0.5], showgrid=False, zeroline=False)
-    fig.update_yaxes(tickvals=list(range(n)), ticktext=ylabels, autorange="reversed", tickfont=dict(size=12),
-                     showgrid=False, zeroline=False)
-    fig.update_layout(height=max(320, 24 * n + 260), margin=dict(l=6, r=6, t=164, b=10), plot_bgcolor="white",
-                      title=dict(text=PHONE_ORDER_TITLE, x=0, xanchor="left", y=1, yref="container", yanchor="top",
-                                 pad=dict(t=20), font=dict(size=13)),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
-                      showlegend=True, legend=dict(orientation="h", x=0, xanchor="left", y=-0.02, yanchor="top",
-                                                   font=dict(size=12), itemclick=False, itemdoubleclick=False),
-                      meta="phone")
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=ORDER_CELLS[k],
+                hoverinfo="skip",
+                marker=dict(symbol="square", size=12, color=ORDER_COLOURS[k], line=dict(color="#666", width=1)),
+            )
+        )
+    fig.update_xaxes(
+        tickvals=list(range(length)),
+        ticktext=labels,
+        tickangle=-90,
+        side="top",
+        tickfont=dict(size=12),
+        range=[-0.5, length - 0.5],
+        showgrid=False,
+        zeroline=False,
+    )
+    fig.update_yaxes(
+        tickvals=list(range(n)),
+        ticktext=ylabels,
+        autorange="reversed",
+        tickfont=dict(size=12),
+        showgrid=False,
+        zeroline=False,
+    )
+    fig.update_layout(
+        height=max(320, 24 * n + 260),
+        margin=dict(l=6, r=6, t=164, b=10),
+        plot_bgcolor="white",
+        title=dict(
+            text=PHONE_ORDER_TITLE,
+            x=0,
+            xanchor="left",
+            y=1,
+            yref="container",
+            yanchor="top",
+            pad=dict(t=20),
+            font=dict(size=13),
+        ),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
+        showlegend=True,
+        legend=dict(
+            orientation="h",
+            x=0,
+            xanchor="left",
+            y=-0.02,
+            yanchor="top",
+            font=dict(size=12),
+            itemclick=False,
+            itemdoubleclick=False,
+        ),
+        meta="phone",
+    )
     return fig
 
 
 # The three panels' titles, two short lines each so that each fits over its panel: a 1280-px window gives the figure
 # about STREAM_PLOT_PX of plot width (less the row labels), of which a panel gets its column_widths share.
-STREAM_TITLES = ("content stream:<br>sees itself", "query stream:<br>never its own content",
-                 "target_mapping:<br>prediction k is at j")
+STREAM_TITLES = (
+    "content stream:<br>sees itself",
+    "query stream:<br>never its own content",
+    "target_mapping:<br>prediction k is at j",
+)
 STREAMS_TITLE = "The two streams as masks: perm_mask and target_mapping"
 TITLE_FONT, STREAM_PLOT_PX = 13, 680
 LEGEND_ROOM = 150  # px under the panels: their rotated position labels and axis titles, then the colour key
@@ -140,37 +225,110 @@ def stream_masks_figure(view: MaskView) -> go.Figure:
     length = view.content.shape[-1]
     labels = piece_labels(view.pieces, view.n_content)
     content, query, mapping = view.content, view.query, view.target_mapping
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.03, column_widths=[0.37, 0.37, 0.26],
-                        subplot_titles=STREAM_TITLES)
+    fig = make_subplots(
+        rows=1, cols=3, horizontal_spacing=0.03, column_widths=[0.37, 0.37, 0.26], subplot_titles=STREAM_TITLES
+    )
     fig.update_annotations(font_size=TITLE_FONT)  # the subplot titles
     mask_scale = _discrete([VISIBLE_COLOUR, BLOCKED_COLOUR])
     for col, (name, z, stream) in enumerate((("content", content, "content"), ("query", query, "query")), start=1):
-        text = [[f"{name} stream · row {labels[i]} → column {labels[j]}: <b>"
-                 + ("—" if np.isnan(z[i, j]) else ("blocked (1)" if z[i, j] == 1 else "may attend (0)"))
-                 + f"</b><br>{row_sentence(view, i, stream)}" for j in range(length)] for i in range(length)]
-        fig.add_trace(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), text=text,
-                                 hovertemplate="%{text}<extra></extra>", colorscale=mask_scale, zmin=-0.5, zmax=1.5,
-                                 xgap=1, ygap=1, showscale=col == 1,
-                                 colorbar=dict(tickvals=[0, 1], ticktext=["0: may attend", "1: blocked"], tickangle=0,
-                                               title=dict(text="perm_mask convention", side="right"),
-                                               orientation="h", x=0.3, y=0, yref="container", yanchor="bottom",
-                                               len=0.4, thickness=14)),
-                      row=1, col=col)
-    mapping_text = [[f"prediction {k} = {labels[t]}; column {labels[j]}: target_mapping = {int(mapping[k, j])}"
-                     for j in range(length)] for k, t in enumerate(view.targets)]
-    fig.add_trace(go.Heatmap(z=mapping, x=list(range(length)), y=list(range(len(view.targets))), text=mapping_text,
-                             hovertemplate="%{text}<extra></extra>", colorscale=[[0, "#f7f7f7"], [1, MAPPING_COLOUR]],
-                             zmin=0, zmax=1, xgap=1, ygap=1, showscale=False), row=1, col=3)
+        text = [
+            [
+                f"{name} stream · row {labels[i]} → column {labels[j]}: <b>"
+                + ("—" if np.isnan(z[i, j]) else ("blocked (1)" if z[i, j] == 1 else "may attend (0)"))
+                + f"</b><br>{row_sentence(view, i, stream)}"
+                for j in range(length)
+            ]
+            for i in range(length)
+        ]
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=list(range(length)),
+                y=list(range(length)),
+                text=text,
+                hovertemplate="%{text}<extra></extra>",
+                colorscale=mask_scale,
+                zmin=-0.5,
+                zmax=1.5,
+                xgap=1,
+                ygap=1,
+                showscale=col == 1,
+                colorbar=dict(
+                    tickvals=[0, 1],
+                    ticktext=["0: may attend", "1: blocked"],
+                    tickangle=0,
+                    title=dict(text="perm_mask convention", side="right"),
+                    orientation="h",
+                    x=0.3,
+                    y=0,
+                    yref="container",
+                    yanchor="bottom",
+                    len=0.4,
+                    thickness=14,
+                ),
+            ),
+            row=1,
+            col=col,
+        )
+    mapping_text = [
+        [
+            f"prediction {k} = {labels[t]}; column {labels[j]}: target_mapping = {int(mapping[k, j])}"
+            for j in range(length)
+        ]
+        for k, t in enumerate(view.targets)
+    ]
+    fig.add_trace(
+        go.Heatmap(
+            z=mapping,
+            x=list(range(length)),
+            y=list(range(len(view.targets))),
+            text=mapping_text,
+            hovertemplate="%{text}<extra></extra>",
+            colorscale=[[0, "#f7f7f7"], [1, MAPPING_COLOUR]],
+            zmin=0,
+            zmax=1,
+            xgap=1,
+            ygap=1,
+            showscale=False,
+        ),
+        row=1,
+        col=3,
+    )
     for col in (1, 2, 3):
-        fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-60, tickfont=dict(size=10),
-                         row=1, col=col, title="j (attended to)" if col < 3 else "j (position)")
+        fig.update_xaxes(
+            tickvals=list(range(length)),
+            ticktext=labels,
+            tickangle=-60,
+            tickfont=dict(size=10),
+            row=1,
+            col=col,
+            title="j (attended to)" if col < 3 else "j (position)",
+        )
     for col in (1, 2):
-        fig.update_yaxes(tickvals=list(range(length)), ticktext=labels, autorange="reversed", row=1, col=col,
-                         tickfont=dict(size=10), title="i (attending)" if col == 1 else None, showticklabels=col == 1)
-    fig.update_yaxes(tickvals=list(range(len(view.targets))), autorange="reversed", row=1, col=3, side="right",
-                     ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(view.targets)], tickfont=dict(size=10))
-    fig.update_layout(height=max(500, 24 * length + 340), margin=dict(l=10, r=10, t=100, b=LEGEND_ROOM),
-                      title=dict(text=STREAMS_TITLE, x=0, xanchor="left"))
+        fig.update_yaxes(
+            tickvals=list(range(length)),
+            ticktext=labels,
+            autorange="reversed",
+            row=1,
+            col=col,
+            tickfont=dict(size=10),
+            title="i (attending)" if col == 1 else None,
+            showticklabels=col == 1,
+        )
+    fig.update_yaxes(
+        tickvals=list(range(len(view.targets))),
+        autorange="reversed",
+        row=1,
+        col=3,
+        side="right",
+        ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(view.targets)],
+        tickfont=dict(size=10),
+    )
+    fig.update_layout(
+        height=max(500, 24 * length + 340),
+        margin=dict(l=10, r=10, t=100, b=LEGEND_ROOM),
+        title=dict(text=STREAMS_TITLE, x=0, xanchor="left"),
+    )
     return fig
 
 
@@ -187,20 +345,51 @@ def attention_figure(r) -> go.Figure:
     labels = piece_labels(r.pieces.pieces, r.pieces.n_content)
     z = np.full((length, length), np.nan)
     z[rows] = attention[rows]
-    text = [[f"{labels[i]} → {labels[j]}: <b>{attention[i, j]:.6g}</b> ("
-             + ("blocked by the mask" if mask[i, j] else "allowed") + ")" if i in rows else "not computed"
-             for j in range(length)] for i in range(length)]
-    fig = go.Figure(go.Heatmap(z=z, x=list(range(length)), y=list(range(length)), text=text,
-                               hovertemplate="%{text}<extra></extra>", colorscale="Blues", zmin=0,
-                               colorbar=dict(title="prob."), xgap=1, ygap=1))
+    text = [
+        [
+            f"{labels[i]} → {labels[j]}: <b>{attention[i, j]:.6g}</b> ("
+            + ("blocked by the mask" if mask[i, j] else "allowed")
+            + ")"
+            if i in rows
+            else "not computed"
+            for j in range(length)
+        ]
+        for i in range(length)
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(length)),
+            y=list(range(length)),
+            text=text,
+            hovertemplate="%{text}<extra></extra>",
+            colorscale="Blues",
+            zmin=0,
+            colorbar=dict(title="prob."),
+            xgap=1,
+            ygap=1,
+        )
+    )
     bi, bj = np.nonzero(mask[rows] == 1) if len(rows) else ((), ())
-    fig.add_trace(go.Scatter(x=list(bj), y=[rows[r] for r in bi], mode="markers", hoverinfo="skip",
-                             marker=dict(symbol="x-thin", size=9, line=dict(width=1.5, color="#d62728")),
-                             name="blocked by the mask", showlegend=True))
+    fig.add_trace(
+        go.Scatter(
+            x=list(bj),
+            y=[rows[r] for r in bi],
+            mode="markers",
+            hoverinfo="skip",
+            marker=dict(symbol="x-thin", size=9, line=dict(width=1.5, color="#d62728")),
+            name="blocked by the mask",
+            showlegend=True,
+        )
+    )
     fig.update_xaxes(tickvals=list(range(length)), ticktext=labels, tickangle=-60, title="attended to")
     fig.update_yaxes(tickvals=list(range(length)), ticktext=labels, autorange="reversed", title="attending")
-    fig.update_layout(height=max(380, 22 * length + 200), title=title, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(
+        height=max(380, 22 * length + 200),
+        title=title,
+        margin=dict(l=10, r=10, t=60, b=10),
+        legend=dict(orientation="h", y=-0.25),
+    )
     return fig
 
 
@@ -212,8 +401,10 @@ def describe(r) -> str:
     for i in v.targets:
         seen = [v.pieces[j] for j in v.sees["query"][i]]
         lines.append(f"{v.pieces[i]} (step {v.order.index(i)}) sees {', '.join(seen) or 'nothing'}")
-    return (f"Factorization order over {count(len(v.order), 'position')}: {' → '.join(str(i) for i in v.order)}. "
-            f"Context, never predicted: {', '.join(context) or 'none'}. Predicted in order: " + "; ".join(lines) + ".")
+    return (
+        f"Factorization order over {count(len(v.order), 'position')}: {' → '.join(str(i) for i in v.order)}. "
+        f"Context, never predicted: {', '.join(context) or 'none'}. Predicted in order: " + "; ".join(lines) + "."
+    )
 
 
 @kept

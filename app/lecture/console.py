@@ -55,8 +55,13 @@ class Position:
         if not isinstance(data, dict):
             return None
         try:
-            p = cls(int(data["slide"]), int(data["total"]), str(data.get("digest", "")),
-                    float(data.get("started", 0.0)), int(data.get("version", 0)))
+            p = cls(
+                int(data["slide"]),
+                int(data["total"]),
+                str(data.get("digest", "")),
+                float(data.get("started", 0.0)),
+                int(data.get("version", 0)),
+            )
         except (KeyError, TypeError, ValueError):
             return None
         return p if 1 <= p.slide <= max(p.total, 1) <= deck.MAX_VIEWS and p.version >= 0 else None
@@ -82,7 +87,7 @@ def digest(encoded: str) -> str:
 def parts(encoded: str) -> list[dict]:
     """The encoded deck as the room stores it: ``{"part": i, "of": n, "text": ...}`` values of at most CHUNK
     characters (none for the default deck)."""
-    chunks = [encoded[i:i + CHUNK] for i in range(0, len(encoded), CHUNK)]
+    chunks = [encoded[i : i + CHUNK] for i in range(0, len(encoded), CHUNK)]
     return [{"part": i, "of": len(chunks), "text": c} for i, c in enumerate(chunks)]
 
 
@@ -92,8 +97,11 @@ def joined(stored: list, wanted: str) -> str | None:
     if not stored or not all(isinstance(s, dict) for s in stored):
         return None
     n = stored[0].get("of")
-    if not isinstance(n, int) or len(stored) < n or any(s.get("part") != i or not isinstance(s.get("text"), str)
-                                                         for i, s in enumerate(stored[:n])):
+    if (
+        not isinstance(n, int)
+        or len(stored) < n
+        or any(s.get("part") != i or not isinstance(s.get("text"), str) for i, s in enumerate(stored[:n]))
+    ):
         return None
     encoded = "".join(s["text"] for s in stored[:n])
     return encoded if digest(encoded) == wanted else None

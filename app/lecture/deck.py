@@ -42,8 +42,7 @@ NOTE_LIMIT = 300
 #: The usual lecture on BERT variants, by lesson: RoBERTa's dynamic masking, ALBERT's parameters and shared
 #: layers, DistilBERT, ELECTRA, XLNet, attention, then every variant side by side and which one to choose.
 #: Lessons not named here (newer ones) follow, in the order of app/lessons/__init__.py.
-LECTURE = ("masking", "albert_params", "albert_activations", "distillation", "electra", "xlnet", "attention",
-           "compare")
+LECTURE = ("masking", "albert_params", "albert_activations", "distillation", "electra", "xlnet", "attention", "compare")
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,9 @@ def _clean_text(value: object, limit: int) -> str:
     return " ".join(str(value).split())[:limit] if isinstance(value, str) else ""
 
 
-def validate(entries: list, spec_of: Callable[[str], object] | None = lesson_spec) -> tuple[tuple[View, ...], list[str]]:
+def validate(
+    entries: list, spec_of: Callable[[str], object] | None = lesson_spec
+) -> tuple[tuple[View, ...], list[str]]:
     """Views from decoded entries ``{"page", "query", "title", "note"}``, and notes for what was dropped: an
     entry that is not a view, a page that is not a lesson, and every query value the lesson's SPEC refuses
     (or does not have). Kept values are canonical: a value equal to its default is left out, as in links.
@@ -129,8 +130,9 @@ def validate(entries: list, spec_of: Callable[[str], object] | None = lesson_spe
         note = _clean_text(entry.get("note", ""), NOTE_LIMIT)
         lesson = lesson_of(page)
         if lesson is None:
-            notes.append(f"Dropped view {n} of the deck ({md(title or page, 40)}): there is no lesson {md(page, 40)} "
-                         "(any more).")
+            notes.append(
+                f"Dropped view {n} of the deck ({md(title or page, 40)}): there is no lesson {md(page, 40)} (any more)."
+            )
             continue
         title = title or lesson.title
         where = f"View {n} of the deck ({md(title, 40)}): "
@@ -151,7 +153,9 @@ def validate(entries: list, spec_of: Callable[[str], object] | None = lesson_spe
         known = {p.name for p in spec}
         values, refused = state.parse({k: v for k, v in query.items() if k in known}, spec)
         notes += [where + r for r in refused]
-        notes += [where + f"Ignored {md(k)}: {md(lesson.title, 40)} has no such setting." for k in query if k not in known]
+        notes += [
+            where + f"Ignored {md(k)}: {md(lesson.title, 40)} has no such setting." for k in query if k not in known
+        ]
         given = {p.name for p in spec if p.name in query}
         canonical = state.encode({k: v for k, v in values.items() if k in given}, spec)
         views.append(View(page, tuple(canonical.items()), title, note))
@@ -193,19 +197,30 @@ def decode(s: str, spec_of: Callable[[str], object] | None = lesson_spec) -> tup
             raise ValueError(f"longer than {MAX_ENCODED:,} characters")
         if not s.startswith(PREFIX):
             raise ValueError("not a deck this app writes")
-        body = s[len(PREFIX):]
+        body = s[len(PREFIX) :]
         if not body or not all(c.isascii() and (c.isalnum() or c in "-_") for c in body):
             raise ValueError("it holds characters a deck never has")
         rows = json.loads(_inflate(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))).decode("utf-8"))
         if not isinstance(rows, list):
             raise ValueError("it is not a list of views")
     except (binascii.Error, zlib.error, UnicodeDecodeError):
-        return (), [f"Ignored the deck in the link ({md(s, 24)}): it is damaged (was part of the link lost when it "
-                    "was copied?)."]
+        return (), [
+            f"Ignored the deck in the link ({md(s, 24)}): it is damaged (was part of the link lost when it "
+            "was copied?)."
+        ]
     except (ValueError, RecursionError) as e:
         return (), [f"Ignored the deck in the link ({md(s, 24)}): {e}."]
-    entries = [{"page": r[0], "query": r[1] if len(r) > 1 else {}, "title": r[2] if len(r) > 2 else "",
-                "note": r[3] if len(r) > 3 else ""} if isinstance(r, list) and r else r for r in rows]
+    entries = [
+        {
+            "page": r[0],
+            "query": r[1] if len(r) > 1 else {},
+            "title": r[2] if len(r) > 2 else "",
+            "note": r[3] if len(r) > 3 else "",
+        }
+        if isinstance(r, list) and r
+        else r
+        for r in rows
+    ]
     return validate(entries, spec_of)
 
 
@@ -256,6 +271,12 @@ def titled(views, titles: list[str], notes: list[str]) -> tuple[View, ...]:
     out = []
     for v, t, n in zip(views, titles, notes):
         lesson = lesson_of(v.page)
-        out.append(View(v.page, v.query, _clean_text(t or "", TITLE_LIMIT) or (lesson.title if lesson else v.page),
-                        _clean_text(n or "", NOTE_LIMIT)))
+        out.append(
+            View(
+                v.page,
+                v.query,
+                _clean_text(t or "", TITLE_LIMIT) or (lesson.title if lesson else v.page),
+                _clean_text(n or "", NOTE_LIMIT),
+            )
+        )
     return tuple(out)

@@ -106,14 +106,18 @@ def _figure_html(figure, name: str) -> str:
     instead of being squashed. A plotly figure is drawn there (its JSON waits in the box), a standalone
     document (bertviz) is an iframe with its scripts inline."""
     if isinstance(figure, Document):
-        return (f'<div class="figure" data-height="{int(figure.height)}"><iframe class="doc" title="{esc(name)}" '
-                f'srcdoc="{_html.escape(figure.html, quote=True)}"></iframe></div>')
+        return (
+            f'<div class="figure" data-height="{int(figure.height)}"><iframe class="doc" title="{esc(name)}" '
+            f'srcdoc="{_html.escape(figure.html, quote=True)}"></iframe></div>'
+        )
     figure.update_layout(template=white_template())
     height = figure.layout.height or 450
     figure.update_layout(height=None, width=None, autosize=True)  # the page sizes it
     data = pio.to_json(figure, validate=False).replace("<", "\\u003c")  # no "</script>" inside: JSON's escape
-    return (f'<div class="figure" data-height="{int(height)}"><div id="figure-{esc(name)}" class="plotly-graph-div">'
-            f'</div><script type="application/json">{data}</script></div>')
+    return (
+        f'<div class="figure" data-height="{int(height)}"><div id="figure-{esc(name)}" class="plotly-graph-div">'
+        f'</div><script type="application/json">{data}</script></div>'
+    )
 
 
 def section(view: deck.View, models: dict, url: str, cache=direct, number: int = 0) -> Section:
@@ -128,8 +132,16 @@ def section(view: deck.View, models: dict, url: str, cache=direct, number: int =
     takeaway = getattr(lib, "TAKEAWAY", "")
     build = key_figure_function(view)
     if build is None:
-        return Section(number, title, view.note, lesson.title, url, None, takeaway,
-                       "This lesson has no key figure for a handout yet: open the link.")
+        return Section(
+            number,
+            title,
+            view.note,
+            lesson.title,
+            url,
+            None,
+            takeaway,
+            "This lesson has no key figure for a handout yet: open the link.",
+        )
     try:
         values = values_of(view)
         result = lib.run(models, lib.Inputs.from_values(values), cache)
@@ -141,13 +153,32 @@ def section(view: deck.View, models: dict, url: str, cache=direct, number: int =
         return Section(number, title, view.note, lesson.title, url, None, takeaway, stop.note.text)
     except Exception as e:  # a model that could not be loaded, a lesson that fails: said, never a traceback
         missing = [k for k in models_for(view) if k not in models]
-        why = (f"{', '.join(missing)} could not be loaded on this server" if isinstance(e, KeyError) and missing
-               else f"{type(e).__name__}: {e}")
-        return Section(number, title, view.note, lesson.title, url, None, takeaway,
-                       f"This view could not be computed here ({why}): open the link where it can.")
+        why = (
+            f"{', '.join(missing)} could not be loaded on this server"
+            if isinstance(e, KeyError) and missing
+            else f"{type(e).__name__}: {e}"
+        )
+        return Section(
+            number,
+            title,
+            view.note,
+            lesson.title,
+            url,
+            None,
+            takeaway,
+            f"This view could not be computed here ({why}): open the link where it can.",
+        )
     if shown is None:
-        return Section(number, title, view.note, lesson.title, url, None, takeaway,
-                       "These settings leave nothing to draw: open the link.")
+        return Section(
+            number,
+            title,
+            view.note,
+            lesson.title,
+            url,
+            None,
+            takeaway,
+            "These settings leave nothing to draw: open the link.",
+        )
     return Section(number, title, view.note, lesson.title, url, shown, takeaway)
 
 
@@ -237,8 +268,9 @@ FIT = """(function () {
 })();"""
 
 
-def document(sections: list[Section], title: str, plotly_js: str | None = None, answers: list[dict] | None = None
-             ) -> str:
+def document(
+    sections: list[Section], title: str, plotly_js: str | None = None, answers: list[dict] | None = None
+) -> str:
     """One standalone HTML file: plotly.js inlined once in the head, then a page per section (the deck's
     title on the first), then the script that draws the figures at their page's size. Nothing in it is
     fetched from anywhere (tests/e2e opens it with the network blocked). ``answers`` (opt-in): the class's answers
@@ -247,15 +279,25 @@ def document(sections: list[Section], title: str, plotly_js: str | None = None, 
         from plotly.offline import get_plotlyjs
 
         plotly_js = get_plotlyjs()
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>",
-             f"<style>{STYLE}</style><script>{plotly_js}</script></head><body>"]
-    header = (f"<header class='deck'><h1>{esc(title)}</h1><p class='meta'>{len(sections)} slides · "
-              f"{date.today():%d %B %Y} · BERT Variants Explorer. Each slide's link and QR code open the view live, "
-              "in exactly this state.</p>" + local_warning(sections) + "</header>")
+    parts = [
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>",
+        f"<style>{STYLE}</style><script>{plotly_js}</script></head><body>",
+    ]
+    header = (
+        f"<header class='deck'><h1>{esc(title)}</h1><p class='meta'>{len(sections)} slides · "
+        f"{date.today():%d %B %Y} · BERT Variants Explorer. Each slide's link and QR code open the view live, "
+        "in exactly this state.</p>" + local_warning(sections) + "</header>"
+    )
     for i, s in enumerate(sections):
-        parts.append(f"<section id='slide-{s.number}'>{header if i == 0 else ''}"
-                     f"<h2>{s.number}. {esc(s.title)}</h2><p class='lesson'>{esc(s.lesson)}</p>")
-        parts.append(s.figure if s.figure else f"<div class='figure'><p class='problem'>{inline_markdown(s.problem or '')}</p></div>")
+        parts.append(
+            f"<section id='slide-{s.number}'>{header if i == 0 else ''}"
+            f"<h2>{s.number}. {esc(s.title)}</h2><p class='lesson'>{esc(s.lesson)}</p>"
+        )
+        parts.append(
+            s.figure
+            if s.figure
+            else f"<div class='figure'><p class='problem'>{inline_markdown(s.problem or '')}</p></div>"
+        )
         text = f"<p class='takeaway'><b>Takeaway:</b> {inline_markdown(s.takeaway)}</p>" if s.takeaway else ""
         if s.note:
             text += f"<p class='note'><b>Notes:</b> {esc(s.note)}</p>"
@@ -263,8 +305,12 @@ def document(sections: list[Section], title: str, plotly_js: str | None = None, 
     if not sections:
         parts.append(header)
     if answers:
-        rows = "".join(f"<li><p><b>{esc(a.get('prompt', ''))}</b>" + (f" (slide {int(a['slide'])})" if a.get("slide")
-                       else "") + f"</p><p>{esc(a.get('sentence', ''))}</p></li>" for a in answers)
+        rows = "".join(
+            f"<li><p><b>{esc(a.get('prompt', ''))}</b>"
+            + (f" (slide {int(a['slide'])})" if a.get("slide") else "")
+            + f"</p><p>{esc(a.get('sentence', ''))}</p></li>"
+            for a in answers
+        )
         parts.append(f"<section id='class-answers'><h2>The class's answers</h2><ol>{rows}</ol></section>")
     parts.append(f"<script>{FIT % (MIN_SCALE, json.dumps(PLOTLY_CONFIG))}</script></body></html>")
     return "".join(parts)
@@ -276,9 +322,11 @@ def local_warning(sections) -> str:
     local = sorted({qr.host(s.url) or "a relative address" for s in sections if qr.is_loopback(s.url)})
     if not local:
         return ""
-    return (f"<p class='local'><b>These links point at this computer</b> ({esc(', '.join(local))}): they open only on "
-            "the machine that built this handout, not on a student's device. Set the address students use (the app's "
-            "sidebar, <i>Lecture</i>, or BVE_PUBLIC_URL) and build the handout again.</p>")
+    return (
+        f"<p class='local'><b>These links point at this computer</b> ({esc(', '.join(local))}): they open only on "
+        "the machine that built this handout, not on a student's device. Set the address students use (the app's "
+        "sidebar, <i>Lecture</i>, or BVE_PUBLIC_URL) and build the handout again.</p>"
+    )
 
 
 def live_link(url: str, text: str = "") -> str:
@@ -287,14 +335,18 @@ def live_link(url: str, text: str = "") -> str:
     becomes a link: any other scheme is shown as text. A link too long for a QR code is shown without one, with
     the sentence why."""
     if urlsplit(url).scheme.lower() not in ("", "http", "https"):
-        return (f"<div class='live'><div class='text'>{text}<p class='problem'>Not a web address, so not linked: "
-                f"{esc(url)}</p></div></div>")
+        return (
+            f"<div class='live'><div class='text'>{text}<p class='problem'>Not a web address, so not linked: "
+            f"{esc(url)}</p></div></div>"
+        )
     try:
         code = qr.svg_print(url, "QR code of this slide's live link")
     except qr.TooLong as too_long:
         code = f"<p class='problem'>{esc(str(too_long))}</p>"
-    return (f"<div class='live'><div class='text'>{text}<p class='link'>Open it live: <a href='{esc(url)}'>{esc(url)}</a>"
-            f"</p></div>{code}</div>")
+    return (
+        f"<div class='live'><div class='text'>{text}<p class='link'>Open it live: <a href='{esc(url)}'>{esc(url)}</a>"
+        f"</p></div>{code}</div>"
+    )
 
 
 def build(views, base: str, title: str = "Lecture handout", cache=direct, progress=None) -> str:
@@ -319,9 +371,17 @@ def pdf(html_text: str, timeout: float = PDF_SECONDS) -> bytes | None:
     with tempfile.TemporaryDirectory(prefix="bve-handout-") as tmp:
         source, out = Path(tmp) / "handout.html", Path(tmp) / "handout.pdf"
         source.write_text(html_text, encoding="utf-8")
-        cmd = [chromium.CHROMIUM, "--headless", *chromium.CHROMIUM_ARGS, f"--user-data-dir={tmp}/profile",
-               "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw", "--virtual-time-budget=20000",
-               f"--print-to-pdf={out}", source.as_uri()]
+        cmd = [
+            chromium.CHROMIUM,
+            "--headless",
+            *chromium.CHROMIUM_ARGS,
+            f"--user-data-dir={tmp}/profile",
+            "--no-pdf-header-footer",
+            "--run-all-compositor-stages-before-draw",
+            "--virtual-time-budget=20000",
+            f"--print-to-pdf={out}",
+            source.as_uri(),
+        ]
         try:
             subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
         except (OSError, subprocess.TimeoutExpired):

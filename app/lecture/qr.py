@@ -40,8 +40,10 @@ def make(url: str):
     try:
         return segno.make(url, error="m", micro=False)
     except segno.DataOverflowError:
-        raise TooLong(f"This view's link is {len(url.encode())} bytes, too long for a QR code (at most "
-                      f"{MAX_BYTES}): shorten the text on the slide, or share the link itself.") from None
+        raise TooLong(
+            f"This view's link is {len(url.encode())} bytes, too long for a QR code (at most "
+            f"{MAX_BYTES}): shorten the text on the slide, or share the link itself."
+        ) from None
 
 
 def png(url: str, pixels: int = 600) -> bytes:
@@ -93,10 +95,15 @@ def svg_print(url: str, title: str = "") -> str:
     Its least size on a screen rides along as ``--screen`` (``screen_size_px``): the handout's screen style
     draws it at the larger of the two, so every code decodes at 1x."""
     side = f"{print_size_mm(url)}mm"
-    svg = make(url).svg_inline(scale=1, border=BORDER, dark="#000", light="#fff", omitsize=True, svgclass="qr",
-                               title=title or None)
-    return svg.replace("<svg ", f'<svg style="width:{side};height:{side};min-width:{side};flex:none;'
-                                f'--print:{side};--screen:{screen_size_px(url)}px" ', 1)
+    svg = make(url).svg_inline(
+        scale=1, border=BORDER, dark="#000", light="#fff", omitsize=True, svgclass="qr", title=title or None
+    )
+    return svg.replace(
+        "<svg ",
+        f'<svg style="width:{side};height:{side};min-width:{side};flex:none;'
+        f'--print:{side};--screen:{screen_size_px(url)}px" ',
+        1,
+    )
 
 
 def public_address(given: str) -> tuple[str, str | None]:
@@ -111,8 +118,10 @@ def public_address(given: str) -> tuple[str, str | None]:
         given = "http://" + given
     parts = urlsplit(given)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in given):
-        return "", ("The address students use must be an http:// or https:// address of this app "
-                    "(e.g. http://192.168.1.20:8501); this one was ignored.")
+        return "", (
+            "The address students use must be an http:// or https:// address of this app "
+            "(e.g. http://192.168.1.20:8501); this one was ignored."
+        )
     return given.rstrip("/"), None
 
 

@@ -49,7 +49,7 @@ class Lesson:
 
     @property
     def figure(self) -> str:
-        """"module:function" building its key figure from run's Result ("" when it has none)."""
+        """ "module:function" building its key figure from run's Result ("" when it has none)."""
         return f"app.figures.{self.slug}:key_figure" if self.has_key_figure else ""
 
 
@@ -76,7 +76,7 @@ def _literals(path: Path) -> dict:
     cut = _FIRST_DEFINITION.search(source)
     if cut:
         try:
-            head = _assignments(ast.parse(source[:cut.start()]))
+            head = _assignments(ast.parse(source[: cut.start()]))
         except SyntaxError:  # a definition cut mid-statement: read the whole file
             head = {}
         if all(f in head for f in FIELDS):
@@ -112,19 +112,37 @@ def find_lessons(root: Path = ROOT) -> tuple[Lesson, ...]:
         if missing:
             raise ValueError(f"{library.relative_to(root)} is a lesson library without {', '.join(missing)}")
         slug = library.stem
-        lessons.append(Lesson(slug, meta["TITLE"], meta["ICON"], meta["LINE"], meta["ORDER"],
-                              _defines(root / "app" / "figures" / f"{slug}.py", "key_figure")))
+        lessons.append(
+            Lesson(
+                slug,
+                meta["TITLE"],
+                meta["ICON"],
+                meta["LINE"],
+                meta["ORDER"],
+                _defines(root / "app" / "figures" / f"{slug}.py", "key_figure"),
+            )
+        )
     return tuple(sorted(lessons, key=lambda lesson: (lesson.order, lesson.slug)))
 
 
 LESSONS: tuple[Lesson, ...] = find_lessons()
 
 TOOLS: tuple[Tool, ...] = (
-    Tool('pages/lecture.py', 'lecture', 'Lecture mode', ':material/slideshow:',
-         'A deck of prepared views to present one per screen, a QR code for the class, and a handout.'),
-    Tool('pages/console.py', 'console', 'Presenter console', ':material/co_present:',
-         "The lecturer's own screen beside the projector: the note, the next slide, the time; it drives the deck.",
-         hidden=True),
+    Tool(
+        'pages/lecture.py',
+        'lecture',
+        'Lecture mode',
+        ':material/slideshow:',
+        'A deck of prepared views to present one per screen, a QR code for the class, and a handout.',
+    ),
+    Tool(
+        'pages/console.py',
+        'console',
+        'Presenter console',
+        ':material/co_present:',
+        "The lecturer's own screen beside the projector: the note, the next slide, the time; it drives the deck.",
+        hidden=True,
+    ),
 )
 
 
@@ -140,11 +158,16 @@ def contract_problems(module) -> list[str]:
     missing = [a for a in needed if not hasattr(module, a)]
     if missing:
         return [f"{name} does not state {', '.join(missing)} (app.core.lesson.LessonModule lists what a lesson states)"]
-    problems = [f"{name}.{a} is a {type(getattr(module, a)).__name__}, not a {t.__name__}"
-                for a, t in _CONTRACT_TYPES.items() if not isinstance(getattr(module, a), t)]
+    problems = [
+        f"{name}.{a} is a {type(getattr(module, a)).__name__}, not a {t.__name__}"
+        for a, t in _CONTRACT_TYPES.items()
+        if not isinstance(getattr(module, a), t)
+    ]
     if not isinstance(module.SPEC, Spec):
         problems.append(f"{name}.SPEC is not an app.core.state.Spec: state each URL parameter once, with Param")
-    if hasattr(module, "MODELS") and not (isinstance(module.MODELS, tuple) and all(isinstance(k, str) for k in module.MODELS)):
+    if hasattr(module, "MODELS") and not (
+        isinstance(module.MODELS, tuple) and all(isinstance(k, str) for k in module.MODELS)
+    ):
         problems.append(f"{name}.MODELS is not a tuple of catalogue keys")
     for cls in ("Inputs", "Result"):
         kind = getattr(module, cls)
@@ -154,9 +177,11 @@ def contract_problems(module) -> list[str]:
         problems.append(f"{name}.Inputs has no from_values: add `from_values = classmethod(lesson.from_values)`")
     elif isinstance(module.SPEC, Spec) and is_dataclass(module.Inputs):
         names = {p.name for p in module.SPEC}
-        problems += [f"{name}.Inputs.{f.name} is in no SPEC parameter and has no default: from_values cannot fill it"
-                     for f in fields(module.Inputs)
-                     if f.init and f.name not in names and f.default is MISSING and f.default_factory is MISSING]
+        problems += [
+            f"{name}.Inputs.{f.name} is in no SPEC parameter and has no default: from_values cannot fill it"
+            for f in fields(module.Inputs)
+            if f.init and f.name not in names and f.default is MISSING and f.default_factory is MISSING
+        ]
     try:
         params = list(inspect.signature(module.run).parameters)
     except (TypeError, ValueError):

@@ -23,8 +23,12 @@ from string import Template
 ROOT = Path(__file__).resolve().parents[2]
 SLUG = re.compile(r"[a-z][a-z0-9_]{1,39}")
 TEMPLATES = Path(__file__).resolve().parent / "_scaffold"
-FILES = {"lesson.py.tmpl": "app/lessons/{slug}.py", "figures.py.tmpl": "app/figures/{slug}.py",
-         "page.py.tmpl": "pages/{slug}.py", "test.py.tmpl": "tests/test_{slug}.py"}
+FILES = {
+    "lesson.py.tmpl": "app/lessons/{slug}.py",
+    "figures.py.tmpl": "app/figures/{slug}.py",
+    "page.py.tmpl": "pages/{slug}.py",
+    "test.py.tmpl": "tests/test_{slug}.py",
+}
 
 
 class Refused(Exception):
@@ -34,18 +38,27 @@ class Refused(Exception):
 def plan(slug: str, title: str, order: int, root: Path = ROOT) -> dict[Path, str]:
     """{path: text} of the files a new lesson ``slug`` is, or :class:`Refused` (a bad slug, a slug in use)."""
     if not SLUG.fullmatch(slug):
-        raise Refused(f"{slug!r} is not a slug: lower-case letters, digits and _, starting with a letter, "
-                      "2 to 40 characters (it is the page's URL and its files' name)")
+        raise Refused(
+            f"{slug!r} is not a slug: lower-case letters, digits and _, starting with a letter, "
+            "2 to 40 characters (it is the page's URL and its files' name)"
+        )
     taken = [path for name in FILES.values() if (path := root / name.format(slug=slug)).exists()]
     if taken:
         raise Refused(f"{slug!r} is taken: {', '.join(str(p.relative_to(root)) for p in taken)} exists already")
     if not title.strip():
         raise Refused("the title is empty: it is what the navigation and the home page show")
     text = title.strip().replace("\\", "/").replace('"""', "'''")  # safe inside the files' docstrings
-    values = {"slug": slug, "title": repr(title.strip()), "title_text": text, "order": int(order),
-              "line": repr("How the BERT stand-in's tokenizer cuts each word of your sentence into pieces.")}
-    return {root / name.format(slug=slug): Template((TEMPLATES / tmpl).read_text(encoding="utf-8")).substitute(values)
-            for tmpl, name in FILES.items()}
+    values = {
+        "slug": slug,
+        "title": repr(title.strip()),
+        "title_text": text,
+        "order": int(order),
+        "line": repr("How the BERT stand-in's tokenizer cuts each word of your sentence into pieces."),
+    }
+    return {
+        root / name.format(slug=slug): Template((TEMPLATES / tmpl).read_text(encoding="utf-8")).substitute(values)
+        for tmpl, name in FILES.items()
+    }
 
 
 def write(files: dict[Path, str]) -> list[Path]:

@@ -28,6 +28,7 @@ the first layer (for ALBERT: the embeddings already projected from E up to H); `
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
@@ -63,14 +64,36 @@ MEASURES = (("cka", "linear CKA"), ("cosine", "mean cosine"))
 TAKEAWAY = "One block applied L times: ALBERT stores one layer's weights but still computes L layers."
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your text"),
-    Param("word", "int", DEFAULTS.word, lo=0, hi=999, label="Follow the word", widget="select",
-          help="Its first word piece is traced through the layers below (words count from 0)."),
-    Param("measure", "choice", "cka", choices=tuple(m for m, _ in MEASURES), labels=MEASURES, widget="radio",
-          label="Layer × layer similarity",
-          help="Cosine compares each token with itself at two depths. Linear CKA compares the whole sentence's "
-               "representations and ignores rotations and scale."),
-    Param("repeat", "int", DEFAULTS.repeat, lo=1, hi=DEFAULTS.max_repeat, widget="slider",
-          label="Unroll ALBERT's block to this many × L applications"),
+    Param(
+        "word",
+        "int",
+        DEFAULTS.word,
+        lo=0,
+        hi=999,
+        label="Follow the word",
+        widget="select",
+        help="Its first word piece is traced through the layers below (words count from 0).",
+    ),
+    Param(
+        "measure",
+        "choice",
+        "cka",
+        choices=tuple(m for m, _ in MEASURES),
+        labels=MEASURES,
+        widget="radio",
+        label="Layer × layer similarity",
+        help="Cosine compares each token with itself at two depths. Linear CKA compares the whole sentence's "
+        "representations and ignores rotations and scale.",
+    ),
+    Param(
+        "repeat",
+        "int",
+        DEFAULTS.repeat,
+        lo=1,
+        hi=DEFAULTS.max_repeat,
+        widget="slider",
+        label="Unroll ALBERT's block to this many × L applications",
+    ),
     figure_param((("layers", "Layer by layer: ALBERT beside BERT"), ("unrolled", "Past L: the block unrolled"))),
 )
 
@@ -205,9 +228,11 @@ def layer_modules(model) -> list[tuple[str, torch.nn.Module]]:
     num_hidden_groups=1 has one; BERT has L."""
     base = base_model(model)
     if hasattr(base.encoder, "albert_layer_groups"):
-        return [(f"albert_layer_groups.{g}.albert_layers.{i}", layer)
-                for g, group in enumerate(base.encoder.albert_layer_groups)
-                for i, layer in enumerate(group.albert_layers)]
+        return [
+            (f"albert_layer_groups.{g}.albert_layers.{i}", layer)
+            for g, group in enumerate(base.encoder.albert_layer_groups)
+            for i, layer in enumerate(group.albert_layers)
+        ]
     return [(f"layer.{i}", layer) for i, layer in enumerate(base.encoder.layer)]
 
 
@@ -243,9 +268,17 @@ def count_layer_calls(model, inputs: dict) -> CallLog:
     handles = []
     try:
         for name, layer in named:
+
             def hook(module, args, output, name=name):
-                calls.append({"call": len(calls) + 1, "module": name, "module_id": id(module),
-                              "query_weight_ptr": _query_weight(module).data_ptr()})
+                calls.append(
+                    {
+                        "call": len(calls) + 1,
+                        "module": name,
+                        "module_id": id(module),
+                        "query_weight_ptr": _query_weight(module).data_ptr(),
+                    }
+                )
+
             handles.append(layer.register_forward_hook(hook))
         with devices.forward(base):
             base(**{k: v.to(device) for k, v in inputs.items()})
@@ -258,8 +291,15 @@ def count_layer_calls(model, inputs: dict) -> CallLog:
 def layer_parameters(model, index: int = 0) -> list[dict]:
     """The parameters of one layer module: name, shape, count and where its storage starts."""
     name, layer = layer_modules(model)[index]
-    return [{"parameter": f"{name}.{n}", "shape": "×".join(map(str, p.shape)), "numel": p.numel(),
-             "data_ptr": hex(p.data_ptr())} for n, p in layer.named_parameters()]
+    return [
+        {
+            "parameter": f"{name}.{n}",
+            "shape": "×".join(map(str, p.shape)),
+            "numel": p.numel(),
+            "data_ptr": hex(p.data_ptr()),
+        }
+        for n, p in layer.named_parameters()
+    ]
 
 
 # ----------------------------------------------------------------------------- unrolling past L
@@ -292,8 +332,9 @@ def unroll(model, inputs: dict, applications: int, start: torch.Tensor | None = 
     block = base.encoder.albert_layer_groups[0]
     with devices.forward(base):
         emb = base.embeddings(inputs["input_ids"], token_type_ids=inputs.get("token_type_ids"))  # (1, T, E)
-        mask = create_bidirectional_mask(config=base.config, inputs_embeds=emb,
-                                         attention_mask=inputs.get("attention_mask"))
+        mask = create_bidirectional_mask(
+            config=base.config, inputs_embeds=emb, attention_mask=inputs.get("attention_mask")
+        )
         h = base.encoder.embedding_hidden_mapping_in(emb)  # (1, T, H)
         if start is not None:
             if tuple(start.shape) != tuple(h.shape[1:]):
@@ -360,8 +401,12 @@ def step_shape(values) -> str:
     return "oscillating"
 
 
-SHAPES = {"shrinking": "shrink at every layer (converging)", "growing": "grow at every layer",
-          "oscillating": "go up and down (oscillating)", "flat": "stay about the same (within 5%)"}
+SHAPES = {
+    "shrinking": "shrink at every layer (converging)",
+    "growing": "grow at every layer",
+    "oscillating": "go up and down (oscillating)",
+    "flat": "stay about the same (within 5%)",
+}
 
 
 def layers_story(r: "Result") -> str:
@@ -374,21 +419,32 @@ def layers_story(r: "Result") -> str:
     out = []
     if len(l2a) > 1:
         later = max(l2a[1:])
-        out.append(f"ALBERT's first layer starts from the embeddings projected from E up to H, not yet normalized "
-                   f"at width H: here its step (L2 {l2a[0]:.2f}) "
-                   + (f"is the largest (at most {later:.2f} after it), so compare the layers after it."
-                      if l2a[0] > later else f"is not the largest ({later:.2f} later on)."))
+        out.append(
+            f"ALBERT's first layer starts from the embeddings projected from E up to H, not yet normalized "
+            f"at width H: here its step (L2 {l2a[0]:.2f}) "
+            + (
+                f"is the largest (at most {later:.2f} after it), so compare the layers after it."
+                if l2a[0] > later
+                else f"is not the largest ({later:.2f} later on)."
+            )
+        )
     shape_a, shape_b = step_shape(l2a[1:] or l2a), step_shape(l2b)
-    out.append(f"After it, ALBERT's steps {SHAPES[shape_a]} and turn the tokens by {a.turn[0]:.1f}°–{a.turn[1]:.1f}° "
-               f"a layer; BERT's {b.layers} separate layers' steps {SHAPES[shape_b]}, turning them by "
-               f"{b.turn[0]:.1f}°–{b.turn[1]:.1f}°.")
-    paper = ("The paper reports ALBERT's transitions as smoother than BERT's, oscillating rather than converging "
-             "(Figure 1: 24-layer models trained on billions of tokens)")
+    out.append(
+        f"After it, ALBERT's steps {SHAPES[shape_a]} and turn the tokens by {a.turn[0]:.1f}°–{a.turn[1]:.1f}° "
+        f"a layer; BERT's {b.layers} separate layers' steps {SHAPES[shape_b]}, turning them by "
+        f"{b.turn[0]:.1f}°–{b.turn[1]:.1f}°."
+    )
+    paper = (
+        "The paper reports ALBERT's transitions as smoother than BERT's, oscillating rather than converging "
+        "(Figure 1: 24-layer models trained on billions of tokens)"
+    )
     if shape_a == "oscillating":
         out.append(f"{paper}; this stand-in oscillates too.")
     else:
-        out.append(f"{paper}; this {a.layers}-layer stand-in's steps {SHAPES[shape_a].split(' (')[0]} instead, so it "
-                   "does not show that here.")
+        out.append(
+            f"{paper}; this {a.layers}-layer stand-in's steps {SHAPES[shape_a].split(' (')[0]} instead, so it "
+            "does not show that here."
+        )
     return " ".join(out)
 
 
@@ -413,7 +469,7 @@ def pca_2d(points: torch.Tensor, extra: torch.Tensor | None = None):
     ratio = torch.zeros(2, dtype=torch.double)
     total = var.sum()
     if total > 0:
-        ratio[: min(2, len(var))] = (var[:2] / total)
+        ratio[: min(2, len(var))] = var[:2] / total
     coords = ((x - mean) @ comps.T).float()
     extra_coords = None if extra is None else ((extra.double() - mean) @ comps.T).float()
     return coords, extra_coords, ratio.float()
@@ -433,7 +489,7 @@ def trajectory(hidden: torch.Tensor, token: int, extra: torch.Tensor | None = No
     rest = torch.cat([hidden.reshape(d * t, h)] + ([] if extra is None else [extra[:, token]]))  # (D·T + M, H)
     _, coords, ratio = pca_2d(fit.reshape(-1, h), rest)
     cloud = coords[: d * t].reshape(d, t, 2)
-    extra_coords = None if extra is None else coords[d * t:]
+    extra_coords = None if extra is None else coords[d * t :]
     return {"path": cloud[:, token], "cloud": cloud, "extra": extra_coords, "explained": ratio}
 
 
@@ -467,8 +523,13 @@ def forward(loaded, ids: tuple[int, ...]) -> Forward:
     pass with hooks that log every layer call."""
     inputs = model_inputs(ids)
     trace = layer_trace(loaded.model, inputs)
-    return Forward(trace.hidden, attention_entropy(trace.attentions), count_layer_calls(loaded.model, inputs),
-                   tuple(layer_parameters(loaded.model, 0)), is_fully_shared(loaded.model))
+    return Forward(
+        trace.hidden,
+        attention_entropy(trace.attentions),
+        count_layer_calls(loaded.model, inputs),
+        tuple(layer_parameters(loaded.model, 0)),
+        is_fully_shared(loaded.model),
+    )
 
 
 def unrolled(loaded, ids: tuple[int, ...], applications: int, start: torch.Tensor | None = None) -> torch.Tensor:
@@ -550,16 +611,28 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         name, tok = loaded.variant.label, loaded.tokenizer
         tk = txt.tokenize(tok, inputs.text, max_tokens(loaded.model))
         if tk.truncated:
-            notes.append(Note(f"{name}: your text is {tk.n_full} tokens; only the first {len(tk.ids)} (its limit here, "
-                              "special tokens included) are used.", "warning"))
+            notes.append(
+                Note(
+                    f"{name}: your text is {tk.n_full} tokens; only the first {len(tk.ids)} (its limit here, "
+                    "special tokens included) are used.",
+                    "warning",
+                )
+            )
         notes += [Note(n) for n in txt.input_notes(tk, tok, inputs.text, name)]
         pieces = tk.pieces_of(word)
         if not pieces:
             read_to = max((e for _, e in tk.offsets), default=0)
-            why = ("it lies beyond the part of the text it read (truncated)" if words[word][1] >= read_to
-                   else "it is part of a special token typed in the text")
-            notes.append(Note(f"{name} has no word piece for word {word}, {txt.md(words[word][0])}: {why}, so there "
-                              "is no path to follow."))
+            why = (
+                "it lies beyond the part of the text it read (truncated)"
+                if words[word][1] >= read_to
+                else "it is part of a special token typed in the text"
+            )
+            notes.append(
+                Note(
+                    f"{name} has no word piece for word {word}, {txt.md(words[word][0])}: {why}, so there "
+                    "is no path to follow."
+                )
+            )
         runs[key] = (loaded, tk, cache(forward, loaded, tk.ids), pieces[0] if pieces else None)
 
     albert_loaded, albert_tk, albert_fw, _ = runs["albert"]
@@ -567,22 +640,33 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     unrolled_states, unroll = None, None
     if albert_fw.fully_shared:
         applications = int(inputs.repeat) * layers
-        unrolled_states = unrolled_to(albert_loaded, albert_tk.ids, int(inputs.repeat), layers, cache)  # (applications + 1, T, H)
+        unrolled_states = unrolled_to(
+            albert_loaded, albert_tk.ids, int(inputs.repeat), layers, cache
+        )  # (applications + 1, T, H)
         s = steps(unrolled_states, layers)
         check = float((unrolled_states[layers] - albert_fw.hidden[layers]).abs().max())
-        unroll = Unrolled(applications, s, check,
-                          convergence_summary(s["l2"], layers) if applications > layers else None)
+        unroll = Unrolled(
+            applications, s, check, convergence_summary(s["l2"], layers) if applications > layers else None
+        )
 
     views = {}
     for key, (loaded, tk, fw, piece) in runs.items():
         t = transitions(fw.hidden)
         series = {**t, "norm": hidden_norms(fw.hidden), "entropy": fw.entropy}
-        extra = unrolled_states[layers + 1:] if key == "albert" and unrolled_states is not None else None
+        extra = unrolled_states[layers + 1 :] if key == "albert" and unrolled_states is not None else None
         views[key] = View(
-            name=loaded.variant.label, shown_as=loaded.shown_as, tokens=tk.pieces, layers=fw.hidden.shape[0] - 1,
-            series=series, similarity=similarity_matrix(fw.hidden, inputs.measure), calls=fw.calls,
-            parameters=fw.parameters, turn=_turn(t["angle"], skip_first=key == "albert"), piece=piece,
+            name=loaded.variant.label,
+            shown_as=loaded.shown_as,
+            tokens=tk.pieces,
+            layers=fw.hidden.shape[0] - 1,
+            series=series,
+            similarity=similarity_matrix(fw.hidden, inputs.measure),
+            calls=fw.calls,
+            parameters=fw.parameters,
+            turn=_turn(t["angle"], skip_first=key == "albert"),
+            piece=piece,
             path=None if piece is None else trajectory(fw.hidden, piece, extra),
         )
-    return Result(views["albert"], views["bert"], tuple(w for w, _, _ in words), word, inputs.measure, unroll,
-                  tuple(notes))
+    return Result(
+        views["albert"], views["bert"], tuple(w for w, _, _ in words), word, inputs.measure, unroll, tuple(notes)
+    )

@@ -25,6 +25,7 @@ ALBERT loaded in the app, counted tensor by tensor beside the formula.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import json
@@ -111,21 +112,46 @@ TAKEAWAY = "Factorizing and sharing cut ALBERT's parameters and memory — not t
 SPEC = Spec(
     _size("vocab_size", "Vocabulary V", 1000),
     _size("hidden_size", "Hidden size H", 64),
-    Param("factorized", "bool", A.factorized, label="Factorize embeddings (E < H)",
-          help="On: ALBERT's V·E + E·H. Off: BERT's V·H (E is ignored)."),
+    Param(
+        "factorized",
+        "bool",
+        A.factorized,
+        label="Factorize embeddings (E < H)",
+        help="On: ALBERT's V·E + E·H. Off: BERT's V·H (E is ignored).",
+    ),
     _size("embedding_size", "Embedding size E", 32),
     _size("num_hidden_layers", "Layers L", 1),
     _size("num_attention_heads", "Attention heads", 1),
     _size("intermediate_size", "Feed-forward size I", 256),
-    Param("sharing", "choice", A.sharing, choices=SHARING_MODES, labels=tuple(SHARING_LABELS.items()),
-          label="Cross-layer sharing", help="The ALBERT paper's Table 4 ablation: share everything, only attention, "
-                                            "only feed-forward, or nothing."),
+    Param(
+        "sharing",
+        "choice",
+        A.sharing,
+        choices=SHARING_MODES,
+        labels=tuple(SHARING_LABELS.items()),
+        label="Cross-layer sharing",
+        help="The ALBERT paper's Table 4 ablation: share everything, only attention, only feed-forward, or nothing.",
+    ),
     _size("max_position_embeddings", "Position table size", 64),
     _size("type_vocab_size", "Segment types", 1),
-    Param("seq_len", "int", 512, lo=L.seq_len[0], hi=L.seq_len[1], label="Sequence length for compute",
-          widget="number", step=64, help="FLOPs per token depend on it through attention (T² terms)."),
-    figure_param((("parts", "Parameters by part: yours beside BERT-style"), ("embedding", "Total parameters as E varies"),
-                  ("compute", "Parameters vs compute per token"))),
+    Param(
+        "seq_len",
+        "int",
+        512,
+        lo=L.seq_len[0],
+        hi=L.seq_len[1],
+        label="Sequence length for compute",
+        widget="number",
+        step=64,
+        help="FLOPs per token depend on it through attention (T² terms).",
+    ),
+    figure_param(
+        (
+            ("parts", "Parameters by part: yours beside BERT-style"),
+            ("embedding", "Total parameters as E varies"),
+            ("compute", "Parameters vs compute per token"),
+        )
+    ),
 )
 ARCH_FIELDS = tuple(f.name for f in fields(Arch) if f.name in {p.name for p in SPEC})  # what a preset sets
 
@@ -135,13 +161,23 @@ def problems(arch: Arch) -> list[str]:
     out = []
     if arch.sharing not in SHARING_MODES:
         out.append(f"Sharing must be one of {', '.join(SHARING_MODES)}.")
-    for name in ("vocab_size", "hidden_size", "embedding_size", "num_hidden_layers", "num_attention_heads",
-                 "intermediate_size", "max_position_embeddings", "type_vocab_size"):
+    for name in (
+        "vocab_size",
+        "hidden_size",
+        "embedding_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "max_position_embeddings",
+        "type_vocab_size",
+    ):
         lo, hi = getattr(LIMITS, name)
         value = getattr(arch, name)
         if name == "num_hidden_layers" and value < 1:
-            out.append("An encoder needs at least one layer (num_hidden_layers ≥ 1): with none, the embeddings "
-                       "would go straight to the output.")
+            out.append(
+                "An encoder needs at least one layer (num_hidden_layers ≥ 1): with none, the embeddings "
+                "would go straight to the output."
+            )
         elif not lo <= value <= hi:
             out.append(f"{name} = {value:,} is outside what this page builds ({lo:,} to {hi:,}).")
     if arch.num_attention_heads >= 1 and arch.hidden_size % arch.num_attention_heads:
@@ -249,8 +285,11 @@ def total_vs_embedding_size(arch: Arch, sizes) -> list[tuple[int, int]]:
 
 def embedding_sweep_sizes(hidden_size: int) -> list[int]:
     """E values worth plotting: powers of two and a few round numbers up to H, and H itself."""
-    sizes = {s for s in (8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192, 16384)
-             if s <= hidden_size}
+    sizes = {
+        s
+        for s in (8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192, 16384)
+        if s <= hidden_size
+    }
     sizes.add(hidden_size)
     return sorted(sizes)
 
@@ -274,9 +313,14 @@ def transformers_config(arch: Arch):
     from transformers import AlbertConfig, BertConfig
 
     common = dict(
-        vocab_size=arch.vocab_size, hidden_size=arch.hidden_size, num_hidden_layers=arch.num_hidden_layers,
-        num_attention_heads=arch.num_attention_heads, intermediate_size=arch.intermediate_size,
-        max_position_embeddings=arch.max_position_embeddings, type_vocab_size=arch.type_vocab_size, pad_token_id=0,
+        vocab_size=arch.vocab_size,
+        hidden_size=arch.hidden_size,
+        num_hidden_layers=arch.num_hidden_layers,
+        num_attention_heads=arch.num_attention_heads,
+        intermediate_size=arch.intermediate_size,
+        max_position_embeddings=arch.max_position_embeddings,
+        type_vocab_size=arch.type_vocab_size,
+        pad_token_id=0,
     )
     if arch.factorized:
         groups = 1 if arch.sharing == "all" else arch.num_hidden_layers
@@ -343,9 +387,11 @@ def count_on_meta(arch: Arch) -> tuple[int, str]:
     parts = module_counts_on_meta(arch)
     a_copies, f_copies = copies(arch.sharing, arch.num_hidden_layers)
     total = parts["embeddings"] + parts["attention"] * a_copies + parts["ffn"] * f_copies + parts["pooler"]
-    why = ("transformers has no attention-only or FFN-only sharing, so this is composed from the real "
-           f"modules on the meta device: embeddings + {a_copies} × `AlbertAttention` + {f_copies} × the feed-forward "
-           "part of `AlbertLayer` + pooler")
+    why = (
+        "transformers has no attention-only or FFN-only sharing, so this is composed from the real "
+        f"modules on the meta device: embeddings + {a_copies} × `AlbertAttention` + {f_copies} × the feed-forward "
+        "part of `AlbertLayer` + pooler"
+    )
     return total, why
 
 
@@ -355,8 +401,11 @@ def count_on_meta(arch: Arch) -> tuple[int, str]:
 def arch_compute_cfg(arch: Arch) -> tuple[str, dict]:
     """(family, cfg) for macs_per_sequence from the page's settings."""
     return ("albert" if arch.factorized else "bert"), {
-        "hidden_size": arch.hidden_size, "intermediate_size": arch.intermediate_size,
-        "num_hidden_layers": arch.num_hidden_layers, "embedding_size": arch.E, "pooler": arch.pooler,
+        "hidden_size": arch.hidden_size,
+        "intermediate_size": arch.intermediate_size,
+        "num_hidden_layers": arch.num_hidden_layers,
+        "embedding_size": arch.E,
+        "pooler": arch.pooler,
     }
 
 
@@ -411,8 +460,14 @@ def read_presets(path: Path = PRESETS_FILE) -> tuple[tuple[Preset, ...], tuple[d
 PRESETS, PAPER_TABLE4 = read_presets()
 SETTABLE_PRESETS = tuple(p.name for p in PRESETS if p.model_class in SETTABLE)
 DEFAULT_PRESET = "ALBERT-base"  # the model whose sizes SPEC's defaults are (Arch()): the picker opens on it
-PRESET = Param("preset", "choice", DEFAULT_PRESET, choices=SETTABLE_PRESETS, label="Start from a released model",
-               help="Copies that model's published sizes into the settings below.")
+PRESET = Param(
+    "preset",
+    "choice",
+    DEFAULT_PRESET,
+    choices=SETTABLE_PRESETS,
+    label="Start from a released model",
+    help="Copies that model's published sizes into the settings below.",
+)
 # PRESET is not in SPEC: it only picks what "Use its sizes" copies; the sizes themselves go in the link.
 
 
@@ -434,8 +489,9 @@ def preset_values(name: str) -> dict:
 def matching_preset(values: dict) -> str | None:
     """The released model whose sizes ``values`` ({SPEC name: value}) are, or None: what the picker shows when the
     page opens, so that it never names one model above another's sizes."""
-    return next((name for name in SETTABLE_PRESETS
-                 if all(values.get(k) == v for k, v in preset_values(name).items())), None)
+    return next(
+        (name for name in SETTABLE_PRESETS if all(values.get(k) == v for k, v in preset_values(name).items())), None
+    )
 
 
 def preset_config(p: Preset):
@@ -487,19 +543,21 @@ def preset_rows(counts, seq_len: int) -> list[dict]:
         if n is None:
             continue
         flops = flops_per_token(p.family, preset_compute_cfg(p), seq_len)
-        rows.append({
-            "model": name,
-            "computed (M)": round(n / 1e6, 2),
-            "published (M)": p.published_m,
-            "difference": f"{(n / 1e6 - p.published_m) / p.published_m:+.1%}",
-            "source": p.source,
-            "note": p.note or "rounding",
-            "GFLOPs / token": round(flops / 1e9, 3),
-            "fp32": human_bytes(memory_bytes(n, "float32")),
-            "fp16 / bf16": human_bytes(memory_bytes(n, "float16")),
-            "params": n,
-            "flops": flops,
-        })
+        rows.append(
+            {
+                "model": name,
+                "computed (M)": round(n / 1e6, 2),
+                "published (M)": p.published_m,
+                "difference": f"{(n / 1e6 - p.published_m) / p.published_m:+.1%}",
+                "source": p.source,
+                "note": p.note or "rounding",
+                "GFLOPs / token": round(flops / 1e9, 3),
+                "fp32": human_bytes(memory_bytes(n, "float32")),
+                "fp16 / bf16": human_bytes(memory_bytes(n, "float16")),
+                "params": n,
+                "flops": flops,
+            }
+        )
     return rows
 
 
@@ -508,8 +566,15 @@ def table4_rows() -> list[dict]:
     rows = []
     for t in PAPER_TABLE4:
         n = breakdown(Arch(embedding_size=t["embedding_size"], sharing=t["sharing"])).total
-        rows.append({"E": t["embedding_size"], "sharing": SHARING_LABELS[t["sharing"]], "computed (M)": round(n / 1e6, 2),
-                     "paper (M)": t["paper_m"], "difference (M)": round(n / 1e6 - t["paper_m"], 2)})
+        rows.append(
+            {
+                "E": t["embedding_size"],
+                "sharing": SHARING_LABELS[t["sharing"]],
+                "computed (M)": round(n / 1e6, 2),
+                "paper (M)": t["paper_m"],
+                "difference (M)": round(n / 1e6 - t["paper_m"], 2),
+            }
+        )
     return rows
 
 
@@ -524,11 +589,17 @@ def table4_story(rows: list[dict], hidden: int = 768) -> str:
     rest = [r for r in rows if r not in agree and r not in pooled]
     out = [f"{len(agree)} of {len(rows)} rows agree with the paper to its rounding (whole millions: within 0.5M)"]
     if pooled:
-        out.append(f"{len(pooled)} more do without the pooler ({pooler:.2f}M = H² + H), which our counts include and "
-                   "the paper may not")
+        out.append(
+            f"{len(pooled)} more do without the pooler ({pooler:.2f}M = H² + H), which our counts include and "
+            "the paper may not"
+        )
     if rest:
-        out.append("and " + ", ".join(f"E = {r['E']}, {r['sharing']} ({r['difference (M)']:+.2f}M)" for r in rest)
-                   + (" differs" if len(rest) == 1 else " differ") + " by more than that explains")
+        out.append(
+            "and "
+            + ", ".join(f"E = {r['E']}, {r['sharing']} ({r['difference (M)']:+.2f}M)" for r in rest)
+            + (" differs" if len(rest) == 1 else " differ")
+            + " by more than that explains"
+        )
     return "; ".join(out) + "."
 
 
@@ -548,11 +619,17 @@ def arch_from_config(config, pooler: bool) -> Arch:
     else:
         sharing = "none"
     return Arch(
-        vocab_size=config.vocab_size, hidden_size=config.hidden_size,
-        embedding_size=getattr(config, "embedding_size", config.hidden_size), num_hidden_layers=layers,
-        num_attention_heads=config.num_attention_heads, intermediate_size=config.intermediate_size,
-        sharing=sharing, factorized=factorized, max_position_embeddings=config.max_position_embeddings,
-        type_vocab_size=config.type_vocab_size, pooler=pooler,
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        embedding_size=getattr(config, "embedding_size", config.hidden_size),
+        num_hidden_layers=layers,
+        num_attention_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size,
+        sharing=sharing,
+        factorized=factorized,
+        max_position_embeddings=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size,
+        pooler=pooler,
     )
 
 
@@ -583,8 +660,15 @@ def loaded_counts(loaded) -> LoadedCount:
     except ValueError as e:
         return LoadedCount(loaded.shown_as, type(model).__name__, real, None, None, has_pooler, has_head, str(e))
     b = breakdown(arch)
-    return LoadedCount(loaded.shown_as, type(model).__name__, real, b.total_with_head if has_head else b.total, arch,
-                       has_pooler, has_head)
+    return LoadedCount(
+        loaded.shown_as,
+        type(model).__name__,
+        real,
+        b.total_with_head if has_head else b.total,
+        arch,
+        has_pooler,
+        has_head,
+    )
 
 
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
@@ -655,46 +739,75 @@ def breakdown_table(arch: Arch, b: Breakdown) -> list[dict]:
     e, h, v = arch.E, arch.hidden_size, arch.vocab_size
     emb = b.embeddings
     return [
-        {"part": "word embeddings", "formula": f"V·E = {v:,}·{e:,}" if arch.factorized else f"V·H = {v:,}·{h:,}",
-         "parameters": emb["word"]},
-        {"part": "E→H projection", "formula": f"E·H + H = {e:,}·{h:,} + {h:,}" if arch.factorized else "— (none)",
-         "parameters": emb["projection E→H"]},
-        {"part": "positions, segments, LayerNorm",
-         "formula": f"({arch.max_position_embeddings:,} + {arch.type_vocab_size}) · {e:,} + 2·{e:,}",
-         "parameters": emb["position"] + emb["token type"] + emb["LayerNorm"]},
+        {
+            "part": "word embeddings",
+            "formula": f"V·E = {v:,}·{e:,}" if arch.factorized else f"V·H = {v:,}·{h:,}",
+            "parameters": emb["word"],
+        },
+        {
+            "part": "E→H projection",
+            "formula": f"E·H + H = {e:,}·{h:,} + {h:,}" if arch.factorized else "— (none)",
+            "parameters": emb["projection E→H"],
+        },
+        {
+            "part": "positions, segments, LayerNorm",
+            "formula": f"({arch.max_position_embeddings:,} + {arch.type_vocab_size}) · {e:,} + 2·{e:,}",
+            "parameters": emb["position"] + emb["token type"] + emb["LayerNorm"],
+        },
         {"part": "one attention sublayer", "formula": f"4(H² + H) + 2H, H = {h:,}", "parameters": b.attention},
-        {"part": "one feed-forward sublayer", "formula": f"2·H·I + I + H + 2H, I = {arch.intermediate_size:,}",
-         "parameters": b.ffn},
+        {
+            "part": "one feed-forward sublayer",
+            "formula": f"2·H·I + I + H + 2H, I = {arch.intermediate_size:,}",
+            "parameters": b.ffn,
+        },
         {"part": "one layer", "formula": "attention + feed-forward", "parameters": b.layer},
-        {"part": f"all {arch.num_hidden_layers} layers ({SHARING_LABELS[arch.sharing]})",
-         "formula": f"{b.attention_copies} × attention + {b.ffn_copies} × feed-forward", "parameters": b.encoder},
+        {
+            "part": f"all {arch.num_hidden_layers} layers ({SHARING_LABELS[arch.sharing]})",
+            "formula": f"{b.attention_copies} × attention + {b.ffn_copies} × feed-forward",
+            "parameters": b.encoder,
+        },
         {"part": "pooler ([CLS] → H)", "formula": "H² + H", "parameters": b.pooler},
         {"part": "base model total", "formula": "embeddings + layers + pooler", "parameters": b.total},
-        {"part": "masked-LM head (beside the base model)",
-         "formula": ("H·E + E + 2E + V" if arch.factorized else "H² + H + 2H + V") + " (output matrix tied)",
-         "parameters": b.mlm_head},
+        {
+            "part": "masked-LM head (beside the base model)",
+            "formula": ("H·E + E + 2E + V" if arch.factorized else "H² + H + 2H + V") + " (output matrix tied)",
+            "parameters": b.mlm_head,
+        },
     ]
 
 
 def _bar(label: str, b: Breakdown) -> dict:
-    return {"label": label, "embeddings": b.embedding_total, "attention": b.attention * b.attention_copies,
-            "ffn": b.ffn * b.ffn_copies, "pooler": b.pooler}
+    return {
+        "label": label,
+        "embeddings": b.embedding_total,
+        "attention": b.attention * b.attention_copies,
+        "ffn": b.ffn * b.ffn_copies,
+        "pooler": b.pooler,
+    }
 
 
 def sharing_bars(arch: Arch) -> list[dict]:
     """One stacked bar per sharing mode, most to fewest parameters (yours marked ◀), after a BERT-style
     bar (V·H, not shared) when arch is factorized."""
-    bars = [_bar(SHARING_LABELS[m] + (" ◀ yours" if m == arch.sharing else ""), breakdown(replace(arch, sharing=m)))
-            for m in ("none", "attention", "ffn", "all")]
+    bars = [
+        _bar(SHARING_LABELS[m] + (" ◀ yours" if m == arch.sharing else ""), breakdown(replace(arch, sharing=m)))
+        for m in ("none", "attention", "ffn", "all")
+    ]
     if arch.factorized:
         bars.insert(0, _bar("BERT-style: V·H, not shared", breakdown(replace(arch, factorized=False, sharing="none"))))
     return bars
 
 
 def memory_rows(counted: int, bert_like: int) -> list[dict]:
-    return [{"precision": d, "bytes per parameter": BYTES_PER_PARAM[d],
-             "your base model": human_bytes(memory_bytes(counted, d)),
-             "same shape, BERT-style": human_bytes(memory_bytes(bert_like, d))} for d in BYTES_PER_PARAM]
+    return [
+        {
+            "precision": d,
+            "bytes per parameter": BYTES_PER_PARAM[d],
+            "your base model": human_bytes(memory_bytes(counted, d)),
+            "same shape, BERT-style": human_bytes(memory_bytes(bert_like, d)),
+        }
+        for d in BYTES_PER_PARAM
+    ]
 
 
 def your_encoder(arch: Arch, counted: int, how: str, seq_len: int) -> Yours:
@@ -704,10 +817,15 @@ def your_encoder(arch: Arch, counted: int, how: str, seq_len: int) -> Yours:
     emb = b.embeddings
     word_saving = arch.vocab_size * arch.hidden_size - (emb["word"] + emb["projection E→H"]) if arch.factorized else 0
     return Yours(
-        counted=counted, how=how, breakdown=b, bert_like=bert_like, table=tuple(breakdown_table(arch, b)),
+        counted=counted,
+        how=how,
+        breakdown=b,
+        bert_like=bert_like,
+        table=tuple(breakdown_table(arch, b)),
         bars=tuple(sharing_bars(arch)),
         sweep=tuple(total_vs_embedding_size(arch, embedding_sweep_sizes(arch.hidden_size))),
-        unfactorized_total=breakdown(replace(arch, factorized=False)).total, word_saving=word_saving,
+        unfactorized_total=breakdown(replace(arch, factorized=False)).total,
+        word_saving=word_saving,
         flops=flops_per_token(*arch_compute_cfg(arch), seq_len),
         flops_unshared=flops_per_token(*arch_compute_cfg(replace(arch, sharing="none")), seq_len),
         memory=tuple(memory_rows(counted, bert_like.total)),
@@ -726,8 +844,12 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     yours = None
     if not wrong:
         if arch.factorized and arch.embedding_size == arch.hidden_size:
-            notes.append(Note("E = H: the E→H projection adds H² + H parameters and saves nothing — factorization "
-                              "pays only when E is well below H."))
+            notes.append(
+                Note(
+                    "E = H: the E→H projection adds H² + H parameters and saves nothing — factorization "
+                    "pays only when E is well below H."
+                )
+            )
         counted, how = cache(count_on_meta, arch)
         yours = your_encoder(arch, counted, how, seq_len)
     presets = preset_rows(cache(count_presets), seq_len)
@@ -743,7 +865,7 @@ def _millions(n: int) -> str:
 
 
 def question(result: Result):
-    """"How many parameters does E = 128 save here?": BERT's V·H embeddings against ALBERT's V·E + E·H + H at this
+    """ "How many parameters does E = 128 save here?": BERT's V·H embeddings against ALBERT's V·E + E·H + H at this
     page's V and H, with three computed distractors (forgetting the projection, the whole V·H, the projection
     alone). None when the four values do not read apart."""
     from app.classroom.question import Question
@@ -757,8 +879,13 @@ def question(result: Result):
     labels = {k: _millions(n) for k, n in options.items()}
     if len(set(labels.values())) < 4:
         return None
-    return Question("albert_params", f"Vocabulary V = {v:,}, hidden size H = {h:,}. How many parameters does a "
-                                     f"factorized embedding with E = {e} save against BERT's V·H?", "choice",
-                    tuple(labels[k] for k in sorted(options, key=options.get)),
-                    (labels["saved"],), (),
-                    f"V·H − (V·E + E·H + H) = {v * h:,} − {v * e + e * h + h:,} = {saved:,}.")
+    return Question(
+        "albert_params",
+        f"Vocabulary V = {v:,}, hidden size H = {h:,}. How many parameters does a "
+        f"factorized embedding with E = {e} save against BERT's V·H?",
+        "choice",
+        tuple(labels[k] for k in sorted(options, key=options.get)),
+        (labels["saved"],),
+        (),
+        f"V·H − (V·E + E·H + H) = {v * h:,} − {v * e + e * h + h:,} = {saved:,}.",
+    )

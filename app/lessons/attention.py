@@ -27,6 +27,7 @@ what comes out is still one probability per (query, key).
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from dataclasses import dataclass
@@ -56,28 +57,68 @@ class AttentionDefaults:
 DEFAULTS = AttentionDefaults()
 DEFAULT_TEXT = "The little girl found a red ball in the park."
 VIEWS = (("head", "Head view (one layer, lines per head)"), ("model", "Model view (every layer × every head)"))
-AGGREGATES = (("layer", "One layer: the chosen head, or the mean of its heads"),
-              ("mean", "Mean over every layer and head"), ("rollout", "Attention rollout through all layers"))
+AGGREGATES = (
+    ("layer", "One layer: the chosen head, or the mean of its heads"),
+    ("mean", "Mean over every layer and head"),
+    ("rollout", "Attention rollout through all layers"),
+)
 # the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
 TAKEAWAY = 'Every head of every layer has its own map; attention weights hint at the flow, they do not explain it.'
 SPEC = Spec(
-    Param("variant", "choice", "bert", choices=tuple(catalogue.CATALOGUE), widget="select", label="Variant",
-          labels=tuple((k, v.label) for k, v in catalogue.CATALOGUE.items()),
-          help="Any model in the catalogue; its attentions are read with output_attentions=True."),
+    Param(
+        "variant",
+        "choice",
+        "bert",
+        choices=tuple(catalogue.CATALOGUE),
+        widget="select",
+        label="Variant",
+        labels=tuple((k, v.label) for k, v in catalogue.CATALOGUE.items()),
+        help="Any model in the catalogue; its attentions are read with output_attentions=True.",
+    ),
     text_param(DEFAULT_TEXT, "Sentence A"),
-    text_param("", "Sentence B (optional: a second segment, in the model's own pair format)", name="text_b",
-               shared=False),
-    Param("max_tokens", "int", DEFAULTS.max_tokens, lo=DEFAULTS.min_tokens, hi=DEFAULTS.most_tokens, widget="slider",
-          label="Token cap", help="Longer inputs are cut to this many tokens (special tokens included)."),
-    Param("view", "choice", "head", choices=tuple(v for v, _ in VIEWS), labels=VIEWS, widget="radio",
-          label="bertviz view"),
+    text_param(
+        "", "Sentence B (optional: a second segment, in the model's own pair format)", name="text_b", shared=False
+    ),
+    Param(
+        "max_tokens",
+        "int",
+        DEFAULTS.max_tokens,
+        lo=DEFAULTS.min_tokens,
+        hi=DEFAULTS.most_tokens,
+        widget="slider",
+        label="Token cap",
+        help="Longer inputs are cut to this many tokens (special tokens included).",
+    ),
+    Param(
+        "view", "choice", "head", choices=tuple(v for v, _ in VIEWS), labels=VIEWS, widget="radio", label="bertviz view"
+    ),
     Param("layer", "int", 1, lo=1, hi=64, widget="select", label="Layer", help="Layers count from 1, as in bertviz."),
-    Param("head", "int", 0, lo=0, hi=64, widget="select", label="Head",
-          help="Heads count from 1, as in bertviz; 0 shows every head."),
-    Param("agg", "choice", "rollout", choices=tuple(a for a, _ in AGGREGATES), labels=AGGREGATES, widget="radio",
-          label="Map"),
-    figure_param((("view", "bertviz's view (interactive)"), ("layers", "Every layer, mean over its heads"),
-                  ("map", "The map below: one layer, the mean or the rollout"))),
+    Param(
+        "head",
+        "int",
+        0,
+        lo=0,
+        hi=64,
+        widget="select",
+        label="Head",
+        help="Heads count from 1, as in bertviz; 0 shows every head.",
+    ),
+    Param(
+        "agg",
+        "choice",
+        "rollout",
+        choices=tuple(a for a, _ in AGGREGATES),
+        labels=AGGREGATES,
+        widget="radio",
+        label="Map",
+    ),
+    figure_param(
+        (
+            ("view", "bertviz's view (interactive)"),
+            ("layers", "Every layer, mean over its heads"),
+            ("map", "The map below: one layer, the mean or the rollout"),
+        )
+    ),
 )
 
 
@@ -172,8 +213,9 @@ def encode(tokenizer, model, text_a: str, text_b: str = "", max_tokens: int = DE
             if model.config.model_type == "xlnet" and tokenizer.cls_token_id is not None:
                 types = [2 if i == tokenizer.cls_token_id else t for i, t in zip(tk.ids, types)]
             token_type_ids = tuple(types)
-    return Encoded(tk.ids, token_type_ids, tk.pieces, b_start, _template(tk.pieces, sequence_ids), tk.n_full, tk.cap,
-                   filled)
+    return Encoded(
+        tk.ids, token_type_ids, tk.pieces, b_start, _template(tk.pieces, sequence_ids), tk.n_full, tk.cap, filled
+    )
 
 
 # ----------------------------------------------------------------------------- the forward pass
@@ -206,12 +248,28 @@ def attentions_of(loaded, input_ids: tuple, token_type_ids: tuple | None) -> np.
     return stack_attentions(out.attentions)
 
 
-def bertviz_document(attentions: np.ndarray, tokens: tuple, sentence_b_start: int | None, view: str, layer: int,
-                     head: int, include_layers: tuple, title: str) -> str:
+def bertviz_document(
+    attentions: np.ndarray,
+    tokens: tuple,
+    sentence_b_start: int | None,
+    view: str,
+    layer: int,
+    head: int,
+    include_layers: tuple,
+    title: str,
+) -> str:
     """bertviz's ``view`` as one offline, escaped HTML document (app/figures/bertviz_offline.py); head 0 = every head.
     Costly (the libraries inlined, layers·heads·T² weights written out), hence a step of its own."""
-    return bertviz_offline.render(view, attentions, list(tokens), sentence_b_start, layer=layer,
-                                  heads=[head] if head else None, include_layers=list(include_layers), title=title)
+    return bertviz_offline.render(
+        view,
+        attentions,
+        list(tokens),
+        sentence_b_start,
+        layer=layer,
+        heads=[head] if head else None,
+        include_layers=list(include_layers),
+        title=title,
+    )
 
 
 # ----------------------------------------------------------------------------- aggregation
@@ -331,29 +389,45 @@ def _family_notes(loaded, n_layers: int) -> list[Note]:
     config, label = loaded.model.config, loaded.variant.label
     family = loaded.variant.family
     if family == "albert":
-        return [Note(f"ALBERT shares its layers: all {n_layers} layers use the same weights (`num_hidden_groups = "
-                     f"{getattr(config, 'num_hidden_groups', 1)}`). The maps still differ from layer to layer because "
-                     "each layer's *input* differs.")]
+        return [
+            Note(
+                f"ALBERT shares its layers: all {n_layers} layers use the same weights (`num_hidden_groups = "
+                f"{getattr(config, 'num_hidden_groups', 1)}`). The maps still differ from layer to layer because "
+                "each layer's *input* differs."
+            )
+        ]
     if family == "xlnet":
-        return [Note("XLNet has two attention streams. This shows the **content stream**: with no `target_mapping` "
-                     "(nothing is being predicted here), `XLNetLMHeadModel` runs only that stream, in which every token "
-                     "sees every token, itself included. The query stream exists only while predicting tokens in a "
-                     "factorization order (see the XLNet lesson).")]
+        return [
+            Note(
+                "XLNet has two attention streams. This shows the **content stream**: with no `target_mapping` "
+                "(nothing is being predicted here), `XLNetLMHeadModel` runs only that stream, in which every token "
+                "sees every token, itself included. The query stream exists only while predicting tokens in a "
+                "factorization order (see the XLNet lesson)."
+            )
+        ]
     if family == "modernbert":
         kinds = list(getattr(config, "layer_types", None) or [])
         full = [i + 1 for i, kind in enumerate(kinds) if kind == "full_attention"]
         window = getattr(config, "local_attention", None)
         if window and 0 < len(full) < len(kinds):
-            return [Note(f"{label} alternates global and local attention: layer{'s' if len(full) > 1 else ''} "
-                         f"{', '.join(map(str, full))} attend to every token; the others see only the "
-                         f"{window // 2} tokens on each side, so in those layers cells farther apart are exactly 0.")]
+            return [
+                Note(
+                    f"{label} alternates global and local attention: layer{'s' if len(full) > 1 else ''} "
+                    f"{', '.join(map(str, full))} attend to every token; the others see only the "
+                    f"{window // 2} tokens on each side, so in those layers cells farther apart are exactly 0."
+                )
+            ]
     if family == "deberta":
         names = {"c2p": "content-to-position", "p2c": "position-to-content"}
         terms = [names[t] for t in (getattr(config, "pos_att_type", None) or []) if t in names]
         if getattr(config, "relative_attention", False) and terms:
-            return [Note(f"{label} scores each (query, key) pair as content-to-content + {' + '.join(terms)} "
-                         "(disentangled attention over relative positions); the maps show the probabilities that "
-                         "come out.")]
+            return [
+                Note(
+                    f"{label} scores each (query, key) pair as content-to-content + {' + '.join(terms)} "
+                    "(disentangled attention over relative positions); the maps show the probabilities that "
+                    "come out."
+                )
+            ]
     return []
 
 
@@ -367,15 +441,22 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     notes = []
     if enc.truncated:
         why = "the token cap" if enc.cap == inputs.max_tokens else f"{label}'s limit of {enc.cap} positions"
-        notes.append(Note(f"The input has {enc.n_full} tokens; only the first {len(enc.input_ids)} are shown ({why}"
-                          f"{', cut from the longer sentence first' if enc.sentence_b_start is not None else ''}). "
-                          "Raise the token cap to see more.", "warning"))
+        notes.append(
+            Note(
+                f"The input has {enc.n_full} tokens; only the first {len(enc.input_ids)} are shown ({why}"
+                f"{', cut from the longer sentence first' if enc.sentence_b_start is not None else ''}). "
+                "Raise the token cap to see more.",
+                "warning",
+            )
+        )
     notes += _input_notes(tok, inputs.text, inputs.text_b, label)
     try:
         att = cache(attentions_of, loaded, enc.input_ids, enc.token_type_ids)  # (layers, heads, T, T)
     except (RuntimeError, ValueError, IndexError) as e:  # a checkpoint that loads but cannot run (a broken one)
-        raise Stop(f"{label} could not run on this input ({type(e).__name__}: {txt.md(str(e), 160)}). "
-                   "Choose another variant.", "error") from None
+        raise Stop(
+            f"{label} could not run on this input ({type(e).__name__}: {txt.md(str(e), 160)}). Choose another variant.",
+            "error",
+        ) from None
     n_layers, n_heads, length = att.shape[0], att.shape[1], att.shape[-1]
     notes += _family_notes(loaded, n_layers)
 
@@ -391,9 +472,13 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     layers = tuple(bertviz_offline.fit_layers(inputs.view, n_layers, n_heads, length, pair, layer))
     if len(layers) < n_layers:
         shown = f"layer {layers[0]}" if len(layers) == 1 else f"layers {layers[0]}–{layers[-1]}"
-        notes.append(Note(f"This input is long for {n_layers} layers × {n_heads} heads, so bertviz gets only {shown} "
-                          "(choose the layer above); the maps below still use every layer. A lower token cap brings "
-                          "the rest back."))
+        notes.append(
+            Note(
+                f"This input is long for {n_layers} layers × {n_heads} heads, so bertviz gets only {shown} "
+                "(choose the layer above); the maps below still use every layer. A lower token cap brings "
+                "the rest back."
+            )
+        )
     title = f"{label} · {' / '.join(t for t in (inputs.text, inputs.text_b) if t.strip())}"[:200]
     document = cache(bertviz_document, att, enc.tokens, enc.sentence_b_start, inputs.view, layer, head, layers, title)
 
@@ -404,6 +489,21 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         weights, what = mean_attention(att), f"mean over {n_layers} layers × {n_heads} heads"
     else:
         weights, what = rollout(att), f"rollout through {n_layers} layers"
-    return Result(inputs.variant, label, loaded.variant.family, loaded.shown_as, enc, att, layer, head, layers,
-                  document, bertviz_offline.height_hint(inputs.view, len(layers), n_heads, length), weights, what,
-                  uses_token_types(loaded.model), getattr(loaded.model.config, "type_vocab_size", None), tuple(notes))
+    return Result(
+        inputs.variant,
+        label,
+        loaded.variant.family,
+        loaded.shown_as,
+        enc,
+        att,
+        layer,
+        head,
+        layers,
+        document,
+        bertviz_offline.height_hint(inputs.view, len(layers), n_heads, length),
+        weights,
+        what,
+        uses_token_types(loaded.model),
+        getattr(loaded.model.config, "type_vocab_size", None),
+        tuple(notes),
+    )

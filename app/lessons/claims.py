@@ -37,6 +37,7 @@ produces ours, and the live run (app/experiments/live.py: the smallest pair of a
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
@@ -62,25 +63,79 @@ TRAIN_LOSS_LABEL = "training loss (every 20 steps; the arms' losses differ in wh
 MODELS: tuple[str, ...] = ()  # it runs no model: it reads the stored experiment results
 TAKEAWAY = "A claim holds only when A − B over paired seeds clears its bound after Holm's adjustment."
 SPEC = Spec(
-    Param("claim", "choice", "masking", choices=NAMES, widget="select", label="Claim",
-          labels=tuple((n, CLAIMS[n].title) for n in NAMES), help="Which paper's claim to look at."),
-    Param("compare", "int", 0, lo=0, hi=19, widget="select", label="Comparison",
-          help="The claim's comparisons: arm A beats arm B on one metric, as the paper said."),
-    Param("metric", "choice", "auto", choices=("auto",) + CURVE_METRICS, widget="select", label="Curves of",
-          help="What the curves show; *auto* is the comparison's own metric."),
-    Param("x", "choice", "auto", choices=("auto", "step", "flops"), widget="radio", label="Curves against",
-          labels=(("auto", "as the paper compares"), ("step", "training steps"), ("flops", "training FLOPs")),
-          help="ELECTRA's claim is per unit of compute: its arms take different numbers of steps for the same FLOPs."),
-    Param("arms", "choice", "pair", choices=("pair", "all"), widget="radio", label="Arms",
-          labels=(("pair", "the two compared"), ("all", "every arm")), help="Draw the two compared arms, or all of them."),
+    Param(
+        "claim",
+        "choice",
+        "masking",
+        choices=NAMES,
+        widget="select",
+        label="Claim",
+        labels=tuple((n, CLAIMS[n].title) for n in NAMES),
+        help="Which paper's claim to look at.",
+    ),
+    Param(
+        "compare",
+        "int",
+        0,
+        lo=0,
+        hi=19,
+        widget="select",
+        label="Comparison",
+        help="The claim's comparisons: arm A beats arm B on one metric, as the paper said.",
+    ),
+    Param(
+        "metric",
+        "choice",
+        "auto",
+        choices=("auto",) + CURVE_METRICS,
+        widget="select",
+        label="Curves of",
+        help="What the curves show; *auto* is the comparison's own metric.",
+    ),
+    Param(
+        "x",
+        "choice",
+        "auto",
+        choices=("auto", "step", "flops"),
+        widget="radio",
+        label="Curves against",
+        labels=(("auto", "as the paper compares"), ("step", "training steps"), ("flops", "training FLOPs")),
+        help="ELECTRA's claim is per unit of compute: its arms take different numbers of steps for the same FLOPs.",
+    ),
+    Param(
+        "arms",
+        "choice",
+        "pair",
+        choices=("pair", "all"),
+        widget="radio",
+        label="Arms",
+        labels=(("pair", "the two compared"), ("all", "every arm")),
+        help="Draw the two compared arms, or all of them.",
+    ),
     seed_param(label="Seed of the live run", help="The live run's models and batches come from this seed."),
-    Param("seconds", "int", 60, lo=10, hi=60, step=5, widget="slider", label="Live run length (s)",
-          help="Training wall time of the live run (at most 60 s), after its data is prepared."),
-    figure_param((("curves", "The comparison's curves and its verdict"),
-                  ("finals", "Final numbers: every seed, mean ± sd"))),
+    Param(
+        "seconds",
+        "int",
+        60,
+        lo=10,
+        hi=60,
+        step=5,
+        widget="slider",
+        label="Live run length (s)",
+        help="Training wall time of the live run (at most 60 s), after its data is prepared.",
+    ),
+    figure_param(
+        (("curves", "The comparison's curves and its verdict"), ("finals", "Final numbers: every seed, mean ± sd"))
+    ),
 )
-VERDICT_LEVEL = {rule.REPRODUCES: "success", rule.EQUIVALENT: "info", rule.TOO_SMALL: "info", rule.REVERSES: "error",
-                 rule.NO_VERDICT: "warning", rule.NOT_COUNTED: "info"}
+VERDICT_LEVEL = {
+    rule.REPRODUCES: "success",
+    rule.EQUIVALENT: "info",
+    rule.TOO_SMALL: "info",
+    rule.REVERSES: "error",
+    rule.NO_VERDICT: "warning",
+    rule.NOT_COUNTED: "info",
+}
 
 
 # ----------------------------------------------------------------------------- reading the results
@@ -114,20 +169,25 @@ def shared_key(inputs) -> tuple:
 # ----------------------------------------------------------------------------- what the page shows
 
 
-PAIRING = ("a seed sets both arms' initial weights (the same where their shapes match) and the random stream that "
-           "orders their batches; what an arm's recipe changes — its masks, its copies of the data, its objective — "
-           "differs by design, so their batches and masks need not be the same")
+PAIRING = (
+    "a seed sets both arms' initial weights (the same where their shapes match) and the random stream that "
+    "orders their batches; what an arm's recipe changes — its masks, its copies of the data, its objective — "
+    "differs by design, so their batches and masks need not be the same"
+)
 
 
 def pairing_text(doc: dict | None, better: str, worse: str) -> str:
     """What pairing A and B by seed means for these two arms: :data:`PAIRING`, and their step counts when they
     differ (ELECTRA's arms spend the same FLOPs in different numbers of steps)."""
     arms = (doc or {}).get("arms", {})
-    steps = [sorted({r.get("steps") for r in arms.get(k, {}).get("seeds", []) if isinstance(r.get("steps"), int)})
-             for k in (better, worse)]
+    steps = [
+        sorted({r.get("steps") for r in arms.get(k, {}).get("seeds", []) if isinstance(r.get("steps"), int)})
+        for k in (better, worse)
+    ]
     if all(len(x) == 1 for x in steps) and steps[0] != steps[1]:
-        return (f"{PAIRING}; and A trained {steps[0][0]:,} steps, B {steps[1][0]:,}, so even the number of batches "
-                "differs")
+        return (
+            f"{PAIRING}; and A trained {steps[0][0]:,} steps, B {steps[1][0]:,}, so even the number of batches differs"
+        )
     return PAIRING
 
 
@@ -307,15 +367,32 @@ def comparisons(name: str, doc: dict | None, found: dict | None = None) -> tuple
     out = []
     for c in claim.comparisons:
         m = claim.metrics[c.metric]
-        out.append(Comparison(
-            c.key, c.claim, c.better, c.worse, labels[c.better], labels[c.worse],
-            c.metric, m.label, m.higher_is_better, m.unit, c.source, c.note,
-            tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper), found.get(c.key),
-            c.kind, c.margin, c.margin_why, health_lines(checks, c.better, c.worse, c.metric),
-            pairing_text(doc, c.better, c.worse), c.ours_for(doc),
-            results.other_metrics_text(results.other_metrics(doc, c.better, c.worse, c.metric)) if doc else "",
-            *plan_parts(name, c.key, doc),
-        ))
+        out.append(
+            Comparison(
+                c.key,
+                c.claim,
+                c.better,
+                c.worse,
+                labels[c.better],
+                labels[c.worse],
+                c.metric,
+                m.label,
+                m.higher_is_better,
+                m.unit,
+                c.source,
+                c.note,
+                tuple(PaperRow(r.measure, r.better, r.worse, r.difference) for r in c.paper),
+                found.get(c.key),
+                c.kind,
+                c.margin,
+                c.margin_why,
+                health_lines(checks, c.better, c.worse, c.metric),
+                pairing_text(doc, c.better, c.worse),
+                c.ours_for(doc),
+                results.other_metrics_text(results.other_metrics(doc, c.better, c.worse, c.metric)) if doc else "",
+                *plan_parts(name, c.key, doc),
+            )
+        )
     return tuple(out)
 
 
@@ -352,9 +429,19 @@ def history_rows(c: Comparison) -> list[dict]:
     rows = []
     for h in c.plan:
         changed = ", ".join(h["changed"]) or ("—" if h["version"] > c.plan[0]["version"] else "first")
-        rows.append({"version": h["version"], "date": h["date"], "seeds": h["seeds"], "metric": h["metric"],
-                     "kind": h["kind"] + (f" ±{h['margin']:g}" if h["margin"] else ""), "changed": changed,
-                     "fixed": h["fixed"], "looks": h["looks"], "why": h["why"]})
+        rows.append(
+            {
+                "version": h["version"],
+                "date": h["date"],
+                "seeds": h["seeds"],
+                "metric": h["metric"],
+                "kind": h["kind"] + (f" ±{h['margin']:g}" if h["margin"] else ""),
+                "changed": changed,
+                "fixed": h["fixed"],
+                "looks": h["looks"],
+                "why": h["why"],
+            }
+        )
     return rows
 
 
@@ -365,14 +452,21 @@ def looks_text(c: Comparison) -> str:
     seeds = " → ".join(str(s) for s in dict.fromkeys(h["seeds"] for h in c.plan))
     metrics = " → ".join(dict.fromkeys(h["metric"] for h in c.plan))
     after = sum(h["fixed"] == plans.AFTER for h in c.plan)
-    parts = [f"**Looked at {txt.count(c.looks, 'time')}** (recorded runs read for this comparison"
-             + (f", {c.dirty_looks} of them from a tree with uncommitted changes" if c.dirty_looks else "") + ")."]
+    parts = [
+        f"**Looked at {txt.count(c.looks, 'time')}** (recorded runs read for this comparison"
+        + (f", {c.dirty_looks} of them from a tree with uncommitted changes" if c.dirty_looks else "")
+        + ")."
+    ]
     parts.append(f"Seeds {seeds}" + (f"; metric {metrics}" if "→" in metrics else "") + ".")
-    parts.append(f"{txt.count(len(c.plan), 'plan version')}, {after} of them written after looking at results"
-                 + (f"; the results on this page followed {c.followed}." if c.followed else "."))
+    parts.append(
+        f"{txt.count(len(c.plan), 'plan version')}, {after} of them written after looking at results"
+        + (f"; the results on this page followed {c.followed}." if c.followed else ".")
+    )
     if c.looks > 1:
-        parts.append("Each look is another chance to see a difference by chance: Holm's adjustment counts the "
-                     "comparisons of one look, not the looks.")
+        parts.append(
+            "Each look is another chance to see a difference by chance: Holm's adjustment counts the "
+            "comparisons of one look, not the looks."
+        )
     return " ".join(parts)
 
 
@@ -387,8 +481,10 @@ def health_lines(checks: dict[str, list[dict]], better: str, worse: str, metric:
             floor = "—" if row["floor"] is None else results.fmt(row["floor"])
             values = ", ".join(f"{'not recorded' if v is None else results.fmt(v)}" for v in row["values"].values())
             verdict = "passes" if row["passed"] else f"**fails** on {txt.count(len(row['failed']), 'seed')}"
-            lines.append(f"{side} ({txt.md(arm)}): {row['what']} ≥ {floor} on every seed — {values}: {verdict}. "
-                         f"Why: {row['why']}.")
+            lines.append(
+                f"{side} ({txt.md(arm)}): {row['what']} ≥ {floor} on every seed — {values}: {verdict}. "
+                f"Why: {row['why']}."
+            )
     return tuple(lines)
 
 
@@ -403,8 +499,10 @@ def claim_line(c: Comparison) -> str:
     """The claim's kind in words and numbers, and why its margin (markdown)."""
     unit = f" {c.unit}" if c.unit else ""
     if c.kind == rule.NONINFERIORITY:
-        what = (f"**noninferiority**: A is not worse than B by more than {c.margin:g}{unit} "
-                f"(A − B > −{c.margin:g}, with A − B positive in the claimed direction)")
+        what = (
+            f"**noninferiority**: A is not worse than B by more than {c.margin:g}{unit} "
+            f"(A − B > −{c.margin:g}, with A − B positive in the claimed direction)"
+        )
     elif c.kind == rule.EQUIVALENCE:
         what = f"**equivalence**: A and B are within ±{c.margin:g}{unit} (−{c.margin:g} < A − B < +{c.margin:g})"
     else:
@@ -417,9 +515,11 @@ def verdict_text(c: Comparison, m: int) -> str:
     verdict and why — every number a student needs to check it by hand."""
     v = c.verdict
     if v.get("health"):
-        said = (f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
-                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
-                f"seed ({c.pairing}).")
+        said = (
+            f"**Verdict: {rule.NO_VERDICT}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+            f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, paired by "
+            f"seed ({c.pairing})."
+        )
         if _finite(v.get("p_items")):
             said += "  \n" + items_line(v)
         elif v.get("enough_seeds"):
@@ -428,31 +528,46 @@ def verdict_text(c: Comparison, m: int) -> str:
             said += f"  \n**On the experiment's other metrics** (described, not tested): {c.others}."
         return said
     if v.get("counted_in"):
-        return (f"**Verdict: {rule.NOT_COUNTED}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
-                f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, 95% "
-                f"interval {_n(v['ci_low'])} to {_n(v['ci_high'])}, paired by seed ({c.pairing}).")
+        return (
+            f"**Verdict: {rule.NOT_COUNTED}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
+            f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, 95% "
+            f"interval {_n(v['ci_low'])} to {_n(v['ci_high'])}, paired by seed ({c.pairing})."
+        )
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
     if v["design"] == "paired":
-        per_seed = ", ".join(f"seed {s}: {results.fmt(a, 4)} vs {results.fmt(b, 4)} → {_n(d)}" for s, a, b, d in
-                             zip(v["seeds"], v["a"], v["b"], v["diffs"]))
-        measured = (f"**Measured**, paired by seed ({c.pairing}), A vs B "
-                    f"and the difference {sign}: {per_seed}. Mean {_n(v['difference'])}, sd {v['sd']:.3g}, "
-                    f"se = sd/√{v['n']} = {v['se']:.3g}, df = {v['n']} − 1 = {v['df']:g}.")
+        per_seed = ", ".join(
+            f"seed {s}: {results.fmt(a, 4)} vs {results.fmt(b, 4)} → {_n(d)}"
+            for s, a, b, d in zip(v["seeds"], v["a"], v["b"], v["diffs"])
+        )
+        measured = (
+            f"**Measured**, paired by seed ({c.pairing}), A vs B "
+            f"and the difference {sign}: {per_seed}. Mean {_n(v['difference'])}, sd {v['sd']:.3g}, "
+            f"se = sd/√{v['n']} = {v['se']:.3g}, df = {v['n']} − 1 = {v['df']:g}."
+        )
     else:
-        measured = (f"**Measured**, unpaired (the arms share no seeds): A {results.fmt(v['mean_a'], 4)} (sd {v['sd_a']:.3g}, "
-                    f"{v['n_a']} seeds) vs B {results.fmt(v['mean_b'], 4)} (sd {v['sd_b']:.3g}, {v['n_b']} seeds): {sign} = "
-                    f"{_n(v['difference'])}, se = √(sA²/nA + sB²/nB) = {v['se']:.3g}, Welch's df = {v['df']:.3g}.")
-    where = {rule.SUPERIORITY: "above 0", rule.NONINFERIORITY: f"above −{v['margin']:g}",
-             rule.EQUIVALENCE: f"inside ±{v['margin']:g}"}[v["kind"]]
-    interval = (f"**95% interval** of the difference: {_n(v['ci_low'])} to {_n(v['ci_high'])} (mean ± "
-                f"{v['t95']:.3g} × se); the claim holds when it lies {where}.")
+        measured = (
+            f"**Measured**, unpaired (the arms share no seeds): A {results.fmt(v['mean_a'], 4)} (sd {v['sd_a']:.3g}, "
+            f"{v['n_a']} seeds) vs B {results.fmt(v['mean_b'], 4)} (sd {v['sd_b']:.3g}, {v['n_b']} seeds): {sign} = "
+            f"{_n(v['difference'])}, se = √(sA²/nA + sB²/nB) = {v['se']:.3g}, Welch's df = {v['df']:.3g}."
+        )
+    where = {
+        rule.SUPERIORITY: "above 0",
+        rule.NONINFERIORITY: f"above −{v['margin']:g}",
+        rule.EQUIVALENCE: f"inside ±{v['margin']:g}",
+    }[v["kind"]]
+    interval = (
+        f"**95% interval** of the difference: {_n(v['ci_low'])} to {_n(v['ci_high'])} (mean ± "
+        f"{v['t95']:.3g} × se); the claim holds when it lies {where}."
+    )
     boundary = "mean" if not v["boundary"] else f"(mean − ({_n(v['boundary'])}))"
-    test = (f"**Test**: t = {boundary} / se = {_n(v['t'])}, p = 2·P(T ≥ |t|) = {v['p']:.2g} for Student's T on "
-            f"{v['df']:.3g} df{' (on 2 df, P(T ≥ t) = ½(1 − t/√(t² + 2)))' if v['df'] == 2 else ''}. This page makes {m} "
-            f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
-            f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}.")
+    test = (
+        f"**Test**: t = {boundary} / se = {_n(v['t'])}, p = 2·P(T ≥ |t|) = {v['p']:.2g} for Student's T on "
+        f"{v['df']:.3g} df{' (on 2 df, P(T ≥ t) = ½(1 − t/√(t² + 2)))' if v['df'] == 2 else ''}. This page makes {m} "
+        f"comparison{'s' if m != 1 else ''}, adjusted by Holm: this one's p ranks {v['rank']} of {v['m']}, so it "
+        f"must be ≤ 0.05/({v['m']} − {v['rank']} + 1) = {v['holm_threshold']:.2g}."
+    )
     lines = [f"**Verdict: {v['label']}**", measured, interval, test]
     if _finite(v.get("p_items")):
         lines.append(items_line(v))
@@ -463,14 +578,18 @@ def items_line(v: dict) -> str:
     """The verdict box's line on a probe's items: the bootstrap over its test items × the seeds, how it was drawn
     (and its limits), and its interval and p beside the seeds' own — for a comparison without a verdict, the
     intervals only (described, not tested)."""
-    said = (f"**Over the probe's {v['items']:,} test items × the seeds** (a bootstrap that also redraws the items every "
-            f"arm and seed was scored on; {v['items_how']}): A − B 95% interval {_n(v['items_low'])} to "
-            f"{_n(v['items_high'])}")
+    said = (
+        f"**Over the probe's {v['items']:,} test items × the seeds** (a bootstrap that also redraws the items every "
+        f"arm and seed was scored on; {v['items_how']}): A − B 95% interval {_n(v['items_low'])} to "
+        f"{_n(v['items_high'])}"
+    )
     if v.get("health") or v.get("counted_in"):
         return said + f", where the seeds alone give {_n(v['ci_low'])} to {_n(v['ci_high'])}. No verdict rests on it."
     boundary = _n(v["boundary"]) if v["boundary"] else "0"
-    return (said + f", p = {v['p_items']:.2g} against {boundary}, where the seeds alone give {_n(v['ci_low'])} to "
-            f"{_n(v['ci_high'])}, p = {v['p']:.2g}. Holm ranks the larger p.")
+    return (
+        said + f", p = {v['p_items']:.2g} against {boundary}, where the seeds alone give {_n(v['ci_low'])} to "
+        f"{_n(v['ci_high'])}, p = {v['p']:.2g}. Holm ranks the larger p."
+    )
 
 
 def margin_line(v: dict) -> str:
@@ -479,12 +598,16 @@ def margin_line(v: dict) -> str:
     m = v.get("eq_margin") or 0.0
     if not m > 0:
         return "**Against the margin**: no margin is stated for this metric, so there is no equivalence test."
-    said = (f"**Against the margin** (±{m:g}): A − B = {results.margins_text(v)} margins (mean [95% interval]); "
-            f"outcome **{v['outcome']}**")
+    said = (
+        f"**Against the margin** (±{m:g}): A − B = {results.margins_text(v)} margins (mean [95% interval]); "
+        f"outcome **{v['outcome']}**"
+    )
     if v["kind"] == rule.EQUIVALENCE:
         return said + " (the claim's own test is the equivalence test)."
-    return (said + f"; TOST (two one-sided tests, the 95% interval inside ±{m:g}) p = {v['p_equiv']:.2g}, Holm over "
-            f"the {v['m']} equivalence tests needs ≤ {v['equiv_threshold']:.2g}.")
+    return (
+        said + f"; TOST (two one-sided tests, the 95% interval inside ±{m:g}) p = {v['p_equiv']:.2g}, Holm over "
+        f"the {v['m']} equivalence tests needs ≤ {v['equiv_threshold']:.2g}."
+    )
 
 
 def interval_text(v: dict | None) -> str:
@@ -510,17 +633,21 @@ def p_text(v: dict | None) -> str:
 
 def family_caption(r) -> str:
     """What the overview of every comparison shows, with the units it draws them in."""
-    units = "; ".join(f"{short_label(CLAIMS[row.experiment].metrics[row.metric].label)} {row.scale_unit:g}"
-                      + (f" {row.unit}" if row.unit else "")
-                      for row in {row.metric: row for row in r.family}.values())
-    return (f"Every comparison of every claim on this page: A − B (positive = the claimed direction) in units of its "
-            f"metric's margin ({units}), its 95% interval as a bar, and the boundary its claim needs (a black tick): "
-            f"above 0 for *A beats B*, above −1 margin for *not worse by more than*, inside ±1 margin (shaded) for "
-            f"*about as good as*. The colour is the verdict after Holm's adjustment over the {r.m} comparisons tested "
-            f"(green reproduces, blue equivalent within ± the margin, grey inconclusive, red reverses), so an interval "
-            f"that clears its boundary can still be grey; a comparison with an arm that failed its health check, or "
-            f"not run yet, has no dot. Intervals past the edge are cut "
-            f"there (the number is written at the edge); hover for every number.")
+    units = "; ".join(
+        f"{short_label(CLAIMS[row.experiment].metrics[row.metric].label)} {row.scale_unit:g}"
+        + (f" {row.unit}" if row.unit else "")
+        for row in {row.metric: row for row in r.family}.values()
+    )
+    return (
+        f"Every comparison of every claim on this page: A − B (positive = the claimed direction) in units of its "
+        f"metric's margin ({units}), its 95% interval as a bar, and the boundary its claim needs (a black tick): "
+        f"above 0 for *A beats B*, above −1 margin for *not worse by more than*, inside ±1 margin (shaded) for "
+        f"*about as good as*. The colour is the verdict after Holm's adjustment over the {r.m} comparisons tested "
+        f"(green reproduces, blue equivalent within ± the margin, grey inconclusive, red reverses), so an interval "
+        f"that clears its boundary can still be grey; a comparison with an arm that failed its health check, or "
+        f"not run yet, has no dot. Intervals past the edge are cut "
+        f"there (the number is written at the edge); hover for every number."
+    )
 
 
 def family(name: str, doc: dict | None) -> dict[str, dict[str, dict]]:
@@ -539,9 +666,22 @@ def family_rows(found: dict[str, dict[str, dict]], name: str, chosen_key: str) -
     for exp, claim in CLAIMS.items():
         for c in claim.comparisons:
             m = claim.metrics[c.metric]
-            rows.append(FamilyRow(exp, c.key, c.claim, c.kind, c.metric, m.label, m.unit, m.higher_is_better,
-                                  c.margin, MARGINS.get(c.metric, (1.0, ""))[0], found.get(exp, {}).get(c.key),
-                                  exp == name and c.key == chosen_key))
+            rows.append(
+                FamilyRow(
+                    exp,
+                    c.key,
+                    c.claim,
+                    c.kind,
+                    c.metric,
+                    m.label,
+                    m.unit,
+                    m.higher_is_better,
+                    c.margin,
+                    MARGINS.get(c.metric, (1.0, ""))[0],
+                    found.get(exp, {}).get(c.key),
+                    exp == name and c.key == chosen_key,
+                )
+            )
     return tuple(rows)
 
 
@@ -553,18 +693,31 @@ def live_of(name: str) -> Live:
     claim = CLAIMS[name]
     comp = next((c for c in claim.comparisons if (c.better, c.worse) == tuple(e.live_pair)), claim.comparisons[0])
     m = claim.metrics[comp.metric]
-    return Live(tuple(e.live_pair), comp.metric, m.label, m.higher_is_better,
-                "flops" if claim.x_axis == "flops" else "step", live.availability(name))
+    return Live(
+        tuple(e.live_pair),
+        comp.metric,
+        m.label,
+        m.higher_is_better,
+        "flops" if claim.x_axis == "flops" else "step",
+        live.availability(name),
+    )
 
 
 def provenance(doc: dict) -> dict:
     """Where the numbers come from, in a few plain values."""
     meta, budget = doc.get("meta", {}), doc.get("budget", {})
     seeds = {len(a["seeds"]) for a in doc["arms"].values()}
-    return {"quick": bool(doc.get("quick")), "seeds": min(seeds) if seeds else 0, "steps": budget.get("steps"),
-            "device": meta.get("device"), "finished": meta.get("finished"), "command": meta.get("command"),
-            "revision": (meta.get("git") or {}).get("revision"), "dirty": (meta.get("git") or {}).get("dirty"),
-            "wall_seconds": meta.get("wall_seconds")}
+    return {
+        "quick": bool(doc.get("quick")),
+        "seeds": min(seeds) if seeds else 0,
+        "steps": budget.get("steps"),
+        "device": meta.get("device"),
+        "finished": meta.get("finished"),
+        "command": meta.get("command"),
+        "revision": (meta.get("git") or {}).get("revision"),
+        "dirty": (meta.get("git") or {}).get("dirty"),
+        "wall_seconds": meta.get("wall_seconds"),
+    }
 
 
 def _has_curve(doc: dict, metric: str) -> bool:
@@ -598,17 +751,23 @@ def compute_note(doc: dict, comp: Comparison) -> Note | None:
         own = f"{r['training'] / 1e12:.1f} TFLOP in {r['steps']:,} steps of {r['per_step'] / 1e9:.1f} GFLOP"
         if not r["teacher"]:
             return f"{side} ({txt.md(arm)}) {own}, no teacher"
-        return (f"{side} ({txt.md(arm)}) {r['total'] / 1e12:.1f} TFLOP: {own}, plus the teacher's training, "
-                f"{r['teacher'] / 1e12:.1f} TFLOP")
+        return (
+            f"{side} ({txt.md(arm)}) {r['total'] / 1e12:.1f} TFLOP: {own}, plus the teacher's training, "
+            f"{r['teacher'] / 1e12:.1f} TFLOP"
+        )
 
     both = f"{spent('A', comp.better, a)}; {spent('B', comp.worse, b)}"
     if abs(a["total"] / b["total"] - 1) <= 0.05:
         if a["teacher"] and b["teacher"]:
-            return Note(f"Compute, the whole recipe counted: {both}. Both arms need the same trained teacher, so "
-                        "this comparison holds the teacher fixed; what the teacher cost is in neither difference.")
+            return Note(
+                f"Compute, the whole recipe counted: {both}. Both arms need the same trained teacher, so "
+                "this comparison holds the teacher fixed; what the teacher cost is in neither difference."
+            )
         return None
-    return Note(f"The two arms did not spend the same compute, the whole recipe counted: {both} "
-                f"({a['total'] / b['total']:.1f}×).")
+    return Note(
+        f"The two arms did not spend the same compute, the whole recipe counted: {both} "
+        f"({a['total'] / b['total']:.1f}×)."
+    )
 
 
 def other_metrics_note(name: str, doc: dict, comp: Comparison) -> Note | None:
@@ -621,8 +780,10 @@ def other_metrics_note(name: str, doc: dict, comp: Comparison) -> Note | None:
     rows = results.other_metrics(doc, comp.better, comp.worse, comp.metric)
     if not rows:
         return None
-    return Note("No verdict here, so described, not tested: the same two arms on the experiment's other metrics, A − B "
-                "with positive the claimed direction: " + results.other_metrics_text(rows) + ".")
+    return Note(
+        "No verdict here, so described, not tested: the same two arms on the experiment's other metrics, A − B "
+        "with positive the claimed direction: " + results.other_metrics_text(rows) + "."
+    )
 
 
 def nsp_on_sop_note(doc: dict) -> Note | None:
@@ -636,9 +797,11 @@ def nsp_on_sop_note(doc: dict) -> Note | None:
     none = results.spread(results.finals(doc, "none", "sop_probe")) if "none" in arms else {"n": 0}
     if not probe["n"]:
         return None
-    said = (f"Not tested here: ALBERT's \"an NSP-trained model cannot solve SOP\" (52.0 in its Table 5, near chance). "
-            f"This experiment's NSP arm has SOP probe {probe['mean']:.3f} (sd {probe['sd']:.3f}, "
-            f"{txt.count(probe['n'], 'seed')}; chance 0.5)")
+    said = (
+        f"Not tested here: ALBERT's \"an NSP-trained model cannot solve SOP\" (52.0 in its Table 5, near chance). "
+        f"This experiment's NSP arm has SOP probe {probe['mean']:.3f} (sd {probe['sd']:.3f}, "
+        f"{txt.count(probe['n'], 'seed')}; chance 0.5)"
+    )
     if none["n"]:
         said += f", where the arm without a sentence objective has {none['mean']:.3f}"
     if head["n"]:
@@ -648,10 +811,14 @@ def nsp_on_sop_note(doc: dict) -> Note | None:
         return Note(said + ".")
     floor = 0.5 + 1.96 * (0.25 / n) ** 0.5  # clearly above chance on the probe's n test pairs, one-sided 2.5%
     if probe["min"] > floor:
-        return Note(said + f": every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), so that half "
-                    "of the claim does not hold here as stated.")
-    return Note(said + f": not every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), in line with "
-                "that half of the claim, which no verdict here tests.")
+        return Note(
+            said + f": every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), so that half "
+            "of the claim does not hold here as stated."
+        )
+    return Note(
+        said + f": not every seed is clearly above chance (≥ {floor:.3f} on {n:,} test pairs), in line with "
+        "that half of the claim, which no verdict here tests."
+    )
 
 
 def teacher_note(doc: dict) -> Note | None:
@@ -662,32 +829,51 @@ def teacher_note(doc: dict) -> Note | None:
         for r in a.get("seeds", []):
             d = r.get("details") or {}
             if teacher is None and _finite((d.get("teacher_final") or {}).get("top1")):
-                teacher = (float(d["teacher_final"]["top1"]), d.get("teacher_layers"), d.get("teacher_steps"),
-                           d.get("student_layers"))
+                teacher = (
+                    float(d["teacher_final"]["top1"]),
+                    d.get("teacher_layers"),
+                    d.get("teacher_steps"),
+                    d.get("student_layers"),
+                )
             if _finite(r.get("final", {}).get("valid_top1")):
                 students.append(float(r["final"]["valid_top1"]))
     if teacher is None or not students:
         return None
     top1, layers, steps, student_layers = teacher
-    shape = (f" ({layers} layers, {steps} training steps; the students have {student_layers} layers and "
-             f"{doc.get('budget', {}).get('steps', '?')} steps)") if layers and steps else ""
-    said = (f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
-            f"{min(students):.3f}–{max(students):.3f}.")
+    shape = (
+        (
+            f" ({layers} layers, {steps} training steps; the students have {student_layers} layers and "
+            f"{doc.get('budget', {}).get('steps', '?')} steps)"
+        )
+        if layers and steps
+        else ""
+    )
+    said = (
+        f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
+        f"{min(students):.3f}–{max(students):.3f}."
+    )
     t = results.teacher_flops(doc)
     if t:
         arms = doc.get("arms", {})
         free = [txt.md(k) for k, a in arms.items() if not results.uses_teacher(a)]
-        said += (f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
-                 f"as the arms'), which {len(arms) - len(free)} of the {len(arms)} arms need"
-                 + (f" (all but {', '.join(free)})" if free else "") + ": its training counts in their compute, and its own "
-                 "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
-                 "teacher training, not run here.")
+        said += (
+            f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
+            f"as the arms'), which {len(arms) - len(free)} of the {len(arms)} arms need"
+            + (f" (all but {', '.join(free)})" if free else "")
+            + ": its training counts in their compute, and its own "
+            "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
+            "teacher training, not run here."
+        )
     if top1 <= max(students):
-        return Note(said + " The teacher is not stronger than every student: distillation's premise (a teacher "
-                    "much better than its student) does not hold in these runs, so soft targets may pull a student "
-                    "toward a worse model. Read these verdicts with that in mind.", "warning")
-    return Note(said + f" It is stronger than every student by {top1 - max(students):.3f} or more, as distillation "
-                "assumes.")
+        return Note(
+            said + " The teacher is not stronger than every student: distillation's premise (a teacher "
+            "much better than its student) does not hold in these runs, so soft targets may pull a student "
+            "toward a worse model. Read these verdicts with that in mind.",
+            "warning",
+        )
+    return Note(
+        said + f" It is stronger than every student by {top1 - max(students):.3f} or more, as distillation assumes."
+    )
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
@@ -700,17 +886,33 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     if doc is not None:
         problems = results.validate(doc)
         if problems:
-            notes.append(Note("The results file has problems (" + "; ".join(txt.md(p, 80) for p in problems[:3])
-                              + ("; …" if len(problems) > 3 else "") + "): what can be read is shown.", "warning"))
+            notes.append(
+                Note(
+                    "The results file has problems ("
+                    + "; ".join(txt.md(p, 80) for p in problems[:3])
+                    + ("; …" if len(problems) > 3 else "")
+                    + "): what can be read is shown.",
+                    "warning",
+                )
+            )
         if doc.get("quick"):
-            notes.append(Note("These results come from a `--quick` smoke run (a handful of steps on a sample of the "
-                              "corpus): they show that the experiment runs, not whether the claim holds.", "warning"))
+            notes.append(
+                Note(
+                    "These results come from a `--quick` smoke run (a handful of steps on a sample of the "
+                    "corpus): they show that the experiment runs, not whether the claim holds.",
+                    "warning",
+                )
+            )
     found = family(name, doc)
     comps = comparisons(name, doc, found.get(name, {}))
     chosen = inputs.compare
     if not 0 <= chosen < len(comps):
-        notes.append(Note(f"This claim has {len(comps)} comparisons (counted from 0): comparison {chosen} does not "
-                          "exist, showing comparison 0."))
+        notes.append(
+            Note(
+                f"This claim has {len(comps)} comparisons (counted from 0): comparison {chosen} does not "
+                "exist, showing comparison 0."
+            )
+        )
         chosen = 0
     comp = comps[chosen]
     x = ("flops" if claim.x_axis == "flops" else "step") if inputs.x == "auto" else inputs.x
@@ -718,13 +920,21 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     metric = comp.metric if inputs.metric == "auto" else inputs.metric
     if doc is not None and not _has_curve(doc, metric):
         if inputs.metric != "auto":
-            notes.append(Note(f"This claim's runs have no curve of {txt.md(inputs.metric)}; showing its comparison's "
-                              f"metric, {txt.md(comp.metric)}."))
+            notes.append(
+                Note(
+                    f"This claim's runs have no curve of {txt.md(inputs.metric)}; showing its comparison's "
+                    f"metric, {txt.md(comp.metric)}."
+                )
+            )
         metric = comp.metric if _has_curve(doc, comp.metric) else "train_loss"
         if inputs.metric == "auto" and metric != comp.metric:
-            notes.append(Note(f"The comparison's {comp.metric_label} is measured once, after training, so it has no "
-                              f"curve: the curves show the {_metric_label(name, metric)}; the comparison's own final "
-                              "numbers are under them."))
+            notes.append(
+                Note(
+                    f"The comparison's {comp.metric_label} is measured once, after training, so it has no "
+                    f"curve: the curves show the {_metric_label(name, metric)}; the comparison's own final "
+                    "numbers are under them."
+                )
+            )
     curves, finals = [], []
     if doc is not None:
         pair = {comp.better, comp.worse}
@@ -735,43 +945,83 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             if x == "flops":  # the whole recipe: an arm that needs a trained teacher starts at the teacher's cost
                 start = (results.recipe_flops(doc, arm) or {}).get("teacher", 0.0)
                 b["x"] = [v + start for v in b["x"]]
-            curves.append(Curve(arm, label, tuple(b["x"]), tuple(b["mean"]), tuple(b["lo"]), tuple(b["hi"]), b["n"],
-                                arm in pair))
+            curves.append(
+                Curve(arm, label, tuple(b["x"]), tuple(b["mean"]), tuple(b["lo"]), tuple(b["hi"]), b["n"], arm in pair)
+            )
         for arm, a in doc["arms"].items():
             kept = [(r["seed"], r["final"].get(comp.metric)) for r in a["seeds"]]
             kept = [(s, float(v)) for s, v in kept if _finite(v)]
             sp = results.spread([v for _, v in kept])
-            finals.append(Final(arm, a["label"], tuple(s for s, _ in kept), tuple(v for _, v in kept), sp["mean"],
-                                sp["sd"], sp["min"], sp["max"], a.get("params"), arm in pair))
-        for note in (teacher_note(doc) if name == "distillation" else None, other_metrics_note(name, doc, comp),
-                     nsp_on_sop_note(doc) if (name, comp.key) == ("sentence", "sop_solves_sop") else None,
-                     Note(f"Ours, not the paper's setting: {comp.ours}") if comp.ours else None,
-                     compute_note(doc, comp)):
+            finals.append(
+                Final(
+                    arm,
+                    a["label"],
+                    tuple(s for s, _ in kept),
+                    tuple(v for _, v in kept),
+                    sp["mean"],
+                    sp["sd"],
+                    sp["min"],
+                    sp["max"],
+                    a.get("params"),
+                    arm in pair,
+                )
+            )
+        for note in (
+            teacher_note(doc) if name == "distillation" else None,
+            other_metrics_note(name, doc, comp),
+            nsp_on_sop_note(doc) if (name, comp.key) == ("sentence", "sop_solves_sop") else None,
+            Note(f"Ours, not the paper's setting: {comp.ours}") if comp.ours else None,
+            compute_note(doc, comp),
+        ):
             if note is not None:
                 notes.append(note)
         missing = [a for a in (comp.better, comp.worse) if a not in doc["arms"]]
         if missing:
-            notes.append(Note(f"The results hold no run of {', '.join(txt.md(a) for a in missing)}: this comparison "
-                              "has no verdict (run the experiment with every arm)."))
+            notes.append(
+                Note(
+                    f"The results hold no run of {', '.join(txt.md(a) for a in missing)}: this comparison "
+                    "has no verdict (run the experiment with every arm)."
+                )
+            )
     return Result(
-        name=name, title=claim.title, claim=claim.claim, papers=claim.papers, labels=arm_labels(name, doc),
+        name=name,
+        title=claim.title,
+        claim=claim.claim,
+        papers=claim.papers,
+        labels=arm_labels(name, doc),
         has_results=doc is not None,
-        command=results.command(name), provenance=provenance(doc) if doc else {}, comparisons=comps, chosen=chosen,
-        metric=metric, metric_label=_metric_label(name, metric), metric_options=options,
-        metric_choice=inputs.metric if inputs.metric in options else "auto", x=x, curves=tuple(curves),
-        finals=tuple(finals), params_axis=claim.x_axis == "params", live=live_of(name), notes=tuple(notes),
-        family=family_rows(found, name, comp.key), m=max((v["m"] for d in found.values() for v in d.values()), default=0),
+        command=results.command(name),
+        provenance=provenance(doc) if doc else {},
+        comparisons=comps,
+        chosen=chosen,
+        metric=metric,
+        metric_label=_metric_label(name, metric),
+        metric_options=options,
+        metric_choice=inputs.metric if inputs.metric in options else "auto",
+        x=x,
+        curves=tuple(curves),
+        finals=tuple(finals),
+        params_axis=claim.x_axis == "params",
+        live=live_of(name),
+        notes=tuple(notes),
+        family=family_rows(found, name, comp.key),
+        m=max((v["m"] for d in found.values() for v in d.values()), default=0),
     )
 
 
 def curves_caption(r: Result) -> str:
     """The caption under the training curves, true of the metric they show: held-out metrics are measured at every
     evaluation; the training loss is logged every 20 steps on the batches trained on."""
-    where = ("on the batches trained on, not on held-out text" if r.metric == "train_loss"
-             else "on held-out text at every evaluation")
-    return (f"{r.metric_label}, {where}. Lines: the mean over seeds; shaded: ± one standard deviation over seeds — "
-            "where two bands overlap, the seeds alone could move one arm onto the other. Blue is A, orange B, grey the "
-            "claim's other arms. Hover for the numbers.")
+    where = (
+        "on the batches trained on, not on held-out text"
+        if r.metric == "train_loss"
+        else "on held-out text at every evaluation"
+    )
+    return (
+        f"{r.metric_label}, {where}. Lines: the mean over seeds; shaded: ± one standard deviation over seeds — "
+        "where two bands overlap, the seeds alone could move one arm onto the other. Blue is A, orange B, grey the "
+        "claim's other arms. Hover for the numbers."
+    )
 
 
 def live_points(progress, metric: str, x: str) -> dict[str, tuple[list[float], list[float]]]:
@@ -803,8 +1053,15 @@ def live_curves(progress) -> LiveCurves:
     """What the live figure shows of ``progress`` (app.experiments.live.Progress): its experiment's live pair
     (``live_of``), each arm's training loss and held-out curve so far."""
     run_live = live_of(progress.experiment)
-    return LiveCurves(live_training(progress, run_live.x), live_points(progress, run_live.metric, run_live.x),
-                      dict(progress.labels), run_live.x, run_live.metric_label, run_live.pair, run_live.higher_is_better)
+    return LiveCurves(
+        live_training(progress, run_live.x),
+        live_points(progress, run_live.metric, run_live.x),
+        dict(progress.labels),
+        run_live.x,
+        run_live.metric_label,
+        run_live.pair,
+        run_live.higher_is_better,
+    )
 
 
 def _finite_pairs(series: dict, x: str, y: str) -> tuple[list[float], list[float]]:

@@ -28,6 +28,7 @@ Pure (no streamlit); runs on any device the models are on.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from dataclasses import dataclass, fields
@@ -62,12 +63,26 @@ MODELS = tuple(catalogue.CATALOGUE)  # every variant; the ones that cannot be lo
 TAKEAWAY = 'Variants differ in tokens, training target and cost — measure on your own hardware before choosing.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
-    Param("word", "int", DEFAULTS.word, lo=0, hi=999, widget="select", label="Word to mask",
-          help="Every model predicts this word with it hidden (words count from 0)."),
-    Param("top_k", "int", DEFAULTS.top_k, lo=1, hi=DEFAULTS.most_top_k, widget="slider",
-          label="Guesses shown per model"),
-    figure_param((("cost", "What each variant costs here"), ("guide", "Which one should I use? (the guide)"),
-                  ("tokens", "How each tokenizer cuts the sentence"))),
+    Param(
+        "word",
+        "int",
+        DEFAULTS.word,
+        lo=0,
+        hi=999,
+        widget="select",
+        label="Word to mask",
+        help="Every model predicts this word with it hidden (words count from 0).",
+    ),
+    Param(
+        "top_k", "int", DEFAULTS.top_k, lo=1, hi=DEFAULTS.most_top_k, widget="slider", label="Guesses shown per model"
+    ),
+    figure_param(
+        (
+            ("cost", "What each variant costs here"),
+            ("guide", "Which one should I use? (the guide)"),
+            ("tokens", "How each tokenizer cuts the sentence"),
+        )
+    ),
 )
 
 
@@ -143,11 +158,13 @@ def masking_note(pieces: dict[str, tuple[str, ...]], word: str) -> str | None:
         return None
     whole = [label for label, p in pieces.items() if len(p) == 1]
     parts = "; ".join(f"{label}: {len(p)} ({' · '.join(txt.md(x) for x in p)})" for label, p in split.items())
-    return (f"{txt.md(word)} is one piece for {', '.join(whole) or 'no model'}, but several for {parts}. A masked LM "
-            "then gets that many mask tokens at once (so it knows the word's length) and predicts each piece on its "
-            "own: the guesses shown are for the first piece, *best fill* takes the likeliest piece at every position, "
-            "and P(word) multiplies the pieces' probabilities. XLNet predicts the pieces left to right, each seeing "
-            "the ones before it.")
+    return (
+        f"{txt.md(word)} is one piece for {', '.join(whole) or 'no model'}, but several for {parts}. A masked LM "
+        "then gets that many mask tokens at once (so it knows the word's length) and predicts each piece on its "
+        "own: the guesses shown are for the first piece, *best fill* takes the likeliest piece at every position, "
+        "and P(word) multiplies the pieces' probabilities. XLNet predicts the pieces left to right, each seeing "
+        "the ones before it."
+    )
 
 
 def replaced_probability(discriminator, ids: tuple[int, ...]) -> tuple[float, ...]:
@@ -169,7 +186,7 @@ def swap_in(tokenizer, ids: tuple[int, ...], where: list[int], candidates) -> tu
         tid = tokenizer.convert_tokens_to_ids(raw)
         if tid is None or tid in tokenizer.all_special_ids or raw.startswith("##") or [tid] == original:
             continue
-        return tuple(ids[: where[0]] + [tid] + ids[where[-1] + 1:]), txt.piece_text(tokenizer, tid)
+        return tuple(ids[: where[0]] + [tid] + ids[where[-1] + 1 :]), txt.piece_text(tokenizer, tid)
     return None
 
 
@@ -181,17 +198,26 @@ def swap_verdict(put: str, probs: tuple[float, ...], special: tuple[bool, ...], 
     others = [q for i, q in enumerate(probs) if i != at and not special[i]]
     rank = 1 + sum(q > p for q in others)  # 1 = the highest P(replaced) of the sentence
     n = len(others) + 1
-    where = ("the sentence's only token" if n == 1 else f"the highest of the sentence's {n} tokens" if rank == 1
-             else f"the {txt.ordinal(rank)} highest of the sentence's {n} tokens")
+    where = (
+        "the sentence's only token"
+        if n == 1
+        else f"the highest of the sentence's {n} tokens"
+        if rank == 1
+        else f"the {txt.ordinal(rank)} highest of the sentence's {n} tokens"
+    )
     if p > 0.5 and rank == 1:
         return f"Here it lit it up: P(replaced) = {p:.2f} for {txt.md(put)}, {where}."
     if p > 0.5:
         flagged = sum(q > 0.5 for q in others)
-        return (f"Here it marks {txt.md(put)} replaced (P = {p:.2f}, {where}), but it marks "
-                f"{txt.count(flagged, 'original token')} replaced as well.")
-    return (f"Here it missed it: it scores the swapped-in {txt.md(put)} at P(replaced) = {p:.2f}, below 0.5 "
-            f"({where}), so it takes the word for the original. A plausible word is the hard case: ELECTRA's "
-            "generator is trained to produce exactly such swaps.")
+        return (
+            f"Here it marks {txt.md(put)} replaced (P = {p:.2f}, {where}), but it marks "
+            f"{txt.count(flagged, 'original token')} replaced as well."
+        )
+    return (
+        f"Here it missed it: it scores the swapped-in {txt.md(put)} at P(replaced) = {p:.2f}, below 0.5 "
+        f"({where}), so it takes the word for the original. A plausible word is the hard case: ELECTRA's "
+        "generator is trained to produce exactly such swaps."
+    )
 
 
 # ----------------------------------------------------------------------------- cost, measured
@@ -252,30 +278,39 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
     tied = [r for r in fast[1:] if _same_speed(r, fast[0], noise)]
     if tied:
         names = _names([r["label"] for r in (fast[0], *tied)])
-        out.append(f"**Need speed?** {names} are the fastest here, within timing noise of each other "
-                   f"(≈{fast[0]['latency_ms']:.1f} ms a sentence); the slowest, {slow['label']}, takes "
-                   f"{slow['latency_ms']:.1f} ms.")
+        out.append(
+            f"**Need speed?** {names} are the fastest here, within timing noise of each other "
+            f"(≈{fast[0]['latency_ms']:.1f} ms a sentence); the slowest, {slow['label']}, takes "
+            f"{slow['latency_ms']:.1f} ms."
+        )
     else:
         ratio, interval = _times(slow, fast[0])
-        out.append(f"**Need speed?** {fast[0]['label']} is the fastest here: {fast[0]['latency_ms']:.1f} ms a sentence, "
-                   f"{ratio:.1f}× quicker than {slow['label']} ({slow['latency_ms']:.1f} ms){interval}.")
+        out.append(
+            f"**Need speed?** {fast[0]['label']} is the fastest here: {fast[0]['latency_ms']:.1f} ms a sentence, "
+            f"{ratio:.1f}× quicker than {slow['label']} ({slow['latency_ms']:.1f} ms){interval}."
+        )
     big = small[-1]
-    out.append(f"**Short on memory?** {small[0]['label']} is the smallest: {small[0]['params'] / 1e6:.2f} M parameters "
-               f"({small[0]['memory_bytes'] / 2**20:.1f} MiB), against {big['params'] / 1e6:.2f} M for {big['label']}.")
+    out.append(
+        f"**Short on memory?** {small[0]['label']} is the smallest: {small[0]['params'] / 1e6:.2f} M parameters "
+        f"({small[0]['memory_bytes'] / 2**20:.1f} MiB), against {big['params'] / 1e6:.2f} M for {big['label']}."
+    )
     if "bert" in by and "distilbert" in by:
         b, d = by["bert"], by["distilbert"]
         if _same_speed(b, d, noise):
             iv = _interval(*((b, d) if b["latency_ms"] >= d["latency_ms"] else (d, b)))
-            speed = "about as fast as" + (f" (within timing noise on this machine: {measure.interval_words(iv)})"
-                                          if iv else "")
+            speed = "about as fast as" + (
+                f" (within timing noise on this machine: {measure.interval_words(iv)})" if iv else ""
+            )
         elif b["latency_ms"] > d["latency_ms"]:
             ratio, interval = _times(b, d)
             speed = f"{ratio:.1f}× faster than{interval}"
         else:
             ratio, interval = _times(d, b)
             speed = f"{ratio:.1f}× slower than{interval}"
-        out.append(f"**BERT or DistilBERT?** Here DistilBERT is {speed} BERT with "
-                   f"{100 * (1 - d['params'] / b['params']):.0f}% fewer parameters.")
+        out.append(
+            f"**BERT or DistilBERT?** Here DistilBERT is {speed} BERT with "
+            f"{100 * (1 - d['params'] / b['params']):.0f}% fewer parameters."
+        )
     if "albert" in by and "bert" in by:
         a, b = by["albert"], by["bert"]
         if a["params"] < b["params"]:
@@ -283,33 +318,47 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
             faster = measure.clearly(iv) == "quicker" if iv else a["latency_ms"] < (1 - noise) * b["latency_ms"]
             if not faster:
                 iv = iv or (_interval(a, b) if a["latency_ms"] > b["latency_ms"] else None)
-                why = ("" if not iv else
-                       f" (the difference is within timing noise on this machine: {measure.interval_words(iv)})"
-                       if measure.clearly(iv) == "noise" else f" ({iv['ratio']:.1f}× the time: {measure.interval_words(iv)})")
-                out.append(f"**ALBERT saves memory, not time:** {b['params'] / a['params']:.1f}× fewer parameters than "
-                           f"BERT, yet {a['latency_ms']:.1f} ms against BERT's {b['latency_ms']:.1f} ms{why} — its "
-                           "shared layer still runs once per layer.")
+                why = (
+                    ""
+                    if not iv
+                    else f" (the difference is within timing noise on this machine: {measure.interval_words(iv)})"
+                    if measure.clearly(iv) == "noise"
+                    else f" ({iv['ratio']:.1f}× the time: {measure.interval_words(iv)})"
+                )
+                out.append(
+                    f"**ALBERT saves memory, not time:** {b['params'] / a['params']:.1f}× fewer parameters than "
+                    f"BERT, yet {a['latency_ms']:.1f} ms against BERT's {b['latency_ms']:.1f} ms{why} — its "
+                    "shared layer still runs once per layer."
+                )
             else:
-                out.append(f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
-                           f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms, {measure.interval_words(iv)})."
-                           if iv else
-                           f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
-                           f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms).")
+                out.append(
+                    f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
+                    f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms, {measure.interval_words(iv)})."
+                    if iv
+                    else f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
+                    f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms)."
+                )
     guessed = [r for r in rows if r.get("rank_first")]
     if guessed:
         best = sorted(guessed, key=lambda r: (r["rank_first"], -(r.get("p_word") or 0.0)))
         top = [r for r in best if r["rank_first"] == 1]
         if top:
-            out.append(f"**Filling in a word?** On this sentence {_names([r['label'] for r in top])} put the original "
-                       "word first. One sentence is an anecdote, not a benchmark: try a few before you decide.")
+            out.append(
+                f"**Filling in a word?** On this sentence {_names([r['label'] for r in top])} put the original "
+                "word first. One sentence is an anecdote, not a benchmark: try a few before you decide."
+            )
         else:
-            out.append(f"**Filling in a word?** No model put the original word first on this sentence; "
-                       f"{best[0]['label']} came closest (rank {best[0]['rank_first']}). One sentence is an "
-                       "anecdote, not a benchmark.")
+            out.append(
+                f"**Filling in a word?** No model put the original word first on this sentence; "
+                f"{best[0]['label']} came closest (rank {best[0]['rank_first']}). One sentence is an "
+                "anecdote, not a benchmark."
+            )
     if "electra-discriminator" in by:
         e = by["electra-discriminator"]
-        out.append(f"**Checking every token (is this word out of place?)** The ELECTRA discriminator scores all "
-                   f"{e['n_tokens']} tokens in one {e['latency_ms']:.1f} ms pass; it cannot fill in a blank.")
+        out.append(
+            f"**Checking every token (is this word out of place?)** The ELECTRA discriminator scores all "
+            f"{e['n_tokens']} tokens in one {e['latency_ms']:.1f} ms pass; it cannot fill in a blank."
+        )
     return out
 
 
@@ -361,10 +410,14 @@ class Result:
     vanished: tuple[str, ...]
     masking_note: str | None
     electra: tuple[tuple[str, tuple[str, ...], tuple[float, ...]], ...] | None
-    electra_says: str | None  # markdown: what the discriminator did with the swapped-in word (swap_verdict); None without a swap
+    electra_says: (
+        str | None
+    )  # markdown: what the discriminator did with the swapped-in word (swap_verdict); None without a swap
     costs: tuple[dict, ...]
     guide: tuple[str, ...]
-    ties: tuple[tuple[str, ...], ...]  # variants (labels) whose forward-time intervals overlap: not ranked (``measure.overlapping``)
+    ties: tuple[
+        tuple[str, ...], ...
+    ]  # variants (labels) whose forward-time intervals overlap: not ranked (``measure.overlapping``)
     device: str
     provisional: bool  # timed while the server's warm start was still loading models
     any_bundled: bool
@@ -382,11 +435,18 @@ def tokenizer_notes(tks: dict[str, txt.Tokenized], models: dict, text: str) -> l
         who = _names([models[k].variant.label for k in keys])
         notes += [Note(n) for n in txt.input_notes(tks[keys[0]], models[keys[0]].tokenizer, text, who)]
     unknown = [k for k, tk in tks.items() if tk.unknown(models[k].tokenizer)]
-    as_bytes = [models[k].variant.label for k in tks
-                if k not in unknown and models[k].variant.tokenizer_kind.startswith("byte-level")]
+    as_bytes = [
+        models[k].variant.label
+        for k in tks
+        if k not in unknown and models[k].variant.tokenizer_kind.startswith("byte-level")
+    ]
     if unknown and as_bytes:
-        notes.append(Note(f"{_names(as_bytes)} never need{'s' if len(as_bytes) == 1 else ''} an unknown piece: a "
-                          "byte-level BPE reads any text as bytes, so every character has pieces."))
+        notes.append(
+            Note(
+                f"{_names(as_bytes)} never need{'s' if len(as_bytes) == 1 else ''} an unknown piece: a "
+                "byte-level BPE reads any text as bytes, so every character has pieces."
+            )
+        )
     return notes
 
 
@@ -398,15 +458,25 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     computed for ``most_top_k`` guesses, so ``top_k`` only cuts them."""
     missing = {k: m for k, m in models.items() if isinstance(m, str)}
     models = {k: m for k, m in models.items() if not isinstance(m, str)}
-    notes = [Note("Left out, because they could not be loaded: "
-                  + "; ".join(f"{catalogue.get(k).label} ({txt.md(why, 120)})" for k, why in missing.items()) + ".",
-                  "warning")] if missing else []
+    notes = (
+        [
+            Note(
+                "Left out, because they could not be loaded: "
+                + "; ".join(f"{catalogue.get(k).label} ({txt.md(why, 120)})" for k, why in missing.items())
+                + ".",
+                "warning",
+            )
+        ]
+        if missing
+        else []
+    )
     if not models:
         raise Stop("No variant could be loaded, so there is nothing to compare.", "error")
     notes += [Note(m.notice) for m in models.values() if m.notice]
 
-    fitted, words, cut = txt.words_to_mask(inputs.text, {m.variant.label: m.tokenizer for m in models.values()},
-                                           DEFAULT_TEXT)
+    fitted, words, cut = txt.words_to_mask(
+        inputs.text, {m.variant.label: m.tokenizer for m in models.values()}, DEFAULT_TEXT
+    )
     notes += cut
     tks = {k: txt.tokenize(m.tokenizer, fitted) for k, m in models.items()}  # (T,) each, nothing cut: the text fits
     notes += tokenizer_notes(tks, models, fitted)
@@ -414,8 +484,11 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     notes += chosen
 
     preds = {k: cache(predict, m, fitted, word) for k, m in models.items() if predicts(m)}
-    guesses = tuple(Guess(m.variant.label, m.shown_as, is_permutation_lm(m), preds[k].top(inputs.top_k))
-                    for k, m in models.items() if k in preds and preds[k].n_pieces)
+    guesses = tuple(
+        Guess(m.variant.label, m.shown_as, is_permutation_lm(m), preds[k].top(inputs.top_k))
+        for k, m in models.items()
+        if k in preds and preds[k].n_pieces
+    )
     vanished = tuple(models[k].variant.label for k, p in preds.items() if not p.n_pieces)
 
     electra = electra_says = None
@@ -429,8 +502,13 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         if swapped:
             ids, put = swapped
             probs = cache(replaced_probability, disc, ids)  # (T,)
-            electra.append((f"{words[word][0]} → {put} (generator's guess)",
-                            tuple(disc.tokenizer.convert_ids_to_tokens(list(ids))), probs))
+            electra.append(
+                (
+                    f"{words[word][0]} → {put} (generator's guess)",
+                    tuple(disc.tokenizer.convert_ids_to_tokens(list(ids))),
+                    probs,
+                )
+            )
             specials = set(disc.tokenizer.all_special_ids)
             electra_says = swap_verdict(put, probs, tuple(i in specials for i in ids), where[0])
         electra = tuple(electra)
@@ -439,29 +517,55 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     costs = []
     for k, m in models.items():
         size, lat, p = cache(measure.size_of, m), timed[m.variant.key], preds.get(k)
-        costs.append({"key": k, "label": m.variant.label, "tokenizer": m.variant.tokenizer_kind, "shown_as": m.shown_as,
-                      "source": m.source, "device": f"{m.device} · {m.dtype}", "n_tokens": lat["n_tokens"],
-                      "params": size["params"], "memory_bytes": size["memory_bytes"], "load_s": m.load_seconds,
-                      "latency_ms": lat["median_ms"], "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
-                      "timed": len(lat["samples_ms"]), "samples_ms": tuple(lat["samples_ms"]),
-                      "rank_first": p.rank if p and p.n_pieces else None,
-                      "p_word": p.p_word if p and p.n_pieces else None})
+        costs.append(
+            {
+                "key": k,
+                "label": m.variant.label,
+                "tokenizer": m.variant.tokenizer_kind,
+                "shown_as": m.shown_as,
+                "source": m.source,
+                "device": f"{m.device} · {m.dtype}",
+                "n_tokens": lat["n_tokens"],
+                "params": size["params"],
+                "memory_bytes": size["memory_bytes"],
+                "load_s": m.load_seconds,
+                "latency_ms": lat["median_ms"],
+                "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
+                "timed": len(lat["samples_ms"]),
+                "samples_ms": tuple(lat["samples_ms"]),
+                "rank_first": p.rank if p and p.n_pieces else None,
+                "p_word": p.p_word if p and p.n_pieces else None,
+            }
+        )
         iv = measure.median_interval(lat["samples_ms"])  # the median's interval, from the rounds timed in turns
         costs[-1].update(latency_low_ms=iv["low"], latency_high_ms=iv["high"], latency_coverage=iv["coverage"])
-    ties = measure.overlapping({c["label"]: {"median": c["latency_ms"], "low": c["latency_low_ms"],
-                                             "high": c["latency_high_ms"]} for c in costs})
+    ties = measure.overlapping(
+        {
+            c["label"]: {"median": c["latency_ms"], "low": c["latency_low_ms"], "high": c["latency_high_ms"]}
+            for c in costs
+        }
+    )
 
     window = txt.word_window(len(words), word)
     return Result(
-        words=tuple(w for w, _, _ in words), word=word, labels=tuple(m.variant.label for m in models.values()),
+        words=tuple(w for w, _, _ in words),
+        word=word,
+        labels=tuple(m.variant.label for m in models.values()),
         window=(window.start, window.stop),
         cells=tuple(tuple(tuple(tk.pieces[i] for i in tk.pieces_of(j)) for j in window) for tk in tks.values()),
-        n_tokens=tuple(len(tk.ids) for tk in tks.values()), guesses=guesses, vanished=vanished,
+        n_tokens=tuple(len(tk.ids) for tk in tks.values()),
+        guesses=guesses,
+        vanished=vanished,
         masking_note=masking_note({g.label: g.prediction.pieces for g in guesses}, words[word][0]),
-        electra=electra, electra_says=electra_says, costs=tuple(costs), guide=tuple(selection_guide(costs)),
+        electra=electra,
+        electra_says=electra_says,
+        costs=tuple(costs),
+        guide=tuple(selection_guide(costs)),
         ties=tuple(tuple(g) for g in ties),
-        device=next(iter(models.values())).device, provisional=not inputs.settled,
-        any_bundled=any(m.is_bundled for m in models.values()), notes=tuple(notes),
+        device=next(iter(models.values())).device,
+        provisional=not inputs.settled,
+        any_bundled=any(m.is_bundled for m in models.values()),
+        notes=tuple(notes),
     )
 
 
@@ -469,7 +573,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
 
 
 def question(result: Result):
-    """"Which word goes in the blank?" on the sentence every variant read: the choices are the variants' first
+    """ "Which word goes in the blank?" on the sentence every variant read: the choices are the variants' first
     guesses and the word that was there (alphabetical); the model's answer is BERT's first guess (the first variant
     that guessed), and the reveal says what each variant guessed."""
     from app.classroom.question import Question, reads
@@ -492,6 +596,12 @@ def question(result: Result):
     text = " ".join("____" if i == result.word else w for i, w in enumerate(result.words))
     said = "; ".join(f"{g.label}: {reads(g.prediction.first.words[0]).strip()}" for g in guesses)
     top = reads(first.first.words[0]).strip()
-    return Question("compare", f"Which word goes in the blank? {text}", "choice", tuple(sorted(choices, key=str.lower)),
-                    (top,), tuple((c, words[c]) for c in sorted(choices) if c in words),
-                    f"The word there was {original}. First guesses: {said}.")
+    return Question(
+        "compare",
+        f"Which word goes in the blank? {text}",
+        "choice",
+        tuple(sorted(choices, key=str.lower)),
+        (top,),
+        tuple((c, words[c]) for c in sorted(choices) if c in words),
+        f"The word there was {original}. First guesses: {said}.",
+    )

@@ -32,6 +32,7 @@ feeds its softmax, and their softmax equal to its ``output_attentions``. Pure: n
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
@@ -71,29 +72,80 @@ DEFAULT_TEXT = "The little girl found a red ball in the park."
 MODELS = ("deberta", "bert")
 
 # microsoft/deberta-base's config.json: the shape whose parameters are counted beside the published size
-BASE_CONFIG = dict(vocab_size=50265, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                   intermediate_size=3072, max_position_embeddings=512, relative_attention=True,
-                   max_relative_positions=-1, pos_att_type=["c2p", "p2c"], position_biased_input=False,
-                   type_vocab_size=0, layer_norm_eps=1e-7, legacy=False)
+BASE_CONFIG = dict(
+    vocab_size=50265,
+    hidden_size=768,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=3072,
+    max_position_embeddings=512,
+    relative_attention=True,
+    max_relative_positions=-1,
+    pos_att_type=["c2p", "p2c"],
+    position_biased_input=False,
+    type_vocab_size=0,
+    layer_norm_eps=1e-7,
+    legacy=False,
+)
 PUBLISHED = dict(backbone_m=100, vocab_k=50, source="microsoft/DeBERTa README, table of pre-trained models (Base)")
 
 # the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
 TAKEAWAY = 'DeBERTa scores content and relative position as separate terms; no absolute position enters.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
-    Param("layer", "int", 0, lo=0, hi=47, widget="select", label="Layer",
-          help="Counted from 0: layer 0 reads the word embeddings, which carry no position at all."),
+    Param(
+        "layer",
+        "int",
+        0,
+        lo=0,
+        hi=47,
+        widget="select",
+        label="Layer",
+        help="Counted from 0: layer 0 reads the word embeddings, which carry no position at all.",
+    ),
     Param("head", "int", 0, lo=0, hi=63, widget="select", label="Head", help="Counted from 0."),
-    Param("query", "int", DEFAULTS.query, lo=0, hi=999, widget="select", label="Query word i",
-          help="The word whose score is taken apart below (its first piece when it has several). Words count from 0."),
-    Param("key", "int", DEFAULTS.key, lo=0, hi=999, widget="select", label="Key word j",
-          help="The word it attends to (its first piece). Words count from 0."),
-    Param("prefix", "str", DEFAULTS.prefix, max_len=80, widget="line", label="Words put in front",
-          help="Shifts every word of your sentence to the right by as many tokens; up to 80 characters."),
-    Param("word", "int", DEFAULTS.word, lo=0, hi=999, widget="select", label="Word to blank out",
-          help="All of its pieces become [MASK] at once, as in the compare lesson. Words count from 0."),
-    figure_param((("terms", "The score taken apart: three terms"),
-                  ("shift", "Words put in front: BERT vs DeBERTa, first layer"))),
+    Param(
+        "query",
+        "int",
+        DEFAULTS.query,
+        lo=0,
+        hi=999,
+        widget="select",
+        label="Query word i",
+        help="The word whose score is taken apart below (its first piece when it has several). Words count from 0.",
+    ),
+    Param(
+        "key",
+        "int",
+        DEFAULTS.key,
+        lo=0,
+        hi=999,
+        widget="select",
+        label="Key word j",
+        help="The word it attends to (its first piece). Words count from 0.",
+    ),
+    Param(
+        "prefix",
+        "str",
+        DEFAULTS.prefix,
+        max_len=80,
+        widget="line",
+        label="Words put in front",
+        help="Shifts every word of your sentence to the right by as many tokens; up to 80 characters.",
+    ),
+    Param(
+        "word",
+        "int",
+        DEFAULTS.word,
+        lo=0,
+        hi=999,
+        widget="select",
+        label="Word to blank out",
+        help="All of its pieces become [MASK] at once, as in the compare lesson. Words count from 0.",
+    ),
+    figure_param(
+        (("terms", "The score taken apart: three terms"), ("shift", "Words put in front: BERT vs DeBERTa, first layer"))
+    ),
 )
 
 
@@ -121,8 +173,9 @@ def v1_rows(rel: torch.Tensor, max_relative_positions: int) -> torch.Tensor:
     return max_relative_positions + v1_bucket(rel, max_relative_positions, rel.shape[-1])
 
 
-def v3_bucket(rel: torch.Tensor, buckets: int = DEFAULTS.v3_position_buckets,
-              max_position: int = DEFAULTS.v3_max_position) -> torch.Tensor:
+def v3_bucket(
+    rel: torch.Tensor, buckets: int = DEFAULTS.v3_position_buckets, max_position: int = DEFAULTS.v3_max_position
+) -> torch.Tensor:
     """DeBERTa v2/v3's log bucket for each distance, by transformers' ``make_log_bucket_position``: the
     distance itself up to ±buckets/2, then logarithmic up to ±(buckets/2 - 1) + buckets/2. long"""
     return make_log_bucket_position(rel, buckets, max_position).long()
@@ -149,8 +202,16 @@ def positions(model, length: int) -> Positions:
     rel = relative_positions(length)  # (T, T)
     longest = max(limit, DEFAULTS.v3_max_position)
     d = torch.arange(-(longest - 1), longest)  # (D,)
-    return Positions(rel.numpy(), v1_rows(rel, k).numpy(), v3_bucket(rel).numpy(), k, d.numpy(),
-                     v1_bucket(d, k, limit).numpy(), v3_bucket(d).numpy(), limit)
+    return Positions(
+        rel.numpy(),
+        v1_rows(rel, k).numpy(),
+        v3_bucket(rel).numpy(),
+        k,
+        d.numpy(),
+        v1_bucket(d, k, limit).numpy(),
+        v3_bucket(d).numpy(),
+        limit,
+    )
 
 
 # ----------------------------------------------------------------------------- the forward pass and the terms
@@ -164,8 +225,9 @@ def encoder_states(loaded, input_ids: tuple) -> tuple[torch.Tensor, torch.Tensor
     model = loaded.model
     ids = torch.tensor([input_ids], device=model.device)  # (1, T)
     with devices.forward(model):
-        out = model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True,
-                    output_attentions=True)
+        out = model(
+            input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True, output_attentions=True
+        )
     return torch.stack(out.hidden_states)[:, 0].float().cpu(), torch.stack(out.attentions)[:, 0].float().cpu()
 
 
@@ -196,7 +258,7 @@ def disentangled_terms(model, hidden: torch.Tensor, layer: int) -> torch.Tensor:
         if attn.relative_attention:
             rows = v1_rows(relative_positions(n), int(attn.max_relative_positions)).to(p.device)  # (T, T)
             lo, hi = int(rows.min()), int(rows.max())
-            table = model.deberta.encoder.get_rel_embedding()[lo: hi + 1][None]  # (1, R, H): the rows used
+            table = model.deberta.encoder.get_rel_embedding()[lo : hi + 1][None]  # (1, R, H): the rows used
             rows = (rows - lo).expand(c2c.shape)  # (heads, T, T), into the slice
             if "c2p" in attn.pos_att_type:
                 key_r = attn.transpose_for_scores(attn.pos_proj(table))  # (1, heads, R, d)
@@ -245,9 +307,17 @@ def take_apart(model, hidden: torch.Tensor, attentions: torch.Tensor, layer: int
     probs = torch.softmax(total, dim=-1)
     model_probs = attentions[layer, head]
     d, factor, scale = score_scale(model.deberta.encoder.layer[layer].attention.self)
-    return Terms(*terms.numpy(), total.numpy(), probs.numpy(), model_probs.numpy(),
-                 float((probs - model_probs).abs().max()), d, factor, scale,
-                 tuple(model.deberta.encoder.layer[layer].attention.self.pos_att_type))
+    return Terms(
+        *terms.numpy(),
+        total.numpy(),
+        probs.numpy(),
+        model_probs.numpy(),
+        float((probs - model_probs).abs().max()),
+        d,
+        factor,
+        scale,
+        tuple(model.deberta.encoder.layer[layer].attention.self.pos_att_type),
+    )
 
 
 # ----------------------------------------------------------------------------- shifting the sentence
@@ -294,7 +364,9 @@ def _shift(loaded, tk, tk_pref, n_prefix_words, pair_words, head, cache, layer=N
     a, b = aligned(tk, tk_pref, n_prefix_words)
     if not a:
         return None
-    scores = bert_scores if loaded.variant.family == "bert" else (lambda m, h, layer: disentangled_terms(m, h, layer).sum(0))
+    scores = (
+        bert_scores if loaded.variant.family == "bert" else (lambda m, h, layer: disentangled_terms(m, h, layer).sum(0))
+    )
     s0 = scores(loaded.model, hidden[0], 0)[:, a][:, :, a]  # (heads, n, n)
     s1 = scores(loaded.model, hidden_p[0], 0)[:, b][:, :, b]
     chosen = None
@@ -308,9 +380,20 @@ def _shift(loaded, tk, tk_pref, n_prefix_words, pair_words, head, cache, layer=N
         pair = (a.index(firsts[0][0]), a.index(firsts[1][0]))
     kept = set(a)
     dropped = tuple(tk.pieces[i] for i, w in enumerate(tk.word_of) if w is not None and i not in kept)
-    return Shift(loaded.variant.label, loaded.variant.family, loaded.shown_as, tuple(txt.piece_text(loaded.tokenizer, tk.ids[i]) for i in a),
-                 s0.numpy(), s1.numpy(), b[0] - a[0], pair, min(head, s0.shape[0] - 1), float((s1 - s0).abs().max()),
-                 chosen, dropped)
+    return Shift(
+        loaded.variant.label,
+        loaded.variant.family,
+        loaded.shown_as,
+        tuple(txt.piece_text(loaded.tokenizer, tk.ids[i]) for i in a),
+        s0.numpy(),
+        s1.numpy(),
+        b[0] - a[0],
+        pair,
+        min(head, s0.shape[0] - 1),
+        float((s1 - s0).abs().max()),
+        chosen,
+        dropped,
+    )
 
 
 # ----------------------------------------------------------------------------- the masked-LM head
@@ -334,10 +417,12 @@ class Decoder:
 
 def decoder_facts(model) -> Decoder:
     legacy = bool(getattr(model.config, "legacy", True))
-    return Decoder(bool(getattr(model.config, "position_biased_input", True)),
-                   model.deberta.embeddings.position_embeddings is not None,
-                   tuple(modeling_deberta.DebertaPreTrainedModel._keys_to_ignore_on_load_unexpected or ()),
-                   "cls.predictions" if legacy else "lm_predictions.lm_head")
+    return Decoder(
+        bool(getattr(model.config, "position_biased_input", True)),
+        model.deberta.embeddings.position_embeddings is not None,
+        tuple(modeling_deberta.DebertaPreTrainedModel._keys_to_ignore_on_load_unexpected or ()),
+        "cls.predictions" if legacy else "lm_predictions.lm_head",
+    )
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -359,8 +444,12 @@ class Size:
 
 def size_of(name: str, model) -> Size:
     head = model.lm_predictions if hasattr(model, "lm_predictions") else model.cls
-    return Size(name, sum(p.numel() for p in model.parameters()), model.deberta.embeddings.word_embeddings.weight.numel(),
-                sum(p.numel() for p in head.parameters()))
+    return Size(
+        name,
+        sum(p.numel() for p in model.parameters()),
+        model.deberta.embeddings.word_embeddings.weight.numel(),
+        sum(p.numel() for p in head.parameters()),
+    )
 
 
 def base_size() -> Size:
@@ -427,8 +516,12 @@ def _word_choice(name: str, index: int, words: tuple[str, ...], allowed: tuple[i
         notes.append(Note(f"{name}: {why}"))
     if chosen not in allowed:
         moved = _nearest(chosen, allowed)
-        notes.append(Note(f"{name}: word {chosen} ({txt.md(words[chosen])}) has no DeBERTa piece of its own; "
-                          f"using word {moved} ({txt.md(words[moved])})."))
+        notes.append(
+            Note(
+                f"{name}: word {chosen} ({txt.md(words[chosen])}) has no DeBERTa piece of its own; "
+                f"using word {moved} ({txt.md(words[moved])})."
+            )
+        )
         chosen = moved
     return chosen
 
@@ -437,9 +530,14 @@ def _fit(text: str, tokenizers: dict, notes: list) -> str:
     """The sentence cut (at a word boundary) to DEFAULTS.max_tokens tokens in every tokenizer, with a note."""
     fitted, cut = txt.fit_text(text, tokenizers, DEFAULTS.max_tokens)
     if cut:
-        notes.append(Note(f"Your text is longer than this lesson shows: it takes {txt.kept_words(fitted, text)} "
-                          f"(at most {DEFAULTS.max_tokens} tokens with [CLS] and [SEP], so that every "
-                          "cell of the heatmaps stays readable). The rest is cut.", "warning"))
+        notes.append(
+            Note(
+                f"Your text is longer than this lesson shows: it takes {txt.kept_words(fitted, text)} "
+                f"(at most {DEFAULTS.max_tokens} tokens with [CLS] and [SEP], so that every "
+                "cell of the heatmaps stays readable). The rest is cut.",
+                "warning",
+            )
+        )
     return fitted
 
 
@@ -447,10 +545,14 @@ def _input_notes(text: str, tk: txt.Tokenized, loaded) -> list[Note]:
     notes = [Note(n) for n in txt.input_notes(tk, loaded.tokenizer, text, loaded.variant.label)]
     odd = txt.unusual_characters(text)
     if odd:
-        notes.append(Note(f"{txt.md(odd, 30)} {'is' if len(odd) == 1 else 'are'} outside the English stories the "
-                          f"models learned from. {loaded.variant.label}'s byte-level BPE never gives up: it spells such "
-                          "characters as raw UTF-8 bytes, several pieces per character, which mean nothing to it — "
-                          "expect the scores and guesses there to be noise."))
+        notes.append(
+            Note(
+                f"{txt.md(odd, 30)} {'is' if len(odd) == 1 else 'are'} outside the English stories the "
+                f"models learned from. {loaded.variant.label}'s byte-level BPE never gives up: it spells such "
+                "characters as raw UTF-8 bytes, several pieces per character, which mean nothing to it — "
+                "expect the scores and guesses there to be noise."
+            )
+        )
     return notes
 
 
@@ -469,9 +571,11 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     words = tuple(w for w, _, _ in txt.split_words(text))
     choosable = tuple(sorted({w for w in tk.word_of if w is not None}))
     if not choosable:
-        raise Stop("Nothing in this text became a word piece for DeBERTa (only special tokens such as "
-                   f"{txt.md(tok.mask_token)} or characters its tokenizer drops), so there is no attention between words "
-                   f"to take apart. Try an English sentence, e.g. {txt.md(DEFAULT_TEXT)}.")
+        raise Stop(
+            "Nothing in this text became a word piece for DeBERTa (only special tokens such as "
+            f"{txt.md(tok.mask_token)} or characters its tokenizer drops), so there is no attention between words "
+            f"to take apart. Try an English sentence, e.g. {txt.md(DEFAULT_TEXT)}."
+        )
 
     config = deb.model.config
     n_layers, n_heads = int(config.num_hidden_layers), int(config.num_attention_heads)
@@ -479,7 +583,9 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     if layer != inputs.layer:
         notes.append(Note(f"{deb.variant.label} has {n_layers} layers (0 to {n_layers - 1}); showing layer {layer}."))
     if head != inputs.head:
-        notes.append(Note(f"{deb.variant.label} has {n_heads} heads per layer (0 to {n_heads - 1}); showing head {head}."))
+        notes.append(
+            Note(f"{deb.variant.label} has {n_heads} heads per layer (0 to {n_heads - 1}); showing head {head}.")
+        )
     query = _word_choice("Query word", inputs.query, words, choosable, notes)
     key = _word_choice("Key word", inputs.key, words, choosable, notes)
     word = _word_choice("Blanked word", inputs.word, words, choosable, notes)
@@ -511,9 +617,28 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     prediction = mlm.fill_word(tok, probs, gold, DEFAULTS.top_k)
 
     sizes = (size_of(f"{deb.variant.label} in use ({deb.shown_as})", deb.model), cache(base_size))
-    return Result(text, tuple(txt.piece_text(tok, i) for i in tk.ids), words, choosable, n_layers, n_heads,
-                  layer, head, query, key, word, tk.pieces_of(query)[0], tk.pieces_of(key)[0], terms, where,
-                  tuple(shifts), prediction, decoder_facts(deb.model), sizes, tuple(notes))
+    return Result(
+        text,
+        tuple(txt.piece_text(tok, i) for i in tk.ids),
+        words,
+        choosable,
+        n_layers,
+        n_heads,
+        layer,
+        head,
+        query,
+        key,
+        word,
+        tk.pieces_of(query)[0],
+        tk.pieces_of(key)[0],
+        terms,
+        where,
+        tuple(shifts),
+        prediction,
+        decoder_facts(deb.model),
+        sizes,
+        tuple(notes),
+    )
 
 
 #: a first-layer score that moved by less than this behind the prefix "stays the same" (float32 rounding of
@@ -532,16 +657,24 @@ def shift_story(shifts) -> str:
         if s.family == "deberta":
             out.append(
                 f"{s.model}'s first layer: largest change {s.max_delta:.1e}, "
-                + ("so its dots sit on the diagonal: it reads the word embeddings only (`position_biased_input = "
-                   "False`), and two words of your sentence stay the same distance apart, so all three terms — and "
-                   "their sum — come out the same." if same else
-                   "so its dots leave the diagonal here: with relative positions only they should not move, so this "
-                   "model also reads something absolute (check `position_biased_input`) or the prefix changed how "
-                   "your words are split."))
+                + (
+                    "so its dots sit on the diagonal: it reads the word embeddings only (`position_biased_input = "
+                    "False`), and two words of your sentence stay the same distance apart, so all three terms — and "
+                    "their sum — come out the same."
+                    if same
+                    else "so its dots leave the diagonal here: with relative positions only they should not move, so this "
+                    "model also reads something absolute (check `position_biased_input`) or the prefix changed how "
+                    "your words are split."
+                )
+            )
         else:
             out.append(
                 f"{s.model}'s first layer: largest change {s.max_delta:.1e}, "
-                + ("so the same pair scores differently once it has moved: BERT reads word + *absolute* position."
-                   if not same else "so its scores did not move either — unexpected for absolute positions; a prefix "
-                   "of a word or two may leave them almost unchanged in a model this small."))
+                + (
+                    "so the same pair scores differently once it has moved: BERT reads word + *absolute* position."
+                    if not same
+                    else "so its scores did not move either — unexpected for absolute positions; a prefix "
+                    "of a word or two may leave them almost unchanged in a model this small."
+                )
+            )
     return " ".join(out)

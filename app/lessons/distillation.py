@@ -22,6 +22,7 @@ Shapes: T tokens, V vocabulary, H hidden size; n rows of logits in the loss term
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from dataclasses import dataclass, fields
@@ -66,12 +67,36 @@ DEFAULT_TOP_K = 8
 TAKEAWAY = "The student learns the teacher's whole distribution, softened by T so the near-misses count."
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
-    Param("word", "int", DEFAULT_WORD, lo=0, hi=999, widget="select", label="Word to mask",
-          help="Teacher and student read the sentence with this word masked (words count from 0)."),
-    Param("temperature", "float", RECIPE.temperature, lo=0.5, hi=10.0, step=0.25, label="Temperature T",
-          help=f"The recipe used T = {RECIPE.temperature:g}. T = 1 is the plain softmax."),
-    Param("top_k", "int", DEFAULT_TOP_K, lo=3, hi=20, widget="slider", label="Tokens shown",
-          help="The teacher's top tokens, and the student's top ones that are not among them."),
+    Param(
+        "word",
+        "int",
+        DEFAULT_WORD,
+        lo=0,
+        hi=999,
+        widget="select",
+        label="Word to mask",
+        help="Teacher and student read the sentence with this word masked (words count from 0).",
+    ),
+    Param(
+        "temperature",
+        "float",
+        RECIPE.temperature,
+        lo=0.5,
+        hi=10.0,
+        step=0.25,
+        label="Temperature T",
+        help=f"The recipe used T = {RECIPE.temperature:g}. T = 1 is the plain softmax.",
+    ),
+    Param(
+        "top_k",
+        "int",
+        DEFAULT_TOP_K,
+        lo=3,
+        hi=20,
+        widget="slider",
+        label="Tokens shown",
+        help="The teacher's top tokens, and the student's top ones that are not among them.",
+    ),
     figure_param((("soft", "Soft targets at T = 1 and at T"), ("temperature", "Entropy and T²·KL against T"))),
 )
 
@@ -115,8 +140,14 @@ def kl_per_position(s_logits: torch.Tensor, t_logits: torch.Tensor, temperature:
 
 def temperature_sweep(s_row: torch.Tensor, t_row: torch.Tensor, temperatures=TEMPERATURES) -> dict[str, list[float]]:
     """For one position's logits (V,): teacher and student entropy, top-1 probability and T²·KL at each T."""
-    out = {"temperature": list(temperatures), "teacher_entropy": [], "student_entropy": [], "kl_term": [],
-           "teacher_top1": [], "student_top1": []}
+    out = {
+        "temperature": list(temperatures),
+        "teacher_entropy": [],
+        "student_entropy": [],
+        "kl_term": [],
+        "teacher_top1": [],
+        "student_top1": [],
+    }
     for temp in temperatures:
         pt, ps = soften(t_row, temp), soften(s_row, temp)
         out["teacher_entropy"].append(float(entropy(pt)))
@@ -177,12 +208,19 @@ def pair_forward(teacher, student, text: str, word: int) -> PairOutput:
     for loaded in (teacher, student):
         device = loaded.model.device
         with devices.forward(loaded.model):
-            outs.append(loaded.model(input_ids=ids.to(device), attention_mask=att.to(device), output_hidden_states=True))
+            outs.append(
+                loaded.model(input_ids=ids.to(device), attention_mask=att.to(device), output_hidden_states=True)
+            )
     t_out, s_out = outs
     return PairOutput(
-        tokens=tuple(txt.piece_text(tokenizer, i) for i in ids[0].tolist()), masked=tuple(where), gold=tuple(gold),
-        labels=labels, t_logits=t_out.logits[0].float().cpu(), s_logits=s_out.logits[0].float().cpu(),  # (T, V) each
-        t_hidden=t_out.hidden_states[-1][0].float().cpu(), s_hidden=s_out.hidden_states[-1][0].float().cpu(),  # (T, H)
+        tokens=tuple(txt.piece_text(tokenizer, i) for i in ids[0].tolist()),
+        masked=tuple(where),
+        gold=tuple(gold),
+        labels=labels,
+        t_logits=t_out.logits[0].float().cpu(),
+        s_logits=s_out.logits[0].float().cpu(),  # (T, V) each
+        t_hidden=t_out.hidden_states[-1][0].float().cpu(),
+        s_hidden=s_out.hidden_states[-1][0].float().cpu(),  # (T, H)
     )
 
 
@@ -192,21 +230,43 @@ def recipe_terms(pair: PairOutput, temperature: float = RECIPE.temperature, reci
     that was never distilled from each other), and the total then leaves it out."""
     comparable = pair.s_hidden.shape[-1] == pair.t_hidden.shape[-1]
     t_hidden = pair.t_hidden if comparable else pair.s_hidden
-    terms = distillation_losses(pair.s_logits.double(), pair.t_logits.double(), pair.labels, pair.s_hidden.double(),
-                                t_hidden.double(), temperature)
+    terms = distillation_losses(
+        pair.s_logits.double(),
+        pair.t_logits.double(),
+        pair.labels,
+        pair.s_hidden.double(),
+        t_hidden.double(),
+        temperature,
+    )
     kl, mlm = float(terms["kl"]), float(terms["mlm"])
     cos = float(terms["cos"]) if comparable else None
-    weighted = {"kl": recipe.alpha_ce * kl, "mlm": recipe.alpha_mlm * mlm,
-                "cos": recipe.alpha_cos * cos if cos is not None else None}
-    return {"kl": kl, "mlm": mlm, "cos": cos, "alpha": {"kl": recipe.alpha_ce, "mlm": recipe.alpha_mlm, "cos": recipe.alpha_cos},
-            "weighted": weighted, "total": sum(v for v in weighted.values() if v is not None), "temperature": temperature}
+    weighted = {
+        "kl": recipe.alpha_ce * kl,
+        "mlm": recipe.alpha_mlm * mlm,
+        "cos": recipe.alpha_cos * cos if cos is not None else None,
+    }
+    return {
+        "kl": kl,
+        "mlm": mlm,
+        "cos": cos,
+        "alpha": {"kl": recipe.alpha_ce, "mlm": recipe.alpha_mlm, "cos": recipe.alpha_cos},
+        "weighted": weighted,
+        "total": sum(v for v in weighted.values() if v is not None),
+        "temperature": temperature,
+    }
 
 
 # ----------------------------------------------------------------------------- size and speed
 
 
-def size_and_speed(teacher: dict, student: dict, teacher_ms: float, student_ms: float,
-                   whole_ms: tuple[float, float] | None = None, samples: dict | None = None) -> dict:
+def size_and_speed(
+    teacher: dict,
+    student: dict,
+    teacher_ms: float,
+    student_ms: float,
+    whole_ms: tuple[float, float] | None = None,
+    samples: dict | None = None,
+) -> dict:
     """Parameters, layers and measured latency of the pair (sizes from ``measure.size_of``), as the paper
     reports them: how much smaller (1 − student/teacher parameters) and how much faster (teacher time /
     student time − 1). ``teacher_ms``, ``student_ms``: the encoders' forwards, as the paper timed them (a full
@@ -216,10 +276,17 @@ def size_and_speed(teacher: dict, student: dict, teacher_ms: float, student_ms: 
     ("speedup_interval", "speedup_whole_interval"; measure.ratio_interval; None with too few rounds)."""
     pt, ps = teacher["params"], student["params"]
     out = {
-        "teacher_params": pt, "student_params": ps, "teacher_layers": teacher["layers"],
-        "student_layers": student["layers"], "teacher_ms": teacher_ms, "student_ms": student_ms,
-        "smaller": 1 - ps / pt, "speedup": teacher_ms / student_ms, "faster": teacher_ms / student_ms - 1,
-        "embedding_share": teacher["embedding_params"] / pt,  # the teacher's word embeddings, which the student keeps whole
+        "teacher_params": pt,
+        "student_params": ps,
+        "teacher_layers": teacher["layers"],
+        "student_layers": student["layers"],
+        "teacher_ms": teacher_ms,
+        "student_ms": student_ms,
+        "smaller": 1 - ps / pt,
+        "speedup": teacher_ms / student_ms,
+        "faster": teacher_ms / student_ms - 1,
+        "embedding_share": teacher["embedding_params"]
+        / pt,  # the teacher's word embeddings, which the student keeps whole
     }
     if whole_ms is not None:
         out.update(teacher_whole_ms=whole_ms[0], student_whole_ms=whole_ms[1], speedup_whole=whole_ms[0] / whole_ms[1])
@@ -243,60 +310,87 @@ def pace(x: float, iv: dict | None = None) -> str:
 def speed_caption(sz: dict) -> str:
     """The caption under the size and speed table: the student / teacher ratios, and what the masked-LM head did
     to the speed-up, worded from the numbers."""
-    text = (f"Student / teacher: layers {sz['student_layers'] / sz['teacher_layers']:.2f}, parameters "
-            f"{sz['student_params'] / sz['teacher_params']:.2f}, encoder time {sz['student_ms'] / sz['teacher_ms']:.2f}")
+    text = (
+        f"Student / teacher: layers {sz['student_layers'] / sz['teacher_layers']:.2f}, parameters "
+        f"{sz['student_params'] / sz['teacher_params']:.2f}, encoder time {sz['student_ms'] / sz['teacher_ms']:.2f}"
+    )
     if "speedup_whole" in sz:
         text += f", with the masked-LM head {sz['student_whole_ms'] / sz['teacher_whole_ms']:.2f}"
-    text += (" (medians, timed in turns on your sentence, under torch.inference_mode, once per sentence). The paper "
-             "timed the encoder's pass (STS-B: one number out).")
+    text += (
+        " (medians, timed in turns on your sentence, under torch.inference_mode, once per sentence). The paper "
+        "timed the encoder's pass (STS-B: one number out)."
+    )
     if "speedup_whole" in sz:
         a, b = sz.get("speedup_interval"), sz.get("speedup_whole_interval")
         apart = not (a and b) or b["high"] < a["low"] or a["high"] < b["low"]  # their intervals do not overlap
-        effect = ("did not clearly change: the two intervals overlap" if not apart else
-                  "narrows" if sz["speedup_whole"] < sz["speedup"] else "did not narrow in this timing")
-        text += (" The masked-LM head scores every word of the vocabulary at every position, and the student keeps it "
-                 f"whole; with it, the speed-up {effect} ({sz['speedup']:.2f}× → {sz['speedup_whole']:.2f}×).")
+        effect = (
+            "did not clearly change: the two intervals overlap"
+            if not apart
+            else "narrows"
+            if sz["speedup_whole"] < sz["speedup"]
+            else "did not narrow in this timing"
+        )
+        text += (
+            " The masked-LM head scores every word of the vocabulary at every position, and the student keeps it "
+            f"whole; with it, the speed-up {effect} ({sz['speedup']:.2f}× → {sz['speedup_whole']:.2f}×)."
+        )
     return text
 
 
 def summary_lines(sz: dict, card: dict, student_bundled: bool, repeats: int, paper: Paper = PAPER) -> list[str]:
     """The paper's claims next to what was measured here and what the model card says, as markdown lines.
     Every number comes from the arguments; comparisons are worded from their signs."""
-    lines = [f"The paper: **{paper.smaller:.0%} smaller, {paper.faster:.0%} faster, {paper.retained:.0%} of BERT's "
-             "GLUE score retained** (BERT-base, 12 layers → 6)."]
+    lines = [
+        f"The paper: **{paper.smaller:.0%} smaller, {paper.faster:.0%} faster, {paper.retained:.0%} of BERT's "
+        "GLUE score retained** (BERT-base, 12 layers → 6)."
+    ]
     if sz["smaller"] >= 0:
         size = f"**{sz['smaller']:.0%} smaller**"
         if sz["smaller"] < paper.smaller:
-            size += (f" — less than the paper's {paper.smaller:.0%}, because the student keeps the word embeddings "
-                     f"whole and here they are {sz['embedding_share']:.0%} of the teacher's parameters")
+            size += (
+                f" — less than the paper's {paper.smaller:.0%}, because the student keeps the word embeddings "
+                f"whole and here they are {sz['embedding_share']:.0%} of the teacher's parameters"
+            )
     else:
         size = f"**{sz['student_params'] / sz['teacher_params']:.1f}× larger** than this teacher (not its real one)"
-    line = (f"Here: {sz['teacher_layers']} layers → {sz['student_layers']}, {size}, and the encoder at "
-            f"**{pace(sz['speedup'], sz.get('speedup_interval'))}** on this sentence ({sz['teacher_ms']:.2f} → "
-            f"{sz['student_ms']:.2f} ms, median of {txt.count(repeats, 'forward')}; the paper timed STS-B, an encoder "
-            "with a one-number head)")
+    line = (
+        f"Here: {sz['teacher_layers']} layers → {sz['student_layers']}, {size}, and the encoder at "
+        f"**{pace(sz['speedup'], sz.get('speedup_interval'))}** on this sentence ({sz['teacher_ms']:.2f} → "
+        f"{sz['student_ms']:.2f} ms, median of {txt.count(repeats, 'forward')}; the paper timed STS-B, an encoder "
+        "with a one-number head)"
+    )
     if "speedup_whole" in sz:
-        line += (f"; with the masked-LM head over the whole vocabulary, which the student keeps whole, "
-                 f"{pace(sz['speedup_whole'], sz.get('speedup_whole_interval'))} ({sz['teacher_whole_ms']:.2f} → "
-                 f"{sz['student_whole_ms']:.2f} ms)")
+        line += (
+            f"; with the masked-LM head over the whole vocabulary, which the student keeps whole, "
+            f"{pace(sz['speedup_whole'], sz.get('speedup_whole_interval'))} ({sz['teacher_whole_ms']:.2f} → "
+            f"{sz['student_whole_ms']:.2f} ms)"
+        )
     lines.append(line + ".")
     if card:
-        line = (f"The bundled student's model card: masked-word top-1 {card['student_top1']:.1%} against the teacher's "
-                f"{card['teacher_top1']:.1%}, **{card['retained_top1']:.0%} retained** (masked-LM accuracy on held-out "
-                "TinyStories, not GLUE)")
+        line = (
+            f"The bundled student's model card: masked-word top-1 {card['student_top1']:.1%} against the teacher's "
+            f"{card['teacher_top1']:.1%}, **{card['retained_top1']:.0%} retained** (masked-LM accuracy on held-out "
+            "TinyStories, not GLUE)"
+        )
         if card["retained_top1"] > 1:
-            line += (" — the student beats its teacher on this measure: it starts as every other layer of the teacher "
-                     "and trains on, on the same stories (the masked words are one of its three losses), so it has "
-                     "had more training than the teacher, which is itself small; the paper's teacher, BERT-base, was "
-                     f"far stronger than its student, which kept {paper.retained:.0%} of it")
+            line += (
+                " — the student beats its teacher on this measure: it starts as every other layer of the teacher "
+                "and trains on, on the same stories (the masked words are one of its three losses), so it has "
+                "had more training than the teacher, which is itself small; the paper's teacher, BERT-base, was "
+                f"far stronger than its student, which kept {paper.retained:.0%} of it"
+            )
         if card.get("speedup"):
-            line += (f"; the whole model's speed-up (with its masked-LM head) measured when it was trained: "
-                     f"{card['speedup']:.2f}×")
+            line += (
+                f"; the whole model's speed-up (with its masked-LM head) measured when it was trained: "
+                f"{card['speedup']:.2f}×"
+            )
         lines.append(line + ".")
     elif student_bundled:
         lines.append("The bundled student has no model-card numbers yet.")
     else:
-        lines.append("Model-card numbers belong to the bundled pair; these hub models were not trained by this project.")
+        lines.append(
+            "Model-card numbers belong to the bundled pair; these hub models were not trained by this project."
+        )
     return lines
 
 
@@ -305,9 +399,13 @@ def card_summary(final: dict) -> dict:
     if not final or "retained_top1" not in final:
         return {}
     teacher = final.get("teacher", {})
-    return {"student_top1": final.get("top1"), "teacher_top1": teacher.get("top1"),
-            "retained_top1": final["retained_top1"], "speedup": final.get("speedup"),
-            "faster": final["speedup"] - 1 if final.get("speedup") else None}
+    return {
+        "student_top1": final.get("top1"),
+        "teacher_top1": teacher.get("top1"),
+        "retained_top1": final["retained_top1"],
+        "speedup": final.get("speedup"),
+        "faster": final["speedup"] - 1 if final.get("speedup") else None,
+    }
 
 
 def card_of(student) -> dict:
@@ -319,12 +417,16 @@ def pair_notes(teacher_source: str, teacher_location: str, student_source: str) 
     """What the reader must know about which teacher this is. Sources: 'bundled', 'hub', 'hub cache'."""
     notes = []
     if teacher_source != "bundled":
-        notes.append(f"The teacher here is {txt.md(teacher_location)} from the hub, **not** DistilBERT's real teacher "
-                     f"{txt.md(REAL_TEACHER)} (12 layers, 768 wide): the KL and cosine terms compare the student with a "
-                     "model it never learned from.")
+        notes.append(
+            f"The teacher here is {txt.md(teacher_location)} from the hub, **not** DistilBERT's real teacher "
+            f"{txt.md(REAL_TEACHER)} (12 layers, 768 wide): the KL and cosine terms compare the student with a "
+            "model it never learned from."
+        )
     if (teacher_source == "bundled") != (student_source == "bundled"):
-        notes.append("Teacher and student come from different places (one bundled, one from the hub), so they were not "
-                     "distilled from each other; only the bundled pair is a real teacher and student.")
+        notes.append(
+            "Teacher and student come from different places (one bundled, one from the hub), so they were not "
+            "distilled from each other; only the bundled pair is a real teacher and student."
+        )
     return notes
 
 
@@ -343,8 +445,7 @@ class Inputs:
     @classmethod
     def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
         """From the page's values and ``ui.warm_progress()``."""
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values},
-                   settled=measure.warm_done(warm))
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=measure.warm_done(warm))
 
 
 @dataclass(frozen=True)
@@ -401,14 +502,21 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     teacher, student = models["bert"], models["distilbert"]
     notes = [Note(n, "warning") for n in pair_notes(teacher.source, teacher.location, student.source)]
     if not same_vocabulary(teacher.tokenizer, student.tokenizer):
-        fix = ("The bundled student was not distilled from this bundled teacher: rebuild it after BERT with "
-               "`python -m app.training --recipe distilbert`." if teacher.is_bundled and student.is_bundled
-               else "Switch the sidebar to the bundled models.")
-        raise Stop("Teacher and student use different vocabularies here, so their distributions cannot be compared "
-                   f"token by token. {fix}", "error")
+        fix = (
+            "The bundled student was not distilled from this bundled teacher: rebuild it after BERT with "
+            "`python -m app.training --recipe distilbert`."
+            if teacher.is_bundled and student.is_bundled
+            else "Switch the sidebar to the bundled models."
+        )
+        raise Stop(
+            "Teacher and student use different vocabularies here, so their distributions cannot be compared "
+            f"token by token. {fix}",
+            "error",
+        )
     tok = student.tokenizer
-    fitted, words, cut = txt.words_to_mask(inputs.text, {teacher.variant.label: teacher.tokenizer,
-                                                         student.variant.label: tok}, DEFAULT_TEXT)
+    fitted, words, cut = txt.words_to_mask(
+        inputs.text, {teacher.variant.label: teacher.tokenizer, student.variant.label: tok}, DEFAULT_TEXT
+    )
     notes += cut
     tk = txt.tokenize(tok, fitted)
     notes += [Note(n) for n in txt.input_notes(tk, tok, fitted, f"{teacher.variant.label} and {student.variant.label}")]
@@ -422,35 +530,61 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     s_1, s_temp = soften(pair.s_logits[m], 1.0), soften(pair.s_logits[m], temp)
     ids = top_tokens(t_1, s_1, int(inputs.top_k))
     soft = SoftTargets(
-        tokens=tuple(txt.piece_text(tok, i) for i in ids), teacher_1=tuple(t_1[ids].tolist()),
-        teacher_t=tuple(t_temp[ids].tolist()), student_1=tuple(s_1[ids].tolist()), student_t=tuple(s_temp[ids].tolist()),
-        gold=txt.piece_text(tok, pair.gold[0]), teacher_top_1=float(t_1.max()), teacher_top_t=float(t_temp.max()),
-        kl=kl_term(pair.s_logits[m : m + 1], pair.t_logits[m : m + 1], temp), vocab=t_1.numel(),
+        tokens=tuple(txt.piece_text(tok, i) for i in ids),
+        teacher_1=tuple(t_1[ids].tolist()),
+        teacher_t=tuple(t_temp[ids].tolist()),
+        student_1=tuple(s_1[ids].tolist()),
+        student_t=tuple(s_temp[ids].tolist()),
+        gold=txt.piece_text(tok, pair.gold[0]),
+        teacher_top_1=float(t_1.max()),
+        teacher_top_t=float(t_temp.max()),
+        kl=kl_term(pair.s_logits[m : m + 1], pair.t_logits[m : m + 1], temp),
+        vocab=t_1.numel(),
     )
 
     timed = cache(measure.latencies, (teacher, student), fitted, bool(inputs.settled), True)
     t_time, s_time = timed[teacher.variant.key], timed[student.variant.key]
-    sz = size_and_speed(cache(measure.size_of, teacher), cache(measure.size_of, student),
-                        t_time["encoder_median_ms"], s_time["encoder_median_ms"],
-                        (t_time["median_ms"], s_time["median_ms"]),
-                        {"encoder": (t_time["encoder_samples_ms"], s_time["encoder_samples_ms"]),
-                         "whole": (t_time["samples_ms"], s_time["samples_ms"])})
+    sz = size_and_speed(
+        cache(measure.size_of, teacher),
+        cache(measure.size_of, student),
+        t_time["encoder_median_ms"],
+        s_time["encoder_median_ms"],
+        (t_time["median_ms"], s_time["median_ms"]),
+        {
+            "encoder": (t_time["encoder_samples_ms"], s_time["encoder_samples_ms"]),
+            "whole": (t_time["samples_ms"], s_time["samples_ms"]),
+        },
+    )
     card = cache(card_of, student)
-    claims = {"paper": {"smaller": PAPER.smaller, "faster": PAPER.faster, "retained": PAPER.retained},
-              "measured here": {"smaller": sz["smaller"], "faster": sz["faster"], "retained": None}}
+    claims = {
+        "paper": {"smaller": PAPER.smaller, "faster": PAPER.faster, "retained": PAPER.retained},
+        "measured here": {"smaller": sz["smaller"], "faster": sz["faster"], "retained": None},
+    }
     if card:
         # its speed-up was timed with the masked-LM head, not as the paper timed it: not set beside the paper's
         claims["model card"] = {"smaller": None, "faster": None, "retained": card["retained_top1"]}
     return Result(
-        teacher=teacher.shown_as, student=student.shown_as, words=tuple(w for w, _, _ in words), word=word,
-        n_pieces=len(pair.masked), temperature=temp, soft=soft,
+        teacher=teacher.shown_as,
+        student=student.shown_as,
+        words=tuple(w for w, _, _ in words),
+        word=word,
+        n_pieces=len(pair.masked),
+        temperature=temp,
+        soft=soft,
         sweep=cache(temperature_sweep, pair.s_logits[m], pair.t_logits[m]),  # the same for every T: the slider's
         # reruns find it kept
-        terms_recipe=recipe_terms(pair, RECIPE.temperature), terms_yours=recipe_terms(pair, temp),
-        tokens=pair.tokens, kl_per_token=tuple(kl_per_position(pair.s_logits, pair.t_logits, temp)),
-        masked=pair.masked, size=sz, card=card, claims=claims,
+        terms_recipe=recipe_terms(pair, RECIPE.temperature),
+        terms_yours=recipe_terms(pair, temp),
+        tokens=pair.tokens,
+        kl_per_token=tuple(kl_per_position(pair.s_logits, pair.t_logits, temp)),
+        masked=pair.masked,
+        size=sz,
+        card=card,
+        claims=claims,
         summary=tuple(summary_lines(sz, card, student.is_bundled, len(t_time["encoder_samples_ms"]))),
-        device=teacher.device, provisional=not inputs.settled, notes=tuple(notes),
+        device=teacher.device,
+        provisional=not inputs.settled,
+        notes=tuple(notes),
     )
 
 
@@ -475,16 +609,28 @@ def sweep_story(sweep: dict, vocab: int) -> str:
     lo, hi = f"T = {temps[0]:g}", f"T = {temps[-1]:g}"
     rising = lambda h: all(b >= a - 1e-9 for a, b in zip(h, h[1:]))  # noqa: E731
     both = rising(ht) and rising(hs)
-    out = [(f"As T grows from {temps[0]:g} to {temps[-1]:g}, both distributions flatten, their entropy rising "
-            f"towards log V = {math.log(vocab):.2f} nats: " if both else
-            f"From {lo} to {hi} the entropies do not both rise steadily (log V = {math.log(vocab):.2f} nats): ")
-           + f"teacher {ht[0]:.2f} → {ht[-1]:.2f}, student {hs[0]:.2f} → {hs[-1]:.2f}."]
+    out = [
+        (
+            f"As T grows from {temps[0]:g} to {temps[-1]:g}, both distributions flatten, their entropy rising "
+            f"towards log V = {math.log(vocab):.2f} nats: "
+            if both
+            else f"From {lo} to {hi} the entropies do not both rise steadily (log V = {math.log(vocab):.2f} nats): "
+        )
+        + f"teacher {ht[0]:.2f} → {ht[-1]:.2f}, student {hs[0]:.2f} → {hs[-1]:.2f}."
+    ]
     gap0, gap1 = abs(ht[0] - hs[0]), abs(ht[-1] - hs[-1])
-    out.append(f"The gap between them {'shrinks' if gap1 < gap0 else 'does not shrink'} ({gap0:.2f} → {gap1:.2f} nats).")
+    out.append(
+        f"The gap between them {'shrinks' if gap1 < gap0 else 'does not shrink'} ({gap0:.2f} → {gap1:.2f} nats)."
+    )
     ratio = kl[-1] / kl[0] if kl[0] > 0 else float("inf")
-    out.append(f"The soft-target term T²·KL goes from {kl[0]:.3g} at {lo} to {kl[-1]:.3g} at {hi}"
-               + (": the T² factor keeps it from vanishing as the distributions meet." if 0.1 <= ratio <= 10 else
-                  f" ({ratio:.2g}× — the T² factor does not hold it steady here)."))
+    out.append(
+        f"The soft-target term T²·KL goes from {kl[0]:.3g} at {lo} to {kl[-1]:.3g} at {hi}"
+        + (
+            ": the T² factor keeps it from vanishing as the distributions meet."
+            if 0.1 <= ratio <= 10
+            else f" ({ratio:.2g}× — the T² factor does not hold it steady here)."
+        )
+    )
     return " ".join(out)
 
 
@@ -494,7 +640,7 @@ ASKED_TEMPERATURES = (1.0, 2.0, 4.0, 8.0)
 
 
 def question(result: Result):
-    """"At which temperature does the student learn most?": the T whose T²·KL term (the soft-target loss the
+    """ "At which temperature does the student learn most?": the T whose T²·KL term (the soft-target loss the
     student is trained on, :func:`temperature_sweep`) is largest on this sentence, among four of the sweep's."""
     from app.classroom.question import Question
 
@@ -504,7 +650,13 @@ def question(result: Result):
         return None
     best = max(at, key=at.get)
     labels = {t: f"T = {t:g}" for t in at}
-    return Question("distillation", "At which temperature does the student get the largest soft-target signal "
-                                    "(T²·KL) from the teacher on this word?", "choice", tuple(labels.values()),
-                    (labels[best],), (),
-                    "T²·KL here: " + ", ".join(f"{labels[t]}: {at[t]:.3f}" for t in at) + ".")
+    return Question(
+        "distillation",
+        "At which temperature does the student get the largest soft-target signal "
+        "(T²·KL) from the teacher on this word?",
+        "choice",
+        tuple(labels.values()),
+        (labels[best],),
+        (),
+        "T²·KL here: " + ", ".join(f"{labels[t]}: {at[t]:.3f}" for t in at) + ".",
+    )

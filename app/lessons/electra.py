@@ -19,6 +19,7 @@ Vocabulary: ``mlm_probability`` is the share of content tokens that are masked; 
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import json
@@ -30,8 +31,17 @@ import torch
 
 from app import mlm, replaced_tokens
 from app.replaced_tokens import (  # noqa: F401  (the rules, shared with training and the experiment)
-    Detection, content_positions, corrupt, detection_metrics, mask_positions, masked_input, n_to_mask,
-    replaced_labels, replacement_probs, roc_auc, sample_replacements,
+    Detection,
+    content_positions,
+    corrupt,
+    detection_metrics,
+    mask_positions,
+    masked_input,
+    n_to_mask,
+    replaced_labels,
+    replacement_probs,
+    roc_auc,
+    sample_replacements,
 )
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
@@ -60,17 +70,44 @@ MODELS = ("electra-generator", "electra-discriminator")
 TAKEAWAY = "ELECTRA learns from every token — spotting the generator's fakes — not only the masked 15%."
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
-    Param("rate", "float", DEFAULTS.mlm_probability, lo=0.05, hi=0.5, step=0.01, label="Masking rate",
-          help="Share of the word pieces the generator must fill (ELECTRA: 15%)."),
-    Param("temperature", "float", DEFAULTS.temperature, lo=0.1, hi=3.0, step=0.05, label="Generator temperature",
-          help="Samples come from softmax(logits / T). T = 1 is the paper; low T picks the generator's favourite "
-               "(often the original word), high T picks wilder words."),
+    Param(
+        "rate",
+        "float",
+        DEFAULTS.mlm_probability,
+        lo=0.05,
+        hi=0.5,
+        step=0.01,
+        label="Masking rate",
+        help="Share of the word pieces the generator must fill (ELECTRA: 15%).",
+    ),
+    Param(
+        "temperature",
+        "float",
+        DEFAULTS.temperature,
+        lo=0.1,
+        hi=3.0,
+        step=0.05,
+        label="Generator temperature",
+        help="Samples come from softmax(logits / T). T = 1 is the paper; low T picks the generator's favourite "
+        "(often the original word), high T picks wilder words.",
+    ),
     seed_param(help="Masked positions come from this seed, the generator's samples from the next one."),
     Param("edit_pos", "int", 7, lo=0, hi=511, label="Token to replace", widget="select"),
-    Param("edit_word", "str", "ran", max_len=40, label="Replacement word", widget="line",
-          help="One word. It must be in the vocabulary; a word that splits into pieces uses its first piece."),
-    figure_param((("pipeline", "One round of the game, stage by stage"),
-                  ("signal", "Positions that teach: masked LM against every token"))),
+    Param(
+        "edit_word",
+        "str",
+        "ran",
+        max_len=40,
+        label="Replacement word",
+        widget="line",
+        help="One word. It must be in the vocabulary; a word that splits into pieces uses its first piece.",
+    ),
+    figure_param(
+        (
+            ("pipeline", "One round of the game, stage by stage"),
+            ("signal", "Positions that teach: masked LM against every token"),
+        )
+    ),
 )
 
 
@@ -166,8 +203,15 @@ class Round:
     corrupted_ids: list[int] = field(default_factory=list)
 
 
-def sample_round(tokenizer, encoded: Encoded, masked: torch.Tensor, g_logits: torch.Tensor, temperature: float,
-                 seed: int, top_k: int = DEFAULTS.top_k) -> tuple[torch.Tensor, dict]:
+def sample_round(
+    tokenizer,
+    encoded: Encoded,
+    masked: torch.Tensor,
+    g_logits: torch.Tensor,
+    temperature: float,
+    seed: int,
+    top_k: int = DEFAULTS.top_k,
+) -> tuple[torch.Tensor, dict]:
     """Sample replacements at the masked positions (seeded) and describe them.
 
     Returns (corrupted ids (T,), a dict with the Round fields about the generator's side).
@@ -187,17 +231,24 @@ def sample_round(tokenizer, encoded: Encoded, masked: torch.Tensor, g_logits: to
         replacement_prob[pos] = float(probs[j, sampled[j]])
         alternatives[pos] = list(alts[j].raw)
     same = [bool(m) and int(c) == int(o) for m, c, o in zip(masked.tolist(), corrupted.tolist(), ids.tolist())]
-    return corrupted, dict(replacement=replacement, replacement_prob=replacement_prob, same_as_original=same,
-                           alternatives=alternatives)
+    return corrupted, dict(
+        replacement=replacement, replacement_prob=replacement_prob, same_as_original=same, alternatives=alternatives
+    )
 
 
-def assemble_round(tokenizer, encoded: Encoded, masked: torch.Tensor, corrupted: torch.Tensor, gen_side: dict,
-                   scores: torch.Tensor) -> Round:
+def assemble_round(
+    tokenizer, encoded: Encoded, masked: torch.Tensor, corrupted: torch.Tensor, gen_side: dict, scores: torch.Tensor
+) -> Round:
     ids = torch.tensor(encoded.input_ids)
     return Round(
-        tokens=list(encoded.tokens), special=list(encoded.special), masked=masked.tolist(),
-        corrupted=tokenizer.convert_ids_to_tokens(corrupted.tolist()), scores=[float(s) for s in scores],
-        labels=replaced_labels(corrupted, ids).tolist(), corrupted_ids=corrupted.tolist(), **gen_side,
+        tokens=list(encoded.tokens),
+        special=list(encoded.special),
+        masked=masked.tolist(),
+        corrupted=tokenizer.convert_ids_to_tokens(corrupted.tolist()),
+        scores=[float(s) for s in scores],
+        labels=replaced_labels(corrupted, ids).tolist(),
+        corrupted_ids=corrupted.tolist(),
+        **gen_side,
     )
 
 
@@ -230,22 +281,31 @@ def apply_edit(tokenizer, input_ids, position: int, word: str) -> Edit:
     if not 0 <= position < len(ids) or ids[position] in specials:
         return Edit(False, ids, None, f"Position {position} is not a word piece of this sentence; pick another.")
     if word in tokenizer.all_special_tokens:
-        return Edit(False, ids, None, f"{shown} is a special token; the generator never proposes those, so pick a word.")
+        return Edit(
+            False, ids, None, f"{shown} is a special token; the generator never proposes those, so pick a word."
+        )
     pieces = tokenizer.tokenize(word)
     if not pieces:
-        return Edit(False, ids, None, f"{shown} has no word pieces in this vocabulary (nothing is left after tokenizing).")
+        return Edit(
+            False, ids, None, f"{shown} has no word pieces in this vocabulary (nothing is left after tokenizing)."
+        )
     piece_ids = tokenizer.convert_tokens_to_ids(pieces)
     if piece_ids[0] in specials:
-        return Edit(False, ids, None, f"{shown} is outside the vocabulary (it becomes {txt.md(pieces[0])}); try another word.")
+        return Edit(
+            False, ids, None, f"{shown} is outside the vocabulary (it becomes {txt.md(pieces[0])}); try another word."
+        )
     new = list(ids)
     new[position] = piece_ids[0]
     message = None
     if len(pieces) > 1:
-        message = (f"{shown} splits into {len(pieces)} word pieces ({txt.md(' '.join(pieces))}); "
-                   f"one position holds one piece, so the first, {txt.md(pieces[0])}, is used.")
+        message = (
+            f"{shown} splits into {len(pieces)} word pieces ({txt.md(' '.join(pieces))}); "
+            f"one position holds one piece, so the first, {txt.md(pieces[0])}, is used."
+        )
     if piece_ids[0] == ids[position]:
         message = (message + " " if message else "") + (
-            f"{txt.md(pieces[0])} is the token already there, so nothing is replaced: its label stays *original*.")
+            f"{txt.md(pieces[0])} is the token already there, so nothing is replaced: its label stays *original*."
+        )
     return Edit(True, tuple(new), pieces[0], message)
 
 
@@ -257,13 +317,15 @@ def edit_verdict(piece: str, position: int, scores, others: list[int], threshold
     caught = "**caught**" if mine > threshold else "not flagged"
     head = f"Your {txt.md(piece)} at position {position} gets **P(replaced) = {mine:.3f}**"
     if not others:
-        return (f"{head}: {caught} (above {threshold:g} flags a token). It is the sentence's only word piece, so "
-                "there is no untouched token to rank it against; type a longer sentence to see it among others.")
+        return (
+            f"{head}: {caught} (above {threshold:g} flags a token). It is the sentence's only word piece, so "
+            "there is no untouched token to rank it against; type a longer sentence to see it among others."
+        )
     rest = [float(scores[i]) for i in others]
     rank = 1 + sum(o > mine for o in rest)
-    return (f"{head}; the most suspicious untouched token gets {max(rest):.3f}. Rank {rank} of {len(rest) + 1}: "
-            + ("**caught**." if rank == 1 and mine > threshold else "the top suspect." if rank == 1 else
-               "it slipped past."))
+    return f"{head}; the most suspicious untouched token gets {max(rest):.3f}. Rank {rank} of {len(rest) + 1}: " + (
+        "**caught**." if rank == 1 and mine > threshold else "the top suspect." if rank == 1 else "it slipped past."
+    )
 
 
 # ----------------------------------------------------------------------------- signal and curves
@@ -277,8 +339,13 @@ def signal_counts(n_tokens: int, n_masked: int) -> dict[str, int]:
 
 def _auc_series(curves: dict) -> tuple[list, list] | None:
     steps, auc = curves.get("eval_step") or [], curves.get("disc_auc") or []
-    if not isinstance(steps, list) or not isinstance(auc, list) or not steps or len(steps) != len(auc) \
-            or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps):
+    if (
+        not isinstance(steps, list)
+        or not isinstance(auc, list)
+        or not steps
+        or len(steps) != len(auc)
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps)
+    ):
         return None
     return list(steps), [a if isinstance(a, (int, float)) and math.isfinite(a) else None for a in auc]
 
@@ -306,12 +373,21 @@ def read_curves(folder) -> dict | None:
     joint, stage0 = None, curves.get("joint_stage")
     if isinstance(stage0, dict) and (s0 := _auc_series(stage0)) is not None and any(a is not None for a in s0[1]):
         done = stage0.get("steps_done")
-        joint = {"eval_step": s0[0], "disc_auc": s0[1], "cloze_top5": _last(stage0.get("cloze_top5")),
-                 "steps_done": done if isinstance(done, int) and done > 0 else s0[0][-1]}
+        joint = {
+            "eval_step": s0[0],
+            "disc_auc": s0[1],
+            "cloze_top5": _last(stage0.get("cloze_top5")),
+            "steps_done": done if isinstance(done, int) and done > 0 else s0[0][-1],
+        }
     final = curves.get("final")
-    return {"eval_step": series[0], "disc_auc": series[1], "step": curves.get("step") or [],
-            "train_loss": curves.get("train_loss") or [], "final": final if isinstance(final, dict) else {},
-            "joint": joint}
+    return {
+        "eval_step": series[0],
+        "disc_auc": series[1],
+        "step": curves.get("step") or [],
+        "train_loss": curves.get("train_loss") or [],
+        "final": final if isinstance(final, dict) else {},
+        "joint": joint,
+    }
 
 
 def curve_story(curves: dict) -> str:
@@ -320,18 +396,22 @@ def curve_story(curves: dict) -> str:
     head = f"Held-out ROC-AUC on 256 held-out sequences corrupted by the generator, every {_every(curves['eval_step'])} steps."
     joint = curves.get("joint")
     if not joint or not points:
-        return (head + " The generator learns alongside: while it proposes junk the fakes are easy to spot, so the "
-                "AUC can start high and fall as its fakes become real words in context.")
+        return (
+            head + " The generator learns alongside: while it proposes junk the fakes are easy to spot, so the "
+            "AUC can start high and fall as its fakes become real words in context."
+        )
     j = [a for a in joint["disc_auc"] if a is not None]
     gen_cloze = (curves.get("final") or {}).get("generator", {}).get("cloze_top5")
     cloze = lambda v: f" (cloze top-5 {v:.2f})" if isinstance(v, (int, float)) and math.isfinite(v) else ""  # noqa: E731
-    return (head + f" **Grey:** trained jointly for {joint['steps_done']} steps, the generator learning beside the "
-            f"discriminator. While it proposed junk the fakes were easy to spot ({j[0]:.2f}); as they became real "
-            f"words in context the AUC fell to {j[-1]:.2f}, against a generator as good as BERT{cloze(joint.get('cloze_top5'))}. "
-            f"**Red:** a fresh generator of the same size, trained alone and stopped early{cloze(gen_cloze)}, then "
-            f"frozen; the discriminator went on learning on its fakes for {curves['eval_step'][-1]} steps, to "
-            f"{points[-1]:.2f}. This page plays that pair: its fakes are still real words, but fewer fool the "
-            "discriminator. It is the trade-off behind the paper's smaller generators.")
+    return (
+        head + f" **Grey:** trained jointly for {joint['steps_done']} steps, the generator learning beside the "
+        f"discriminator. While it proposed junk the fakes were easy to spot ({j[0]:.2f}); as they became real "
+        f"words in context the AUC fell to {j[-1]:.2f}, against a generator as good as BERT{cloze(joint.get('cloze_top5'))}. "
+        f"**Red:** a fresh generator of the same size, trained alone and stopped early{cloze(gen_cloze)}, then "
+        f"frozen; the discriminator went on learning on its fakes for {curves['eval_step'][-1]} steps, to "
+        f"{points[-1]:.2f}. This page plays that pair: its fakes are still real words, but fewer fool the "
+        "discriminator. It is the trade-off behind the paper's smaller generators."
+    )
 
 
 def _every(steps: list) -> int:
@@ -401,14 +481,25 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     enc = encode(tok, inputs.text, DEFAULTS.max_tokens)
     notes = []
     if enc.truncated:
-        notes.append(Note(f"Your text has {enc.n_pieces} word pieces; the strip shows the first {enc.n_kept} (a cap "
-                          f"of {DEFAULTS.max_tokens} tokens with [CLS] and [SEP], so every cell stays readable). "
-                          "The rest is cut.", "warning"))
-    notes += [Note(n) for n in txt.input_notes(txt.tokenize(tok, inputs.text, DEFAULTS.max_tokens), tok, inputs.text,
-                                               gen.variant.label)]
+        notes.append(
+            Note(
+                f"Your text has {enc.n_pieces} word pieces; the strip shows the first {enc.n_kept} (a cap "
+                f"of {DEFAULTS.max_tokens} tokens with [CLS] and [SEP], so every cell stays readable). "
+                "The rest is cut.",
+                "warning",
+            )
+        )
+    notes += [
+        Note(n)
+        for n in txt.input_notes(
+            txt.tokenize(tok, inputs.text, DEFAULTS.max_tokens), tok, inputs.text, gen.variant.label
+        )
+    ]
     if enc.n_content == 0:
-        raise Stop("Nothing in this text is a word piece the generator can replace, so there is nothing to mask. "
-                   f"Try an English sentence, e.g. *{DEFAULT_TEXT}*")
+        raise Stop(
+            "Nothing in this text is a word piece the generator can replace, so there is nothing to mask. "
+            f"Try an English sentence, e.g. *{DEFAULT_TEXT}*"
+        )
     masked, g_logits = cache(generator_side, gen, enc.input_ids, enc.special, float(inputs.rate), int(inputs.seed))
     corrupted, gen_info = sample_round(tok, enc, masked, g_logits, float(inputs.temperature), int(inputs.seed))
     scores = cache(discriminator_side, disc, tuple(corrupted.tolist()))
@@ -419,18 +510,35 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     edit_pos = inputs.edit_pos
     if edit_pos not in positions:
         edit_pos = min(positions, key=lambda i: abs(i - edit_pos))
-        notes.append(Note(f"Position {inputs.edit_pos} is not a word piece of this sentence; using position {edit_pos}."))
+        notes.append(
+            Note(f"Position {inputs.edit_pos} is not a word piece of this sentence; using position {edit_pos}.")
+        )
     edit = apply_edit(tok, enc.input_ids, edit_pos, inputs.edit_word)
     edit_scores = cache(discriminator_side, disc, edit.input_ids)
     edit_labels = replaced_labels(torch.tensor(edit.input_ids), torch.tensor(enc.input_ids)).tolist()
-    return Result(enc, rnd, det, positions, edit_pos, edit, tuple(float(x) for x in edit_scores),
-                  tuple(edit_labels), tuple(tok.convert_ids_to_tokens(list(edit.input_ids))),
-                  signal_counts(len(rnd.tokens), sum(rnd.masked)), tuple(notes),
-                  curves=read_curves(disc.location) if disc.is_bundled else None)
+    return Result(
+        enc,
+        rnd,
+        det,
+        positions,
+        edit_pos,
+        edit,
+        tuple(float(x) for x in edit_scores),
+        tuple(edit_labels),
+        tuple(tok.convert_ids_to_tokens(list(edit.input_ids))),
+        signal_counts(len(rnd.tokens), sum(rnd.masked)),
+        tuple(notes),
+        curves=read_curves(disc.location) if disc.is_bundled else None,
+    )
 
 
-def plausible_share(models: dict, text: str = DEFAULT_TEXT, seeds: int = 100, rate: float = DEFAULTS.mlm_probability,
-                    temperature: float = DEFAULTS.temperature) -> float:
+def plausible_share(
+    models: dict,
+    text: str = DEFAULT_TEXT,
+    seeds: int = 100,
+    rate: float = DEFAULTS.mlm_probability,
+    temperature: float = DEFAULTS.temperature,
+) -> float:
     """Of the generator's samples at masked content-word positions over ``seeds`` rounds of ``text``, the share
     that are words (letters only), not punctuation or fragments: is the generator proposing plausible fakes?"""
     gen = models["electra-generator"]
@@ -447,8 +555,13 @@ def plausible_share(models: dict, text: str = DEFAULT_TEXT, seeds: int = 100, ra
     return words / max(total, 1)
 
 
-def pooled_detection(models: dict, texts, seeds: int = 3, rate: float = DEFAULTS.mlm_probability,
-                     temperature: float = DEFAULTS.temperature) -> Detection:
+def pooled_detection(
+    models: dict,
+    texts,
+    seeds: int = 3,
+    rate: float = DEFAULTS.mlm_probability,
+    temperature: float = DEFAULTS.temperature,
+) -> Detection:
     """The pair's detection quality, live, pooled over ``seeds`` rounds of every text: the generator corrupts each
     (seeded per text and round), the discriminator scores it, and every content token counts once per round."""
     gen, disc = models["electra-generator"], models["electra-discriminator"]
@@ -468,7 +581,7 @@ def pooled_detection(models: dict, texts, seeds: int = 3, rate: float = DEFAULTS
 
 
 def question(result: Result):
-    """"Which word did the generator replace?": every word piece of the corrupted sentence to tap (and "none"),
+    """ "Which word did the generator replace?": every word piece of the corrupted sentence to tap (and "none"),
     the generator's replacements as the answer, the discriminator's P(replaced) for each piece as the model's."""
     from app.classroom.question import Question, unique_labels, window
 
@@ -482,7 +595,17 @@ def question(result: Result):
     replaced = tuple(label for label, i in zip(labels, keep) if r.labels[i])
     model = tuple((label, float(r.scores[i])) for label, i in zip(labels, keep))
     flagged = [label for label, i in zip(labels, keep) if r.scores[i] >= 0.5]
-    said = (f"The discriminator flagged {', '.join(flagged)} (P(replaced) ≥ 0.5)." if flagged
-            else "The discriminator flagged no piece (every P(replaced) < 0.5).")
-    return Question("electra", "Which word did the generator replace? Tap every word you think was swapped in.",
-                    "multi", (*labels, "none"), replaced or ("none",), model, said)
+    said = (
+        f"The discriminator flagged {', '.join(flagged)} (P(replaced) ≥ 0.5)."
+        if flagged
+        else "The discriminator flagged no piece (every P(replaced) < 0.5)."
+    )
+    return Question(
+        "electra",
+        "Which word did the generator replace? Tap every word you think was swapped in.",
+        "multi",
+        (*labels, "none"),
+        replaced or ("none",),
+        model,
+        said,
+    )

@@ -18,6 +18,7 @@ corrupted row, so the top-k slider never re-runs the model; the coverage simulat
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from collections import Counter
@@ -41,8 +42,11 @@ LINE = 'Static vs dynamic masking, 80/10/10, whole words and spans — with a re
 # How each tokenizer family marks its pieces (by the catalogue's tokenizer_kind, which starts with the name).
 MARKERS = (
     ("WordPiece", "WordPiece: `##` marks a piece that continues the word before it."),
-    ("byte-level BPE", "Byte-level BPE: `Ġ` stands for the space before a word; a character the vocabulary "
-                       "lacks is spelled byte by byte."),
+    (
+        "byte-level BPE",
+        "Byte-level BPE: `Ġ` stands for the space before a word; a character the vocabulary "
+        "lacks is spelled byte by byte.",
+    ),
     ("SentencePiece", "SentencePiece: `▁` marks the start of a word."),
 )
 
@@ -66,32 +70,106 @@ VARIANTS = tuple(catalogue.MASKED_LMS)
 TAKEAWAY = 'Static masking asks the same positions every epoch; dynamic masking reaches every position over time.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your text"),
-    Param("variant", "choice", "bert", choices=VARIANTS, widget="select", label="Model (a masked LM)",
-          labels=tuple((k, catalogue.get(k).label) for k in VARIANTS),
-          help="The masked LM that fills the blanks; its tokenizer decides the pieces that can be masked."),
-    Param("strategy", "choice", "static10", choices=STRATEGIES, widget="radio", label="When is the mask drawn?",
-          labels=tuple(STRATEGY_LABELS.items())),
-    Param("unit", "choice", "token", choices=masking.UNITS, widget="radio", label="What is masked?",
-          labels=masking.UNIT_LABELS),
+    Param(
+        "variant",
+        "choice",
+        "bert",
+        choices=VARIANTS,
+        widget="select",
+        label="Model (a masked LM)",
+        labels=tuple((k, catalogue.get(k).label) for k in VARIANTS),
+        help="The masked LM that fills the blanks; its tokenizer decides the pieces that can be masked.",
+    ),
+    Param(
+        "strategy",
+        "choice",
+        "static10",
+        choices=STRATEGIES,
+        widget="radio",
+        label="When is the mask drawn?",
+        labels=tuple(STRATEGY_LABELS.items()),
+    ),
+    Param(
+        "unit",
+        "choice",
+        "token",
+        choices=masking.UNITS,
+        widget="radio",
+        label="What is masked?",
+        labels=masking.UNIT_LABELS,
+    ),
     Param("epochs", "int", LAB.epochs, lo=1, hi=LAB.max_epochs, widget="slider", label="Epochs"),
-    Param("rate", "float", CFG.mlm_probability, lo=0.01, hi=0.95, step=0.01, fmt="percent",
-          label="Masking rate (mlm_probability)", help="The chance that a position is a prediction target (BERT: 15%)."),
-    Param("mask_frac", "float", CFG.mask_fraction, lo=0.0, hi=1.0, step=0.05, fmt="percent",
-          label="Of the targets: mask token"),
-    Param("random_frac", "float", CFG.random_fraction, lo=0.0, hi=1.0, step=0.05, fmt="percent",
-          label="Of the targets: random token"),
-    Param("span_p", "float", CFG.span_p, lo=0.05, hi=1.0, step=0.05, label="Span length p (geometric)",
-          help="SpanBERT draws span lengths in words from Geometric(p) on 1, 2, ..., truncated at the maximum."),
+    Param(
+        "rate",
+        "float",
+        CFG.mlm_probability,
+        lo=0.01,
+        hi=0.95,
+        step=0.01,
+        fmt="percent",
+        label="Masking rate (mlm_probability)",
+        help="The chance that a position is a prediction target (BERT: 15%).",
+    ),
+    Param(
+        "mask_frac",
+        "float",
+        CFG.mask_fraction,
+        lo=0.0,
+        hi=1.0,
+        step=0.05,
+        fmt="percent",
+        label="Of the targets: mask token",
+    ),
+    Param(
+        "random_frac",
+        "float",
+        CFG.random_fraction,
+        lo=0.0,
+        hi=1.0,
+        step=0.05,
+        fmt="percent",
+        label="Of the targets: random token",
+    ),
+    Param(
+        "span_p",
+        "float",
+        CFG.span_p,
+        lo=0.05,
+        hi=1.0,
+        step=0.05,
+        label="Span length p (geometric)",
+        help="SpanBERT draws span lengths in words from Geometric(p) on 1, 2, ..., truncated at the maximum.",
+    ),
     Param("max_span", "int", CFG.max_span, lo=1, hi=10, widget="slider", label="Longest span (words)"),
     seed_param(),
-    Param("epoch", "int", 1, lo=1, hi=LAB.max_epochs, widget="select", label="Epoch to inspect",
-          help="Outlined in the grid; the model fills its blanks below. Epochs count from 1."),
+    Param(
+        "epoch",
+        "int",
+        1,
+        lo=1,
+        hi=LAB.max_epochs,
+        widget="select",
+        label="Epoch to inspect",
+        help="Outlined in the grid; the model fills its blanks below. Epochs count from 1.",
+    ),
     Param("topk", "int", LAB.topk, lo=1, hi=LAB.max_topk, widget="slider", label="Guesses per blank (top-k)"),
-    Param("span", "int", 1, lo=1, hi=LAB.max_tokens, widget="select", label="Span to inspect (SBO)",
-          help="Which masked span of the inspected epoch the span-boundary objective is shown for, counted from 1 "
-               "in order of position (span masking only)."),
-    figure_param((("grid", "Targets, epoch by epoch (this strategy)"),
-                  ("coverage", "Coverage: static, ×10 and dynamic side by side"))),
+    Param(
+        "span",
+        "int",
+        1,
+        lo=1,
+        hi=LAB.max_tokens,
+        widget="select",
+        label="Span to inspect (SBO)",
+        help="Which masked span of the inspected epoch the span-boundary objective is shown for, counted from 1 "
+        "in order of position (span masking only).",
+    ),
+    figure_param(
+        (
+            ("grid", "Targets, epoch by epoch (this strategy)"),
+            ("coverage", "Coverage: static, ×10 and dynamic side by side"),
+        )
+    ),
 )
 
 
@@ -129,19 +207,32 @@ def takeaway(r: "Result") -> str:
     if r.unit == "word":
         targeted, several, cut = word_targets(r)
         example = f" (such as {txt.md(r.example_word)})" if r.example_word else ""
-        split = (f"{several} of them of several pieces{example}" if several else
-                 "none of them of several pieces: this sentence shows no difference from token masking")
-        whole = ("none left half-hidden, so the model cannot guess a piece from the rest of its word" if not cut else
-                 f"yet {txt.count(cut, 'word')} left half-hidden")
-        return (f"Whole-word masking hides every piece of a word together: over {txt.count(r.epochs, 'epoch')}, "
-                f"{txt.count(targeted, 'target word')}, {split}; {whole}.")
+        split = (
+            f"{several} of them of several pieces{example}"
+            if several
+            else "none of them of several pieces: this sentence shows no difference from token masking"
+        )
+        whole = (
+            "none left half-hidden, so the model cannot guess a piece from the rest of its word"
+            if not cut
+            else f"yet {txt.count(cut, 'word')} left half-hidden"
+        )
+        return (
+            f"Whole-word masking hides every piece of a word together: over {txt.count(r.epochs, 'epoch')}, "
+            f"{txt.count(targeted, 'target word')}, {split}; {whole}."
+        )
     if r.unit == "span" and r.spans is not None:
-        return (f"SpanBERT hides whole words in contiguous spans: the spans placed here average "
-                f"{r.spans.means['placed']:.1f} words (the geometric law's mean: {r.spans.means['expected']:.1f}), so "
-                "the model must rebuild a phrase from its edges.")
+        return (
+            f"SpanBERT hides whole words in contiguous spans: the spans placed here average "
+            f"{r.spans.means['placed']:.1f} words (the geometric law's mean: {r.spans.means['expected']:.1f}), so "
+            "the model must rebuild a phrase from its edges."
+        )
     asked, rate = f"{r.coverage.rate:.0%}", pct(r.cfg.mlm_probability)
-    return (f"Static masking asks the same {asked} of positions every epoch"  # one line on a handout: ≤ 110 characters
-            + ("" if asked == rate else f" (rate set: {rate})") + "; dynamic masking reaches every one over time.")
+    return (
+        f"Static masking asks the same {asked} of positions every epoch"  # one line on a handout: ≤ 110 characters
+        + ("" if asked == rate else f" (rate set: {rate})")
+        + "; dynamic masking reaches every one over time."
+    )
 
 
 def whole_percents(shares) -> tuple[int, ...]:
@@ -149,7 +240,7 @@ def whole_percents(shares) -> tuple[int, ...]:
     rounding each alone would give 86 / 6 / 9 = 101."""
     raw = [100.0 * x for x in shares]
     out = [int(x) for x in raw]
-    for i in sorted(range(len(raw)), key=lambda i: raw[i] - out[i], reverse=True)[:100 - sum(out)]:
+    for i in sorted(range(len(raw)), key=lambda i: raw[i] - out[i], reverse=True)[: 100 - sum(out)]:
         out[i] += 1
     return tuple(out)
 
@@ -158,10 +249,14 @@ def split_text(r: "Result") -> str:
     """What the targets were fed, in counts and in whole percents that add up to 100, beside the split that was set."""
     n = round(r.targets_per_epoch * r.epochs)
     counts = [round(x * n) for x in r.shares]
-    parts = [f"**{c}** {what} ({p}%)" for c, what, p in zip(counts, ("mask", "random", "unchanged"),
-                                                              whole_percents(r.shares))]
-    return (f"Of the {txt.count(n, 'target')} over these epochs: {', '.join(parts)} (set: {pct(r.cfg.mask_fraction)} / "
-            f"{pct(r.cfg.random_fraction)} / {pct(r.cfg.unchanged_fraction)}; percents rounded to add up to 100).")
+    parts = [
+        f"**{c}** {what} ({p}%)"
+        for c, what, p in zip(counts, ("mask", "random", "unchanged"), whole_percents(r.shares))
+    ]
+    return (
+        f"Of the {txt.count(n, 'target')} over these epochs: {', '.join(parts)} (set: {pct(r.cfg.mask_fraction)} / "
+        f"{pct(r.cfg.random_fraction)} / {pct(r.cfg.unchanged_fraction)}; percents rounded to add up to 100)."
+    )
 
 
 def copy_index(strategy: str, epoch: int, duplication: int = LAB.duplication) -> int:
@@ -209,8 +304,14 @@ class MaskedCopy:
     span_ids: torch.Tensor  # (T,) long: per token the index of its span, −1 where none (span masking only; else all −1)
 
 
-def mask_copy(sentence: txt.Tokenized, unit: str, cfg: MaskingConfig, mask_token_id: int, random_ids: torch.Tensor,
-              gen: torch.Generator) -> MaskedCopy:
+def mask_copy(
+    sentence: txt.Tokenized,
+    unit: str,
+    cfg: MaskingConfig,
+    mask_token_id: int,
+    random_ids: torch.Tensor,
+    gen: torch.Generator,
+) -> MaskedCopy:
     """One masked version of the sentence: choose the targets by token, whole word or span, then apply
     the replacement split (per token; per span for span masking, as SpanBERT does)."""
     ids = torch.tensor(sentence.ids, dtype=torch.long)  # (T,)
@@ -241,15 +342,32 @@ class EpochPlan:
     span_ids: torch.Tensor  # (E, T) long: per token its span's index, −1 where none (span masking only)
 
 
-def epoch_plan(sentence: txt.Tokenized, strategy: str, unit: str, epochs: int, cfg: MaskingConfig, seed: int,
-               mask_token_id: int, random_ids: torch.Tensor, duplication: int = LAB.duplication) -> EpochPlan:
+def epoch_plan(
+    sentence: txt.Tokenized,
+    strategy: str,
+    unit: str,
+    epochs: int,
+    cfg: MaskingConfig,
+    seed: int,
+    mask_token_id: int,
+    random_ids: torch.Tensor,
+    duplication: int = LAB.duplication,
+) -> EpochPlan:
     """The masks of epochs 0..epochs-1. Copy c is always drawn from ``copy_generator(seed, c)``, so
     static ×10 and dynamic agree on the first 10 epochs and part only when static ×10 starts over."""
     copies = tuple(copy_schedule(strategy, epochs, duplication))
-    made = {c: mask_copy(sentence, unit, cfg, mask_token_id, random_ids, copy_generator(seed, c)) for c in sorted(set(copies))}
+    made = {
+        c: mask_copy(sentence, unit, cfg, mask_token_id, random_ids, copy_generator(seed, c))
+        for c in sorted(set(copies))
+    }
     rows = [made[c] for c in copies]
-    return EpochPlan(copies, torch.stack([r.targets for r in rows]), torch.stack([r.kinds for r in rows]),
-                     torch.stack([r.corrupted for r in rows]), torch.stack([r.span_ids for r in rows]))  # (E, T) each
+    return EpochPlan(
+        copies,
+        torch.stack([r.targets for r in rows]),
+        torch.stack([r.kinds for r in rows]),
+        torch.stack([r.corrupted for r in rows]),
+        torch.stack([r.span_ids for r in rows]),
+    )  # (E, T) each
 
 
 def times_targeted(plan: EpochPlan) -> tuple[torch.Tensor, torch.Tensor]:
@@ -285,8 +403,15 @@ class Blank:
         return replace(self, guesses=self.guesses.top(k))
 
 
-def fill_masks(model, tokenizer, input_ids: torch.Tensor, targets: torch.Tensor, original_ids: torch.Tensor,
-               kinds: torch.Tensor, k: int = LAB.max_topk) -> list[Blank]:
+def fill_masks(
+    model,
+    tokenizer,
+    input_ids: torch.Tensor,
+    targets: torch.Tensor,
+    original_ids: torch.Tensor,
+    kinds: torch.Tensor,
+    k: int = LAB.max_topk,
+) -> list[Blank]:
     """A masked LM's top-k at every target position of one corrupted sequence.
 
     input_ids (what the model is fed), targets, original_ids, kinds: (T,). The probabilities are the model's
@@ -300,9 +425,18 @@ def fill_masks(model, tokenizer, input_ids: torch.Tensor, targets: torch.Tensor,
     out = []
     for j, pos in enumerate(positions):
         orig, fed = int(original_ids[pos]), int(input_ids[pos])
-        out.append(Blank(pos, int(kinds[pos]), tokenizer.convert_ids_to_tokens(orig),
-                         tokenizer.convert_ids_to_tokens(fed), orig, mlm.top_k(probs[j], tokenizer, k),
-                         float(probs[j, orig]), mlm.rank(probs[j], orig)))
+        out.append(
+            Blank(
+                pos,
+                int(kinds[pos]),
+                tokenizer.convert_ids_to_tokens(orig),
+                tokenizer.convert_ids_to_tokens(fed),
+                orig,
+                mlm.top_k(probs[j], tokenizer, k),
+                float(probs[j, orig]),
+                mlm.rank(probs[j], orig),
+            )
+        )
     return out
 
 
@@ -423,15 +557,19 @@ class Result:
     @property
     def never(self) -> dict[str, int]:
         """Per strategy: maskable positions that were never a target over these epochs."""
-        return {s: sum(1 for d, sp in zip(counts, self.sentence.special) if not sp and d == 0)
-                for s, counts in self.distinct.items()}
+        return {
+            s: sum(1 for d, sp in zip(counts, self.sentence.special) if not sp and d == 0)
+            for s, counts in self.distinct.items()
+        }
 
     @property
     def coverage_now(self) -> dict[str, tuple[float, float, int]]:
         """Per strategy after ``epochs`` epochs: (simulated coverage, 1 - (1 - p)^k, k distinct masks)."""
         e = self.epochs - 1
-        return {s: (self.coverage.simulated[s][e], self.coverage.analytic[s][e], distinct_copies(s, self.epochs))
-                for s in STRATEGIES}
+        return {
+            s: (self.coverage.simulated[s][e], self.coverage.analytic[s][e], distinct_copies(s, self.epochs))
+            for s in STRATEGIES
+        }
 
 
 def masking_config(inputs: Inputs) -> tuple[MaskingConfig, list[Note]]:
@@ -439,14 +577,20 @@ def masking_config(inputs: Inputs) -> tuple[MaskingConfig, list[Note]]:
     lowers the random one to what is left (and says so)."""
     mask, rnd, notes = inputs.mask_frac, inputs.random_frac, []
     if mask + rnd > 1 + 1e-9:
-        notes.append(Note(f"Mask {pct(mask)} + random {pct(rnd)} = {pct(mask + rnd)} of the targets, more than 100%: "
-                          f"using random = {pct(1 - mask)} (and 0% unchanged) until you lower one of them.", "warning"))
+        notes.append(
+            Note(
+                f"Mask {pct(mask)} + random {pct(rnd)} = {pct(mask + rnd)} of the targets, more than 100%: "
+                f"using random = {pct(1 - mask)} (and 0% unchanged) until you lower one of them.",
+                "warning",
+            )
+        )
         rnd = max(0.0, 1.0 - mask)
     return MaskingConfig(inputs.rate, mask, rnd, inputs.span_p, inputs.max_span), notes
 
 
-def epoch_plans(loaded, sentence: txt.Tokenized, unit: str, epochs: int, cfg: MaskingConfig,
-                seed: int) -> dict[str, EpochPlan]:
+def epoch_plans(
+    loaded, sentence: txt.Tokenized, unit: str, epochs: int, cfg: MaskingConfig, seed: int
+) -> dict[str, EpochPlan]:
     """Every strategy's plan for this sentence (``loaded``: its mask token and vocabulary)."""
     tok = loaded.tokenizer
     random_ids = replacement_ids(tok)
@@ -460,10 +604,15 @@ def coverage_of(sentence: txt.Tokenized, unit: str, rate: float, span_p: float, 
     schedules = {s: copy_schedule(s, LAB.max_epochs) for s in STRATEGIES}
     placed = Counter(sim.span_lengths)
     split, chosen = coverage.words_split(sim.targets, sentence.word_of)
-    return Coverage(sim.targets.shape[0],
-                    {s: tuple(coverage.coverage_curve(sim, c)) for s, c in schedules.items()},
-                    {s: tuple(coverage.analytic_coverage(rate, c)) for s, c in schedules.items()},
-                    sim.rate, split, chosen, tuple(placed.get(k, 0) for k in range(1, max_span + 1)))
+    return Coverage(
+        sim.targets.shape[0],
+        {s: tuple(coverage.coverage_curve(sim, c)) for s, c in schedules.items()},
+        {s: tuple(coverage.analytic_coverage(rate, c)) for s, c in schedules.items()},
+        sim.rate,
+        split,
+        chosen,
+        tuple(placed.get(k, 0) for k in range(1, max_span + 1)),
+    )
 
 
 def drawn_span_lengths(span_p: float, max_span: int, seed: int) -> tuple[int, ...]:
@@ -492,17 +641,26 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     sentence = txt.tokenize(tok, inputs.text, LAB.max_tokens)
     if sentence.truncated:
         why = f"{label}'s limit" if sentence.cap < LAB.max_tokens else "the lab's cap"
-        notes.append(Note(f"Your text is {sentence.n_full} tokens long for {label}; the lab uses the first "
-                          f"{len(sentence.ids)} ({why}) and drops the rest.", "warning"))
+        notes.append(
+            Note(
+                f"Your text is {sentence.n_full} tokens long for {label}; the lab uses the first "
+                f"{len(sentence.ids)} ({why}) and drops the rest.",
+                "warning",
+            )
+        )
     notes += [Note(n) for n in txt.input_notes(sentence, tok, inputs.text, label)]
     n_maskable = sum(not s for s in sentence.special)
     if n_maskable == 0:
-        raise Stop(f"After tokenization nothing in this text can be a target: {label}'s tokenizer read only special "
-                   "tokens. Type a few words.")
+        raise Stop(
+            f"After tokenization nothing in this text can be a target: {label}'s tokenizer read only special "
+            "tokens. Type a few words."
+        )
     epoch = inputs.epoch
     if epoch > inputs.epochs:
         epoch = inputs.epochs
-        notes.append(Note(f"Epoch {inputs.epoch} is beyond the {inputs.epochs} epochs shown: inspecting epoch {epoch}."))
+        notes.append(
+            Note(f"Epoch {inputs.epoch} is beyond the {inputs.epochs} epochs shown: inspecting epoch {epoch}.")
+        )
 
     plans = cache(epoch_plans, loaded, sentence, inputs.unit, inputs.epochs, cfg, inputs.seed)
     plan = plans[inputs.strategy]
@@ -516,9 +674,16 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     spans = None
     if inputs.unit == "span":
         drawn = cache(drawn_span_lengths, cfg.span_p, cfg.max_span, inputs.seed)
-        spans = SpanLengths(tuple(masking.span_length_pmf(cfg.span_p, cfg.max_span)), drawn, cov.placed,
-                            {"expected": masking.clipped_geometric_mean(cfg.span_p, cfg.max_span),
-                             "drawn": _mean(drawn), "placed": _mean(cov.placed)})
+        spans = SpanLengths(
+            tuple(masking.span_length_pmf(cfg.span_p, cfg.max_span)),
+            drawn,
+            cov.placed,
+            {
+                "expected": masking.clipped_geometric_mean(cfg.span_p, cfg.max_span),
+                "drawn": _mean(drawn),
+                "placed": _mean(cov.placed),
+            },
+        )
 
     pieces_of = Counter(w for w in sentence.word_of if w is not None)
     multi = [w for w, c in pieces_of.items() if c > 1]
@@ -529,11 +694,22 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     predictions: tuple[Blank, ...] = ()
     if targets.any():
         try:
-            predictions = cache(predictions_of, loaded, tuple(plan.corrupted[row].tolist()), tuple(targets.tolist()),
-                                sentence.ids, tuple(plan.kinds[row].tolist()))
+            predictions = cache(
+                predictions_of,
+                loaded,
+                tuple(plan.corrupted[row].tolist()),
+                tuple(targets.tolist()),
+                sentence.ids,
+                tuple(plan.kinds[row].tolist()),
+            )
         except (RuntimeError, ValueError, IndexError) as e:  # a checkpoint that loads but cannot run
-            notes.append(Note(f"{label} could not fill the blanks ({type(e).__name__}: {txt.md(str(e), 160)}). "
-                              "Choose another model.", "error"))
+            notes.append(
+                Note(
+                    f"{label} could not fill the blanks ({type(e).__name__}: {txt.md(str(e), 160)}). "
+                    "Choose another model.",
+                    "error",
+                )
+            )
     sbo = None
     if inputs.unit == "span":
         fed_row = tuple(tok.convert_ids_to_tokens(plan.corrupted[row].tolist()))
@@ -541,22 +717,47 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         if note:
             notes.append(note)
     return Result(
-        label, loaded.shown_as, loaded.variant.tokenizer_kind,
+        label,
+        loaded.shown_as,
+        loaded.variant.tokenizer_kind,
         next((m for kind, m in MARKERS if loaded.variant.tokenizer_kind.startswith(kind)), ""),
-        sentence, len(pieces_of), n_maskable, cfg, inputs.strategy, inputs.unit, inputs.epochs, epoch, plan.copies,
+        sentence,
+        len(pieces_of),
+        n_maskable,
+        cfg,
+        inputs.strategy,
+        inputs.unit,
+        inputs.epochs,
+        epoch,
+        plan.copies,
         tuple(tuple(r) for r in plan.kinds.tolist()),
         tuple(tuple(tok.convert_ids_to_tokens(r)) for r in plan.corrupted.tolist()),
-        {s: tuple(t.tolist()) for s, (t, _) in per.items()}, {s: tuple(d.tolist()) for s, (_, d) in per.items()},
-        shares, n_targets / inputs.epochs, cov, len(multi), example, spans, int(targets.sum()),
-        tuple(p.top(inputs.topk) for p in predictions), tuple(notes), sbo,
+        {s: tuple(t.tolist()) for s, (t, _) in per.items()},
+        {s: tuple(d.tolist()) for s, (_, d) in per.items()},
+        shares,
+        n_targets / inputs.epochs,
+        cov,
+        len(multi),
+        example,
+        spans,
+        int(targets.sum()),
+        tuple(p.top(inputs.topk) for p in predictions),
+        tuple(notes),
+        sbo,
     )
 
 
 SBO_CONTEXT = 3  # positions the SBO figure shows on each side of the boundaries
 
 
-def sbo_of(sentence: txt.Tokenized, span_ids: tuple[int, ...], fed: tuple[str, ...], predictions: tuple[Blank, ...],
-           chosen: int, epoch: int) -> tuple[Sbo | None, Note | None]:
+def sbo_of(
+    sentence: txt.Tokenized,
+    span_ids: tuple[int, ...],
+    fed: tuple[str, ...],
+    predictions: tuple[Blank, ...],
+    chosen: int,
+    epoch: int,
+) -> tuple[Sbo | None, Note | None]:
     """The span-boundary objective for span number ``chosen`` (from 1) of one epoch's masks: its boundaries, each
     token's relative position, and the lesson model's MLM guesses at its tokens (``predictions``). span_ids, fed:
     (T,) the epoch's span index per token (−1: none) and the pieces the model is fed. (None, None) when the epoch
@@ -566,7 +767,9 @@ def sbo_of(sentence: txt.Tokenized, span_ids: tuple[int, ...], fed: tuple[str, .
         return None, None
     note = None
     if not 1 <= chosen <= len(spans):
-        note = Note(f"Epoch {epoch} masks {txt.count(len(spans), 'span')}: span {chosen} does not exist, showing span 1.")
+        note = Note(
+            f"Epoch {epoch} masks {txt.count(len(spans), 'span')}: span {chosen} does not exist, showing span 1."
+        )
         chosen = 1
     span = spans[chosen - 1]
     pieces, guessed = sentence.pieces, {b.position: b for b in predictions}
@@ -574,49 +777,79 @@ def sbo_of(sentence: txt.Tokenized, span_ids: tuple[int, ...], fed: tuple[str, .
     def at(pos: int | None, what) -> str | None:
         return None if pos is None else what[pos]
 
-    targets = tuple(SboTarget(i, rel, pieces[i], fed[i],
-                              guessed[i].guesses.pieces[0] if i in guessed else None,
-                              guessed[i].rank_original if i in guessed else None,
-                              guessed[i].p_original if i in guessed else None)
-                    for i, rel in zip(span.positions, span.relative))
+    targets = tuple(
+        SboTarget(
+            i,
+            rel,
+            pieces[i],
+            fed[i],
+            guessed[i].guesses.pieces[0] if i in guessed else None,
+            guessed[i].rank_original if i in guessed else None,
+            guessed[i].p_original if i in guessed else None,
+        )
+        for i, rel in zip(span.positions, span.relative)
+    )
     first = max(0, (span.left if span.left is not None else span.start) - SBO_CONTEXT)
     last = min(len(pieces) - 1, (span.right if span.right is not None else span.end) + SBO_CONTEXT)
-    return Sbo(len(spans), span, at(span.left, pieces), at(span.right, pieces), at(span.left, fed), at(span.right, fed),
-               span.left is not None and span_ids[span.left] >= 0, span.right is not None and span_ids[span.right] >= 0,
-               targets, (first, last)), note
+    return Sbo(
+        len(spans),
+        span,
+        at(span.left, pieces),
+        at(span.right, pieces),
+        at(span.left, fed),
+        at(span.right, fed),
+        span.left is not None and span_ids[span.left] >= 0,
+        span.right is not None and span_ids[span.right] >= 0,
+        targets,
+        (first, last),
+    ), note
 
 
 def sbo_text(s: Sbo) -> str:
     """What the SBO figure shows, in numbers from it (markdown; every token escaped)."""
+
     def side(name: str, piece: str | None, fed: str | None, target: bool) -> str:
         if piece is None:
             return f"no {name} boundary (the span reaches the sequence's edge)"
-        shown = f" (fed as {txt.md(fed)}: a token of the touching span, so SBO reads a masked position there)" \
-            if target else ""
+        shown = (
+            f" (fed as {txt.md(fed)}: a token of the touching span, so SBO reads a masked position there)"
+            if target
+            else ""
+        )
         return f"{name} boundary {txt.md(piece)}{shown}"
 
     sp = s.span
     rel = ", ".join(f"{txt.md(t.original)} p{t.relative}" for t in s.targets)
-    return (f"Span {sp.number} of {s.n_spans} covers positions {sp.start}–{sp.end} "
-            f"({txt.count(len(sp), 'token')}): {side('left', s.left, s.left_fed, s.left_target)} at {sp.left}, "
-            f"{side('right', s.right, s.right_fed, s.right_target)} at {sp.right}. SBO predicts each of its tokens from "
-            f"those two outputs and its relative position: {rel}.")
+    return (
+        f"Span {sp.number} of {s.n_spans} covers positions {sp.start}–{sp.end} "
+        f"({txt.count(len(sp), 'token')}): {side('left', s.left, s.left_fed, s.left_target)} at {sp.left}, "
+        f"{side('right', s.right, s.right_fed, s.right_target)} at {sp.right}. SBO predicts each of its tokens from "
+        f"those two outputs and its relative position: {rel}."
+    )
 
 
 def sbo_model_text(s: Sbo, label: str) -> str:
     """What the lesson's model can and cannot show of SBO, with its MLM guesses at the span's tokens (markdown)."""
     guessed = [t for t in s.targets if t.mlm_top is not None]
     first = sum(t.mlm_rank == 1 for t in guessed)
-    said = (f"**What {txt.md(label)} can show**: its masked-LM head's guesses at the span's tokens, from the whole "
+    said = (
+        (
+            f"**What {txt.md(label)} can show**: its masked-LM head's guesses at the span's tokens, from the whole "
             f"corrupted sentence (the span's own masked positions included): the original ranked first at "
-            f"{first} of {txt.count(len(guessed), 'token')}. ") if guessed else ""
-    return (said + f"**What it cannot show**: SBO's own guess, from the two boundary outputs and p alone — it has no "
-            "SBO head. None of this lab's models was trained with SBO: the bundled stand-ins and the catalogue's hub "
-            "checkpoints were trained with masked LM (none with SBO), and a transformers masked-LM model has no SBO "
-            "head to load. **Ours**: "
-            "the spans, their boundaries and relative positions above, computed by the paper's rule from the spans "
-            f"drawn here. **The paper's**: the SBO head ({span_boundary.HEAD}) and its loss L_MLM + L_SBO "
-            f"({span_boundary.PAPER}).")
+            f"{first} of {txt.count(len(guessed), 'token')}. "
+        )
+        if guessed
+        else ""
+    )
+    return (
+        said + f"**What it cannot show**: SBO's own guess, from the two boundary outputs and p alone — it has no "
+        "SBO head. None of this lab's models was trained with SBO: the bundled stand-ins and the catalogue's hub "
+        "checkpoints were trained with masked LM (none with SBO), and a transformers masked-LM model has no SBO "
+        "head to load. **Ours**: "
+        "the spans, their boundaries and relative positions above, computed by the paper's rule from the spans "
+        f"drawn here. **The paper's**: the SBO head ({span_boundary.HEAD}) and its loss L_MLM + L_SBO "
+        f"({span_boundary.PAPER})."
+    )
 
 
 def span_story(means: dict) -> str:
@@ -624,22 +857,31 @@ def span_story(means: dict) -> str:
     figure's means (words): the masking budget of a short sentence cuts long spans."""
     drawn, placed = means["drawn"], means["placed"]
     if placed < drawn - 0.2:
-        return (f"Here the placed spans ({placed:.2f} words on average) are shorter than the drawn ones ({drawn:.2f}): "
-                "the budget of a short sentence cuts them. On a long text the placed spans approach the drawn ones.")
-    return (f"Here the placed spans ({placed:.2f} words on average) are as long as the drawn ones ({drawn:.2f}, within "
-            "0.2 words): the sentence leaves the budget room for them.")
+        return (
+            f"Here the placed spans ({placed:.2f} words on average) are shorter than the drawn ones ({drawn:.2f}): "
+            "the budget of a short sentence cuts them. On a long text the placed spans approach the drawn ones."
+        )
+    return (
+        f"Here the placed spans ({placed:.2f} words on average) are as long as the drawn ones ({drawn:.2f}, within "
+        "0.2 words): the sentence leaves the budget room for them."
+    )
 
 
 def spread_story(never: dict[str, int], n_maskable: int, epochs: int) -> str:
     """What the distinct-masks figure shows about spreading, computed from it: a static mask's positions are
     always or never a question; how many positions dynamic masking left out after ``epochs`` epochs."""
-    out = ["With a static mask a position is either always a question or never"
-           + (f" (here {never['static']} of the {n_maskable} never are)." if "static" in never else ".")]
+    out = [
+        "With a static mask a position is either always a question or never"
+        + (f" (here {never['static']} of the {n_maskable} never are)." if "static" in never else ".")
+    ]
     if "dynamic" in never:
         left = never["dynamic"]
-        out.append(f"Dynamic masking reached every position in {epochs} epoch(s)." if left == 0 else
-                   f"Dynamic masking left {left} of {n_maskable} out in {epochs} epoch(s): each epoch draws afresh, "
-                   "so more epochs reach them.")
+        out.append(
+            f"Dynamic masking reached every position in {epochs} epoch(s)."
+            if left == 0
+            else f"Dynamic masking left {left} of {n_maskable} out in {epochs} epoch(s): each epoch draws afresh, "
+            "so more epochs reach them."
+        )
     return " ".join(out)
 
 
@@ -647,7 +889,7 @@ def spread_story(never: dict[str, int], n_maskable: int, epochs: int) -> str:
 
 
 def question(result: Result):
-    """"Which word goes in the blank?" for the first masked target of the inspected epoch: the model's four likeliest
+    """ "Which word goes in the blank?" for the first masked target of the inspected epoch: the model's four likeliest
     words and the word that was there, in alphabetical order (the order gives nothing away), with the model's
     probability for each; its answer is its first choice. None when no target was shown as the mask."""
     from app.classroom.question import Question, join_pieces, reads
@@ -670,6 +912,12 @@ def question(result: Result):
     shown = [p for p, special in zip(fed, result.sentence.special) if not special]
     top = reads(blank.guesses.words[0]).strip()
     rank = f"its guess no. {blank.rank_original}" if blank.rank_original else "not among its guesses"
-    return Question("masking", f"Which word goes in the blank? {join_pieces(shown)}", "choice",
-                    tuple(sorted(guesses, key=str.lower)), (top,), tuple(guesses.items()),
-                    f"The word there was {original}: {rank} ({100 * blank.p_original:.0f}%), on {result.shown_as}.")
+    return Question(
+        "masking",
+        f"Which word goes in the blank? {join_pieces(shown)}",
+        "choice",
+        tuple(sorted(guesses, key=str.lower)),
+        (top,),
+        tuple(guesses.items()),
+        f"The word there was {original}: {rank} ({100 * blank.p_original:.0f}%), on {result.shown_as}.",
+    )

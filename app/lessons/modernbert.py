@@ -31,6 +31,7 @@ Pure: no streamlit. ``run`` is the one sequence the page and the tests use.
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import math
@@ -73,8 +74,15 @@ DEFAULTS = ModernBertDefaults()
 MODELS = ("modernbert", "bert")
 
 # ModernBERT-base as published (Warner et al., 2024, "Smarter, Better, Faster, Longer", §2.1 and Table 3).
-PUBLISHED = {"parameters": "149M", "context": 8192, "window": 128, "global_every": 3, "theta_global": 160_000.0,
-             "theta_local": 10_000.0, "training_tokens": 2e12}
+PUBLISHED = {
+    "parameters": "149M",
+    "context": 8192,
+    "window": 128,
+    "global_every": 3,
+    "theta_global": 160_000.0,
+    "theta_local": 10_000.0,
+    "training_tokens": 2e12,
+}
 # BERT (Devlin et al., 2019, §A.2): "batch size of 256 sequences (256 sequences * 512 tokens = 128,000
 # tokens/batch) for 1,000,000 steps, which is approximately 40 epochs over the 3.3 billion word corpus".
 BERT_STEPS, BERT_BATCH, BERT_SEQ = 1_000_000, 256, 512
@@ -121,22 +129,68 @@ STORY = (
 TAKEAWAY = 'Rotary positions and mostly local attention let ModernBERT read 8,192 tokens, not 512.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Your sentence"),
-    Param("word", "int", DEFAULT_WORD, lo=0, hi=999, label="Word to mask", widget="select",
-          help="ModernBERT fills this word in (its pieces all become [MASK]); the GeGLU demo reads its first "
-               "piece. Words count from 0."),
-    Param("layer", "int", 1, lo=0, hi=99, label="Layer", widget="select",
-          help="The layer whose attention (long input) and gated feed-forward (your sentence) are shown."),
+    Param(
+        "word",
+        "int",
+        DEFAULT_WORD,
+        lo=0,
+        hi=999,
+        label="Word to mask",
+        widget="select",
+        help="ModernBERT fills this word in (its pieces all become [MASK]); the GeGLU demo reads its first "
+        "piece. Words count from 0.",
+    ),
+    Param(
+        "layer",
+        "int",
+        1,
+        lo=0,
+        hi=99,
+        label="Layer",
+        widget="select",
+        help="The layer whose attention (long input) and gated feed-forward (your sentence) are shown.",
+    ),
     seed_param(help="Draws the query and key of the RoPE figure and the story sentences of the unpadding batch."),
-    Param("shift", "int", 1000, lo=1, hi=8000, label="Shift both tokens by", widget="number", step=100,
-          help="The RoPE figure places the same query and key again this many positions further along."),
-    Param("length", "int", 256, lo=32, hi=DEFAULTS.long_cap, step=32, label="Long input (tokens)", widget="slider",
-          help=f"Tokens of the story read at once (at most the model's limit and {DEFAULTS.long_cap:,}, so the "
-               "forward stays quick on a CPU)."),
-    Param("batch", "int", 8, lo=2, hi=32, label="Sentences in the batch", widget="slider",
-          help="Your text plus this many minus one sentences drawn (seeded) from the story."),
-    figure_param((("attention", "One layer's attention: its rule and the model's weights"),
-                  ("layers", "Every layer's attention: the local and the global ones"),
-                  ("rope", "Rotary positions: one query and key, moved along"))),
+    Param(
+        "shift",
+        "int",
+        1000,
+        lo=1,
+        hi=8000,
+        label="Shift both tokens by",
+        widget="number",
+        step=100,
+        help="The RoPE figure places the same query and key again this many positions further along.",
+    ),
+    Param(
+        "length",
+        "int",
+        256,
+        lo=32,
+        hi=DEFAULTS.long_cap,
+        step=32,
+        label="Long input (tokens)",
+        widget="slider",
+        help=f"Tokens of the story read at once (at most the model's limit and {DEFAULTS.long_cap:,}, so the "
+        "forward stays quick on a CPU).",
+    ),
+    Param(
+        "batch",
+        "int",
+        8,
+        lo=2,
+        hi=32,
+        label="Sentences in the batch",
+        widget="slider",
+        help="Your text plus this many minus one sentences drawn (seeded) from the story.",
+    ),
+    figure_param(
+        (
+            ("attention", "One layer's attention: its rule and the model's weights"),
+            ("layers", "Every layer's attention: the local and the global ones"),
+            ("rope", "Rotary positions: one query and key, moved along"),
+        )
+    ),
 )
 
 
@@ -162,8 +216,9 @@ def first_call(fn, device):
     return out, (time.perf_counter() - t) * 1000
 
 
-def median_ms(fn, device, repeats: int = DEFAULTS.repeats, budget_ms: float = DEFAULTS.budget_ms,
-              first_ms: float | None = None) -> float:
+def median_ms(
+    fn, device, repeats: int = DEFAULTS.repeats, budget_ms: float = DEFAULTS.budget_ms, first_ms: float | None = None
+) -> float:
     """Median wall time of ``fn()`` in milliseconds over ``repeats`` calls, after the caller's first call (see
     :func:`first_call`), which took ``first_ms``. Calls stop once they took ``budget_ms`` in all, and a first
     call slower than the budget is the measurement itself: ModernBERT-base on a CPU takes longer than that for
@@ -269,8 +324,19 @@ def rope_demo(loaded, seed: int, shift: int) -> Rope:
     qs, ks = rotate(model, q.expand(len(g), -1), g, types[0]), rotate(model, k.expand(len(g), -1), g, types[0])
     grid = (qs @ ks.T / math.sqrt(head_dim)).numpy()  # (G, G): row p = query position, column s = key position
     theta = tuple(float(config.rope_parameters[t]["rope_theta"]) for t in types)
-    return Rope(head_dim, types, theta, tuple(freqs), distances.numpy(), base, int(shift), tuple(near), tuple(far),
-                float(q @ k / math.sqrt(head_dim)), grid)
+    return Rope(
+        head_dim,
+        types,
+        theta,
+        tuple(freqs),
+        distances.numpy(),
+        base,
+        int(shift),
+        tuple(near),
+        tuple(far),
+        float(q @ k / math.sqrt(head_dim)),
+        grid,
+    )
 
 
 # ----------------------------------------------------------------------------- 2. alternating attention
@@ -339,9 +405,18 @@ def long_attention(loaded, length: int) -> LongInput:
         half = None if kind == "full_attention" else half_window(config)
         rule = allowed(kind, len(ids), half or 0)  # (T, T)
         blocked = a[:, ~rule]  # (heads, n_blocked)
-        checks.append(LayerCheck(layer, kind, half, int(rule.sum()), int((~rule).sum()),
-                                 float(blocked.max()) if blocked.numel() else 0.0,
-                                 int((a[:, rule] == 0).sum()), float((a * rule).sum(-1).min())))
+        checks.append(
+            LayerCheck(
+                layer,
+                kind,
+                half,
+                int(rule.sum()),
+                int((~rule).sum()),
+                float(blocked.max()) if blocked.numel() else 0.0,
+                int((a[:, rule] == 0).sum()),
+                float((a * rule).sum(-1).min()),
+            )
+        )
         maps.append(a.mean(0).numpy())
     return LongInput(tuple(checks), np.stack(maps))
 
@@ -413,14 +488,20 @@ def timing_story(cost: Cost) -> str:
     ratio = built / full if full > 0 else float("nan")
     at = f"At {n:,} tokens the forward as built took {built:.1f} ms and with every layer global {full:.1f} ms"
     if abs(ratio - 1) <= SAME_TIME:
-        return (f"{at}: about equal (within {SAME_TIME:.0%}), and that is the lesson: transformers' eager attention "
-                "computes **every** score and then blanks the blocked ones, so the window saves nothing here.")
+        return (
+            f"{at}: about equal (within {SAME_TIME:.0%}), and that is the lesson: transformers' eager attention "
+            "computes **every** score and then blanks the blocked ones, so the window saves nothing here."
+        )
     if ratio < 1:
-        return (f"{at}: as built was faster ({ratio:.0%} of the time). Eager attention still computes every score, "
-                "so the window's blocked cells cannot explain it: the two were timed one after the other on a "
-                "shared machine, and other work may have slowed the second.")
-    return (f"{at}: as built was slower ({ratio:.2f}×): the window masks are built and applied on top of every "
-            "score eager attention computes anyway, so here the window only adds work.")
+        return (
+            f"{at}: as built was faster ({ratio:.0%} of the time). Eager attention still computes every score, "
+            "so the window's blocked cells cannot explain it: the two were timed one after the other on a "
+            "shared machine, and other work may have slowed the second."
+        )
+    return (
+        f"{at}: as built was slower ({ratio:.2f}×): the window masks are built and applied on top of every "
+        "score eager attention computes anyway, so here the window only adds work."
+    )
 
 
 def base_config(loaded):
@@ -446,8 +527,19 @@ def attention_cost(loaded, timed: tuple) -> Cost:
     def n_global(types):
         return sum(t == "full_attention" for t in types), len(types)
 
-    return Cost(lengths, pairs, pairs_global, flops, flops_global, base_pairs, base_global,
-                int(config.max_position_embeddings), *timed, n_global(config.layer_types), n_global(base.layer_types))
+    return Cost(
+        lengths,
+        pairs,
+        pairs_global,
+        flops,
+        flops_global,
+        base_pairs,
+        base_global,
+        int(config.max_position_embeddings),
+        *timed,
+        n_global(config.layer_types),
+        n_global(base.layer_types),
+    )
 
 
 # ----------------------------------------------------------------------------- 3. GeGLU
@@ -504,8 +596,13 @@ def feed_forwards(loaded_mb, loaded_bert) -> tuple[FeedForward, ...]:
 
     def bert_ffn(name, intermediate, output, config):
         h, i = config.hidden_size, config.intermediate_size
-        return FeedForward(name, h, i, parameter_count(intermediate.dense) + parameter_count(output.dense),
-                           f"{h}×{i} + {i} biases + {i}×{h} + {h} biases = 2·H·I + I + H")
+        return FeedForward(
+            name,
+            h,
+            i,
+            parameter_count(intermediate.dense) + parameter_count(output.dense),
+            f"{h}×{i} + {i} biases + {i}×{h} + {h} biases = 2·H·I + I + H",
+        )
 
     mb, bert = loaded_mb.model, loaded_bert.model
     h = mb.config.hidden_size
@@ -518,8 +615,9 @@ def feed_forwards(loaded_mb, loaded_bert) -> tuple[FeedForward, ...]:
         bert_base_layers = (BertIntermediate(bert_base), BertOutput(bert_base))
     return (
         geglu(f"{loaded_mb.variant.label} (this model): GeGLU", mb.model.layers[0].mlp, mb.config),
-        bert_ffn(f"{loaded_bert.variant.label} (this model): GELU", bert_layer.intermediate, bert_layer.output,
-                 bert.config),
+        bert_ffn(
+            f"{loaded_bert.variant.label} (this model): GELU", bert_layer.intermediate, bert_layer.output, bert.config
+        ),
         bert_ffn(f"BERT at hidden {h}, intermediate 4·{h}: GELU", *bert_same, same_h),
         geglu("ModernBERT-base: GeGLU", base_mlp, base_mlp.config),
         bert_ffn("BERT-base: GELU", *bert_base_layers, bert_base),
@@ -534,8 +632,10 @@ def additive_masks(segment: torch.Tensor, half: int, dtype, device) -> dict[str,
     same = segment[:, None] == segment[None, :]  # (T, T)
     block = torch.finfo(dtype).min
     local = same & allowed("sliding_attention", len(segment), half)
-    return {kind: torch.where(rule, 0.0, block).to(device=device, dtype=dtype)[None, None]
-            for kind, rule in (("full_attention", same), ("sliding_attention", local))}
+    return {
+        kind: torch.where(rule, 0.0, block).to(device=device, dtype=dtype)[None, None]
+        for kind, rule in (("full_attention", same), ("sliding_attention", local))
+    }
 
 
 def gate_demo(loaded, ids: tuple[int, ...], position: int, layer: int) -> Gate:
@@ -553,8 +653,9 @@ def gate_demo(loaded, ids: tuple[int, ...], position: int, layer: int) -> Gate:
         h = hs[layer]  # (1, T, H)
         positions = torch.arange(len(ids), device=model.device)[None]  # (1, T)
         mask = additive_masks(torch.zeros(len(ids), dtype=torch.long), half_window(config), h.dtype, model.device)
-        attn, _ = block.attn(block.attn_norm(h), position_embeddings=m.rotary_emb(h, positions, kind),
-                             attention_mask=mask[kind])
+        attn, _ = block.attn(
+            block.attn_norm(h), position_embeddings=m.rotary_emb(h, positions, kind), attention_mask=mask[kind]
+        )
         h2 = h + attn
         x = block.mlp_norm(h2)  # (1, T, H): the MLP's input
         after = h2 + block.mlp(x)
@@ -564,9 +665,16 @@ def gate_demo(loaded, ids: tuple[int, ...], position: int, layer: int) -> Gate:
         pre, gate = block.mlp.Wi(x[0, position]).chunk(2, dim=-1)  # (I,) each
         act = block.mlp.act(pre)
         module_error = float((block.mlp.Wo(act * gate) - block.mlp(x[0, position])).abs().max())
-    return Gate(layer, position, loaded.tokenizer.convert_ids_to_tokens(int(ids[position])),
-                pre.float().cpu().numpy(), gate.float().cpu().numpy(), act.float().cpu().numpy(),
-                replay_error, module_error)
+    return Gate(
+        layer,
+        position,
+        loaded.tokenizer.convert_ids_to_tokens(int(ids[position])),
+        pre.float().cpu().numpy(),
+        gate.float().cpu().numpy(),
+        act.float().cpu().numpy(),
+        replay_error,
+        module_error,
+    )
 
 
 # ----------------------------------------------------------------------------- 4. unpadding
@@ -628,8 +736,9 @@ def packed_inputs(lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
 def unpadding(loaded, sentences: tuple[str, ...]) -> Unpadding:
     """The batch's last hidden states, padded and unpadded, compared at every real token; and timed."""
     model, tok = loaded.model, loaded.tokenizer
-    encoded = [tok(s, truncation=True, max_length=txt.token_limit(tok, DEFAULTS.max_tokens))["input_ids"]
-               for s in sentences]
+    encoded = [
+        tok(s, truncation=True, max_length=txt.token_limit(tok, DEFAULTS.max_tokens))["input_ids"] for s in sentences
+    ]
     lengths = [len(e) for e in encoded]
     width, device = max(lengths), model.device
     padded_ids = torch.full((len(encoded), width), tok.pad_token_id)  # (B, width)
@@ -652,11 +761,14 @@ def unpadding(loaded, sentences: tuple[str, ...]) -> Unpadding:
         (padded, ms_padded), (packed, ms_packed) = first_call(run_padded, device), first_call(run_packed, device)
         packed = packed[0]  # padded: (B, width, H), packed: (N, H)
         starts = np.cumsum([0] + lengths[:-1])
-        diff = max(float((padded[b, :n] - packed[s : s + n]).abs().max())  # real tokens only
-                   for b, (s, n) in enumerate(zip(starts, lengths)))
+        diff = max(
+            float((padded[b, :n] - packed[s : s + n]).abs().max())  # real tokens only
+            for b, (s, n) in enumerate(zip(starts, lengths))
+        )
         times = [median_ms(fn, device, first_ms=ms) for fn, ms in ((run_padded, ms_padded), (run_packed, ms_packed))]
-    return Unpadding(tuple(sentences), tuple(tuple(tok.convert_ids_to_tokens(e)) for e in encoded), tuple(lengths),
-                     diff, *times)
+    return Unpadding(
+        tuple(sentences), tuple(tuple(tok.convert_ids_to_tokens(e)) for e in encoded), tuple(lengths), diff, *times
+    )
 
 
 # ----------------------------------------------------------------------------- 5. fill-mask, and what changed
@@ -739,50 +851,67 @@ def changes(loaded_mb, loaded_bert) -> tuple[Change, ...]:
     probe = "Lily's Park"
     steps = BERT_STEPS * BERT_BATCH * BERT_SEQ
     return (
-        Change("Positions",
-               f"a learned table: {pos_table.shape[0]:,} positions × {pos_table.shape[1]:,} = {pos_table.numel():,} "
-               "parameters, added to the token embeddings",
-               f"rotary (RoPE), no table: queries and keys turned by position · θ_i; θ base "
-               f"{theta['full_attention']['rope_theta']:,.0f} (global) / "
-               f"{theta['sliding_attention']['rope_theta']:,.0f} (local)",
-               "embeddings.position_embeddings · config.rope_parameters"),
-        Change("Feed-forward",
-               f"{b.hidden_act}(x·W1 + b1)·W2 + b2, {b.intermediate_size:,} wide",
-               f"GeGLU: Wo({c.hidden_activation}(x·W) ⊙ x·V), {c.intermediate_size:,} wide (Wi makes 2 × "
-               f"{c.intermediate_size:,})",
-               "config.hidden_act · config.hidden_activation, intermediate_size"),
-        Change("Norms",
-               f"post-norm: LayerNorm after each sublayer's residual sum; {b_norms} in all, "
-               f"{'with' if b_norm_bias else 'without'} bias, ε = {b_eps:g}",
-               f"pre-norm: LayerNorm before each sublayer (none before layer 0's attention), after the embeddings "
-               f"and at the end; {mb_norms}, {'with' if mb_norm_bias else 'without'} bias, ε = {mb_eps:g}",
-               "the models' LayerNorm modules"),
-        Change("Biases",
-               f"{b_lin} linear layers with a bias below the head: {b_bias:,} bias parameters",
-               f"{mb_lin} linear layers with a bias below the head: {mb_bias:,} bias parameters "
-               f"(attention_bias={c.attention_bias}, mlp_bias={c.mlp_bias}, norm_bias={c.norm_bias})",
-               "the models' Linear modules"),
-        Change("Attention",
-               f"global in all {b.num_hidden_layers} layers",
-               f"global in layers {', '.join(map(str, globals_))}; a window of ±{half_window(c)} "
-               f"(local_attention {c.local_attention}) in the other {len(types) - len(globals_)}",
-               "config.layer_types · config.local_attention"),
-        Change("Context length",
-               f"{b.max_position_embeddings:,} tokens", f"{c.max_position_embeddings:,} tokens",
-               "config.max_position_embeddings"),
-        Change("Tokenizer",
-               f"{type(loaded_bert.tokenizer).__name__}, {len(loaded_bert.tokenizer):,} pieces; "
-               f"'{probe}' → {_pieces(loaded_bert.tokenizer, probe)}",
-               f"{type(loaded_mb.tokenizer).__name__}, {len(loaded_mb.tokenizer):,} pieces; "
-               f"'{probe}' → {_pieces(loaded_mb.tokenizer, probe)}",
-               "the loaded tokenizers"),
+        Change(
+            "Positions",
+            f"a learned table: {pos_table.shape[0]:,} positions × {pos_table.shape[1]:,} = {pos_table.numel():,} "
+            "parameters, added to the token embeddings",
+            f"rotary (RoPE), no table: queries and keys turned by position · θ_i; θ base "
+            f"{theta['full_attention']['rope_theta']:,.0f} (global) / "
+            f"{theta['sliding_attention']['rope_theta']:,.0f} (local)",
+            "embeddings.position_embeddings · config.rope_parameters",
+        ),
+        Change(
+            "Feed-forward",
+            f"{b.hidden_act}(x·W1 + b1)·W2 + b2, {b.intermediate_size:,} wide",
+            f"GeGLU: Wo({c.hidden_activation}(x·W) ⊙ x·V), {c.intermediate_size:,} wide (Wi makes 2 × "
+            f"{c.intermediate_size:,})",
+            "config.hidden_act · config.hidden_activation, intermediate_size",
+        ),
+        Change(
+            "Norms",
+            f"post-norm: LayerNorm after each sublayer's residual sum; {b_norms} in all, "
+            f"{'with' if b_norm_bias else 'without'} bias, ε = {b_eps:g}",
+            f"pre-norm: LayerNorm before each sublayer (none before layer 0's attention), after the embeddings "
+            f"and at the end; {mb_norms}, {'with' if mb_norm_bias else 'without'} bias, ε = {mb_eps:g}",
+            "the models' LayerNorm modules",
+        ),
+        Change(
+            "Biases",
+            f"{b_lin} linear layers with a bias below the head: {b_bias:,} bias parameters",
+            f"{mb_lin} linear layers with a bias below the head: {mb_bias:,} bias parameters "
+            f"(attention_bias={c.attention_bias}, mlp_bias={c.mlp_bias}, norm_bias={c.norm_bias})",
+            "the models' Linear modules",
+        ),
+        Change(
+            "Attention",
+            f"global in all {b.num_hidden_layers} layers",
+            f"global in layers {', '.join(map(str, globals_))}; a window of ±{half_window(c)} "
+            f"(local_attention {c.local_attention}) in the other {len(types) - len(globals_)}",
+            "config.layer_types · config.local_attention",
+        ),
+        Change(
+            "Context length",
+            f"{b.max_position_embeddings:,} tokens",
+            f"{c.max_position_embeddings:,} tokens",
+            "config.max_position_embeddings",
+        ),
+        Change(
+            "Tokenizer",
+            f"{type(loaded_bert.tokenizer).__name__}, {len(loaded_bert.tokenizer):,} pieces; "
+            f"'{probe}' → {_pieces(loaded_bert.tokenizer, probe)}",
+            f"{type(loaded_mb.tokenizer).__name__}, {len(loaded_mb.tokenizer):,} pieces; "
+            f"'{probe}' → {_pieces(loaded_mb.tokenizer, probe)}",
+            "the loaded tokenizers",
+        ),
         Change("Parameters", f"{parameter_count(bert):,}", f"{parameter_count(mb):,}", "the loaded models"),
-        Change("Training tokens (the real models)",
-               f"≈ {steps / 1e9:,.0f} B token positions: {BERT_STEPS:,} steps × {BERT_BATCH} × {BERT_SEQ} "
-               f"(≈ 40 epochs over {BERT_WORDS / 1e9:.1f} B words; 90% of the steps used 128-token sequences, "
-               "so fewer were really read)",
-               f"{PUBLISHED['training_tokens'] / 1e12:.0f} T tokens",
-               "Devlin et al. 2019, §A.2 · Warner et al. 2024, §2.2"),
+        Change(
+            "Training tokens (the real models)",
+            f"≈ {steps / 1e9:,.0f} B token positions: {BERT_STEPS:,} steps × {BERT_BATCH} × {BERT_SEQ} "
+            f"(≈ 40 epochs over {BERT_WORDS / 1e9:.1f} B words; 90% of the steps used 128-token sequences, "
+            "so fewer were really read)",
+            f"{PUBLISHED['training_tokens'] / 1e12:.0f} T tokens",
+            "Devlin et al. 2019, §A.2 · Warner et al. 2024, §2.2",
+        ),
     )
 
 
@@ -809,14 +938,30 @@ def published(loaded, base_params: int) -> tuple[Published, ...]:
 
     return (
         Published("Parameters", PUBLISHED["parameters"], f"{base_params:,}", f"{parameter_count(loaded.model):,}"),
-        Published("Context length (tokens)", f"{PUBLISHED['context']:,}", f"{base.max_position_embeddings:,}",
-                  f"{c.max_position_embeddings:,}"),
-        Published("Local window (tokens)", f"{PUBLISHED['window']}",
-                  f"{base.local_attention} (±{half_window(base)})", f"{c.local_attention} (±{half_window(c)})"),
-        Published("Global attention", f"every {ordinal(PUBLISHED['global_every'])} layer", every(base.layer_types),
-                  every(c.layer_types)),
-        Published("RoPE θ, global / local", f"{PUBLISHED['theta_global']:,.0f} / {PUBLISHED['theta_local']:,.0f}",
-                  thetas(base), thetas(c)),
+        Published(
+            "Context length (tokens)",
+            f"{PUBLISHED['context']:,}",
+            f"{base.max_position_embeddings:,}",
+            f"{c.max_position_embeddings:,}",
+        ),
+        Published(
+            "Local window (tokens)",
+            f"{PUBLISHED['window']}",
+            f"{base.local_attention} (±{half_window(base)})",
+            f"{c.local_attention} (±{half_window(c)})",
+        ),
+        Published(
+            "Global attention",
+            f"every {ordinal(PUBLISHED['global_every'])} layer",
+            every(base.layer_types),
+            every(c.layer_types),
+        ),
+        Published(
+            "RoPE θ, global / local",
+            f"{PUBLISHED['theta_global']:,.0f} / {PUBLISHED['theta_local']:,.0f}",
+            thetas(base),
+            thetas(c),
+        ),
     )
 
 
@@ -876,14 +1021,20 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     notes += [Note(n) for n in txt.input_notes(tk, tok, text, mb.variant.label)]
     unusual = txt.unusual_characters(text)
     if unusual:
-        notes.append(Note(f"{txt.md(unusual, 30)} lie outside the English the bundled models learned from: a byte-level "
-                          f"BPE has no unknown piece, so each character becomes one or more byte pieces "
-                          f"({len(tk.ids)} tokens for {len(text)} characters)."))
+        notes.append(
+            Note(
+                f"{txt.md(unusual, 30)} lie outside the English the bundled models learned from: a byte-level "
+                f"BPE has no unknown piece, so each character becomes one or more byte pieces "
+                f"({len(tk.ids)} tokens for {len(text)} characters)."
+            )
+        )
     words = tuple(w for w, _, _ in txt.split_words(text))
     candidates = [i for i in range(len(words)) if tk.pieces_of(i)]
     if not candidates:
-        raise Stop(f"Nothing in this text is a word {mb.variant.label} can mask. Try an English sentence, e.g. "
-                   f"{txt.md(DEFAULT_TEXT, 100)}")
+        raise Stop(
+            f"Nothing in this text is a word {mb.variant.label} can mask. Try an English sentence, e.g. "
+            f"{txt.md(DEFAULT_TEXT, 100)}"
+        )
     word, why = txt.choose_word(len(words), inputs.word, words)
     if why:
         notes.append(Note(why))
@@ -896,12 +1047,20 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     layer = inputs.layer
     if not 0 <= layer < len(config.layer_types):
         layer = len(config.layer_types) - 1
-        notes.append(Note(f"Layer {inputs.layer} does not exist in {mb.variant.label}, which has "
-                          f"{len(config.layer_types)} (counted from 0): showing layer {layer}."))
+        notes.append(
+            Note(
+                f"Layer {inputs.layer} does not exist in {mb.variant.label}, which has "
+                f"{len(config.layer_types)} (counted from 0): showing layer {layer}."
+            )
+        )
     length = min(int(inputs.length), int(config.max_position_embeddings), DEFAULTS.long_cap)
     if length < inputs.length:
-        notes.append(Note(f"{mb.variant.label} reads at most {config.max_position_embeddings:,} tokens: the long "
-                          f"input is {length} tokens, not {inputs.length}."))
+        notes.append(
+            Note(
+                f"{mb.variant.label} reads at most {config.max_position_embeddings:,} tokens: the long "
+                f"input is {length} tokens, not {inputs.length}."
+            )
+        )
 
     rope = cache(rope_demo, mb, int(inputs.seed), int(inputs.shift))
     attention = cache(long_attention, mb, length)
@@ -910,9 +1069,27 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     batch = batch_sentences(text, int(inputs.batch), int(inputs.seed))
     unpad = cache(unpadding, mb, batch)
     rule = allowed(config.layer_types[layer], length, half_window(config)).numpy()
-    return Result(mb.shown_as, bert.shown_as, tuple(config.layer_types), half_window(config), layer, length, rule, fill,
-                  rope, attention, cost, cache(feed_forwards, mb, bert), gate, unpad, cache(changes, mb, bert),
-                  published(mb, cache(base_parameters, mb)), tuple(notes), label=mb.variant.label, device=str(mb.device))
+    return Result(
+        mb.shown_as,
+        bert.shown_as,
+        tuple(config.layer_types),
+        half_window(config),
+        layer,
+        length,
+        rule,
+        fill,
+        rope,
+        attention,
+        cost,
+        cache(feed_forwards, mb, bert),
+        gate,
+        unpad,
+        cache(changes, mb, bert),
+        published(mb, cache(base_parameters, mb)),
+        tuple(notes),
+        label=mb.variant.label,
+        device=str(mb.device),
+    )
 
 
 # ----------------------------------------------------------------------------- the takeaway
@@ -925,4 +1102,6 @@ def takeaway(r: "Result") -> str:
     context = next((p.base for p in r.published if p.aspect.startswith("Context length")), None)
     reads = f"read {context} tokens" if context else "read long inputs"
     # one line on a handout (≤ 110 characters); the counts are read from the configs
-    return f"RoPE and local attention ({n - g} of {n} layers here, {bn - bg} of {bn} in the base) let it {reads}, not 512."
+    return (
+        f"RoPE and local attention ({n - g} of {n} layers here, {bn - bg} of {bn} in the base) let it {reads}, not 512."
+    )

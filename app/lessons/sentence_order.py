@@ -29,6 +29,7 @@ applied exactly as ``AlbertForPreTraining`` does (tests check the logits against
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the router calls preload.load() before a lesson runs)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 import json
@@ -43,8 +44,19 @@ from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, from_values
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
-from app.sentence_pairs import (FUNCTION_WORDS, KIND_LABELS, KINDS, SEGMENT_SENTENCES, STORIES, TASKS,  # noqa: F401
-                                Pair, content_words, generate_pairs, load_stories, shared_words)
+from app.sentence_pairs import (  # noqa: F401
+    FUNCTION_WORDS,
+    KIND_LABELS,
+    KINDS,
+    SEGMENT_SENTENCES,
+    STORIES,
+    TASKS,
+    Pair,
+    content_words,
+    generate_pairs,
+    load_stories,
+    shared_words,
+)
 
 ORDER = 90  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'NSP vs SOP: sentence objectives'
@@ -56,11 +68,15 @@ LINE = 'Two sentences in order and swapped: what next-sentence and sentence-orde
 class Defaults:
     max_tokens: int = 96  # a pair's tokens, specials included: the NSP stand-in was trained on pairs of at most 96
     examples: int = 3  # generated pairs of each kind shown in the table
-    sample_pairs: int = 60  # base pairs behind the accuracy grid (each gives an in-order, an other-story, a swapped pair)
+    sample_pairs: int = (
+        60  # base pairs behind the accuracy grid (each gives an in-order, an other-story, a swapped pair)
+    )
     large_pairs: int = 12  # ... the first this many of them when a head is of the real checkpoints' size:
     large_params: int = 20_000_000  # a head with more parameters than this (bert-base: 110 M; the stand-ins: ~1 M)
     pool_seed: int = 0  # the pool of base pairs is fixed (scored once per model); the page's seed picks those shown
-    segment_sentences: tuple[int, int] = SEGMENT_SENTENCES  # sentences per generated segment (A, B): uniform in this range,
+    segment_sentences: tuple[int, int] = (
+        SEGMENT_SENTENCES  # sentences per generated segment (A, B): uniform in this range,
+    )
     # as the NSP stand-in's recipe draws its pairs (app/training/bert_nsp.py); one sentence a side holds too little
     # to tell a story from another (a bag-of-words classifier: 0.74 on such pairs, 0.85 on 2-3 sentences)
 
@@ -74,11 +90,23 @@ SPEC = Spec(
     text_param(DEFAULT_A, "Sentence A"),
     text_param(DEFAULT_B, "Sentence B", name="text_b", shared=False),
     seed_param(help="Which of the generated pairs from held-out stories are shown: the same seed, the same pairs."),
-    Param("examples", "int", DEFAULTS.examples, lo=1, hi=10, widget="slider", label="Generated pairs shown",
-          help="Base pairs in the table; each appears in order, with B from another story, and swapped."),
-    figure_param((("pair", "Each head on your two sentences, in order and swapped"),
-                  ("accuracy", "Who solves which task (held-out pairs)"),
-                  ("kinds", "Each head on each kind of pair (held-out)"))),
+    Param(
+        "examples",
+        "int",
+        DEFAULTS.examples,
+        lo=1,
+        hi=10,
+        widget="slider",
+        label="Generated pairs shown",
+        help="Base pairs in the table; each appears in order, with B from another story, and swapped.",
+    ),
+    figure_param(
+        (
+            ("pair", "Each head on your two sentences, in order and swapped"),
+            ("accuracy", "Who solves which task (held-out pairs)"),
+            ("kinds", "Each head on each kind of pair (held-out)"),
+        )
+    ),
 )
 
 # index 1 of each head, in its own objective's words
@@ -91,7 +119,6 @@ PAPER = {"nsp": {"nsp": 0.905, "sop": 0.520}, "sop": {"nsp": 0.789, "sop": 0.865
 # ... the paper's pattern: which head beats chance on which task (NSP-trained: NSP only; SOP-trained: both)
 PATTERN = {"nsp": {"nsp": True, "sop": False}, "sop": {"nsp": True, "sop": True}}
 Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
-
 
 
 # ----------------------------------------------------------------------------- the held-out stories
@@ -109,8 +136,12 @@ def _checkpoint_folder(loaded) -> Path | None:
     return cached_snapshot(loaded.variant.hub_id)
 
 
-SOP_KEYS = ("albert.pooler.weight", "albert.pooler.bias", "sop_classifier.classifier.weight",
-            "sop_classifier.classifier.bias")
+SOP_KEYS = (
+    "albert.pooler.weight",
+    "albert.pooler.bias",
+    "sop_classifier.classifier.weight",
+    "sop_classifier.classifier.bias",
+)
 
 
 def sop_head_weights(folder: Path | None) -> dict[str, torch.Tensor] | None:
@@ -140,8 +171,14 @@ def sop_head_weights(folder: Path | None) -> dict[str, torch.Tensor] | None:
 
 def encode_pairs(tokenizer, pairs: tuple[tuple[str, str], ...], max_tokens: int, device) -> dict:
     """``[CLS] A [SEP] B [SEP]`` for every (A, B), padded, cut to ``max_tokens`` (longest side first)."""
-    enc = tokenizer([a for a, _ in pairs], [b for _, b in pairs], padding=True, truncation="longest_first",
-                    max_length=max_tokens, return_tensors="pt")
+    enc = tokenizer(
+        [a for a, _ in pairs],
+        [b for _, b in pairs],
+        padding=True,
+        truncation="longest_first",
+        max_length=max_tokens,
+        return_tensors="pt",
+    )
     return {k: enc[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
 
 
@@ -152,7 +189,7 @@ def in_length_order(inputs: dict, chunk: int, right_padded: bool):
     lengths = inputs["attention_mask"].sum(1)
     order = torch.argsort(lengths, descending=True, stable=True)
     for start in range(0, len(order), chunk):
-        rows = order[start:start + chunk]
+        rows = order[start : start + chunk]
         width = int(lengths[rows].max()) if right_padded else inputs["attention_mask"].shape[1]
         yield rows, {k: v[rows, :width] for k, v in inputs.items()}
 
@@ -168,6 +205,7 @@ def sentence_logits(loaded, pairs: tuple[tuple[str, str], ...], max_tokens: int 
     Pairs go through in chunks of similar length (:func:`in_length_order`)."""
     model = loaded.model
     if hasattr(model, "cls") and hasattr(model.cls, "seq_relationship") and hasattr(model, "bert"):
+
         def head(x):
             return model.cls.seq_relationship(model.bert(**x).pooler_output).float().cpu()  # (n, 2)
     else:
@@ -207,7 +245,7 @@ def mcnemar_exact(only_first: int, only_second: int) -> float:
     n = only_first + only_second
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(only_first, only_second) + 1)) / 2 ** n
+    tail = sum(math.comb(n, k) for k in range(min(only_first, only_second) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -233,14 +271,19 @@ def compare_heads(heads, hits: dict[tuple[str, str], list[bool]]) -> tuple[str, 
         p = mcnemar_exact(only_own, only_other)
         if p <= alpha:
             ahead = own if only_own > only_other else other
-            verdict = (f"**the {ahead.name} is ahead**" + ("" if ahead is own else
-                       f" — not the paper's pattern, where the {TASK_NAMES[task]}-trained head leads on its own task"))
+            verdict = f"**the {ahead.name} is ahead**" + (
+                ""
+                if ahead is own
+                else f" — not the paper's pattern, where the {TASK_NAMES[task]}-trained head leads on its own task"
+            )
         else:
             verdict = f"not told apart on {len(a)} pairs"
-        lines.append(f"On {TASK_NAMES[task]}, the {own.name} — the head trained on it — is right on {sum(a)} of "
-                     f"{len(a)} pairs, the {other.name} on {sum(b)}. Of the {only_own + only_other} pairs where only "
-                     f"one of them is right, {only_own} are the {own.name}'s (exact McNemar test, p = {p:.2g}; "
-                     f"{len(TASKS)} comparisons, each at {alpha:g}): {verdict}.")
+        lines.append(
+            f"On {TASK_NAMES[task]}, the {own.name} — the head trained on it — is right on {sum(a)} of "
+            f"{len(a)} pairs, the {other.name} on {sum(b)}. Of the {only_own + only_other} pairs where only "
+            f"one of them is right, {only_own} are the {own.name}'s (exact McNemar test, p = {p:.2g}; "
+            f"{len(TASKS)} comparisons, each at {alpha:g}): {verdict}."
+        )
     return tuple(lines)
 
 
@@ -311,8 +354,10 @@ def pair_story(heads, user: dict[str, tuple[tuple[float, float], tuple[float, fl
         (_, ab), (_, ba) = user[h.key]
         moved = f"**{h.name}**: P({h.says}) {ab:.0%} → {ba:.0%} when swapped"
         if abs(ba - ab) < SAME_BAND:
-            parts.append(f"{moved}: about the same both ways (within {SAME_BAND:.0%}), as a head that checks only the "
-                         "topic would answer, since both orders share the same words")
+            parts.append(
+                f"{moved}: about the same both ways (within {SAME_BAND:.0%}), as a head that checks only the "
+                "topic would answer, since both orders share the same words"
+            )
         elif ba > ab:
             parts.append(f"{moved}: up, as an order-aware head should go")
         else:
@@ -339,12 +384,16 @@ def takeaway(r: "Result") -> str:
     elif not caught:
         pair = f"On this pair {'neither head catches' if len(missed) > 1 else 'the head misses'} the swap"
     else:
-        pair = (f"On this pair only the {caught[0].name.split(' (')[0]} catches the swap; the "
-                f"{missed[0].name.split(' (')[0]} does not")
+        pair = (
+            f"On this pair only the {caught[0].name.split(' (')[0]} catches the swap; the "
+            f"{missed[0].name.split(' (')[0]} does not"
+        )
     pair += " (" + "; ".join(said[h.key] for h in r.heads) + ")"
     sop = [r.grid.cell(h.key, "sop") for h in r.heads]
-    held = ", ".join(f"the {h.name.split(' (')[0]}{' is right on' if i == 0 else ' on'} {c.accuracy:.0%}"
-                     for i, (h, c) in enumerate(zip(r.heads, sop)))
+    held = ", ".join(
+        f"the {h.name.split(' (')[0]}{' is right on' if i == 0 else ' on'} {c.accuracy:.0%}"
+        for i, (h, c) in enumerate(zip(r.heads, sop))
+    )
     return f"{pair}. On {sop[0].n} held-out pairs in order or swapped, where only the order differs, {held}."
 
 
@@ -382,17 +431,21 @@ class Cell:
 
     @property
     def verdict(self) -> str:
-        """"above chance" | "below chance" (the whole interval on one side of 0.5) | "at chance"."""
+        """ "above chance" | "below chance" (the whole interval on one side of 0.5) | "at chance"."""
         return "above chance" if self.low > 0.5 else "below chance" if self.high < 0.5 else "at chance"
 
     def says(self) -> str:
         """e.g. "67.5% on SOP (95% interval 58.7–75.2%, all above 50%: 17.5 points above chance)"."""
         gap = abs(self.accuracy - 0.5) * 100
-        how = {"above chance": f"all above 50%: {gap:.1f} points above chance",
-               "below chance": f"all below 50%: {gap:.1f} points below chance",
-               "at chance": "which holds 50%: at chance"}[self.verdict]
-        return (f"{self.accuracy:.1%} on {TASK_NAMES[self.task]} of {self.n} pairs "
-                f"(95% interval {self.low * 100:.1f}–{self.high:.1%}, {how})")
+        how = {
+            "above chance": f"all above 50%: {gap:.1f} points above chance",
+            "below chance": f"all below 50%: {gap:.1f} points below chance",
+            "at chance": "which holds 50%: at chance",
+        }[self.verdict]
+        return (
+            f"{self.accuracy:.1%} on {TASK_NAMES[self.task]} of {self.n} pairs "
+            f"(95% interval {self.low * 100:.1f}–{self.high:.1%}, {how})"
+        )
 
 
 @dataclass(frozen=True)
@@ -414,8 +467,10 @@ class Grid:
 
 def _paper(objective: str) -> str:
     row = PAPER[objective]
-    return (f"ALBERT's {TASK_NAMES[objective]}-trained model scored {row['nsp']:.1%} on NSP and {row['sop']:.1%} on "
-            "SOP (Table 5)")
+    return (
+        f"ALBERT's {TASK_NAMES[objective]}-trained model scored {row['nsp']:.1%} on NSP and {row['sop']:.1%} on "
+        "SOP (Table 5)"
+    )
 
 
 def summarize_grid(heads, cells: tuple[Cell, ...]) -> Grid:
@@ -430,14 +485,21 @@ def summarize_grid(heads, cells: tuple[Cell, ...]) -> Grid:
         matches[h.key] = all(by[(h.key, t)].beats_chance == PATTERN[h.objective][t] for t in TASKS)
         scores = f"**{h.name}**: {nsp.says()}; {sop.says()}."
         solved = [TASK_NAMES[t] for t in TASKS if by[(h.key, t)].beats_chance]
-        does = (f"It beats chance on {' and '.join(solved)} only." if len(solved) == 1 else
-                "It beats chance on both tasks." if solved else "It beats chance on neither task.")
+        does = (
+            f"It beats chance on {' and '.join(solved)} only."
+            if len(solved) == 1
+            else "It beats chance on both tasks."
+            if solved
+            else "It beats chance on neither task."
+        )
         if matches[h.key]:
             verdict = f"That is the paper's pattern: {_paper(h.objective)}."
         else:
             expected = [TASK_NAMES[t] for t in TASKS if PATTERN[h.objective][t]]
-            verdict = (f"That is **not** the paper's pattern, which would have it beat chance on "
-                       f"{' and '.join(expected)}{' only' if len(expected) == 1 else ''}: {_paper(h.objective)}.")
+            verdict = (
+                f"That is **not** the paper's pattern, which would have it beat chance on "
+                f"{' and '.join(expected)}{' only' if len(expected) == 1 else ''}: {_paper(h.objective)}."
+            )
         lines.append(f"{scores} {does} {verdict}")
     nsp_head = any(h.objective == "nsp" for h in heads)
     if nsp_head and all(matches.values()):
@@ -460,11 +522,15 @@ def _heads(models: dict) -> tuple[list, list[Note]]:
         objective = OBJECTIVES[key]
         if loaded is None or isinstance(loaded, str):
             why = f": {txt.md(loaded, 200)}" if isinstance(loaded, str) else ""
-            origin = (" The bundled NSP stand-in is built from the BERT stand-in by "
-                      f"{txt.md('python -m app.training --recipe bert-nsp')} (into {txt.md('assets/models/bert-nsp')})."
-                      if key == "bert-nsp" else "")
-            notes.append(Note(f"The {HEAD_NAMES[objective]} is not available here{why}, so it is left out.{origin}",
-                              "warning"))
+            origin = (
+                " The bundled NSP stand-in is built from the BERT stand-in by "
+                f"{txt.md('python -m app.training --recipe bert-nsp')} (into {txt.md('assets/models/bert-nsp')})."
+                if key == "bert-nsp"
+                else ""
+            )
+            notes.append(
+                Note(f"The {HEAD_NAMES[objective]} is not available here{why}, so it is left out.{origin}", "warning")
+            )
             continue
         usable.append((key, loaded))
     return usable, notes
@@ -504,56 +570,96 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         objective = OBJECTIVES[key]
         probs = cache(head_probs, loaded, ((a, b), (b, a)))
         if probs is None:
-            notes.append(Note(f"{txt.md(loaded.shown_as, 120)} ships no sentence head (its checkpoint has no "
-                              f"pooler and {objective.upper()} classifier), so the {HEAD_NAMES[objective]} is left out.",
-                              "warning"))
+            notes.append(
+                Note(
+                    f"{txt.md(loaded.shown_as, 120)} ships no sentence head (its checkpoint has no "
+                    f"pooler and {objective.upper()} classifier), so the {HEAD_NAMES[objective]} is left out.",
+                    "warning",
+                )
+            )
             continue
         heads.append(Head(key, objective, HEAD_NAMES[objective], SAYS[objective], loaded.shown_as))
         user[key] = (probs[0], probs[1])
         tk = txt.tokenize(loaded.tokenizer, a, DEFAULTS.max_tokens, text_pair=b)
         pieces[key] = tk.pieces
         if tk.truncated:
-            notes.append(Note(f"Your two sentences are {tk.n_full} tokens for {loaded.variant.label}; its head reads "
-                              f"the first {len(tk.ids)} (the NSP stand-in was trained on pairs of at most "
-                              f"{DEFAULTS.max_tokens}), cutting the longer sentence first.", "warning"))
+            notes.append(
+                Note(
+                    f"Your two sentences are {tk.n_full} tokens for {loaded.variant.label}; its head reads "
+                    f"the first {len(tk.ids)} (the NSP stand-in was trained on pairs of at most "
+                    f"{DEFAULTS.max_tokens}), cutting the longer sentence first.",
+                    "warning",
+                )
+            )
         for which, sentence in (("A", a), ("B", b)):
-            notes += [Note(f"Sentence {which}: {n}") for n in txt.input_notes(
-                txt.tokenize(loaded.tokenizer, sentence, DEFAULTS.max_tokens), loaded.tokenizer, sentence,
-                loaded.variant.label)]
+            notes += [
+                Note(f"Sentence {which}: {n}")
+                for n in txt.input_notes(
+                    txt.tokenize(loaded.tokenizer, sentence, DEFAULTS.max_tokens),
+                    loaded.tokenizer,
+                    sentence,
+                    loaded.variant.label,
+                )
+            ]
     if not heads:
-        raise Stop("No sentence head can be scored here: neither ALBERT's SOP head nor BERT's NSP head is available. "
-                   + " ".join(n.text for n in notes if n.level != "info"), "error")
+        raise Stop(
+            "No sentence head can be scored here: neither ALBERT's SOP head nor BERT's NSP head is available. "
+            + " ".join(n.text for n in notes if n.level != "info"),
+            "error",
+        )
 
     stories = load_stories()
     # A fixed pool, scored once per model; the seed only picks the rows shown. Heads of the real checkpoints'
     # size score its first large_pairs (seconds on a CPU, where all 60 would take most of a minute).
     pool = pool_size([dict(usable)[h.key] for h in heads])
     if pool < DEFAULTS.sample_pairs:
-        notes.append(Note(f"These heads are of the real checkpoints' size, so they score {pool} of the "
-                          f"{DEFAULTS.sample_pairs} story pairs the stand-ins score ({3 * pool} inputs instead of "
-                          f"{3 * DEFAULTS.sample_pairs}): the page stays quick on a CPU, and the accuracies below "
-                          "are coarser."))
-    sample = generate_pairs(stories, DEFAULTS.sample_pairs, DEFAULTS.pool_seed)[:3 * pool]  # (3 · pool,)
+        notes.append(
+            Note(
+                f"These heads are of the real checkpoints' size, so they score {pool} of the "
+                f"{DEFAULTS.sample_pairs} story pairs the stand-ins score ({3 * pool} inputs instead of "
+                f"{3 * DEFAULTS.sample_pairs}): the page stays quick on a CPU, and the accuracies below "
+                "are coarser."
+            )
+        )
+    sample = generate_pairs(stories, DEFAULTS.sample_pairs, DEFAULTS.pool_seed)[: 3 * pool]  # (3 · pool,)
     texts = tuple((p.a, p.b) for p in sample)
     p_not = {h.key: [p1 for _, p1 in cache(head_probs, dict(usable)[h.key], texts)] for h in heads}
     scored = tuple(Scored(p, shared_words(p.a, p.b), {k: v[i] for k, v in p_not.items()}) for i, p in enumerate(sample))
-    accuracy = {h.key: {task: _mean(float((s.p_not[h.key] > 0.5) == bool(s.pair.label)) for s in scored
-                                     if s.pair.kind in kinds) for task, kinds in TASKS.items()} for h in heads}
+    accuracy = {
+        h.key: {
+            task: _mean(float((s.p_not[h.key] > 0.5) == bool(s.pair.label)) for s in scored if s.pair.kind in kinds)
+            for task, kinds in TASKS.items()
+        }
+        for h in heads
+    }
     cells, hits = [], {}
     for h in heads:
         for task, kinds in TASKS.items():
             hits[(h.key, task)] = [(s.p_not[h.key] > 0.5) == bool(s.pair.label) for s in scored if s.pair.kind in kinds]
             right = sum(hits[(h.key, task)])
-            cells.append(Cell(h.key, h.objective, task, right, len(hits[(h.key, task)]),
-                              *wilson_interval(right, len(hits[(h.key, task)]))))
+            cells.append(
+                Cell(
+                    h.key,
+                    h.objective,
+                    task,
+                    right,
+                    len(hits[(h.key, task)]),
+                    *wilson_interval(right, len(hits[(h.key, task)])),
+                )
+            )
     grid = summarize_grid(heads, tuple(cells))
     grid = replace(grid, lines=grid.lines + compare_heads(heads, hits))  # the two heads on the same pairs
-    mean_not = {h.key: {kind: _mean(s.p_not[h.key] for s in scored if s.pair.kind == kind) for kind in KINDS}
-                for h in heads}
+    mean_not = {
+        h.key: {kind: _mean(s.p_not[h.key] for s in scored if s.pair.kind == kind) for kind in KINDS} for h in heads
+    }
     mean_shared = {kind: _mean(s.shared for s in scored if s.pair.kind == kind) for kind in KINDS}
     picked = shown_bases(inputs.seed, inputs.examples, pool)
-    shown = tuple(sorted((s for s in scored if s.pair.base in picked), key=lambda s: (picked.index(s.pair.base),
-                                                                                       KINDS.index(s.pair.kind))))
+    shown = tuple(
+        sorted(
+            (s for s in scored if s.pair.base in picked),
+            key=lambda s: (picked.index(s.pair.base), KINDS.index(s.pair.kind)),
+        )
+    )
     return Result(tuple(heads), a, b, user, pieces, shown, accuracy, mean_not, mean_shared, pool, tuple(notes), grid)
 
 
@@ -561,7 +667,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
 
 
 def question(result: Result):
-    """"Is B the next sentence?" for a pair from the pool (a swapped one when there is one: where the two heads
+    """ "Is B the next sentence?" for a pair from the pool (a swapped one when there is one: where the two heads
     differ), yes or no; the right answer is how the pair was made, the model's is the NSP head's, and the reveal
     says what each head said."""
     from app.classroom.question import Question
@@ -575,6 +681,12 @@ def question(result: Result):
     model = () if p_no is None else (("yes", 1 - p_no), ("no", p_no))
     said = " ".join(f"{h.name}: {100 * pair.p_not[h.key]:.0f}% {h.says}." for h in result.heads if h.key in pair.p_not)
     truth = "no" if pair.pair.label else "yes"
-    return Question("sentence_order", f"A: {pair.pair.a}  B: {pair.pair.b}  Is B the sentence that comes next after "
-                                      "A?", "choice", ("yes", "no"), (truth,), model,
-                    f"This pair is {pair.pair.kind.replace('-', ' ')}. {said}")
+    return Question(
+        "sentence_order",
+        f"A: {pair.pair.a}  B: {pair.pair.b}  Is B the sentence that comes next after A?",
+        "choice",
+        ("yes", "no"),
+        (truth,),
+        model,
+        f"This pair is {pair.pair.kind.replace('-', ' ')}. {said}",
+    )

@@ -24,6 +24,7 @@ predictions for the same words, masked all at once (``masked_lm_all_at_once``). 
 from __future__ import annotations
 
 from app.core import preload  # noqa: F401  (first: the heavy imports, once, in one thread)
+
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
 from collections import Counter
@@ -69,32 +70,83 @@ DEFAULTS = LessonDefaults()
 DEFAULT_TEXT = "The little girl found a red ball in the park."
 MODELS = ("xlnet", "bert")  # the permutation LM, and a masked LM guessing the same words all at once
 ORDER_KINDS = ("random", "left-to-right", "right-to-left", "typed")
-ORDER_LABELS = (("random", "Random (seeded)"), ("left-to-right", "Left to right"),
-                ("right-to-left", "Right to left"), ("typed", "Type your own"))
+ORDER_LABELS = (
+    ("random", "Random (seeded)"),
+    ("left-to-right", "Left to right"),
+    ("right-to-left", "Right to left"),
+    ("typed", "Type your own"),
+)
 # the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
 TAKEAWAY = 'XLNet predicts in a shuffled order through two attention masks; the tokens never move.'
 SPEC = Spec(
     text_param(DEFAULT_TEXT, "Text"),
-    Param("order", "choice", "random", choices=ORDER_KINDS, labels=ORDER_LABELS, widget="radio",
-          label="Factorization order", help="Which shuffle of the positions the tokens are predicted in."),
+    Param(
+        "order",
+        "choice",
+        "random",
+        choices=ORDER_KINDS,
+        labels=ORDER_LABELS,
+        widget="radio",
+        label="Factorization order",
+        help="Which shuffle of the positions the tokens are predicted in.",
+    ),
     seed_param(label="Seed (random order)", help="The random order is torch.randperm(n) drawn from this seed."),
-    Param("typed", "str", "", max_len=300, widget="line", label="Your order (piece numbers, every one once)",
-          help="The piece numbers shown above, each once, separated by spaces: e.g. 4 3 2 1 0 ..."),
-    Param("split", "choice", "k", choices=("k", "count"), widget="radio", label="How many are predicted",
-          labels=(("k", "the last 1/K of the order"), ("count", "a fixed count"))),
-    Param("k", "int", DEFAULTS.k, lo=1, hi=24, widget="slider", label="K (partial prediction)",
-          help=f"ceil(n / K) targets, as when the bundled model was trained (K = {DEFAULTS.k})."),
+    Param(
+        "typed",
+        "str",
+        "",
+        max_len=300,
+        widget="line",
+        label="Your order (piece numbers, every one once)",
+        help="The piece numbers shown above, each once, separated by spaces: e.g. 4 3 2 1 0 ...",
+    ),
+    Param(
+        "split",
+        "choice",
+        "k",
+        choices=("k", "count"),
+        widget="radio",
+        label="How many are predicted",
+        labels=(("k", "the last 1/K of the order"), ("count", "a fixed count")),
+    ),
+    Param(
+        "k",
+        "int",
+        DEFAULTS.k,
+        lo=1,
+        hi=24,
+        widget="slider",
+        label="K (partial prediction)",
+        help=f"ceil(n / K) targets, as when the bundled model was trained (K = {DEFAULTS.k}).",
+    ),
     Param("n_targets", "int", DEFAULTS.n_targets, lo=1, hi=DEFAULTS.max_pieces, widget="number", label="Targets"),
-    Param("specials", "bool", True, label="`<sep> <cls>` visible to the targets",
-          help="On: as in training, the two specials are context everyone sees. Off: a target sees only content "
-               "pieces, so the first target may see nothing at all."),
+    Param(
+        "specials",
+        "bool",
+        True,
+        label="`<sep> <cls>` visible to the targets",
+        help="On: as in training, the two specials are context everyone sees. Off: a target sees only content "
+        "pieces, so the first target may see nothing at all.",
+    ),
     Param("top_k", "int", DEFAULTS.top_k, lo=1, hi=DEFAULTS.most_top_k, widget="slider", label="Top-k predictions"),
     Param("stream", "choice", "query", choices=("query", "content"), widget="radio", label="Stream"),
-    Param("layer", "int", 0, lo=0, hi=48, widget="select", label="Layer",
-          help="Layers count from 1; 0 is the last layer, whatever the model's depth."),
-    figure_param((("order", "The factorization order, step by step"),
-                  ("streams", "The two streams as masks (perm_mask, target_mapping)"),
-                  ("attention", "The attention the model used, one layer"))),
+    Param(
+        "layer",
+        "int",
+        0,
+        lo=0,
+        hi=48,
+        widget="select",
+        label="Layer",
+        help="Layers count from 1; 0 is the last layer, whatever the model's depth.",
+    ),
+    figure_param(
+        (
+            ("order", "The factorization order, step by step"),
+            ("streams", "The two streams as masks (perm_mask, target_mapping)"),
+            ("attention", "The attention the model used, one layer"),
+        )
+    ),
 )
 
 
@@ -119,26 +171,36 @@ def parse_order(text: str, n: int) -> list[int]:
     example = " ".join(str(i) for i in reversed(range(min(n, 5))))
     parts = text.replace(",", " ").split()
     if not parts:
-        raise OrderError(f"the order is empty: type the piece numbers 0 to {n - 1} in the order they are predicted, "
-                         f"e.g. {txt.md(example)}")
+        raise OrderError(
+            f"the order is empty: type the piece numbers 0 to {n - 1} in the order they are predicted, "
+            f"e.g. {txt.md(example)}"
+        )
     bad = [p for p in parts if not INT.fullmatch(p)]
     if bad:
-        raise OrderError(f"{_listed([txt.md(b, 12) for b in bad])} "
-                         f"{'is not a piece number' if len(bad) == 1 else 'are not piece numbers'}: "
-                         f"use whole numbers from 0 to {n - 1}, separated by spaces")
+        raise OrderError(
+            f"{_listed([txt.md(b, 12) for b in bad])} "
+            f"{'is not a piece number' if len(bad) == 1 else 'are not piece numbers'}: "
+            f"use whole numbers from 0 to {n - 1}, separated by spaces"
+        )
     nums = [int(p) for p in parts]
     outside = sorted({v for v in nums if not 0 <= v < n})
     if outside:
-        raise OrderError(f"{_listed(outside)} {'is' if len(outside) == 1 else 'are'} out of range: the text has {n} "
-                         f"piece{'s' if n != 1 else ''}, numbered 0 to {n - 1}")
+        raise OrderError(
+            f"{_listed(outside)} {'is' if len(outside) == 1 else 'are'} out of range: the text has {n} "
+            f"piece{'s' if n != 1 else ''}, numbered 0 to {n - 1}"
+        )
     repeats = sorted(v for v, c in Counter(nums).items() if c > 1)
     if repeats:
-        raise OrderError(f"{_listed(repeats)} {'appears' if len(repeats) == 1 else 'appear'} more than once: "
-                         "an order lists each piece exactly once")
+        raise OrderError(
+            f"{_listed(repeats)} {'appears' if len(repeats) == 1 else 'appear'} more than once: "
+            "an order lists each piece exactly once"
+        )
     missing = sorted(set(range(n)) - set(nums))
     if missing:
-        raise OrderError(f"{_listed(missing)} {'is' if len(missing) == 1 else 'are'} missing: an order lists every "
-                         f"piece from 0 to {n - 1} once (this is not a permutation of the {n} pieces)")
+        raise OrderError(
+            f"{_listed(missing)} {'is' if len(missing) == 1 else 'are'} missing: an order lists every "
+            f"piece from 0 to {n - 1} once (this is not a permutation of the {n} pieces)"
+        )
     return nums
 
 
@@ -268,8 +330,10 @@ def mask_view(pieces, masks: OrderMasks) -> MaskView:
     length, n = masks.perm_mask.shape[-1], len(masks.order)
     targets = set(masks.targets)
     content, query = masks.content_mask, masks.query_mask
-    sees = {"content": tuple(tuple(visible(content, i)) for i in range(length)),
-            "query": tuple(tuple(visible(query, i)) for i in range(length))}
+    sees = {
+        "content": tuple(tuple(visible(content, i)) for i in range(length)),
+        "query": tuple(tuple(visible(query, i)) for i in range(length)),
+    }
     steps = np.zeros((n, length))
     for step, i in enumerate(masks.order):
         mask = query if i in targets else content
@@ -279,8 +343,19 @@ def mask_view(pieces, masks: OrderMasks) -> MaskView:
     for i in range(length):
         if i not in targets:
             shown_query[i] = np.nan
-    return MaskView(tuple(pieces), n, tuple(masks.order), tuple(masks.targets), tuple(context_free_targets(masks)),
-                    steps, sees, content.numpy(), shown_query, masks.perm_mask.numpy(), masks.target_mapping.numpy())
+    return MaskView(
+        tuple(pieces),
+        n,
+        tuple(masks.order),
+        tuple(masks.targets),
+        tuple(context_free_targets(masks)),
+        steps,
+        sees,
+        content.numpy(),
+        shown_query,
+        masks.perm_mask.numpy(),
+        masks.target_mapping.numpy(),
+    )
 
 
 # ----------------------------------------------------------------------------- the sentence and the model
@@ -326,8 +401,15 @@ def xlnet_pieces(tokenizer, text: str, max_pieces: int = DEFAULTS.max_pieces) ->
     ids = [tk.ids[i] for i in content] + [tokenizer.sep_token_id, tokenizer.cls_token_id]
     spans = [tk.offsets[i] for i in content] + [(0, 0), (0, 0)]
     n_before_cap = len(kept) + tk.n_full - len(tk.ids)  # pieces past the tokenizer's own limit are content
-    return Pieces(tuple(ids), tuple(tokenizer.convert_ids_to_tokens(ids)), tuple(spans), len(content), n_before_cap,
-                  tk.typed_special, tk)
+    return Pieces(
+        tuple(ids),
+        tuple(tokenizer.convert_ids_to_tokens(ids)),
+        tuple(spans),
+        len(content),
+        n_before_cap,
+        tk.typed_special,
+        tk,
+    )
 
 
 @dataclass
@@ -351,8 +433,13 @@ def permutation_forward(model, input_ids, masks: OrderMasks) -> PermutationOutpu
     # transformers 5.23 builds XLNet's relative position embedding in float32 whatever the weights are, so a
     # float16/bfloat16 model fails in its first einsum: the forward context autocasts it to the weights' dtype.
     with devices.forward(model):
-        out = model(input_ids=ids, perm_mask=masks.perm_mask[None].to(device, dtype),
-                    target_mapping=masks.target_mapping[None].to(device, dtype), output_attentions=True, use_mems=False)
+        out = model(
+            input_ids=ids,
+            perm_mask=masks.perm_mask[None].to(device, dtype),
+            target_mapping=masks.target_mapping[None].to(device, dtype),
+            output_attentions=True,
+            use_mems=False,
+        )
     probs = mlm.probabilities(out.logits[0])  # (P, V)
     content = torch.stack([layer[0][0] for layer in out.attentions]).float().cpu()  # (L, H, T, T)
     query = torch.stack([layer[1][0] for layer in out.attentions]).float().cpu()  # (L, H, T, T)
@@ -371,22 +458,28 @@ def attention_check(out: PermutationOutput, masks: OrderMasks) -> list[dict]:
     seeing = [t for t in masks.targets if t not in free]
     checks = []
     for layer in range(out.content_attentions.shape[0]):
-        for stream, att, mask, rows in (("content", out.content_attentions, masks.content_mask, list(range(length))),
-                                        ("query", out.query_attentions, masks.query_mask, seeing)):
+        for stream, att, mask, rows in (
+            ("content", out.content_attentions, masks.content_mask, list(range(length))),
+            ("query", out.query_attentions, masks.query_mask, seeing),
+        ):
             a = att[layer][:, rows]  # (H, R, T)
             blocked = mask[rows].bool()[None].expand_as(a)  # (H, R, T)
             on_blocked = a[blocked]
             uniform = att[layer][:, free] if stream == "query" else att[layer][:, []]  # (H, F, T)
-            checks.append({
-                "layer": layer + 1,
-                "stream": stream,
-                "rows": len(rows),
-                "blocked cells": int(blocked[0].sum()),
-                "max prob on a blocked cell": float(on_blocked.max()) if on_blocked.numel() else 0.0,
-                "min prob mass on visible cells": float((a * ~blocked).sum(-1).min()) if a.numel() else 1.0,
-                "context-free rows": uniform.shape[1],
-                "max distance from uniform": float((uniform - 1.0 / length).abs().max()) if uniform.numel() else 0.0,
-            })
+            checks.append(
+                {
+                    "layer": layer + 1,
+                    "stream": stream,
+                    "rows": len(rows),
+                    "blocked cells": int(blocked[0].sum()),
+                    "max prob on a blocked cell": float(on_blocked.max()) if on_blocked.numel() else 0.0,
+                    "min prob mass on visible cells": float((a * ~blocked).sum(-1).min()) if a.numel() else 1.0,
+                    "context-free rows": uniform.shape[1],
+                    "max distance from uniform": float((uniform - 1.0 / length).abs().max())
+                    if uniform.numel()
+                    else 0.0,
+                }
+            )
     return checks
 
 
@@ -475,9 +568,15 @@ def xlnet_side(loaded, ids: tuple, order: tuple, n_targets: int, specials_visibl
     actual = out.probs[torch.arange(len(gold)), gold]  # (P,)
     rank = (out.probs > actual[:, None]).sum(-1) + 1  # (P,)
     top = mlm.predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k)  # P of them
-    return PermutationSide(tuple(p.raw for p in top), tuple(actual.tolist()), tuple(rank.tolist()),
-                           tuple(attention_check(out, masks)), out.content_attentions.shape[1],
-                           out.content_attentions.mean(1).numpy(), out.query_attentions.mean(1).numpy())
+    return PermutationSide(
+        tuple(p.raw for p in top),
+        tuple(actual.tolist()),
+        tuple(rank.tolist()),
+        tuple(attention_check(out, masks)),
+        out.content_attentions.shape[1],
+        out.content_attentions.mean(1).numpy(),
+        out.query_attentions.mean(1).numpy(),
+    )
 
 
 @dataclass(frozen=True)
@@ -496,8 +595,13 @@ def masked_lm_side(loaded, text: str, spans: tuple) -> MaskedSide:
     """A loaded masked LM (catalogue "bert") guessing every piece that overlaps ``spans``, all at once."""
     out = masked_lm_all_at_once(loaded.model, loaded.tokenizer, text, list(spans))
     top = mlm.predictions(out.probs, loaded.tokenizer, DEFAULTS.most_top_k)  # M of them
-    return MaskedSide(tuple(out.pieces), tuple(out.masked), tuple(tuple(c) for c in out.for_target),
-                      tuple(out.actual), tuple(p.raw for p in top))
+    return MaskedSide(
+        tuple(out.pieces),
+        tuple(out.masked),
+        tuple(tuple(c) for c in out.for_target),
+        tuple(out.actual),
+        tuple(p.raw for p in top),
+    )
 
 
 @dataclass(frozen=True)
@@ -579,14 +683,22 @@ def _text_notes(pieces: Pieces, tokenizer, text: str, who: str) -> list[Note]:
     notes = []
     if pieces.dropped_controls:
         typed = list(dict.fromkeys(pieces.dropped_controls))
-        notes.append(Note(f"Your text types {', '.join(txt.md(t) for t in typed)}: {who}'s tokenizer reads "
-                          + ("it as its own control token" if len(typed) == 1 else "them as its own control tokens")
-                          + ", not as words. Left out here, so the only specials are the `<sep> <cls>` that XLNet "
-                          "appends at the end."))
+        notes.append(
+            Note(
+                f"Your text types {', '.join(txt.md(t) for t in typed)}: {who}'s tokenizer reads "
+                + ("it as its own control token" if len(typed) == 1 else "them as its own control tokens")
+                + ", not as words. Left out here, so the only specials are the `<sep> <cls>` that XLNet "
+                "appends at the end."
+            )
+        )
     if pieces.capped:
-        notes.append(Note(f"The text has {pieces.n_before_cap} pieces; this lesson keeps the first {pieces.n_content} "
-                          f"so that every mask stays readable (the masked LM below reads the same first "
-                          f"{pieces.kept_chars} characters)."))
+        notes.append(
+            Note(
+                f"The text has {pieces.n_before_cap} pieces; this lesson keeps the first {pieces.n_content} "
+                f"so that every mask stays readable (the masked LM below reads the same first "
+                f"{pieces.kept_chars} characters)."
+            )
+        )
     unknown_only = replace(pieces.tokenized, typed_special=())  # the typed ones are said above
     notes += [Note(n) for n in txt.input_notes(unknown_only, tokenizer, text, who)]
     return notes
@@ -616,15 +728,19 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     notes = _text_notes(pieces, tok, inputs.text, xl.variant.label)
     n = pieces.n_content
     if n == 0:
-        raise Stop("The text has no pieces the model can use (only control tokens such as "
-                   f"{txt.md(tok.sep_token)}): type a sentence.")
+        raise Stop(
+            "The text has no pieces the model can use (only control tokens such as "
+            f"{txt.md(tok.sep_token)}): type a sentence."
+        )
     order, kind, order_note = choose_order(inputs, n)
     if inputs.split == "k":
         n_targets = n_targets_for(n, k=inputs.k)
     else:
         n_targets = n_targets_for(n, count=inputs.n_targets)
         if inputs.n_targets > n:
-            notes.append(Note(f"The text has only {n} pieces, so {n} are predicted (you asked for {inputs.n_targets})."))
+            notes.append(
+                Note(f"The text has only {n} pieces, so {n} are predicted (you asked for {inputs.n_targets}).")
+            )
     masks = masks_from_order(order, n_targets, len(pieces.ids), bool(inputs.specials))
     free = context_free_targets(masks)
 
@@ -637,35 +753,64 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     for k, t in enumerate(masks.targets):
         cover = mside.for_target[k]
         is_free = t in free
-        predictions.append(Target(
-            position=t, step=order.index(t), piece=pieces.pieces[t], sees=len(visible(masks.query_mask, t)),
-            context_free=is_free, top=() if is_free else side.top[k][:top_k],
-            actual=None if is_free else side.actual[k], rank=None if is_free else side.rank[k],
-            mlm_masked=tuple(mside.pieces[mside.masked[m]] for m in cover),
-            mlm_top=tuple(mside.top[m][:top_k] for m in cover),
-            mlm_actual=min(mside.actual[m] for m in cover) if cover else None))
+        predictions.append(
+            Target(
+                position=t,
+                step=order.index(t),
+                piece=pieces.pieces[t],
+                sees=len(visible(masks.query_mask, t)),
+                context_free=is_free,
+                top=() if is_free else side.top[k][:top_k],
+                actual=None if is_free else side.actual[k],
+                rank=None if is_free else side.rank[k],
+                mlm_masked=tuple(mside.pieces[mside.masked[m]] for m in cover),
+                mlm_top=tuple(mside.top[m][:top_k] for m in cover),
+                mlm_actual=min(mside.actual[m] for m in cover) if cover else None,
+            )
+        )
 
     n_layers = side.content.shape[0]
     layer = inputs.layer
     if layer > n_layers:
-        notes.append(Note(f"{xl.variant.label} has {n_layers} layers; showing the last one (the link asked for layer {layer})."))
+        notes.append(
+            Note(f"{xl.variant.label} has {n_layers} layers; showing the last one (the link asked for layer {layer}).")
+        )
         layer = 0
     index = (layer or n_layers) - 1
     stream = inputs.stream
     rows = tuple(masks.targets) if stream == "query" else tuple(range(len(pieces.ids)))
     mask = masks.query_mask if stream == "query" else masks.content_mask
-    return Result(pieces, masks, kind, order_note, n_targets, tuple(free), tuple(predictions), len(mside.masked),
-                  side.checks, n_layers, side.n_heads, layer, stream,
-                  (side.query if stream == "query" else side.content)[index], mask.numpy(), rows,
-                  xl.shown_as, xl.variant.label, bert.shown_as, bert.variant.label, tuple(notes),
-                  view=mask_view(pieces.pieces, masks))
+    return Result(
+        pieces,
+        masks,
+        kind,
+        order_note,
+        n_targets,
+        tuple(free),
+        tuple(predictions),
+        len(mside.masked),
+        side.checks,
+        n_layers,
+        side.n_heads,
+        layer,
+        stream,
+        (side.query if stream == "query" else side.content)[index],
+        mask.numpy(),
+        rows,
+        xl.shown_as,
+        xl.variant.label,
+        bert.shown_as,
+        bert.variant.label,
+        tuple(notes),
+        view=mask_view(pieces.pieces, masks),
+    )
 
 
 # ----------------------------------------------------------------------------- ask the class
 
 
 def question(result: Result):
-    """"In this factorization order, which tokens may position k see?": the middle target of the order, every
+    """ "In this factorization order, which tokens may position k see?": the middle target of the order, every
     content piece to tap; the answer is its query stream's row of ``perm_mask`` (0: may attend), computed, not
     written: the pieces that come before it in the order."""
     from app.classroom.question import Question, reads, unique_labels, window
@@ -676,14 +821,19 @@ def question(result: Result):
     visible = {t: [j for j in range(n) if float(masks.perm_mask[t][j]) == 0.0] for t in masks.targets}
     target = min(masks.targets, key=lambda t: (abs(len(visible[t]) - n / 2), t))  # sees about half: not obvious
     shown = list(window(n, target))
-    labels = dict(zip(shown, unique_labels(reads(result.pieces.pieces[j]) or result.pieces.pieces[j]
-                                           for j in shown)))
+    labels = dict(zip(shown, unique_labels(reads(result.pieces.pieces[j]) or result.pieces.pieces[j] for j in shown)))
     sees = tuple(labels[j] for j in visible[target] if j in labels)
     order = " → ".join(labels[j] for j in masks.order if j in labels)
-    return Question("xlnet", f"Order: {order}. Which tokens may position {target} ({labels[target]}) see when it is "
-                             "predicted?", "multi", (*labels.values(), "none"), sees or ("none",), (),
-                    f"{labels[target]} is step {list(masks.order).index(target) + 1} of {len(masks.order)}: its query "
-                    f"stream sees the {len(visible[target])} pieces before it in the order, never itself.")
+    return Question(
+        "xlnet",
+        f"Order: {order}. Which tokens may position {target} ({labels[target]}) see when it is predicted?",
+        "multi",
+        (*labels.values(), "none"),
+        sees or ("none",),
+        (),
+        f"{labels[target]} is step {list(masks.order).index(target) + 1} of {len(masks.order)}: its query "
+        f"stream sees the {len(visible[target])} pieces before it in the order, never itself.",
+    )
 
 
 # ----------------------------------------------------------------------------- the takeaway
@@ -697,5 +847,7 @@ def takeaway(r: Result) -> str:
     (``TAKEAWAY`` is the general version)."""
     v = r.view
     how = ORDER_WORDS.get(r.order_kind, "in a shuffled order")
-    return (f"XLNet predicts {len(v.targets)} of {txt.count(len(v.order), 'piece')}, {how}, through two "
-            "attention masks; the tokens never move.")
+    return (
+        f"XLNet predicts {len(v.targets)} of {txt.count(len(v.order), 'piece')}, {how}, through two "
+        "attention masks; the tokens never move."
+    )

@@ -91,16 +91,44 @@ from app.models import download
 from app.models.catalogue import CATALOGUE, Variant
 
 #: every model_type a lesson can read, and the catalogue family it behaves as in the lessons' code
-FAMILIES = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
-            "distilbert": "distilbert", "albert": "albert", "electra": "electra", "deberta": "deberta",
-            "deberta-v2": "deberta-v2", "modernbert": "modernbert", "xlnet": "xlnet"}
-MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "camembert", "distilbert", "albert", "electra", "deberta",
-                   "deberta-v2", "modernbert")
-TOKENIZER_KINDS = {"bert": "WordPiece", "distilbert": "WordPiece", "electra": "WordPiece",
-                   "roberta": "byte-level BPE", "deberta": "byte-level BPE", "modernbert": "byte-level BPE",
-                   "xlm-roberta": "SentencePiece (XLM-R)", "camembert": "SentencePiece (CamemBERT)",
-                   "albert": "SentencePiece (Unigram)", "deberta-v2": "SentencePiece (DeBERTa v2/v3)",
-                   "xlnet": "SentencePiece (Unigram, cased)"}
+FAMILIES = {
+    "bert": "bert",
+    "roberta": "roberta",
+    "xlm-roberta": "roberta",
+    "camembert": "roberta",
+    "distilbert": "distilbert",
+    "albert": "albert",
+    "electra": "electra",
+    "deberta": "deberta",
+    "deberta-v2": "deberta-v2",
+    "modernbert": "modernbert",
+    "xlnet": "xlnet",
+}
+MASKED_LM_TYPES = (
+    "bert",
+    "roberta",
+    "xlm-roberta",
+    "camembert",
+    "distilbert",
+    "albert",
+    "electra",
+    "deberta",
+    "deberta-v2",
+    "modernbert",
+)
+TOKENIZER_KINDS = {
+    "bert": "WordPiece",
+    "distilbert": "WordPiece",
+    "electra": "WordPiece",
+    "roberta": "byte-level BPE",
+    "deberta": "byte-level BPE",
+    "modernbert": "byte-level BPE",
+    "xlm-roberta": "SentencePiece (XLM-R)",
+    "camembert": "SentencePiece (CamemBERT)",
+    "albert": "SentencePiece (Unigram)",
+    "deberta-v2": "SentencePiece (DeBERTa v2/v3)",
+    "xlnet": "SentencePiece (Unigram, cased)",
+}
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model", "spm.model")
 
 
@@ -114,18 +142,45 @@ class Role:
     variant_role: str  # the catalogue Variant.role of what it loads
 
 
-ROLES: dict[str, Role] = {r.name: r for r in [
-    Role("masked-lm", "the masked LM of the masking lab, attention and side by side", MASKED_LM_TYPES, "bert",
-         ("ForMaskedLM", "BertForPreTraining", "AlbertForPreTraining"), "masked-lm"),
-    Role("electra-generator", "ELECTRA's generator", ("electra",), "electra-generator", ("ElectraForMaskedLM",),
-         "generator"),
-    Role("electra-discriminator", "ELECTRA's discriminator", ("electra",), "electra-discriminator",
-         ("ElectraForPreTraining",), "discriminator"),
-    Role("xlnet", "XLNet's permutation LM", ("xlnet",), "xlnet", ("XLNetLMHeadModel",), "permutation-lm"),
-    Role("deberta", "the DeBERTa lesson (it reads DeBERTa v1's disentangled attention)", ("deberta",), "deberta",
-         ("ForMaskedLM",), "masked-lm"),
-    Role("modernbert", "the ModernBERT lesson", ("modernbert",), "modernbert", ("ForMaskedLM",), "masked-lm"),
-]}
+ROLES: dict[str, Role] = {
+    r.name: r
+    for r in [
+        Role(
+            "masked-lm",
+            "the masked LM of the masking lab, attention and side by side",
+            MASKED_LM_TYPES,
+            "bert",
+            ("ForMaskedLM", "BertForPreTraining", "AlbertForPreTraining"),
+            "masked-lm",
+        ),
+        Role(
+            "electra-generator",
+            "ELECTRA's generator",
+            ("electra",),
+            "electra-generator",
+            ("ElectraForMaskedLM",),
+            "generator",
+        ),
+        Role(
+            "electra-discriminator",
+            "ELECTRA's discriminator",
+            ("electra",),
+            "electra-discriminator",
+            ("ElectraForPreTraining",),
+            "discriminator",
+        ),
+        Role("xlnet", "XLNet's permutation LM", ("xlnet",), "xlnet", ("XLNetLMHeadModel",), "permutation-lm"),
+        Role(
+            "deberta",
+            "the DeBERTa lesson (it reads DeBERTa v1's disentangled attention)",
+            ("deberta",),
+            "deberta",
+            ("ForMaskedLM",),
+            "masked-lm",
+        ),
+        Role("modernbert", "the ModernBERT lesson", ("modernbert",), "modernbert", ("ForMaskedLM",), "masked-lm"),
+    ]
+}
 ALLOW_ENV, LIMIT_ENV = "BVE_ALLOW_MODELS", "BVE_MODEL_LIMIT"
 #: the folders (os.pathsep-separated) under which a visitor may name a local folder; unset: none, unless the
 #: allow-list names the folder itself. Off by default: on a public server any visitor could otherwise make the app
@@ -207,16 +262,28 @@ class Admitted:
         """A catalogue-like entry for it, so that loading, lessons and caches treat it as they treat the catalogue's
         (no bundled stand-in: ``bundled`` names no folder)."""
         label = self.source if self.kind == "hub" else Path(self.source).name
-        return Variant(self.key, label, self.family, ROLES[self.role].variant_role, self.source, "", self.model_class,
-                       TOKENIZER_KINDS[self.model_type], f"your own checkpoint ({self.model_type}), for "
-                       f"{ROLES[self.role].lesson}", config_overrides=self.config_overrides)
+        return Variant(
+            self.key,
+            label,
+            self.family,
+            ROLES[self.role].variant_role,
+            self.source,
+            "",
+            self.model_class,
+            TOKENIZER_KINDS[self.model_type],
+            f"your own checkpoint ({self.model_type}), for {ROLES[self.role].lesson}",
+            config_overrides=self.config_overrides,
+        )
 
     def summary(self) -> str:
-        return (f"{self.source}: {self.model_type}, about {_count(self.parameters)} parameters, "
-                f"{download._human(self.download_bytes)} of files")
+        return (
+            f"{self.source}: {self.model_type}, about {_count(self.parameters)} parameters, "
+            f"{download._human(self.download_bytes)} of files"
+        )
 
 
 # -- the host's limits ---------------------------------------------------------------------------------------------
+
 
 def parse_size(text: str) -> int | None:
     """Bytes from a size a person writes ("2GB", "500 MB", "1.5G", "2GiB", "123"); None for "off"/"none"/"0".
@@ -254,8 +321,9 @@ def free_gpu_memory(device: str) -> int | None:
         return None
 
 
-def host_limit(device: str = "cpu", environ=os.environ, memory: int | None = None,
-               gpu: int | None = None) -> tuple[int | None, str]:
+def host_limit(
+    device: str = "cpu", environ=os.environ, memory: int | None = None, gpu: int | None = None
+) -> tuple[int | None, str]:
     """(the most bytes a model may need, the reason as a sentence says it). ``BVE_MODEL_LIMIT`` when set (None for
     "off"); else ``MEMORY_SHARE`` of free memory, and on a GPU at most ``GPU_SHARE`` of its free memory too
     (it loads on the CPU first, then moves). Raises ValueError for a malformed BVE_MODEL_LIMIT."""
@@ -264,8 +332,10 @@ def host_limit(device: str = "cpu", environ=os.environ, memory: int | None = Non
         limit = parse_size(setting)
         return limit, f"{LIMIT_ENV}={setting}"
     memory = free_memory() if memory is None else memory
-    limit, why = int(memory * MEMORY_SHARE), (f"{MEMORY_SHARE:.0%} of the {download._human(memory)} of memory "
-                                              "free on this computer")
+    limit, why = (
+        int(memory * MEMORY_SHARE),
+        (f"{MEMORY_SHARE:.0%} of the {download._human(memory)} of memory free on this computer"),
+    )
     gpu = free_gpu_memory(device) if gpu is None else gpu
     if gpu is not None and gpu * GPU_SHARE < limit:
         limit, why = int(gpu * GPU_SHARE), f"{GPU_SHARE:.0%} of the {download._human(gpu)} free on the GPU"
@@ -312,18 +382,26 @@ _SIZES = {  # the config fields that size a model, by model_type (what transform
 def config_sizes(config: dict) -> dict[str, int]:
     """The sizes that count parameters: vocab, hidden, embedding, layers (distinct, ALBERT shares), inner,
     positions, types; each a whole number in ``BOUNDS``. Raises ValueError naming the field otherwise."""
-    names = {"hidden": "hidden_size", "layers": "num_hidden_layers", "inner": "intermediate_size",
-             **_SIZES.get(config.get("model_type"), {})}
+    names = {
+        "hidden": "hidden_size",
+        "layers": "num_hidden_layers",
+        "inner": "intermediate_size",
+        **_SIZES.get(config.get("model_type"), {}),
+    }
     out = {}
     for key, field in [("vocab", "vocab_size"), *((k, names[k]) for k in ("hidden", "layers", "inner"))]:
         value = config.get(field)
         if isinstance(value, bool) or not isinstance(value, int) or not BOUNDS[0] <= value <= BOUNDS[1]:
             raise ValueError(f"{field}={json.dumps(value)[:40]}")
         out[key] = value
-    for key, field, default in [("embedding", "embedding_size", out["hidden"]),
-                                ("positions", "max_position_embeddings", 0), ("types", "type_vocab_size", 0),
-                                ("groups", "num_hidden_groups", 1), ("buckets", "position_buckets", 0),
-                                ("inner_groups", "inner_group_num", 1)]:
+    for key, field, default in [
+        ("embedding", "embedding_size", out["hidden"]),
+        ("positions", "max_position_embeddings", 0),
+        ("types", "type_vocab_size", 0),
+        ("groups", "num_hidden_groups", 1),
+        ("buckets", "position_buckets", 0),
+        ("inner_groups", "inner_group_num", 1),
+    ]:
         value = config.get(field, default)
         if value is None or value == -1:
             value = default
@@ -351,8 +429,12 @@ def estimate_parameters(config: dict) -> int:
     layer = attention + feed_forward + 4 * h  # two layer norms
     if mt == "xlnet":
         layer = 5 * h * h + 2 * h * i + i + 10 * h  # q, k, v, o, r; relative biases; segment embeddings
-    embeddings = v * e + (p * e if mt not in ("modernbert", "xlnet", "deberta-v2") or config.get(
-        "position_biased_input") else 0) + t * e + 2 * e
+    embeddings = (
+        v * e
+        + (p * e if mt not in ("modernbert", "xlnet", "deberta-v2") or config.get("position_biased_input") else 0)
+        + t * e
+        + 2 * e
+    )
     if mt == "deberta-v2" and config.get("relative_attention"):
         embeddings += 2 * (c["buckets"] or p) * h
     if e != h:
@@ -378,25 +460,69 @@ def _count(n: int) -> str:
 
 # -- the decision --------------------------------------------------------------------------------------------------
 
-def decide(source: str, role: str, config: dict, files: dict[str, int | None], *, kind: str = "hub",
-           commit: str | None = None, revision: str = "main", device: str = "cpu", environ=os.environ,
-           memory: int | None = None, gpu: int | None = None, disk: int | None = None,
-           shown: str | None = None) -> Admitted | Refusal:
+
+def decide(
+    source: str,
+    role: str,
+    config: dict,
+    files: dict[str, int | None],
+    *,
+    kind: str = "hub",
+    commit: str | None = None,
+    revision: str = "main",
+    device: str = "cpu",
+    environ=os.environ,
+    memory: int | None = None,
+    gpu: int | None = None,
+    disk: int | None = None,
+    shown: str | None = None,
+) -> Admitted | Refusal:
     """The rules (see the module's docstring) applied to what was read: ``config`` (config.json) and ``files``
     ({file: bytes} of the repository or folder). Pure: no network; ``memory``, ``gpu`` and ``disk`` (bytes free)
     are measured when not given. ``shown`` is the name a sentence says (what the visitor typed; default
     ``source``). Never raises for anything the config or the file list holds."""
     try:
-        return _decide(source, role, config, files, kind=kind, commit=commit, revision=revision, device=device,
-                       environ=environ, memory=memory, gpu=gpu, disk=disk, shown=shown or source)
+        return _decide(
+            source,
+            role,
+            config,
+            files,
+            kind=kind,
+            commit=commit,
+            revision=revision,
+            device=device,
+            environ=environ,
+            memory=memory,
+            gpu=gpu,
+            disk=disk,
+            shown=shown or source,
+        )
     except (ValueError, TypeError, OverflowError, KeyError, AttributeError, RecursionError) as e:
-        return Refusal(shown or source, role, "config", f"{shown or source} is refused: its config.json holds values "
-                       f"this app cannot read ({type(e).__name__}), so it cannot be checked.")
+        return Refusal(
+            shown or source,
+            role,
+            "config",
+            f"{shown or source} is refused: its config.json holds values "
+            f"this app cannot read ({type(e).__name__}), so it cannot be checked.",
+        )
 
 
-def _decide(source: str, role: str, config, files: dict, *, kind: str, commit: str | None, revision: str,
-            device: str, environ, memory: int | None, gpu: int | None, disk: int | None,
-            shown: str) -> Admitted | Refusal:
+def _decide(
+    source: str,
+    role: str,
+    config,
+    files: dict,
+    *,
+    kind: str,
+    commit: str | None,
+    revision: str,
+    device: str,
+    environ,
+    memory: int | None,
+    gpu: int | None,
+    disk: int | None,
+    shown: str,
+) -> Admitted | Refusal:
     r = ROLES[role]
 
     def refuse(rule: str, why: str) -> Refusal:
@@ -408,53 +534,88 @@ def _decide(source: str, role: str, config, files: dict, *, kind: str, commit: s
     if not isinstance(config, dict):
         return refuse("config", "its config.json is not a JSON object, so it cannot be checked")
     if depth(config) > MAX_DEPTH:
-        return refuse("config", f"its config.json nests objects more than {MAX_DEPTH} deep, which no model "
-                                "config does")
-    if not isinstance(files, dict) or not all(isinstance(f, str) and (n is None or isinstance(n, int) and n >= 0)
-                                              for f, n in files.items()):
+        return refuse("config", f"its config.json nests objects more than {MAX_DEPTH} deep, which no model config does")
+    if not isinstance(files, dict) or not all(
+        isinstance(f, str) and (n is None or isinstance(n, int) and n >= 0) for f, n in files.items()
+    ):
         return refuse("config", "its file list is not a list of files with sizes")
     if config.get("auto_map") or config.get("trust_remote_code"):
-        return refuse("remote-code", "its config.json asks for remote code (auto_map), and this app never runs code "
-                                     "from a model repository; choose a checkpoint that transformers supports natively")
+        return refuse(
+            "remote-code",
+            "its config.json asks for remote code (auto_map), and this app never runs code "
+            "from a model repository; choose a checkpoint that transformers supports natively",
+        )
     mt = config.get("model_type")
     if not isinstance(mt, str) or mt not in r.model_types:
         other = next((o.lesson for o in ROLES.values() if mt in o.model_types and o.name != role), None)
         what = f"its model_type is {json.dumps(mt)[:40]}" if mt else "its config.json names no model_type"
-        return refuse("family", f"{what}, and that lesson reads {_either(r.model_types)}"
-                      + (f"; use it as {other} instead" if other else ""))
+        return refuse(
+            "family",
+            f"{what}, and that lesson reads {_either(r.model_types)}"
+            + (f"; use it as {other} instead" if other else ""),
+        )
     named = config.get("architectures") or []
     if not isinstance(named, list):
         return refuse("config", "its config.json's architectures is not a list of class names")
     architectures = [a for a in named if isinstance(a, str)]
     discriminator = any(a == "ElectraForPreTraining" for a in architectures)
-    if architectures and not any(a.endswith(h) for a in architectures for h in r.heads) \
-            or (r.variant_role != "discriminator" and discriminator):
-        fits = next((o for o in ROLES.values() if mt in o.model_types
-                     and any(a.endswith(h) for a in architectures for h in o.heads)), None)
-        return refuse("head", f"its config names {', '.join(architectures)[:80]}, which has no "
-                      f"{_head_of(r)}; " + (f"use it as {fits.lesson} instead" if fits else
-                                            "choose a checkpoint pre-trained with that head"))
-    weights = [f for f in download.files_to_fetch(list(files)) if f.endswith((".safetensors", ".bin", ".json"))
-               and f not in download.CONFIG_AND_TOKENIZER_FILES]
+    if (
+        architectures
+        and not any(a.endswith(h) for a in architectures for h in r.heads)
+        or (r.variant_role != "discriminator" and discriminator)
+    ):
+        fits = next(
+            (
+                o
+                for o in ROLES.values()
+                if mt in o.model_types and any(a.endswith(h) for a in architectures for h in o.heads)
+            ),
+            None,
+        )
+        return refuse(
+            "head",
+            f"its config names {', '.join(architectures)[:80]}, which has no "
+            f"{_head_of(r)}; "
+            + (f"use it as {fits.lesson} instead" if fits else "choose a checkpoint pre-trained with that head"),
+        )
+    weights = [
+        f
+        for f in download.files_to_fetch(list(files))
+        if f.endswith((".safetensors", ".bin", ".json")) and f not in download.CONFIG_AND_TOKENIZER_FILES
+    ]
     if not any(f.endswith(".safetensors") for f in weights):
         pickled = [f for f in files if f.endswith((".bin", ".pt", ".pth", ".ckpt"))]
-        return refuse("safetensors", ("it ships its weights only as pickle (" + ", ".join(sorted(pickled)[:2])
-                                      + "), which can run code when loaded; choose a checkpoint with "
-                                        "model.safetensors (or its safetensors conversion, e.g. revision refs/pr/1)")
-                      if pickled else "it has no weights transformers can load (model.safetensors)")
+        return refuse(
+            "safetensors",
+            (
+                "it ships its weights only as pickle ("
+                + ", ".join(sorted(pickled)[:2])
+                + "), which can run code when loaded; choose a checkpoint with "
+                "model.safetensors (or its safetensors conversion, e.g. revision refs/pr/1)"
+            )
+            if pickled
+            else "it has no weights transformers can load (model.safetensors)",
+        )
     if not any(f in files for f in TOKENIZER_FILES):
-        return refuse("tokenizer", "it has no tokenizer (tokenizer.json, vocab.txt, vocab.json or a SentencePiece "
-                                   "model); choose a checkpoint that ships its tokenizer")
+        return refuse(
+            "tokenizer",
+            "it has no tokenizer (tokenizer.json, vocab.txt, vocab.json or a SentencePiece "
+            "model); choose a checkpoint that ships its tokenizer",
+        )
     chosen = [f for f in download.files_to_fetch(list(files))]
     if any(files.get(f) is None for f in chosen):
-        return refuse("size", "the hub did not say how large its files are, so its size cannot be checked before "
-                              "downloading")
+        return refuse(
+            "size", "the hub did not say how large its files are, so its size cannot be checked before downloading"
+        )
     tokenizer_files = [f for f in chosen if f in TOKENIZER_FILES or f in ("merges.txt", "added_tokens.json")]
     big = next((f for f in tokenizer_files if files[f] > TOKENIZER_CAP), None)
     if big is not None:
-        return refuse("tokenizer", f"its {big} is {download._human(files[big])}, more than the "
-                                   f"{download._human(TOKENIZER_CAP)} this app reads for a tokenizer (the largest "
-                                   "published tokenizer of a family here, XLM-RoBERTa's, is 17 MB)")
+        return refuse(
+            "tokenizer",
+            f"its {big} is {download._human(files[big])}, more than the "
+            f"{download._human(TOKENIZER_CAP)} this app reads for a tokenizer (the largest "
+            "published tokenizer of a family here, XLM-RoBERTa's, is 17 MB)",
+        )
     try:
         parameters = estimate_parameters(config)
     except ValueError as e:
@@ -468,27 +629,51 @@ def _decide(source: str, role: str, config, files: dict, *, kind: str, commit: s
     except ValueError as e:
         return refuse("size", f"this host's {LIMIT_ENV} is malformed ({e})")
     if limit is not None and memory_bytes > limit:
-        return refuse("size", f"it needs about {download._human(memory_bytes)} of memory ({_count(parameters)} "
-                              f"parameters in float32{_and_tokenizer(tokenizer_bytes)}), more than this host's limit of {download._human(limit)} "
-                              f"({why}); choose a smaller checkpoint (a base-size one needs about 0.5 GB), or ask "
-                              f"the host to raise {LIMIT_ENV}")
+        return refuse(
+            "size",
+            f"it needs about {download._human(memory_bytes)} of memory ({_count(parameters)} "
+            f"parameters in float32{_and_tokenizer(tokenizer_bytes)}), more than this host's limit of {download._human(limit)} "
+            f"({why}); choose a smaller checkpoint (a base-size one needs about 0.5 GB), or ask "
+            f"the host to raise {LIMIT_ENV}",
+        )
     if weight_bytes < parameters // 2:  # even 8-bit weights take a byte a parameter
-        return refuse("config", f"its config.json describes about {_count(parameters)} parameters, but its weights "
-                                f"are only {download._human(weight_bytes)}: they do not match")
+        return refuse(
+            "config",
+            f"its config.json describes about {_count(parameters)} parameters, but its weights "
+            f"are only {download._human(weight_bytes)}: they do not match",
+        )
     if kind == "hub":
         from huggingface_hub import constants
 
         cache = Path(constants.HF_HUB_CACHE)
         free = disk if disk is not None else shutil.disk_usage(_existing(cache)).free
         if download_bytes > free:
-            return refuse("disk", f"its files take {download._human(download_bytes)} and the cache at {cache} has "
-                                  f"{download._human(free)} free; free some space or point HF_HOME elsewhere")
+            return refuse(
+                "disk",
+                f"its files take {download._human(download_bytes)} and the cache at {cache} has "
+                f"{download._human(free)} free; free some space or point HF_HOME elsewhere",
+            )
     overrides = dict(CATALOGUE[r.replaces].config_overrides) if mt == CATALOGUE[r.replaces].family else {}
     overrides["use_safetensors"] = True  # never a pickle, even one lying beside the safetensors
-    return Admitted(source, kind, revision, commit, role, mt, FAMILIES[mt], _model_class(role, mt, architectures),
-                    tuple((f, files[f]) for f in chosen), parameters, download_bytes, memory_bytes, limit,
-                    (config_sizes(config)["vocab"], config_sizes(config)["embedding"]), tuple(overrides.items()),
-                    tokenizer_bytes, shown)
+    return Admitted(
+        source,
+        kind,
+        revision,
+        commit,
+        role,
+        mt,
+        FAMILIES[mt],
+        _model_class(role, mt, architectures),
+        tuple((f, files[f]) for f in chosen),
+        parameters,
+        download_bytes,
+        memory_bytes,
+        limit,
+        (config_sizes(config)["vocab"], config_sizes(config)["embedding"]),
+        tuple(overrides.items()),
+        tokenizer_bytes,
+        shown,
+    )
 
 
 def _and_tokenizer(tokenizer_bytes: int) -> str:
@@ -507,7 +692,8 @@ def _model_class(role: str, model_type: str, architectures: list[str]) -> str:
 
 def _head_of(role: Role) -> str:
     return {"discriminator": "replaced-token (discriminator) head", "permutation-lm": "language-model head"}.get(
-        role.variant_role, "masked-LM head")
+        role.variant_role, "masked-LM head"
+    )
 
 
 def _either(items) -> str:
@@ -523,6 +709,7 @@ def _existing(path: Path) -> Path:
 
 # -- reading a repository or a folder ------------------------------------------------------------------------------
 
+
 def read_folder(folder: Path) -> tuple[dict, dict[str, int]]:
     """(config, {file: bytes}) of a local folder. Raises OSError / ValueError."""
     files = {p.name: p.stat().st_size for p in folder.iterdir() if p.is_file()}
@@ -531,8 +718,9 @@ def read_folder(folder: Path) -> tuple[dict, dict[str, int]]:
     return json.loads((folder / "config.json").read_text()), files
 
 
-def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADLINE_S, budget=None
-             ) -> tuple[str, dict, dict[str, int | None]]:
+def read_hub(
+    repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADLINE_S, budget=None
+) -> tuple[str, dict, dict[str, int | None]]:
     """(commit, config, {file: bytes}) of a hub repository: its file list from the hub's API and its config.json,
     read into memory, within ``deadline`` seconds (or ``budget``: ``budget.step`` names the read under way);
     nothing is written. Raises what the downloader raises."""
@@ -540,16 +728,14 @@ def read_hub(repo_id: str, revision: str = "main", deadline: float = ADMIT_DEADL
     budget.step = f"the file list of {repo_id}"
     info = download._repo_info(repo_id, budget, revision)
     if not isinstance(info.sha, str) or not download.CHECKSUM.fullmatch(info.sha):
-        raise download.Refused(f"the hub named a commit for {repo_id} that is not a commit id (40 or 64 hex "
-                               "digits)")
+        raise download.Refused(f"the hub named a commit for {repo_id} that is not a commit id (40 or 64 hex digits)")
     files = {s.rfilename: s.size for s in info.siblings or [] if "/" not in s.rfilename}
     if "config.json" not in files:
         raise download.Refused(f"{repo_id} has no config.json, so what it is cannot be checked")
     budget.step = f"config.json of {repo_id}"
     config = json.loads(download.read_small(repo_id, info.sha, "config.json", CONFIG_CAP, budget))
     if depth(config) > MAX_DEPTH:
-        raise download.Refused(f"its config.json nests objects more than {MAX_DEPTH} deep, which no model config "
-                               "does")
+        raise download.Refused(f"its config.json nests objects more than {MAX_DEPTH} deep, which no model config does")
     budget.step = None
     return info.sha, config, files
 
@@ -599,15 +785,21 @@ def tensor_names(adm: Admitted, deadline: float = ADMIT_DEADLINE_S) -> set[str] 
     try:
         if adm.kind == "folder":
             return folder_tensor_names(Path(adm.source), names)
+
         def read(budget):
             budget.step = f"the header of {adm.source}'s weights"
             if "model.safetensors.index.json" in names:
-                return _index_names(download.read_small(adm.source, adm.commit, "model.safetensors.index.json",
-                                                        CONFIG_CAP * 8, budget))
+                return _index_names(
+                    download.read_small(adm.source, adm.commit, "model.safetensors.index.json", CONFIG_CAP * 8, budget)
+                )
             if "model.safetensors" not in names:
                 return None
-            return safetensors_names(lambda start, length: download.read_range(
-                adm.source, adm.commit, "model.safetensors", start, length, budget))
+            return safetensors_names(
+                lambda start, length: download.read_range(
+                    adm.source, adm.commit, "model.safetensors", start, length, budget
+                )
+            )
+
         return within(deadline, read)
     except Exception:  # noqa: BLE001 — unreadable names refuse nothing; loading says what is wrong
         return None
@@ -622,9 +814,11 @@ def folder_tensor_names(folder: Path, files) -> set[str] | None:
         if "model.safetensors" not in files:
             return None
         with open(folder / "model.safetensors", "rb") as f:
+
             def read(start: int, length: int) -> bytes:
                 f.seek(start)
                 return f.read(length)
+
             return safetensors_names(read)
     except (OSError, ValueError):
         return None
@@ -658,8 +852,9 @@ def missing_head(model_class: str, config: dict, names: set[str]) -> tuple[str, 
     return () if not head or any(h in have for h in head) else head
 
 
-def check_head(adm: Admitted, config: dict, names: set[str] | None,
-               head: tuple[str, ...] | None = None) -> Refusal | None:
+def check_head(
+    adm: Admitted, config: dict, names: set[str] | None, head: tuple[str, ...] | None = None
+) -> Refusal | None:
     """A Refusal when the admitted model's weights carry no head for its role (:func:`missing_head`); ``head``:
     the head's parameter names when already counted (:func:`measure`, in the box)."""
     if not names:
@@ -677,11 +872,15 @@ def check_head(adm: Admitted, config: dict, names: set[str] | None,
     r = ROLES[adm.role]
     common = os.path.commonprefix(list(head)).rpartition(".")[0]
     prefix = f"{common}.*" if common else ", ".join(sorted({f"{h.split('.')[0]}.*" for h in head}))
-    return Refusal(adm.name, adm.role, "head-weights",
-                   f"{adm.name} is refused for {r.lesson}: its weights carry no {_head_of(r)} (none of the "
-                   f"{len(head)} tensors {prefix} is in its safetensors), so that head would start from random "
-                   f"weights and its guesses would mean nothing; choose a checkpoint published with the head "
-                   f"(its model card says it was pre-trained with it)")
+    return Refusal(
+        adm.name,
+        adm.role,
+        "head-weights",
+        f"{adm.name} is refused for {r.lesson}: its weights carry no {_head_of(r)} (none of the "
+        f"{len(head)} tensors {prefix} is in its safetensors), so that head would start from random "
+        f"weights and its guesses would mean nothing; choose a checkpoint published with the head "
+        f"(its model card says it was pre-trained with it)",
+    )
 
 
 # -- the exact count, in the box -------------------------------------------------------------------------------------
@@ -690,6 +889,7 @@ def check_head(adm: Admitted, config: dict, names: set[str] | None,
 # 0): 1.29 MB of files admitted as "1.2 MB in memory" took the server to 9.9 GB. So an admitted model is built from
 # its config on the meta device — no weights, no memory — in a child process with a memory limit and a deadline
 # (app.models.box: building can allocate too), and its exact count decides.
+
 
 def measure(adm: Admitted, config: dict, names=None) -> Admitted | Refusal:
     """``adm`` with its parameters and memory counted exactly (the model built from ``config`` on the meta device
@@ -702,24 +902,36 @@ def measure(adm: Admitted, config: dict, names=None) -> Admitted | Refusal:
     allowance = adm.limit if adm.limit is not None else int(free_memory() * MEMORY_SHARE)
     got = box.measure_config(adm.model_class, config, allowance)
     if not got.ok or not isinstance(got.value, dict):
-        return Refusal(adm.name, adm.role, "config",
-                       f"{adm.name} is refused: a model built from its config.json (on the meta device, with no "
-                       f"weights) could not be counted — {got.error}; choose a checkpoint whose config transformers "
-                       "builds as published.")
+        return Refusal(
+            adm.name,
+            adm.role,
+            "config",
+            f"{adm.name} is refused: a model built from its config.json (on the meta device, with no "
+            f"weights) could not be counted — {got.error}; choose a checkpoint whose config transformers "
+            "builds as published.",
+        )
     parameters, buffers = got.value["parameters"], got.value["buffers"]
     weight_bytes = sum(n or 0 for f, n in adm.files if f.endswith(".safetensors"))
     memory_bytes = max(parameters * FLOAT32, weight_bytes) + buffers + adm.tokenizer_bytes
     if adm.limit is not None and memory_bytes > adm.limit:
-        return Refusal(adm.name, adm.role, "size",
-                       f"{adm.name} is refused: built from its config.json it has {_count(parameters)} parameters, "
-                       f"so it needs about {download._human(memory_bytes)} of memory (in float32, with its buffers"
-                       f"{_and_tokenizer(adm.tokenizer_bytes)}), more than this host's limit of "
-                       f"{download._human(adm.limit)}; choose a smaller checkpoint, or ask the host to raise "
-                       f"{LIMIT_ENV}.")
+        return Refusal(
+            adm.name,
+            adm.role,
+            "size",
+            f"{adm.name} is refused: built from its config.json it has {_count(parameters)} parameters, "
+            f"so it needs about {download._human(memory_bytes)} of memory (in float32, with its buffers"
+            f"{_and_tokenizer(adm.tokenizer_bytes)}), more than this host's limit of "
+            f"{download._human(adm.limit)}; choose a smaller checkpoint, or ask the host to raise "
+            f"{LIMIT_ENV}.",
+        )
     if weight_bytes < parameters // 2:
-        return Refusal(adm.name, adm.role, "config",
-                       f"{adm.name} is refused: its config.json describes {_count(parameters)} parameters, but its "
-                       f"weights are only {download._human(weight_bytes)}: they do not match.")
+        return Refusal(
+            adm.name,
+            adm.role,
+            "config",
+            f"{adm.name} is refused: its config.json describes {_count(parameters)} parameters, but its "
+            f"weights are only {download._human(weight_bytes)}: they do not match.",
+        )
     import dataclasses
 
     counted = dataclasses.replace(adm, parameters=parameters, memory_bytes=memory_bytes, measured=True)
@@ -728,7 +940,7 @@ def measure(adm: Admitted, config: dict, names=None) -> Admitted | Refusal:
 
 
 def _source_kind(source: str) -> str | None:
-    """"folder" for an existing directory (or a path-like text), "hub" for a hub id (the hub's own character
+    """ "folder" for an existing directory (or a path-like text), "hub" for a hub id (the hub's own character
     rules: :data:`HUB_ID`, no ``--`` or ``..``, not ending ``.git``), None for neither."""
     if source.startswith(("/", "./", "../", "~")) or os.path.isdir(os.path.expanduser(source)):
         return "folder"
@@ -768,8 +980,9 @@ def within(deadline: float, work, *args):
     with _LINGERING_LOCK:
         _LINGERING.difference_update([t for t in _LINGERING if not t.is_alive()])
         if len(_LINGERING) >= MAX_LINGERING:
-            raise download.Refused(f"this server is still waiting on {len(_LINGERING)} slow answers from the hub; "
-                                   "try again in a minute")
+            raise download.Refused(
+                f"this server is still waiting on {len(_LINGERING)} slow answers from the hub; try again in a minute"
+            )
     budget = download._Budget(deadline)
     answer: dict = {}
 
@@ -804,14 +1017,20 @@ def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, 
         return Refusal(shown, "", rule, f"{shown or 'an empty name'} is refused: {why}.")
 
     if kind is None:
-        return refuse("source", "it is neither a hub id (organisation/name in ASCII letters, digits, - _ and ., e.g. "
-                                "google-bert/bert-large-uncased) nor a folder on this computer")
+        return refuse(
+            "source",
+            "it is neither a hub id (organisation/name in ASCII letters, digits, - _ and ., e.g. "
+            "google-bert/bert-large-uncased) nor a folder on this computer",
+        )
     if kind == "folder":
         resolved = str(Path(os.path.expanduser(source)).resolve())
         if not folder_allowed(resolved, environ):
-            return refuse("source", f"this server does not load local folders named by visitors; the host lists the "
-                                    f"folders they may load from in {FOLDERS_ENV} (e.g. {FOLDERS_ENV}=~/checkpoints), "
-                                    f"or names the folder in {ALLOW_ENV} (starting with / or ~)")
+            return refuse(
+                "source",
+                f"this server does not load local folders named by visitors; the host lists the "
+                f"folders they may load from in {FOLDERS_ENV} (e.g. {FOLDERS_ENV}=~/checkpoints), "
+                f"or names the folder in {ALLOW_ENV} (starting with / or ~)",
+            )
         folder = Path(resolved)
         if not (folder / "config.json").is_file():
             return refuse("source", "that folder has no config.json (save a model there with save_pretrained)")
@@ -821,8 +1040,11 @@ def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, 
             return refuse("config", f"its config.json cannot be read ({type(e).__name__})")
         return resolved, kind, None, config, files, shown
     if not allowed(source, environ):
-        return refuse("allow-list", f"this host allows only the models in {ALLOW_ENV} "
-                                    f"({environ.get(ALLOW_ENV, '').strip()[:120]}); ask the host to add it")
+        return refuse(
+            "allow-list",
+            f"this host allows only the models in {ALLOW_ENV} "
+            f"({environ.get(ALLOW_ENV, '').strip()[:120]}); ask the host to add it",
+        )
     if download_offline(environ):
         return refuse("hub", "HF_HUB_OFFLINE is set, so the hub cannot be asked; unset it, or give a folder")
     from huggingface_hub import constants
@@ -832,8 +1054,11 @@ def _gather(source: str, revision: str, environ) -> tuple[str, str, str | None, 
     try:
         commit, config, files = within(ADMIT_DEADLINE_S, _read_hub, source, revision)
     except AdmissionTimeout as e:
-        return refuse("hub", f"it could not be checked: {e} (admission reads the file list and config.json "
-                             "before anything is downloaded); nothing was downloaded or kept")
+        return refuse(
+            "hub",
+            f"it could not be checked: {e} (admission reads the file list and config.json "
+            "before anything is downloaded); nothing was downloaded or kept",
+        )
     except (json.JSONDecodeError, RecursionError):
         return refuse("config", "its config.json is not JSON this app can read")
     except Exception as e:  # noqa: BLE001 — every failure is one sentence
@@ -850,8 +1075,9 @@ def download_offline(environ=os.environ) -> bool:
     return environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def admit(source: str, role: str | None = None, *, revision: str = "main", device: str = "cpu",
-          environ=os.environ) -> Admitted | Refusal:
+def admit(
+    source: str, role: str | None = None, *, revision: str = "main", device: str = "cpu", environ=os.environ
+) -> Admitted | Refusal:
     """Whether ``source`` (a hub id or a local folder) may play ``role`` (a key of :data:`ROLES`; None: the first
     role its config fits), decided from its file list, config.json, the model built from that config on the meta
     device (:func:`measure`, in a box) and the tensor names in its weights' header — never the weights themselves.
@@ -862,10 +1088,27 @@ def admit(source: str, role: str | None = None, *, revision: str = "main", devic
     if isinstance(got, Refusal):
         return Refusal(got.source, role or "", got.rule, got.sentence)
     source, kind, commit, config, files, shown = got
-    roles = [role] if role else [n for n, r in ROLES.items() if isinstance(config, dict)
-                                 and config.get("model_type") in r.model_types] or ["masked-lm"]
-    answers = [decide(source, r, config, files, kind=kind, commit=commit, revision=revision, device=device,
-                      environ=environ, shown=shown) for r in roles]
+    roles = (
+        [role]
+        if role
+        else [n for n, r in ROLES.items() if isinstance(config, dict) and config.get("model_type") in r.model_types]
+        or ["masked-lm"]
+    )
+    answers = [
+        decide(
+            source,
+            r,
+            config,
+            files,
+            kind=kind,
+            commit=commit,
+            revision=revision,
+            device=device,
+            environ=environ,
+            shown=shown,
+        )
+        for r in roles
+    ]
     chosen = next((a for a in answers if isinstance(a, Admitted)), answers[0])
     if isinstance(chosen, Admitted):  # counted exactly; the weights' own tensor names: a head may be absent
         return measure(chosen, config, lambda: tensor_names(chosen))
@@ -880,24 +1123,33 @@ def pair(generator: Admitted, discriminator: Admitted) -> tuple[Admitted, Admitt
     g, d = generator, discriminator
     both = f"{g.name} + {d.name}"
     if g.embeddings != d.embeddings:
-        return Refusal(both, "electra-discriminator", "pair",
-                       f"{g.name} and {d.name} cannot be paired for ELECTRA's lesson: their token embeddings are "
-                       f"{g.embeddings[0]} x {g.embeddings[1]} and {d.embeddings[0]} x {d.embeddings[1]}, so they "
-                       "cannot be tied and the generator's samples would not be the discriminator's words; choose "
-                       "a generator and discriminator released together (e.g. google/electra-base-generator with "
-                       "google/electra-base-discriminator).")
+        return Refusal(
+            both,
+            "electra-discriminator",
+            "pair",
+            f"{g.name} and {d.name} cannot be paired for ELECTRA's lesson: their token embeddings are "
+            f"{g.embeddings[0]} x {g.embeddings[1]} and {d.embeddings[0]} x {d.embeddings[1]}, so they "
+            "cannot be tied and the generator's samples would not be the discriminator's words; choose "
+            "a generator and discriminator released together (e.g. google/electra-base-generator with "
+            "google/electra-base-discriminator).",
+        )
     need = g.memory_bytes + d.memory_bytes  # the pair together must fit the limit each fitted alone
     limit = min((x for x in (g.limit, d.limit) if x is not None), default=None)
     if limit is not None and need > limit:
-        return Refusal(both, "electra-discriminator", "size",
-                       f"{g.name} and {d.name} are refused together: they need about {download._human(need)} of "
-                       f"memory, more than this host's limit of {download._human(limit)}; choose a smaller pair, "
-                       f"or ask the host to raise {LIMIT_ENV}.")
+        return Refusal(
+            both,
+            "electra-discriminator",
+            "size",
+            f"{g.name} and {d.name} are refused together: they need about {download._human(need)} of "
+            f"memory, more than this host's limit of {download._human(limit)}; choose a smaller pair, "
+            f"or ask the host to raise {LIMIT_ENV}.",
+        )
     return g, d
 
 
-def admit_pair(generator: str, discriminator: str, *, revision: str = "main", device: str = "cpu",
-               environ=os.environ) -> tuple[Admitted, Admitted] | Refusal:
+def admit_pair(
+    generator: str, discriminator: str, *, revision: str = "main", device: str = "cpu", environ=os.environ
+) -> tuple[Admitted, Admitted] | Refusal:
     """ELECTRA's generator and discriminator, admitted together: each for its role, then :func:`pair`."""
     g = admit(generator, "electra-generator", revision=revision, device=device, environ=environ)
     if isinstance(g, Refusal):

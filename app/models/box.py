@@ -31,13 +31,23 @@ from pathlib import Path
 
 #: what the forkserver imports once, so that each child starts with them (the modeling modules of every family a
 #: brought model may be: building one on the meta device then takes a fraction of a second)
-PRELOAD = ("torch", "transformers", "tokenizers", "app.models.box",
-           "transformers.models.bert.modeling_bert", "transformers.models.roberta.modeling_roberta",
-           "transformers.models.xlm_roberta.modeling_xlm_roberta", "transformers.models.albert.modeling_albert",
-           "transformers.models.distilbert.modeling_distilbert", "transformers.models.electra.modeling_electra",
-           "transformers.models.deberta.modeling_deberta", "transformers.models.deberta_v2.modeling_deberta_v2",
-           "transformers.models.modernbert.modeling_modernbert", "transformers.models.xlnet.modeling_xlnet",
-           "transformers.models.camembert.modeling_camembert")
+PRELOAD = (
+    "torch",
+    "transformers",
+    "tokenizers",
+    "app.models.box",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.roberta.modeling_roberta",
+    "transformers.models.xlm_roberta.modeling_xlm_roberta",
+    "transformers.models.albert.modeling_albert",
+    "transformers.models.distilbert.modeling_distilbert",
+    "transformers.models.electra.modeling_electra",
+    "transformers.models.deberta.modeling_deberta",
+    "transformers.models.deberta_v2.modeling_deberta_v2",
+    "transformers.models.modernbert.modeling_modernbert",
+    "transformers.models.xlnet.modeling_xlnet",
+    "transformers.models.camembert.modeling_camembert",
+)
 #: address space a child may add beyond its allowance (glibc arenas, thread stacks, the job's own bookkeeping)
 SLACK = 768 << 20
 CONFIG_DEADLINE_S = 60.0  # building a model on the meta device from a config (a base model: ~0.3 s)
@@ -93,8 +103,7 @@ def run(job: str, args: tuple, *, memory: int, seconds: float) -> Boxed:
             child.join(1.0)
             return Boxed(error=_death(child.exitcode, memory), seconds=time.monotonic() - started)
         if kind == "ok" and peak > memory:  # finished, but held more than it was allowed (within the slack)
-            return Boxed(None, f"it needs {_human(peak)} of memory, more than the allowed {_human(memory)}", peak,
-                         took)
+            return Boxed(None, f"it needs {_human(peak)} of memory, more than the allowed {_human(memory)}", peak, took)
         return Boxed(value, None, peak, took) if kind == "ok" else Boxed(None, value, peak, took)
     finally:
         here.close()
@@ -109,8 +118,11 @@ def _death(code: int | None, memory: int) -> str:
         import signal
 
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-        why = " (most likely its memory, past the allowed " + _human(memory) + ")" if name in ("SIGABRT", "SIGKILL",
-                                                                                              "SIGSEGV") else ""
+        why = (
+            " (most likely its memory, past the allowed " + _human(memory) + ")"
+            if name in ("SIGABRT", "SIGKILL", "SIGSEGV")
+            else ""
+        )
         return f"the process reading it died ({name}){why}"
     return f"the process reading it ended without an answer (exit code {code})"
 
@@ -122,6 +134,7 @@ def _human(n: int) -> str:
 
 
 # -- in the child --------------------------------------------------------------------------------------------------
+
 
 def _status(field: str) -> int:
     """A ``/proc/self/status`` field in bytes (VmRSS, VmHWM, VmSize); 0 where there is none."""
@@ -180,6 +193,7 @@ def _first_line(e: BaseException) -> str:
 
 # -- the jobs ------------------------------------------------------------------------------------------------------
 
+
 def _build_meta(model_class: str, config: dict):
     import torch
     import transformers
@@ -216,8 +230,9 @@ def _load_folder(folder: str, model_class: str, load_kwargs: dict) -> dict:
     hf_logging.disable_progress_bar()
     kwargs = dict(local_files_only=True, trust_remote_code=False)
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, **kwargs)
-    model = getattr(transformers, model_class).from_pretrained(folder, attn_implementation="eager", dtype="float32",
-                                                               **load_kwargs, **kwargs)
+    model = getattr(transformers, model_class).from_pretrained(
+        folder, attn_implementation="eager", dtype="float32", **load_kwargs, **kwargs
+    )
     return {"parameters": int(sum(p.numel() for p in model.parameters())), "vocabulary": int(len(tokenizer))}
 
 
@@ -226,6 +241,7 @@ JOBS = {"count": _count_config, "load": _load_folder}
 
 # -- what the server calls -----------------------------------------------------------------------------------------
 
+
 def measure_config(model_class: str, config: dict, memory: int, seconds: float = CONFIG_DEADLINE_S) -> Boxed:
     """The exact parameter count (``value["parameters"]``), buffer bytes and head names of the model ``config``
     describes, built on the meta device in the box: a config whose build allocates past ``memory`` or outlasts
@@ -233,8 +249,9 @@ def measure_config(model_class: str, config: dict, memory: int, seconds: float =
     return run("count", (model_class, config), memory=memory, seconds=seconds)
 
 
-def measure_load(folder: str | Path, model_class: str, load_kwargs: dict, memory: int,
-                 seconds: float = LOAD_DEADLINE_S) -> Boxed:
+def measure_load(
+    folder: str | Path, model_class: str, load_kwargs: dict, memory: int, seconds: float = LOAD_DEADLINE_S
+) -> Boxed:
     """Load a downloaded model (tokenizer and weights) in the box: ``peak`` is what it costs to hold, measured; an
     error when it needs more than ``memory``, takes more than ``seconds``, or cannot be read at all (a native panic
     included)."""

@@ -30,9 +30,17 @@ NAME = "model"
 _ID = r"(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}"
 _FOLDER = r"(?:/|\./|\.\./|~)[\w./~+ -]{0,400}"  # plain path characters: a folder name reaches markdown as a label
 PATTERN = rf"\s*(?:{_ID}|{_FOLDER})\s*(?:,\s*(?:{_ID}|{_FOLDER})\s*)?"
-PARAM = Param(NAME, "str", "", max_len=900, label="Model for this lesson", widget="line", shared=True,
-              pattern=PATTERN, expects="a hub id such as google-bert/bert-large-uncased, a folder, or for ELECTRA "
-                                       "generator,discriminator")
+PARAM = Param(
+    NAME,
+    "str",
+    "",
+    max_len=900,
+    label="Model for this lesson",
+    widget="line",
+    shared=True,
+    pattern=PATTERN,
+    expects="a hub id such as google-bert/bert-large-uncased, a folder, or for ELECTRA generator,discriminator",
+)
 PAIR = ("electra-generator", "electra-discriminator")
 
 
@@ -65,23 +73,36 @@ class PageRole:
         if not self.role:
             return self.why
         if self.pair:
-            return ("ELECTRA takes a pair, generator first: e.g. google/electra-base-generator,"
-                    "google/electra-base-discriminator (a hub id or a folder each). Empty: the catalogue's "
-                    f"{CATALOGUE[PAIR[0]].hub_id} and {CATALOGUE[PAIR[1]].hub_id}.")
+            return (
+                "ELECTRA takes a pair, generator first: e.g. google/electra-base-generator,"
+                "google/electra-base-discriminator (a hub id or a folder each). Empty: the catalogue's "
+                f"{CATALOGUE[PAIR[0]].hub_id} and {CATALOGUE[PAIR[1]].hub_id}."
+            )
         r = ROLES[self.role]
         default = CATALOGUE[self.replaces[0]]
-        where = (" It takes the place of the catalogue model of its own family ("
-                 + ", ".join(CATALOGUE[k].label for k in self.by_family) + f"), else of {default.label}."
-                 if self.by_family else "")
-        return (f"A hub id (e.g. {EXAMPLES[self.role]}) or a folder, for {r.lesson}: its model_type must be "
-                f"{', '.join(r.model_types)}.{where} Empty: the catalogue's {default.label} ({default.hub_id}).")
+        where = (
+            " It takes the place of the catalogue model of its own family ("
+            + ", ".join(CATALOGUE[k].label for k in self.by_family)
+            + f"), else of {default.label}."
+            if self.by_family
+            else ""
+        )
+        return (
+            f"A hub id (e.g. {EXAMPLES[self.role]}) or a folder, for {r.lesson}: its model_type must be "
+            f"{', '.join(r.model_types)}.{where} Empty: the catalogue's {default.label} ({default.hub_id})."
+        )
 
 
 #: a checkpoint of the right family for each role, named in the field's help (a ModernBERT lesson suggesting a
 #: BERT would send a student to a refusal)
-EXAMPLES = {"masked-lm": "google-bert/bert-large-uncased", "electra-generator": "google/electra-base-generator",
-            "electra-discriminator": "google/electra-base-discriminator", "xlnet": "xlnet/xlnet-large-cased",
-            "deberta": "microsoft/deberta-base", "modernbert": "answerdotai/ModernBERT-large"}
+EXAMPLES = {
+    "masked-lm": "google-bert/bert-large-uncased",
+    "electra-generator": "google/electra-base-generator",
+    "electra-discriminator": "google/electra-base-discriminator",
+    "xlnet": "xlnet/xlnet-large-cased",
+    "deberta": "microsoft/deberta-base",
+    "modernbert": "answerdotai/ModernBERT-large",
+}
 
 
 #: families whose catalogue model a brought masked LM of the same family replaces on a page that shows several
@@ -101,8 +122,14 @@ def page_role(models: tuple[str, ...] = (), variant: str | None = None) -> PageR
         return PageRole("electra", PAIR)
     role = next((r.name for r in ROLES.values() if r.replaces == first and r.name not in PAIR), None)
     if role is None:
-        return PageRole("", why=f"This lesson is about {CATALOGUE[first].label}'s own checkpoint "
-                                f"({CATALOGUE[first].hub_id}), so no other model stands in for it here.")
-    by_family = tuple(k for k in models[1:] if role == "masked-lm" and CATALOGUE[k].family in BY_FAMILY
-                      and CATALOGUE[k].family != CATALOGUE[first].family)
+        return PageRole(
+            "",
+            why=f"This lesson is about {CATALOGUE[first].label}'s own checkpoint "
+            f"({CATALOGUE[first].hub_id}), so no other model stands in for it here.",
+        )
+    by_family = tuple(
+        k
+        for k in models[1:]
+        if role == "masked-lm" and CATALOGUE[k].family in BY_FAMILY and CATALOGUE[k].family != CATALOGUE[first].family
+    )
     return PageRole(role, (first,), by_family=by_family)

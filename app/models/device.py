@@ -102,8 +102,12 @@ def cuda_available() -> bool:
     if "torch" in sys.modules:  # a lesson already paid for torch: ask it here
         return bool(sys.modules["torch"].cuda.is_available())
     try:
-        asked = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
-                               capture_output=True, text=True, timeout=CUDA_PROBE_S)
+        asked = subprocess.run(
+            [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
+            capture_output=True,
+            text=True,
+            timeout=CUDA_PROBE_S,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return asked.returncode == 0 and asked.stdout.strip().endswith("True")
@@ -154,7 +158,8 @@ def is_out_of_memory(error: BaseException) -> bool:
     refused), or a CUDA ``AcceleratorError``/``RuntimeError`` whose message says "out of memory" (one inside
     a kernel or a library call)."""
     return type(error).__name__ == "OutOfMemoryError" or (
-        isinstance(error, RuntimeError) and "out of memory" in str(error).lower())
+        isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+    )
 
 
 def fallback_to_cpu(step, models: dict, reload_on_cpu):

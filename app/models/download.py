@@ -67,9 +67,18 @@ from app.models.catalogue import Variant
 REVISION = "main"
 #: configuration and tokenizer files, at the top of a repo, that transformers reads when they exist
 CONFIG_AND_TOKENIZER_FILES = (
-    "config.json", "generation_config.json",
-    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-    "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "spm.model",
+    "config.json",
+    "generation_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "spm.model",
 )
 RETRIES = 3  # attempts in a row that bring no new byte before a file counts as failed (the CLI's default)
 #: seconds one model's whole download may take, start to end (the CLI and the app's Hub source alike)
@@ -81,8 +90,10 @@ MAX_ANSWER = 32 << 20  # the largest repo info accepted, in bytes
 #: what a commit and an ETag must be before they name anything in the cache: a git sha1 or a sha256
 CHECKSUM = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
-_SHARD = {"safetensors": re.compile(r"model-\d+-of-\d+\.safetensors"),
-          "bin": re.compile(r"pytorch_model-\d+-of-\d+\.bin")}
+_SHARD = {
+    "safetensors": re.compile(r"model-\d+-of-\d+\.safetensors"),
+    "bin": re.compile(r"pytorch_model-\d+-of-\d+\.bin"),
+}
 
 
 def files_to_fetch(repo_files: list[str]) -> list[str]:
@@ -91,8 +102,10 @@ def files_to_fetch(repo_files: list[str]) -> list[str]:
     safetensors weights at all, ``pytorch_model.bin`` (or its index and shards). Nothing in sub-folders."""
     top = {f for f in repo_files if "/" not in f}
     chosen = [f for f in CONFIG_AND_TOKENIZER_FILES if f in top]
-    for kind, single, index in (("safetensors", "model.safetensors", "model.safetensors.index.json"),
-                                ("bin", "pytorch_model.bin", "pytorch_model.bin.index.json")):
+    for kind, single, index in (
+        ("safetensors", "model.safetensors", "model.safetensors.index.json"),
+        ("bin", "pytorch_model.bin", "pytorch_model.bin.index.json"),
+    ):
         if single in top:
             return chosen + [single]
         if index in top:
@@ -120,8 +133,9 @@ class DownloadBroke(OSError):
     def __init__(self, name: str, have: int, size: int | None, cause: BaseException):
         self.name, self.have, self.size, self.cause = name, have, size, cause
         got = f"{_human(have)} of {_human(size)}" if size else _human(have)
-        super().__init__(f"the connection broke during {name} ({got}, {_cause(cause)}); "
-                         "run this again to resume where it stopped")
+        super().__init__(
+            f"the connection broke during {name} ({got}, {_cause(cause)}); run this again to resume where it stopped"
+        )
 
 
 class ChecksumMismatch(OSError):
@@ -141,8 +155,10 @@ class DeadlineExceeded(RuntimeError):
     """One model's download took longer than its deadline; what arrived stays as a partial file to resume."""
 
     def __init__(self, seconds: float):
-        super().__init__(f"the download did not finish within {seconds:g} s ({DEADLINE_ENV}); what arrived is "
-                         "kept, so the next try resumes it")
+        super().__init__(
+            f"the download did not finish within {seconds:g} s ({DEADLINE_ENV}); what arrived is "
+            "kept, so the next try resumes it"
+        )
 
 
 class Cancelled(RuntimeError):
@@ -194,8 +210,16 @@ class _Budget:
 
     def progress(self) -> Progress:
         elapsed = max(time.monotonic() - self.started, 1e-6)
-        return Progress(self.file, self.file_done, self.file_size, self.done, self.total, self.received / elapsed,
-                        self.files_done, self.files)
+        return Progress(
+            self.file,
+            self.file_done,
+            self.file_size,
+            self.done,
+            self.total,
+            self.received / elapsed,
+            self.files_done,
+            self.files,
+        )
 
     def timeout(self, seconds: float) -> float:
         """A request's timeout: ``seconds``, or what is left of the deadline when that is less."""
@@ -231,10 +255,20 @@ class Fetched:
         return self.error is None
 
 
-def fetch(variant: Variant, *, retries: int = RETRIES, progress: bool = True, wait_for_lock: bool = True,
-          deadline: float | None = None, on_progress: Callable[[int, int | None], None] | None = None,
-          quote: Callable[[str], str] | None = None, revision: str = REVISION, caps: dict[str, int] | None = None,
-          cancel: threading.Event | None = None, on_file: Callable[[Progress], None] | None = None) -> Fetched:
+def fetch(
+    variant: Variant,
+    *,
+    retries: int = RETRIES,
+    progress: bool = True,
+    wait_for_lock: bool = True,
+    deadline: float | None = None,
+    on_progress: Callable[[int, int | None], None] | None = None,
+    quote: Callable[[str], str] | None = None,
+    revision: str = REVISION,
+    caps: dict[str, int] | None = None,
+    cancel: threading.Event | None = None,
+    on_file: Callable[[Progress], None] | None = None,
+) -> Fetched:
     """Download the files the app loads for ``variant`` into the Hugging Face cache, within ``deadline`` seconds
     (default :func:`download_deadline`). Never raises for a network, hub or disk problem: the result's ``error``
     says what went wrong, in a sentence, in which any text the hub chose went through ``quote`` (default
@@ -280,8 +314,11 @@ def fetch(variant: Variant, *, retries: int = RETRIES, progress: bool = True, wa
             budget.cancelled = True
     if worker.is_alive():
         cancelled = cancel is not None and cancel.is_set()
-        result = Fetched(variant, error=str(Cancelled() if cancelled else DeadlineExceeded(budget.seconds)),
-                         hub_unreachable=not cancelled)
+        result = Fetched(
+            variant,
+            error=str(Cancelled() if cancelled else DeadlineExceeded(budget.seconds)),
+            hub_unreachable=not cancelled,
+        )
     elif result.error is None:
         tell()
     if result.error:
@@ -334,8 +371,16 @@ def cached_snapshot(hub_id: str) -> Path | None:
     return snapshot if inside else None
 
 
-def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait_for_lock: bool,
-           budget: _Budget, revision: str = REVISION, caps: dict[str, int] | None = None) -> None:
+def _fetch(
+    variant: Variant,
+    result: Fetched,
+    retries: int,
+    progress: bool,
+    wait_for_lock: bool,
+    budget: _Budget,
+    revision: str = REVISION,
+    caps: dict[str, int] | None = None,
+) -> None:
     from huggingface_hub import constants
     from huggingface_hub.file_download import repo_folder_name
     from huggingface_hub.utils import tqdm as hf_tqdm
@@ -344,17 +389,24 @@ def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait
     sizes = {s.rfilename: s.size for s in info.siblings or []}
     result.files = files_to_fetch(list(sizes)) if caps is None else [f for f in caps if f in sizes]
     if caps is not None and len(result.files) < len(caps):
-        raise Refused(f"{variant.hub_id} no longer lists {', '.join(sorted(set(caps) - set(sizes)))}, which it "
-                      "listed when it was admitted; admit it again")
+        raise Refused(
+            f"{variant.hub_id} no longer lists {', '.join(sorted(set(caps) - set(sizes)))}, which it "
+            "listed when it was admitted; admit it again"
+        )
     if caps is not None and (info.sha != revision and CHECKSUM.fullmatch(revision)):
-        raise Refused(f"the hub answered commit {info.sha!s:.12} for {variant.hub_id} when {revision:.12} was asked "
-                      "for, so nothing was saved")
+        raise Refused(
+            f"the hub answered commit {info.sha!s:.12} for {variant.hub_id} when {revision:.12} was asked "
+            "for, so nothing was saved"
+        )
     if not has_weights(result.files):
-        raise NoWeights(f"{variant.hub_id} has no weights transformers can load (model.safetensors or "
-                        "pytorch_model.bin)")
+        raise NoWeights(
+            f"{variant.hub_id} has no weights transformers can load (model.safetensors or pytorch_model.bin)"
+        )
     if not isinstance(info.sha, str) or not CHECKSUM.fullmatch(info.sha):
-        raise Refused(f"the hub named a commit for {variant.hub_id} that is not a commit id (40 or 64 hex "
-                      "digits), so nothing was saved")
+        raise Refused(
+            f"the hub named a commit for {variant.hub_id} that is not a commit id (40 or 64 hex "
+            "digits), so nothing was saved"
+        )
     result.commit = info.sha
     cache = Path(constants.HF_HUB_CACHE)
     storage = cache / repo_folder_name(repo_id=variant.hub_id, repo_type="model")
@@ -362,14 +414,32 @@ def _fetch(variant: Variant, result: Fetched, retries: int, progress: bool, wait
     result.size = sum(sizes[f] or 0 for f in result.files)
     budget.total = result.size or None
     budget.files = len(result.files)
-    with hf_tqdm(total=result.size, unit="B", unit_scale=True, unit_divisor=1024, leave=True,
-                 desc=f"{variant.key} ({variant.hub_id})", disable=not progress, file=sys.stderr) as bar:
+    with hf_tqdm(
+        total=result.size,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        leave=True,
+        desc=f"{variant.key} ({variant.hub_id})",
+        disable=not progress,
+        file=sys.stderr,
+    ) as bar:
         budget.bar = bar
         for name in result.files:
             budget.check()
             budget.file, budget.file_done, budget.file_size = name, 0, sizes[name]
-            result.downloaded += _fetch_file(variant.hub_id, info.sha, name, sizes[name], cache, storage, budget,
-                                             retries, wait_for_lock, None if caps is None else caps[name])
+            result.downloaded += _fetch_file(
+                variant.hub_id,
+                info.sha,
+                name,
+                sizes[name],
+                cache,
+                storage,
+                budget,
+                retries,
+                wait_for_lock,
+                None if caps is None else caps[name],
+            )
             budget.files_done += 1
         budget.file = None
     _write_atomically(_inside(storage / "refs" / REVISION, storage), info.sha)  # only now: the snapshot is complete
@@ -382,8 +452,13 @@ def _repo_info(repo_id: str, budget: _Budget, revision: str = REVISION):
     from huggingface_hub.utils import build_hf_headers
 
     url = f"{constants.ENDPOINT}/api/models/{repo_id}/revision/{revision}"
-    with _stream(url, "the description of " + repo_id, params={"blobs": True}, headers=build_hf_headers(),
-                 timeout=budget.timeout(constants.HF_HUB_ETAG_TIMEOUT)) as r:
+    with _stream(
+        url,
+        "the description of " + repo_id,
+        params={"blobs": True},
+        headers=build_hf_headers(),
+        timeout=budget.timeout(constants.HF_HUB_ETAG_TIMEOUT),
+    ) as r:
         body = _read(r, budget)
         if r.status_code >= 400:
             hf_raise_for_status(_answered(r, body))
@@ -416,8 +491,10 @@ def trusted_host(url: str, endpoint: str | None = None) -> bool:
 def _elsewhere(what: str, url: str) -> Refused:
     from huggingface_hub import constants
 
-    return Refused(f"the hub sent {what} to another host ({urlsplit(url).hostname}), and this app downloads only "
-                   f"from {urlsplit(constants.ENDPOINT).hostname}, so nothing was saved")
+    return Refused(
+        f"the hub sent {what} to another host ({urlsplit(url).hostname}), and this app downloads only "
+        f"from {urlsplit(constants.ENDPOINT).hostname}, so nothing was saved"
+    )
 
 
 @contextlib.contextmanager
@@ -448,7 +525,7 @@ def _read(r, budget: _Budget, cap: int = MAX_ANSWER) -> bytes:
         n += len(chunk)
         if n > cap:
             break
-    return b"".join(chunks)[:cap + 1]
+    return b"".join(chunks)[: cap + 1]
 
 
 def _answered(r, body: bytes):
@@ -456,8 +533,9 @@ def _answered(r, body: bytes):
     import httpx2
 
     headers = [(k, v) for k, v in r.headers.items() if k.lower() not in ("content-encoding", "content-length")]
-    return httpx2.Response(r.status_code, headers=headers, content=body, request=r.request,
-                           extensions=r.extensions)  # the body is decoded already
+    return httpx2.Response(
+        r.status_code, headers=headers, content=body, request=r.request, extensions=r.extensions
+    )  # the body is decoded already
 
 
 def _inside(path: Path, root: Path) -> Path:
@@ -479,11 +557,15 @@ def _metadata(repo_id: str, commit: str, name: str, budget: _Budget, cap: int | 
         raise _elsewhere(name, meta.location)
     etag = meta.etag or ""  # quotes and W/ already stripped, as huggingface_hub names its blobs
     if not CHECKSUM.fullmatch(etag):
-        raise Refused(f"the hub's ETag for {name} is not a checksum (40 or 64 hex digits), so the file cannot be "
-                      "checked and nothing was saved")
+        raise Refused(
+            f"the hub's ETag for {name} is not a checksum (40 or 64 hex digits), so the file cannot be "
+            "checked and nothing was saved"
+        )
     if cap is not None and meta.size is not None and meta.size > cap:
-        raise Refused(f"{name} is {_human(meta.size)} on the hub, more than the {_human(cap)} its file list "
-                      "declared, so it was not downloaded")
+        raise Refused(
+            f"{name} is {_human(meta.size)} on the hub, more than the {_human(cap)} its file list "
+            "declared, so it was not downloaded"
+        )
     return url, meta
 
 
@@ -497,8 +579,7 @@ def read_small(repo_id: str, commit: str, name: str, cap: int, budget: _Budget) 
     _, meta = _metadata(repo_id, commit, name, budget, cap)
     headers = build_hf_headers()
     headers["Accept-Encoding"] = "identity"
-    with _stream(meta.location, name, headers=headers,
-                 timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
+    with _stream(meta.location, name, headers=headers, timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
         body = _read(r, budget, cap)
         if r.status_code >= 400:
             hf_raise_for_status(_answered(r, body))
@@ -522,17 +603,26 @@ def read_range(repo_id: str, commit: str, name: str, start: int, length: int, bu
     headers = build_hf_headers()
     headers["Accept-Encoding"] = "identity"  # offsets must mean the file's bytes
     headers["Range"] = f"bytes={start}-{start + length - 1}"
-    with _stream(meta.location, name, headers=headers,
-                 timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
+    with _stream(meta.location, name, headers=headers, timeout=budget.timeout(constants.HF_HUB_DOWNLOAD_TIMEOUT)) as r:
         whole = r.status_code == 200
         body = _read(r, budget, start + length if whole else length)
         if r.status_code >= 400:
             hf_raise_for_status(_answered(r, body))
-    return (body[start:start + length] if whole else body[:length])
+    return body[start : start + length] if whole else body[:length]
 
 
-def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache: Path, storage: Path,
-                budget: _Budget, retries: int, wait_for_lock: bool, cap: int | None = None) -> int:
+def _fetch_file(
+    repo_id: str,
+    commit: str,
+    name: str,
+    listed: int | None,
+    cache: Path,
+    storage: Path,
+    budget: _Budget,
+    retries: int,
+    wait_for_lock: bool,
+    cap: int | None = None,
+) -> int:
     """Put one file in the cache (a checked blob + the snapshot's link to it). Returns the bytes received.
     ``cap``: the most bytes the file may have (the size a caller was told); past it the download stops."""
     from filelock import FileLock, Timeout
@@ -561,8 +651,17 @@ def _fetch_file(repo_id: str, commit: str, name: str, listed: int | None, cache:
     return received
 
 
-def _download(url: str, location: str, blob: Path, size: int | None, etag: str, name: str, budget: _Budget,
-              retries: int, cap: int | None = None) -> int:
+def _download(
+    url: str,
+    location: str,
+    blob: Path,
+    size: int | None,
+    etag: str,
+    name: str,
+    budget: _Budget,
+    retries: int,
+    cap: int | None = None,
+) -> int:
     """GET ``location`` into ``<blob>.incomplete``, resuming what is there with a Range request, then check it
     and move it into place. Returns the bytes received."""
     import httpx2
@@ -597,14 +696,15 @@ def _download(url: str, location: str, blob: Path, size: int | None, etag: str, 
             have = now
             if idle > retries:
                 raise DownloadBroke(name, have, size, e) from None
-            time.sleep(max(min(0.5 * 2 ** idle if idle else 0.2, 4.0, budget.left()), 0.0))
+            time.sleep(max(min(0.5 * 2**idle if idle else 0.2, 4.0, budget.left()), 0.0))
     _check(part, etag, size, name)
     os.replace(part, blob)
     return received
 
 
-def _get(location: str, part: Path, have: int, headers: dict, budget: _Budget, name: str = "a file",
-         cap: int | None = None) -> int:
+def _get(
+    location: str, part: Path, have: int, headers: dict, budget: _Budget, name: str = "a file", cap: int | None = None
+) -> int:
     from huggingface_hub import constants, hf_raise_for_status
 
     headers = dict(headers)
@@ -625,8 +725,10 @@ def _get(location: str, part: Path, have: int, headers: dict, budget: _Budget, n
                 if cap is not None and (have if resume else 0) + received > cap:
                     f.close()
                     part.unlink(missing_ok=True)
-                    raise Refused(f"the hub kept sending {name} past the {_human(cap)} its file list declared; the "
-                                  "download was stopped and what arrived was deleted")
+                    raise Refused(
+                        f"the hub kept sending {name} past the {_human(cap)} its file list declared; the "
+                        "download was stopped and what arrived was deleted"
+                    )
                 budget.check()
     return received
 
@@ -690,14 +792,21 @@ def _describe(e: Exception, endpoint: str, quote: Callable[[str], str] = str) ->
     (a reason phrase, an error's message) goes through ``quote``."""
     import httpx2
     from huggingface_hub import constants
-    from huggingface_hub.errors import (HfHubHTTPError, OfflineModeIsEnabled, RemoteEntryNotFoundError,
-                                        RepositoryNotFoundError, RevisionNotFoundError)
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        OfflineModeIsEnabled,
+        RemoteEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     if isinstance(e, OfflineModeIsEnabled):
         return "HF_HUB_OFFLINE is set, so nothing may be downloaded (unset it to prefetch)", True
     if isinstance(e, httpx2.TimeoutException):
-        return (f"the hub at {endpoint} did not answer within {constants.HF_HUB_ETAG_TIMEOUT} s "
-                "(HF_HUB_ETAG_TIMEOUT)", True)
+        return (
+            f"the hub at {endpoint} did not answer within {constants.HF_HUB_ETAG_TIMEOUT} s (HF_HUB_ETAG_TIMEOUT)",
+            True,
+        )
     if isinstance(e, DeadlineExceeded):
         return str(e), True
     if isinstance(e, Cancelled):
@@ -714,8 +823,11 @@ def _describe(e: Exception, endpoint: str, quote: Callable[[str], str] = str) ->
         return "a file the hub listed is missing on the hub (404)", False
     if isinstance(e, HfHubHTTPError):
         r = e.response
-        what = (f"{r.status_code} {quote(r.reason_phrase)}" if r.reason_phrase else str(r.status_code)) \
-            if r is not None else "an error"
+        what = (
+            (f"{r.status_code} {quote(r.reason_phrase)}" if r.reason_phrase else str(r.status_code))
+            if r is not None
+            else "an error"
+        )
         hint = " — is HF_ENDPOINT right?" if r is not None and r.status_code == 404 else ""
         return f"the hub at {endpoint} answered {what}{hint}", False
     if isinstance(e, (DownloadBroke, ChecksumMismatch, NoWeights, Refused)):

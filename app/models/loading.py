@@ -79,8 +79,11 @@ class Loaded:
         """Which model this is, as a page says it: the hub id, or the bundled stand-in for it."""
         if self.source == "folder":  # your own checkpoint, from a folder on this computer (app.models.own)
             return f"{self.location} (a local folder)"
-        return f"{self.variant.hub_id} (from the local cache)" if self.source == "hub cache" else (
-            self.variant.hub_id if self.source == "hub" else f"bundled stand-in for {self.variant.hub_id}")
+        return (
+            f"{self.variant.hub_id} (from the local cache)"
+            if self.source == "hub cache"
+            else (self.variant.hub_id if self.source == "hub" else f"bundled stand-in for {self.variant.hub_id}")
+        )
 
     def badge_line(self) -> tuple[str, str, str, float]:
         """(which model, device, dtype, load seconds) for the sidebar badge."""
@@ -135,8 +138,9 @@ def _from_pretrained(variant: Variant, location: str | Path, local_only: bool):
     kwargs = dict(local_files_only=local_only, trust_remote_code=False)
     tokenizer = AutoTokenizer.from_pretrained(location, **kwargs)
     # float32 whatever the checkpoint stores (the bundled ones store float16); the device move casts later
-    model = _model_class(variant).from_pretrained(location, attn_implementation="eager", dtype="float32",
-                                                  **variant.load_kwargs, **kwargs)
+    model = _model_class(variant).from_pretrained(
+        location, attn_implementation="eager", dtype="float32", **variant.load_kwargs, **kwargs
+    )
     if variant.family == "xlnet":
         tokenizer.padding_side = "left"
     return model, tokenizer
@@ -172,8 +176,13 @@ def _download(variant: Variant, progress: Callable[[int, int | None], None] | No
     return fetched.snapshot, ""
 
 
-def load(key: str, source: str = "bundled", device: str = "cpu", dtype: str = "float32",
-         progress: Callable[[int, int | None], None] | None = None) -> Loaded:
+def load(
+    key: str,
+    source: str = "bundled",
+    device: str = "cpu",
+    dtype: str = "float32",
+    progress: Callable[[int, int | None], None] | None = None,
+) -> Loaded:
     """Load a catalogue variant on a device, from the hub (falling back to the bundled copy) or bundled.
 
     Loads from disk go one at a time; the hub source's download (the cache first, then the network) runs
@@ -205,8 +214,9 @@ def load(key: str, source: str = "bundled", device: str = "cpu", dtype: str = "f
     return loaded
 
 
-def _finish(variant: Variant, got: tuple | None, src: str, notices: list[str], device: str, dtype: str,
-            started: float) -> Loaded:
+def _finish(
+    variant: Variant, got: tuple | None, src: str, notices: list[str], device: str, dtype: str, started: float
+) -> Loaded:
     """The Loaded result from ``got`` (model, tokenizer) read from ``src``, or the bundled stand-in when it is
     None; on the device asked for, or the CPU when that runs out of memory. Call with the lock held."""
     import torch
@@ -233,8 +243,9 @@ def _finish(variant: Variant, got: tuple | None, src: str, notices: list[str], d
         notices.append(f"CUDA ran out of memory loading {variant.label}; running on CPU.")
         device, dtype = "cpu", "float32"
     model.eval()
-    return Loaded(variant, model, tok, src, where, device, dtype, time.perf_counter() - started,
-                  " ".join(notices) or None)
+    return Loaded(
+        variant, model, tok, src, where, device, dtype, time.perf_counter() - started, " ".join(notices) or None
+    )
 
 
 def tie_electra_pair(generator: Loaded, discriminator: Loaded) -> bool:
@@ -266,8 +277,15 @@ def paired(key: str) -> tuple[str, ...]:
     return next((pair for pair in PAIRS if key in pair), (key,))
 
 
-def load_set(keys, source: str = "bundled", device: str = "cpu", dtype: str = "float32", *,
-             partial: bool = False, progress: Callable[[int, int | None], None] | None = None) -> dict[str, Loaded]:
+def load_set(
+    keys,
+    source: str = "bundled",
+    device: str = "cpu",
+    dtype: str = "float32",
+    *,
+    partial: bool = False,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> dict[str, Loaded]:
     """{key: Loaded} for the catalogue variants ``keys``, in that order: each as :func:`load` gives it (the
     fallbacks and their notices), and every pair among them (``PAIRS``) tied again, so the generator and the
     discriminator share one embedding. The one way to load more than one variant.

@@ -103,17 +103,23 @@ def _take_slot(flight: _Flight, on_wait: Callable[[InLine], None] | None, cancel
                     place = _LINE.index(flight) + 1
                 if running is not None:
                     on_wait(InLine(running.spec.source, running.progress, place))
-                elif (elsewhere := locks.lock(_SLOT).about()):  # another app process of the deployment downloads
+                elif elsewhere := locks.lock(_SLOT).about():  # another app process of the deployment downloads
                     on_wait(InLine(elsewhere, None, place))
     finally:
         with _FLIGHTS_LOCK:
             _LINE.remove(flight)
 
 
-def fetch_admitted(spec: Admitted, *, on_file: Callable[[Progress], None] | None = None,
-                   cancel: threading.Event | None = None, deadline: float | None = None,
-                   retries: int = download.RETRIES, progress_bar: bool = False,
-                   on_wait: Callable[[InLine], None] | None = None) -> Fetched:
+def fetch_admitted(
+    spec: Admitted,
+    *,
+    on_file: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    deadline: float | None = None,
+    retries: int = download.RETRIES,
+    progress_bar: bool = False,
+    on_wait: Callable[[InLine], None] | None = None,
+) -> Fetched:
     """Put an admitted hub model into the Hugging Face cache (a folder needs nothing: it is returned as is).
 
     Returns ``download.Fetched``: ``ok``, or ``error`` as one sentence (cancelled, stalled past the deadline, a
@@ -123,8 +129,9 @@ def fetch_admitted(spec: Admitted, *, on_file: Callable[[Progress], None] | None
     hears what runs and this request's place; ``cancel`` leaves the line). The deadline counts from the start
     of this model's own download."""
     if spec.kind == "folder":
-        return Fetched(spec.variant, snapshot=Path(spec.source), files=[f for f, _ in spec.files],
-                       size=spec.download_bytes)
+        return Fetched(
+            spec.variant, snapshot=Path(spec.source), files=[f for f, _ in spec.files], size=spec.download_bytes
+        )
     key = (spec.source, spec.commit)
     with _FLIGHTS_LOCK:
         flight = _FLIGHTS.get(key)
@@ -148,13 +155,21 @@ def fetch_admitted(spec: Admitted, *, on_file: Callable[[Progress], None] | None
             flight.result = Fetched(spec.variant, error=f"{e}; nothing was downloaded")
             return flight.result
         if not took:
-            flight.result = Fetched(spec.variant, error="you left the line before your download began; nothing "
-                                                        "was downloaded")
+            flight.result = Fetched(
+                spec.variant, error="you left the line before your download began; nothing was downloaded"
+            )
             return flight.result
         try:
-            flight.result = download.fetch(spec.variant, retries=retries, progress=progress_bar, deadline=deadline,
-                                           revision=spec.commit, caps=dict(spec.files), cancel=cancel,
-                                           on_file=heard)
+            flight.result = download.fetch(
+                spec.variant,
+                retries=retries,
+                progress=progress_bar,
+                deadline=deadline,
+                revision=spec.commit,
+                caps=dict(spec.files),
+                cancel=cancel,
+                on_file=heard,
+            )
         finally:
             flight.running = False
             locks.lock(_SLOT).release()
@@ -174,8 +189,11 @@ def _wait(flight: _Flight, on_file, cancel: threading.Event | None) -> Fetched:
     try:
         while not flight.done.wait(WAIT_POLL_S):
             if cancel is not None and cancel.is_set():
-                return Fetched(flight.spec.variant, error="you stopped waiting; the download another visitor "
-                                                          "started goes on, and the model is ready when it ends")
+                return Fetched(
+                    flight.spec.variant,
+                    error="you stopped waiting; the download another visitor "
+                    "started goes on, and the model is ready when it ends",
+                )
             if on_file is not None and flight.progress is not None:
                 on_file(flight.progress)
     finally:
@@ -194,8 +212,11 @@ def location(spec: Admitted) -> Path:
     if spec.kind == "folder":
         return Path(spec.source)
     snapshot = download.cached_snapshot(spec.source)
-    if snapshot is None or (spec.commit and snapshot.name != spec.commit) \
-            or not all((snapshot / f).is_file() for f, _ in spec.files):
+    if (
+        snapshot is None
+        or (spec.commit and snapshot.name != spec.commit)
+        or not all((snapshot / f).is_file() for f, _ in spec.files)
+    ):
         raise NotDownloaded(f"{spec.source} is not downloaded yet (or not this commit); download it first")
     return snapshot
 
@@ -225,18 +246,25 @@ def check_load(spec: Admitted, where: Path) -> int:
     from app.models import admission, box
 
     allowance = spec.limit if spec.limit is not None else int(admission.free_memory() * admission.MEMORY_SHARE)
-    got = box.measure_load(where, spec.model_class, spec.variant.load_kwargs, allowance,
-                           seconds=max(box.LOAD_DEADLINE_S, LOAD_SECONDS_S))
+    got = box.measure_load(
+        where, spec.model_class, spec.variant.load_kwargs, allowance, seconds=max(box.LOAD_DEADLINE_S, LOAD_SECONDS_S)
+    )
     if not got.ok:
-        raise loading.ModelUnavailable(f"{spec.name} was admitted, but reading its files failed in a separate "
-                                       f"process ({got.error}), so this server did not load it")
+        raise loading.ModelUnavailable(
+            f"{spec.name} was admitted, but reading its files failed in a separate "
+            f"process ({got.error}), so this server did not load it"
+        )
     if got.seconds > LOAD_SECONDS_S:
-        raise loading.ModelUnavailable(f"{spec.name} takes {got.seconds:.0f} s to load here, more than the "
-                                       f"{LOAD_SECONDS_S:.0f} s this server gives a brought model (loading holds the "
-                                       "server for every visitor); choose a smaller checkpoint")
+        raise loading.ModelUnavailable(
+            f"{spec.name} takes {got.seconds:.0f} s to load here, more than the "
+            f"{LOAD_SECONDS_S:.0f} s this server gives a brought model (loading holds the "
+            "server for every visitor); choose a smaller checkpoint"
+        )
     if spec.limit is not None and got.peak > spec.limit:
-        raise loading.ModelUnavailable(f"{spec.name} took {download._human(got.peak)} of memory to load, more "
-                                       f"than this host's limit of {download._human(spec.limit)}")
+        raise loading.ModelUnavailable(
+            f"{spec.name} took {download._human(got.peak)} of memory to load, more "
+            f"than this host's limit of {download._human(spec.limit)}"
+        )
     with _CHECKED_LOCK:
         _CHECKED[spec.key] = got.peak
     return got.peak
@@ -259,22 +287,32 @@ def load_admitted(spec: Admitted, device: str = "cpu", dtype: str = "float32") -
                 raise
             raise loading.ModelUnavailable(
                 f"{spec.name} was admitted but transformers cannot load it ({type(e).__name__}: "
-                f"{download._first_line(e)[:160]})") from None
-        loaded = loading._finish(variant, got, "folder" if spec.kind == "folder" else "hub cache", [], device, dtype,
-                                 started)
+                f"{download._first_line(e)[:160]})"
+            ) from None
+        loaded = loading._finish(
+            variant, got, "folder" if spec.kind == "folder" else "hub cache", [], device, dtype, started
+        )
     return loaded
 
 
-def load_set(keys, own: dict[str, Admitted] | None = None, source: str = "bundled", device: str = "cpu",
-             dtype: str = "float32", *, partial: bool = False) -> dict[str, loading.Loaded]:
+def load_set(
+    keys,
+    own: dict[str, Admitted] | None = None,
+    source: str = "bundled",
+    device: str = "cpu",
+    dtype: str = "float32",
+    *,
+    partial: bool = False,
+) -> dict[str, loading.Loaded]:
     """``loading.load_set(keys, ...)`` with the keys in ``own`` ({catalogue key: admitted spec}, e.g.
     ``{spec.replaces: spec}``) loaded from the admitted models instead, under the same keys, so a lesson's code
     runs unchanged. An admitted ELECTRA pair is tied again (``loading.tie_electra_pair``); an admitted model
     never pairs with a catalogue one."""
     own = own or {}
     keys = list(dict.fromkeys(keys))
-    loaded = loading.load_set([k for k in keys if k not in own], source=source, device=device, dtype=dtype,
-                              partial=partial)
+    loaded = loading.load_set(
+        [k for k in keys if k not in own], source=source, device=device, dtype=dtype, partial=partial
+    )
     for key in keys:
         if key in own:
             loaded[key] = load_admitted(own[key], device=device, dtype=dtype)
@@ -332,8 +370,10 @@ def resident(own: dict[str, Admitted], device: str = "cpu", dtype: str = "float3
         limit = budget(device)
         if limit is not None and need > limit:
             names = " and ".join(s.name for s in own.values())
-            raise loading.ModelUnavailable(f"{names} needs about {download._human(need)} of memory, more than this "
-                                           f"server's budget for brought models ({download._human(limit)})")
+            raise loading.ModelUnavailable(
+                f"{names} needs about {download._human(need)} of memory, more than this "
+                f"server's budget for brought models ({download._human(limit)})"
+            )
         evicted = False
         while _RESIDENT and limit is not None and held() + need > limit:
             _RESIDENT.popitem(last=False)  # the least recently used

@@ -25,8 +25,16 @@ import sys
 from app.models import admission
 from app.models.admission import ROLES
 from app.models.catalogue import CATALOGUE, get
-from app.models.download import (DOWNLOAD_DEADLINE_S, RETRIES, Fetched, _first_line, _human, cached_snapshot,
-                                 fetch, use_earlier_copy)
+from app.models.download import (
+    DOWNLOAD_DEADLINE_S,
+    RETRIES,
+    Fetched,
+    _first_line,
+    _human,
+    cached_snapshot,
+    fetch,
+    use_earlier_copy,
+)
 
 #: the CLI's request timeouts in seconds, used unless the environment sets them (huggingface_hub's names)
 DEFAULT_TIMEOUTS = {"HF_HUB_ETAG_TIMEOUT": "10", "HF_HUB_DOWNLOAD_TIMEOUT": "15"}
@@ -78,8 +86,10 @@ def check_loads(fetched: Fetched) -> str:
 
 def table(rows: list[Fetched]) -> str:
     head = ("model", "files", "size", "loads", "where")
-    body = [(f"{f.variant.label} ({f.variant.hub_id})", str(len(f.files)), _human(f.size), f.loads or "?",
-             str(f.snapshot)) for f in rows]
+    body = [
+        (f"{f.variant.label} ({f.variant.hub_id})", str(len(f.files)), _human(f.size), f.loads or "?", str(f.snapshot))
+        for f in rows
+    ]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(4)]
     line = lambda r: "  ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip()  # noqa: E731
     return "\n".join([line(head), *map(line, body)])
@@ -108,19 +118,39 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m app.models.prefetch",
         description="Prepare for an offline lecture: download the catalogue's real Hugging Face checkpoints "
-                    "(only config, tokenizer and weights files) into the local Hugging Face cache.",
-        epilog=EPILOG.format(etag=DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"],
-                             download=DEFAULT_TIMEOUTS["HF_HUB_DOWNLOAD_TIMEOUT"], deadline=DOWNLOAD_DEADLINE_S),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("keys", nargs="*", metavar="KEY",
-                   help=f"catalogue keys to download (default: all): {', '.join(CATALOGUE)}; or a hub id "
-                        "(organisation/name) or folder of your own checkpoint")
-    p.add_argument("--role", choices=list(ROLES), default=None,
-                   help="the lesson role your own checkpoint is admitted for (default: the first its config fits)")
-    p.add_argument("--retries", type=int, default=RETRIES,
-                   help=f"times to resume a broken download that brings no new data (default {RETRIES})")
-    p.add_argument("--no-check", dest="check", action="store_false",
-                   help="skip loading each model afterwards (faster; the table then says '-')")
+        "(only config, tokenizer and weights files) into the local Hugging Face cache.",
+        epilog=EPILOG.format(
+            etag=DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"],
+            download=DEFAULT_TIMEOUTS["HF_HUB_DOWNLOAD_TIMEOUT"],
+            deadline=DOWNLOAD_DEADLINE_S,
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "keys",
+        nargs="*",
+        metavar="KEY",
+        help=f"catalogue keys to download (default: all): {', '.join(CATALOGUE)}; or a hub id "
+        "(organisation/name) or folder of your own checkpoint",
+    )
+    p.add_argument(
+        "--role",
+        choices=list(ROLES),
+        default=None,
+        help="the lesson role your own checkpoint is admitted for (default: the first its config fits)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=RETRIES,
+        help=f"times to resume a broken download that brings no new data (default {RETRIES})",
+    )
+    p.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="skip loading each model afterwards (faster; the table then says '-')",
+    )
     args = p.parse_args(argv)
     unknown = [k for k in args.keys if k not in CATALOGUE and "/" not in k]
     if unknown:
@@ -136,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     keys = list(dict.fromkeys(args.keys or CATALOGUE))
     variants = [get(k) for k in keys if k in CATALOGUE]
     mine = [k for k in keys if k not in CATALOGUE]
-    print(f"Downloading {len(variants)} model(s) from {constants.ENDPOINT} into {constants.HF_HUB_CACHE}",
-          file=sys.stderr)
+    print(
+        f"Downloading {len(variants)} model(s) from {constants.ENDPOINT} into {constants.HF_HUB_CACHE}", file=sys.stderr
+    )
     results: list[Fetched] = []
     unreachable: str | None = None
     refused: list[str] = []
@@ -166,8 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(fetched)
         done = [f for f in results if f.ok]
         for f in done:
-            f.loads = ("-" if not args.check else check_own_loads(specs[id(f)]) if id(f) in specs
-                       else check_loads(f))
+            f.loads = "-" if not args.check else check_own_loads(specs[id(f)]) if id(f) in specs else check_loads(f)
     except KeyboardInterrupt:
         print("\nInterrupted. Run the same command again to resume; what is complete stays in the cache.")
         return 130
@@ -182,11 +212,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"REFUSED {sentence}")
     ready = [f for f in done if f.loads in ("yes", "-")]
     if len(ready) == len(results) and not refused:
-        print(f"Ready: {len(ready)} model(s) in the cache at {constants.HF_HUB_CACHE}; the app's Auto source "
-              + ("uses them offline." if args.check else "will use them offline (loading not checked: --no-check)."))
+        print(
+            f"Ready: {len(ready)} model(s) in the cache at {constants.HF_HUB_CACHE}; the app's Auto source "
+            + ("uses them offline." if args.check else "will use them offline (loading not checked: --no-check).")
+        )
         return 0
-    print(f"{len(results) + len(refused) - len(ready)} of {len(results) + len(refused)} model(s) are not ready; the "
-          "app uses the catalogue's (bundled) models instead. Run this again when the hub can be reached.")
+    print(
+        f"{len(results) + len(refused) - len(ready)} of {len(results) + len(refused)} model(s) are not ready; the "
+        "app uses the catalogue's (bundled) models instead. Run this again when the hub can be reached."
+    )
     return 1
 
 

@@ -34,11 +34,20 @@ class Shape:
 
 def albert_config(vocab_size: int, tok, shape: Shape = Shape()) -> AlbertConfig:
     return AlbertConfig(
-        vocab_size=vocab_size, embedding_size=shape.embedding_size, hidden_size=shape.hidden_size,
-        num_hidden_layers=shape.num_hidden_layers, num_hidden_groups=1, inner_group_num=1,
-        num_attention_heads=shape.num_attention_heads, intermediate_size=shape.intermediate_size,
-        max_position_embeddings=data.MAX_LENGTH, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-        classifier_dropout_prob=0.0, pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
+        vocab_size=vocab_size,
+        embedding_size=shape.embedding_size,
+        hidden_size=shape.hidden_size,
+        num_hidden_layers=shape.num_hidden_layers,
+        num_hidden_groups=1,
+        inner_group_num=1,
+        num_attention_heads=shape.num_attention_heads,
+        intermediate_size=shape.intermediate_size,
+        max_position_embeddings=data.MAX_LENGTH,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.cls_token_id,
         eos_token_id=tok.sep_token_id,
     )
 
@@ -81,8 +90,13 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         for s in range(0, len(subset), 256):
             part = subset.subset(slice(s, s + 256))
             dev = next(model.parameters()).device
-            _, sop = forward(model, part.input_ids.to(dev), part.attention_mask.to(dev), part.token_type_ids.to(dev),
-                             torch.zeros_like(part.input_ids, dtype=torch.bool, device=dev))
+            _, sop = forward(
+                model,
+                part.input_ids.to(dev),
+                part.attention_mask.to(dev),
+                part.token_type_ids.to(dev),
+                torch.zeros_like(part.input_ids, dtype=torch.bool, device=dev),
+            )
             correct += int((sop.argmax(-1).cpu() == part.sop_labels).sum())
         return correct / len(subset)
 
@@ -93,8 +107,11 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
             part = subset.subset(slice(s, s + 128))
             dev = next(model.parameters()).device
             r = common.masked_topk(
-                lambda i, a, t: forward(model, i, a, part.token_type_ids.to(dev), t)[0], part, tok.mask_token_id,
-                seed=1234 + s, device=str(dev),
+                lambda i, a, t: forward(model, i, a, part.token_type_ids.to(dev), t)[0],
+                part,
+                tok.mask_token_id,
+                seed=1234 + s,
+                device=str(dev),
             )
             hits1 += r["top1"] * r["n_targets"]
             hits5 += r["top5"] * r["n_targets"]
@@ -103,8 +120,12 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
 
     def evaluate():
         r = topk(eval_set)
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"], "valid_sop_acc": sop_accuracy(eval_set),
-                **common.cloze_top5(model, tok)}
+        return {
+            "valid_top1": r["top1"],
+            "valid_top5": r["top5"],
+            "valid_sop_acc": sop_accuracy(eval_set),
+            **common.cloze_top5(model, tok),
+        }
 
     curves = common.train_loop("albert", model, step_loss, evaluate, cfg, work)
     model.cpu()
@@ -117,19 +138,28 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     # AlbertForMaskedLM (what AutoModelForMaskedLM gives) loads the MLM part and ignores the SOP head
     model.config.architectures = ["AlbertForPreTraining"]
     card = common.model_card(
-        name="albert-tiny-tinystories", family="albert", stands_in_for="albert/albert-base-v2",
+        name="albert-tiny-tinystories",
+        family="albert",
+        stands_in_for="albert/albert-base-v2",
         recipe=f"masked LM (dynamic, 15%, 80/10/10) + sentence-order prediction; factorized embedding "
         f"E={shape.embedding_size} < H={shape.hidden_size}; one transformer layer shared by all "
         f"{shape.num_hidden_layers} (num_hidden_groups=1); no dropout (ALBERT v2); SentencePiece Unigram "
         f"vocabulary of {len(tok)}, lowercased. Token-level rather than n-gram masking.",
-        model=model, cfg=cfg, curves=curves,
+        model=model,
+        cfg=cfg,
+        curves=curves,
         notes="\nThe checkpoint holds both heads: `AlbertForPreTraining.from_pretrained` gives the masked-LM and the "
-              "sentence-order (SOP) heads — `sop_logits[:, 1]` is *swapped* — and `AlbertForMaskedLM` / "
-              "`pipeline(\"fill-mask\")` load the masked-LM part.\n",
-        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "sentence-order accuracy (held-out pairs, half swapped)": final["sop_accuracy"],
-                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"]},
-        baseline=baseline, corpus=train_file.name,
+        "sentence-order (SOP) heads — `sop_logits[:, 1]` is *swapped* — and `AlbertForMaskedLM` / "
+        "`pipeline(\"fill-mask\")` load the masked-LM part.\n",
+        metrics={
+            "masked top-1 (15% masking)": final["top1"],
+            "masked top-5 (15% masking)": final["top5"],
+            "sentence-order accuracy (held-out pairs, half swapped)": final["sop_accuracy"],
+            "held-out targets": final["n_targets"],
+            "cloze top-5 (content words)": final["cloze_top5"],
+        },
+        baseline=baseline,
+        corpus=train_file.name,
     )
     curves["final"] = {**final, "baseline": baseline}
     common.save_checkpoint(model.eval(), tok, out / "albert", curves, card)

@@ -56,8 +56,9 @@ def head_accuracy(model: AlbertForPreTraining, p: pairs.Pairs, batch_size: int =
     dev = next(model.parameters()).device
 
     def logits(ids, att, types):
-        return albert.forward(model, ids.to(dev), att.to(dev), types.to(dev),
-                              torch.zeros_like(ids, dtype=torch.bool, device=dev))[1]
+        return albert.forward(
+            model, ids.to(dev), att.to(dev), types.to(dev), torch.zeros_like(ids, dtype=torch.bool, device=dev)
+        )[1]
 
     return pairs.head_accuracy(logits, p, batch_size)
 
@@ -104,27 +105,42 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
         mlm, sop = albert.forward(model, ids.to(dev), s.attention_mask.to(dev), s.token_type_ids.to(dev), targets)
         mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
         sop_loss = torch.nn.functional.cross_entropy(sop, batch.labels.to(dev))
-        return mlm_loss + r.sop_weight * sop_loss, {"mlm_loss": float(mlm_loss.detach()),
-                                                    "sop_loss": float(sop_loss.detach())}
+        return mlm_loss + r.sop_weight * sop_loss, {
+            "mlm_loss": float(mlm_loss.detach()),
+            "sop_loss": float(sop_loss.detach()),
+        }
 
     def mlm_scores(p: pairs.Pairs) -> dict:
         inorder = p.seqs.subset(p.labels == 0)
-        m = units.masked_lm_eval(lambda i, a, t, ty: albert.forward(model, i, a, ty, t)[0], inorder, None,
-                                 tok.mask_token_id, device=str(next(model.parameters()).device))
+        m = units.masked_lm_eval(
+            lambda i, a, t, ty: albert.forward(model, i, a, ty, t)[0],
+            inorder,
+            None,
+            tok.mask_token_id,
+            device=str(next(model.parameters()).device),
+        )
         return {"valid_top1": m["top1"], "valid_top5": m["top5"]}
 
     def evaluate():
-        return {"valid_sop_acc": head_accuracy(model, eval_sets["sop"]),
-                "valid_nsp_acc": head_accuracy(model, eval_sets["nsp"]), **mlm_scores(eval_sets["sop"]),
-                **common.cloze_top5(model, tok)}
+        return {
+            "valid_sop_acc": head_accuracy(model, eval_sets["sop"]),
+            "valid_nsp_acc": head_accuracy(model, eval_sets["nsp"]),
+            **mlm_scores(eval_sets["sop"]),
+            **common.cloze_top5(model, tok),
+        }
 
     curves = common.train_loop("albert-sop", model, step_loss, evaluate, cfg, work)
     model.cpu().eval()
     with torch.no_grad():
         m = mlm_scores(valid["sop"])
-        final = {"segment_sop_accuracy": head_accuracy(model, valid["sop"]),
-                 "segment_nsp_accuracy": head_accuracy(model, valid["nsp"]), "held_out_pairs": len(valid["sop"]),
-                 "top1": m["valid_top1"], "top5": m["valid_top5"], **common.cloze_top5(model, tok)}
+        final = {
+            "segment_sop_accuracy": head_accuracy(model, valid["sop"]),
+            "segment_nsp_accuracy": head_accuracy(model, valid["nsp"]),
+            "held_out_pairs": len(valid["sop"]),
+            "top1": m["valid_top1"],
+            "top5": m["valid_top5"],
+            **common.cloze_top5(model, tok),
+        }
         before = AlbertForPreTraining.from_pretrained(start).eval()
         final["stage1_segment_sop_accuracy"] = head_accuracy(before, valid["sop"])
         final["stage1_segment_nsp_accuracy"] = head_accuracy(before, valid["nsp"])
@@ -135,35 +151,46 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
     s1_on = f" on {' + '.join(first['devices'])}" if first.get("devices") else ""
     s1_sop = final["stage1_segment_sop_accuracy"]
     card = common.model_card(
-        name="albert-tiny-tinystories", family="albert", stands_in_for="albert/albert-base-v2",
-        recipe=(f"two stages. **Stage 1** (`--recipe albert`, {first.get('steps_done')} steps, {s1_min:.0f} min{s1_on}): "
-                "masked LM (dynamic, 15%, 80/10/10) + sentence-order prediction on packed chunks of 128 tokens cut at "
-                "a random point; factorized embedding E=" f"{model.config.embedding_size} < H={model.config.hidden_size}; "
-                f"one transformer layer shared by all {model.config.num_hidden_layers} (num_hidden_groups=1); no "
-                f"dropout (ALBERT v2); SentencePiece Unigram vocabulary of {len(tok)}, lowercased; token-level rather "
-                "than n-gram masking. **Stage 2** (`--recipe albert-sop`, this card's steps and schedule): the same "
-                "model and tokenizer continued on masked LM + "
-                f"{r.sop_weight:g} × SOP over pairs drawn as the NSP vs SOP lesson draws its pool — A and B "
-                f"consecutive segments of {r.min_sentences}–{r.max_sentences} sentences of one whole story, at most "
-                f"{cfg.seq_len} tokens, half of every batch swapped. Stage 1's SOP head scored {s1_sop:.2f} on such "
-                f"pairs (chance is 0.50)"),
-        model=model, cfg=cfg, curves=curves, recipe_name="albert-sop", starts_from="its own stage 1",
-        metrics={f"SOP accuracy (held-out story segments: {n} pairs, in order vs swapped)": final["segment_sop_accuracy"],
-                 f"NSP accuracy (held-out story segments: {n} pairs, in order vs B from another story; 'swapped' "
-                 "read as 'not next')": final["segment_nsp_accuracy"],
-                 "… the same two before stage 2 (stage 1's head)":
-                     f"SOP {final['stage1_segment_sop_accuracy']:.4f} · NSP {final['stage1_segment_nsp_accuracy']:.4f}",
-                 "masked top-1 (15% masking, held-out in-order pairs)": final["top1"],
-                 "masked top-5 (15% masking, held-out in-order pairs)": final["top5"],
-                 "cloze top-5 (content words)": final["cloze_top5"],
-                 "stage 1: SOP accuracy on held-out 128-token chunk pairs": f1.get("sop_accuracy", float("nan")),
-                 "stage 1: cloze top-5": f1.get("cloze_top5", float("nan"))},
-        baseline=None, corpus=train_file.name,
+        name="albert-tiny-tinystories",
+        family="albert",
+        stands_in_for="albert/albert-base-v2",
+        recipe=(
+            f"two stages. **Stage 1** (`--recipe albert`, {first.get('steps_done')} steps, {s1_min:.0f} min{s1_on}): "
+            "masked LM (dynamic, 15%, 80/10/10) + sentence-order prediction on packed chunks of 128 tokens cut at "
+            "a random point; factorized embedding E="
+            f"{model.config.embedding_size} < H={model.config.hidden_size}; "
+            f"one transformer layer shared by all {model.config.num_hidden_layers} (num_hidden_groups=1); no "
+            f"dropout (ALBERT v2); SentencePiece Unigram vocabulary of {len(tok)}, lowercased; token-level rather "
+            "than n-gram masking. **Stage 2** (`--recipe albert-sop`, this card's steps and schedule): the same "
+            "model and tokenizer continued on masked LM + "
+            f"{r.sop_weight:g} × SOP over pairs drawn as the NSP vs SOP lesson draws its pool — A and B "
+            f"consecutive segments of {r.min_sentences}–{r.max_sentences} sentences of one whole story, at most "
+            f"{cfg.seq_len} tokens, half of every batch swapped. Stage 1's SOP head scored {s1_sop:.2f} on such "
+            f"pairs (chance is 0.50)"
+        ),
+        model=model,
+        cfg=cfg,
+        curves=curves,
+        recipe_name="albert-sop",
+        starts_from="its own stage 1",
+        metrics={
+            f"SOP accuracy (held-out story segments: {n} pairs, in order vs swapped)": final["segment_sop_accuracy"],
+            f"NSP accuracy (held-out story segments: {n} pairs, in order vs B from another story; 'swapped' "
+            "read as 'not next')": final["segment_nsp_accuracy"],
+            "… the same two before stage 2 (stage 1's head)": f"SOP {final['stage1_segment_sop_accuracy']:.4f} · NSP {final['stage1_segment_nsp_accuracy']:.4f}",
+            "masked top-1 (15% masking, held-out in-order pairs)": final["top1"],
+            "masked top-5 (15% masking, held-out in-order pairs)": final["top5"],
+            "cloze top-5 (content words)": final["cloze_top5"],
+            "stage 1: SOP accuracy on held-out 128-token chunk pairs": f1.get("sop_accuracy", float("nan")),
+            "stage 1: cloze top-5": f1.get("cloze_top5", float("nan")),
+        },
+        baseline=None,
+        corpus=train_file.name,
         notes="\nThe checkpoint holds both heads: `AlbertForPreTraining.from_pretrained` gives the masked-LM and the "
-              "sentence-order (SOP) heads — `sop_logits[:, 1]` is *swapped* — and `AlbertForMaskedLM` / "
-              "`pipeline(\"fill-mask\")` load the masked-LM part. Both stages from nothing: "
-              "`python -m app.training --recipe albert albert-sop` (stage 2 keeps the stage-1 checkpoint it started "
-              "from in its work folder, `.train/albert-sop/start`).\n",
+        "sentence-order (SOP) heads — `sop_logits[:, 1]` is *swapped* — and `AlbertForMaskedLM` / "
+        "`pipeline(\"fill-mask\")` load the masked-LM part. Both stages from nothing: "
+        "`python -m app.training --recipe albert albert-sop` (stage 2 keeps the stage-1 checkpoint it started "
+        "from in its work folder, `.train/albert-sop/start`).\n",
     )
     curves["final"] = {**final, "sop_accuracy": final["segment_sop_accuracy"]}
     curves["stage2"] = STAGE

@@ -33,9 +33,13 @@ class Shape:
 
 def bert_config(vocab_size: int, shape: Shape = Shape()) -> BertConfig:
     return BertConfig(
-        vocab_size=vocab_size, hidden_size=shape.hidden_size, num_hidden_layers=shape.num_hidden_layers,
-        num_attention_heads=shape.num_attention_heads, intermediate_size=shape.intermediate_size,
-        max_position_embeddings=data.MAX_LENGTH, pad_token_id=0,
+        vocab_size=vocab_size,
+        hidden_size=shape.hidden_size,
+        num_hidden_layers=shape.num_hidden_layers,
+        num_attention_heads=shape.num_attention_heads,
+        intermediate_size=shape.intermediate_size,
+        max_position_embeddings=data.MAX_LENGTH,
+        pad_token_id=0,
     )
 
 
@@ -53,8 +57,10 @@ def prepare(corpus, work: Path, seq_len: int, vocabulary_of: Path | None = None)
         theirs = AutoTokenizer.from_pretrained(vocabulary_of)  # loaded once: what a new work folder keeps, and
         tok = common.cached_tokenizer(work, lambda: theirs)  # what a cached one must equal
         if tok.get_vocab() != theirs.get_vocab():
-            raise SystemExit(f"{work} holds sequences encoded with another vocabulary than {vocabulary_of}'s: "
-                             "delete that work folder and run again")
+            raise SystemExit(
+                f"{work} holds sequences encoded with another vocabulary than {vocabulary_of}'s: "
+                "delete that work folder and run again"
+            )
     else:
         tok = common.cached_tokenizer(work, lambda: data.build_wordpiece(train_file, Shape.vocab_size))
 
@@ -106,8 +112,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         return torch.nn.functional.cross_entropy(logits, y[targets]), {}
 
     def evaluate():
-        r = common.masked_topk(lambda i, a, t: masked_lm_logits(model, i, a, t), eval_set, tok.mask_token_id,
-                               device=cfg.device)
+        r = common.masked_topk(
+            lambda i, a, t: masked_lm_logits(model, i, a, t), eval_set, tok.mask_token_id, device=cfg.device
+        )
         return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(model, tok)}
 
     curves = common.train_loop("bert", model, step_loss, evaluate, cfg, work)
@@ -117,14 +124,23 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         final.update(common.cloze_top5(model, tok))
     baseline = common.unigram_baseline(train, valid, len(tok))
     card = common.model_card(
-        name="bert-tiny-tinystories", family="bert", stands_in_for="google/bert_uncased_L-4_H-256_A-4",
+        name="bert-tiny-tinystories",
+        family="bert",
+        stands_in_for="google/bert_uncased_L-4_H-256_A-4",
         recipe=f"masked LM, static masking fixed at preprocessing and duplicated ×{shape.duplication} "
         "(BERT), 15% targets with the 80/10/10 rule, no NSP; WordPiece uncased vocabulary of "
         f"{len(tok)}; {shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
-        model=model, cfg=cfg, curves=curves,
-        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"]},
-        baseline=baseline, corpus=str(data.corpus_files(corpus)[0].name),
+        model=model,
+        cfg=cfg,
+        curves=curves,
+        metrics={
+            "masked top-1 (15% masking)": final["top1"],
+            "masked top-5 (15% masking)": final["top5"],
+            "held-out targets": final["n_targets"],
+            "cloze top-5 (content words)": final["cloze_top5"],
+        },
+        baseline=baseline,
+        corpus=str(data.corpus_files(corpus)[0].name),
     )
     curves["final"] = {**final, "baseline": baseline}
     common.save_checkpoint(model, tok, out / "bert", curves, card)

@@ -81,8 +81,9 @@ def head_accuracy(model, p: pairs.Pairs, batch_size: int = 256) -> float:
     dev = next(model.parameters()).device
 
     def logits(ids, att, types):
-        return forward(model, ids.to(dev), att.to(dev), types.to(dev),
-                       torch.zeros_like(ids, dtype=torch.bool, device=dev))[1]
+        return forward(
+            model, ids.to(dev), att.to(dev), types.to(dev), torch.zeros_like(ids, dtype=torch.bool, device=dev)
+        )[1]
 
     return pairs.head_accuracy(logits, p, batch_size)
 
@@ -95,8 +96,11 @@ def page_pool_accuracy(model, tok) -> dict[str, float]:
     sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)
     loaded = SimpleNamespace(model=model, tokenizer=tok)
     p_not = [p1 for _, p1 in so.head_probs(loaded, tuple((p.a, p.b) for p in sample))]
-    return {task: sum((q > 0.5) == bool(p.label) for p, q in zip(sample, p_not) if p.kind in kinds)
-            / sum(p.kind in kinds for p in sample) for task, kinds in so.TASKS.items()}
+    return {
+        task: sum((q > 0.5) == bool(p.label) for p, q in zip(sample, p_not) if p.kind in kinds)
+        / sum(p.kind in kinds for p in sample)
+        for task, kinds in so.TASKS.items()
+    }
 
 
 def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
@@ -106,8 +110,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     tok = AutoTokenizer.from_pretrained(out / "bert")  # the same WordPiece vocabulary and special tokens
     train_stories, valid_stories, train_file = pairs.whole_story_sets(tok, corpus, work)
     r = RECIPE
-    valid, eval_sets = pairs.held_out_tasks(tok, valid_stories, r, cfg.seq_len, int(r.mid_story_negatives),
-                                           r.negatives_placed_as_b)
+    valid, eval_sets = pairs.held_out_tasks(
+        tok, valid_stories, r, cfg.seq_len, int(r.mid_story_negatives), r.negatives_placed_as_b
+    )
 
     torch.manual_seed(cfg.seed)  # the fresh pooler and NSP head
     model = BertForPreTraining.from_pretrained(out / "bert").to(cfg.device)
@@ -116,8 +121,15 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     half = cfg.batch_size // 2
 
     def step_loss(step, gen):
-        tri = pairs.segment_triples(train_stories, cfg.batch_size, gen, r.max_sentences,
-                                    int(r.mid_story_negatives), r.min_sentences, placed_as_b=r.negatives_placed_as_b)
+        tri = pairs.segment_triples(
+            train_stories,
+            cfg.batch_size,
+            gen,
+            r.max_sentences,
+            int(r.mid_story_negatives),
+            r.min_sentences,
+            placed_as_b=r.negatives_placed_as_b,
+        )
         rows = [(a, b, 0) for a, b, _ in tri[:half]] + [(a, c, 1) for a, _, c in tri[half:]]
         batch = pairs.encode_segment_pairs(tok, rows, cfg.seq_len, "nsp")
         s, dev = batch.seqs, cfg.device
@@ -127,24 +139,37 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         mlm, nsp = forward(model, ids.to(dev), s.attention_mask.to(dev), s.token_type_ids.to(dev), targets)
         mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
         nsp_loss = torch.nn.functional.cross_entropy(nsp, batch.labels.to(dev))
-        return mlm_loss + r.nsp_weight * nsp_loss, {"mlm_loss": float(mlm_loss.detach()),
-                                                     "nsp_loss": float(nsp_loss.detach())}
+        return mlm_loss + r.nsp_weight * nsp_loss, {
+            "mlm_loss": float(mlm_loss.detach()),
+            "nsp_loss": float(nsp_loss.detach()),
+        }
 
     def mlm_scores(p: pairs.Pairs) -> dict:
         inorder = p.seqs.subset(p.labels == 0)
-        m = units.masked_lm_eval(lambda i, a, t, ty: forward(model, i, a, ty, t)[0], inorder, None,
-                                 tok.mask_token_id, device=str(next(model.parameters()).device))
+        m = units.masked_lm_eval(
+            lambda i, a, t, ty: forward(model, i, a, ty, t)[0],
+            inorder,
+            None,
+            tok.mask_token_id,
+            device=str(next(model.parameters()).device),
+        )
         return {"valid_top1": m["top1"], "valid_top5": m["top5"]}
 
     def evaluate():
-        return {"valid_nsp_acc": head_accuracy(model, eval_sets["nsp"]),
-                "valid_sop_acc": head_accuracy(model, eval_sets["sop"]), **mlm_scores(eval_sets["nsp"])}
+        return {
+            "valid_nsp_acc": head_accuracy(model, eval_sets["nsp"]),
+            "valid_sop_acc": head_accuracy(model, eval_sets["sop"]),
+            **mlm_scores(eval_sets["nsp"]),
+        }
 
     curves = common.train_loop("bert-nsp", model, step_loss, evaluate, cfg, work)
     model.cpu().eval()
     with torch.no_grad():
-        final = {"nsp_accuracy": head_accuracy(model, valid["nsp"]), "sop_accuracy": head_accuracy(model, valid["sop"]),
-                 "held_out_pairs": len(valid["nsp"])}
+        final = {
+            "nsp_accuracy": head_accuracy(model, valid["nsp"]),
+            "sop_accuracy": head_accuracy(model, valid["sop"]),
+            "held_out_pairs": len(valid["nsp"]),
+        }
         m = mlm_scores(valid["nsp"])
         final.update({"top1": m["valid_top1"], "top5": m["valid_top5"]})
         pool = page_pool_accuracy(model, tok)
@@ -152,7 +177,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     model.config.architectures = ["BertForPreTraining"]
     n_tasks = len(valid["nsp"])
     card = common.model_card(
-        name="bert-nsp-tinystories", family="bert", stands_in_for="google-bert/bert-base-uncased",
+        name="bert-nsp-tinystories",
+        family="bert",
+        stands_in_for="google-bert/bert-base-uncased",
         recipe="masked LM (dynamic 15%, 80/10/10) + next-sentence prediction, starting from the bundled BERT "
         "stand-in (`assets/models/bert`: its encoder, masked-LM head and WordPiece tokenizer; the pooler and the "
         "NSP head `cls.seq_relationship` start fresh). Pairs `[CLS] A [SEP] B [SEP]` drawn as the NSP vs SOP "
@@ -160,28 +187,43 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         "whole story (paragraph breaks crossed; stories as `data.read_whole_stories` reads them), "
         f"at most {cfg.seq_len} tokens (cut longest side first); half the pairs of every batch keep their B "
         "(IsNext, label 0), half take a segment of another story (NotNext, label 1)"
-        + (", from its second sentence on (never an opening line, which a true B never is)" if r.mid_story_negatives
-           and not r.negatives_placed_as_b else "")
-        + (", starting where a true B of as many sentences could (at sentence k of its story or later, k the "
-           "segment's sentences: an early segment, which introduces the characters, is never a true B)"
-           if r.negatives_placed_as_b else "") + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
+        + (
+            ", from its second sentence on (never an opening line, which a true B never is)"
+            if r.mid_story_negatives and not r.negatives_placed_as_b
+            else ""
+        )
+        + (
+            ", starting where a true B of as many sentences could (at sentence k of its story or later, k the "
+            "segment's sentences: an early segment, which introduces the characters, is never a true B)"
+            if r.negatives_placed_as_b
+            else ""
+        )
+        + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
         + f"{model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}, "
         f"{model.config.num_attention_heads} heads; vocabulary {len(tok)}",
-        model=model, cfg=cfg, curves=curves, recipe_name="bert-nsp", starts_from="the bundled BERT stand-in",
-        metrics={f"NSP accuracy (held-out pairs: {n_tasks}, in order vs B from another story)": final["nsp_accuracy"],
-                 f"SOP accuracy (held-out pairs: {n_tasks}, in order vs swapped; 'not next' read as 'swapped')":
-                     final["sop_accuracy"],
-                 "masked top-1 (15% masking, held-out in-order pairs)": final["top1"],
-                 "masked top-5 (15% masking, held-out in-order pairs)": final["top5"],
-                 "NSP accuracy on the NSP vs SOP page's pool (120 pairs)": final["page_pool_nsp"],
-                 "SOP accuracy on the NSP vs SOP page's pool (120 pairs)": final["page_pool_sop"]},
-        baseline=None, corpus=train_file.name,
+        model=model,
+        cfg=cfg,
+        curves=curves,
+        recipe_name="bert-nsp",
+        starts_from="the bundled BERT stand-in",
+        metrics={
+            f"NSP accuracy (held-out pairs: {n_tasks}, in order vs B from another story)": final["nsp_accuracy"],
+            f"SOP accuracy (held-out pairs: {n_tasks}, in order vs swapped; 'not next' read as 'swapped')": final[
+                "sop_accuracy"
+            ],
+            "masked top-1 (15% masking, held-out in-order pairs)": final["top1"],
+            "masked top-5 (15% masking, held-out in-order pairs)": final["top5"],
+            "NSP accuracy on the NSP vs SOP page's pool (120 pairs)": final["page_pool_nsp"],
+            "SOP accuracy on the NSP vs SOP page's pool (120 pairs)": final["page_pool_sop"],
+        },
+        baseline=None,
+        corpus=train_file.name,
         notes="\nThe checkpoint holds both heads: `BertForPreTraining.from_pretrained` gives the masked-LM "
-              "(`prediction_logits`) and next-sentence (`seq_relationship_logits`: index 0 = B follows A, 1 = B "
-              "comes from another story) heads. It read at most "
-              f"{cfg.seq_len} tokens a pair in training. It replaces the sentence experiment's 2-layer `nsp` arm "
-              "(0.98 M parameters, 1500 steps from scratch), which scored 52% — chance — on the page's NSP pool. "
-              "`python -m app.training.bert_nsp` splits the head's SOP accuracy by where A sits in its story.\n",
+        "(`prediction_logits`) and next-sentence (`seq_relationship_logits`: index 0 = B follows A, 1 = B "
+        "comes from another story) heads. It read at most "
+        f"{cfg.seq_len} tokens a pair in training. It replaces the sentence experiment's 2-layer `nsp` arm "
+        "(0.98 M parameters, 1500 steps from scratch), which scored 52% — chance — on the page's NSP pool. "
+        "`python -m app.training.bert_nsp` splits the head's SOP accuracy by where A sits in its story.\n",
     )
     curves["final"] = final
     curves["starts_from"] = "the BERT stand-in"  # the report's training column says so
@@ -197,9 +239,16 @@ def sop_breakdown(model, tok, stories, bases: int = 1500, seed: int = 2, seq_len
     the same pair in order (SOP at chance). Rows: all pairs, A is the story's opening, A is not, B ends the story,
     neither. ``stories``: encoded whole stories (``data.encode_sentences``), drawn as the recipe's held-out set."""
     r, where = RECIPE, []
-    tri = pairs.segment_triples(stories, bases, torch.Generator().manual_seed(seed), r.max_sentences,
-                                int(r.mid_story_negatives), r.min_sentences, where=where,
-                                placed_as_b=r.negatives_placed_as_b)
+    tri = pairs.segment_triples(
+        stories,
+        bases,
+        torch.Generator().manual_seed(seed),
+        r.max_sentences,
+        int(r.mid_story_negatives),
+        r.min_sentences,
+        where=where,
+        placed_as_b=r.negatives_placed_as_b,
+    )
 
     def not_next(rows) -> torch.Tensor:
         p = pairs.encode_segment_pairs(tok, [(a, b, 0) for a, b in rows], seq_len, "nsp")
@@ -207,8 +256,13 @@ def sop_breakdown(model, tok, stories, bases: int = 1500, seed: int = 2, seq_len
         with torch.no_grad():
             for s in range(0, len(p), 256):
                 x = p.subset(slice(s, s + 256)).seqs
-                _, sent = forward(model, x.input_ids, x.attention_mask, x.token_type_ids,
-                                  torch.zeros_like(x.input_ids, dtype=torch.bool))
+                _, sent = forward(
+                    model,
+                    x.input_ids,
+                    x.attention_mask,
+                    x.token_type_ids,
+                    torch.zeros_like(x.input_ids, dtype=torch.bool),
+                )
                 out.append(sent.argmax(-1) == 1)
         return torch.cat(out)
 
@@ -217,18 +271,37 @@ def sop_breakdown(model, tok, stories, bases: int = 1500, seed: int = 2, seq_len
     opening = torch.tensor([j == 0 for j, _, _ in where])
     ending = torch.tensor([j + 2 * k == n for j, k, n in where])
     rows = []
-    for name, sel in [("all pairs", torch.ones_like(opening)), ("A opens its story", opening),
-                      ("A does not open its story", ~opening), ("B ends its story", ending),
-                      ("neither", ~opening & ~ending)]:
+    for name, sel in [
+        ("all pairs", torch.ones_like(opening)),
+        ("A opens its story", opening),
+        ("A does not open its story", ~opening),
+        ("B ends its story", ending),
+        ("neither", ~opening & ~ending),
+    ]:
         f = lambda v: float(v[sel].float().mean())  # noqa: E731
-        rows.append({"pairs": name, "n": int(sel.sum()), "not_next_in_order": f(inorder),
-                     "not_next_swapped": f(swapped), "not_next_other_story": f(other),
-                     "sop_accuracy": (1 - f(inorder) + f(swapped)) / 2, "nsp_accuracy": (1 - f(inorder) + f(other)) / 2})
+        rows.append(
+            {
+                "pairs": name,
+                "n": int(sel.sum()),
+                "not_next_in_order": f(inorder),
+                "not_next_swapped": f(swapped),
+                "not_next_other_story": f(other),
+                "sop_accuracy": (1 - f(inorder) + f(swapped)) / 2,
+                "nsp_accuracy": (1 - f(inorder) + f(other)) / 2,
+            }
+        )
     return rows
 
 
-def topic_baseline(tok, train_stories, valid_stories, bases: int = RECIPE.final_bases, train_bases: int = 20000,
-                   words: int = 3000, seed: int = 0) -> dict[str, float]:
+def topic_baseline(
+    tok,
+    train_stories,
+    valid_stories,
+    bases: int = RECIPE.final_bases,
+    train_bases: int = 20000,
+    words: int = 3000,
+    seed: int = 0,
+) -> dict[str, float]:
     """What a pure topic detector scores on the recipe's held-out pairs (the same draws: ``held_out_tasks``): a
     logistic regression on the content words A and B share (one feature per word of the ``words`` commonest shared in
     training, plus how many and what share of their content words they share), trained on ``train_bases`` draws of
@@ -243,8 +316,15 @@ def topic_baseline(tok, train_stories, valid_stories, bases: int = RECIPE.final_
     other_from = int(r.mid_story_negatives)
 
     def draw(stories, n, s):
-        tri = pairs.segment_triples(stories, n, torch.Generator().manual_seed(s), r.max_sentences, other_from,
-                                    r.min_sentences, placed_as_b=r.negatives_placed_as_b)
+        tri = pairs.segment_triples(
+            stories,
+            n,
+            torch.Generator().manual_seed(s),
+            r.max_sentences,
+            other_from,
+            r.min_sentences,
+            placed_as_b=r.negatives_placed_as_b,
+        )
         return [tuple(content_words(tok.decode(x)) for x in t) for t in tri]
 
     train, valid = draw(train_stories, train_bases, seed + 1000), draw(valid_stories, bases, r.valid_seed)
@@ -272,7 +352,7 @@ def topic_baseline(tok, train_stories, valid_stories, bases: int = RECIPE.final_
 
     def closure():
         opt.zero_grad()
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(x @ w, y) + 1e-4 * (w ** 2).sum()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(x @ w, y) + 1e-4 * (w**2).sum()
         loss.backward()
         return loss
 
@@ -292,8 +372,11 @@ def main(argv=None) -> None:
     ap.add_argument("--model", default="assets/models/bert-nsp")
     ap.add_argument("--corpus", default="../shared/corpus")
     ap.add_argument("--bases", type=int, default=1500)
-    ap.add_argument("--topic-baseline", action="store_true",
-                    help="also score an order-blind topic detector on the recipe's held-out pairs")
+    ap.add_argument(
+        "--topic-baseline",
+        action="store_true",
+        help="also score an order-blind topic detector on the recipe's held-out pairs",
+    )
     args = ap.parse_args(argv)
     tok = AutoTokenizer.from_pretrained(args.model)
     model = BertForPreTraining.from_pretrained(args.model).eval()
@@ -301,13 +384,17 @@ def main(argv=None) -> None:
     print("| pairs | n | 'not next' in order | swapped | B from another story | SOP accuracy | NSP accuracy |")
     print("|---|---|---|---|---|---|---|")
     for r in sop_breakdown(model, tok, stories, args.bases):
-        print(f"| {r['pairs']} | {r['n']} | {r['not_next_in_order']:.3f} | {r['not_next_swapped']:.3f} | "
-              f"{r['not_next_other_story']:.3f} | {r['sop_accuracy']:.3f} | {r['nsp_accuracy']:.3f} |")
+        print(
+            f"| {r['pairs']} | {r['n']} | {r['not_next_in_order']:.3f} | {r['not_next_swapped']:.3f} | "
+            f"{r['not_next_other_story']:.3f} | {r['sop_accuracy']:.3f} | {r['nsp_accuracy']:.3f} |"
+        )
     if args.topic_baseline:
         train_file, _ = data.corpus_files(args.corpus)
         b = topic_baseline(tok, data.encode_sentences(tok, data.read_whole_stories(train_file)), stories)
-        print(f"\nA topic detector (shared content words, order-blind) on the recipe's {b['pairs']} held-out pairs a "
-              f"task: NSP {b['nsp']:.3f} · SOP {b['sop']:.3f}")
+        print(
+            f"\nA topic detector (shared content words, order-blind) on the recipe's {b['pairs']} held-out pairs a "
+            f"task: NSP {b['nsp']:.3f} · SOP {b['sop']:.3f}"
+        )
 
 
 if __name__ == "__main__":

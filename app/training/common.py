@@ -75,7 +75,9 @@ def train_loop(
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=cfg.lr, betas=(0.9, 0.98), eps=1e-6,
+        lr=cfg.lr,
+        betas=(0.9, 0.98),
+        eps=1e-6,
     )
     step, spent, curves = 0, 0.0, {"step": [], "train_loss": [], "eval_step": []}
     if state_path.exists():
@@ -90,8 +92,17 @@ def train_loop(
             runs.append({"from_step": step, "to_step": cfg.steps, "threads": torch.get_num_threads()})
 
     def save_state():
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "spent": spent,
-                    "curves": curves, "config": asdict(cfg)}, state_path)
+        torch.save(
+            {
+                "model": model.state_dict(),
+                "opt": opt.state_dict(),
+                "step": step,
+                "spent": spent,
+                "curves": curves,
+                "config": asdict(cfg),
+            },
+            state_path,
+        )
 
     model.train()
     first_step = step
@@ -237,15 +248,22 @@ def describe_runs(cfg: LoopConfig, curves: dict, rebuild: str, default_steps: in
     totals = [r["to_step"] for r in runs]
     starts = [str(r["from_step"]) for r in runs[1:]]
     restarts = starts[0] if len(starts) == 1 else ", ".join(starts[:-1]) + " and " + starts[-1]
-    threads = "; ".join(f"to {r['to_step']} on {r['threads']} thread{'s' if r['threads'] != 1 else ''}"
-                        for r in runs if r.get("threads"))
-    return (f"- Optimiser: {schedule} over each run's total: trained to {totals[0]} steps, then extended "
-            + ", then ".join(f"to {t}" for t in totals[1:])
-            + f" by resuming, and each extension recomputed the cosine over its new total, so the learning rate "
-            f"rose again at step{'s' if len(runs) > 2 else ''} {restarts} (warm restart{'s' if len(runs) > 2 else ''})"
-            + (f" ({threads})" if threads else "") + "\n"
-            + f"- Rebuild: `{rebuild} --steps {totals[0]}`, then the same with "
-            + ", then ".join(f"`--steps {t}`" for t in totals[1:]) + " (each resumes the work folder)")
+    threads = "; ".join(
+        f"to {r['to_step']} on {r['threads']} thread{'s' if r['threads'] != 1 else ''}"
+        for r in runs
+        if r.get("threads")
+    )
+    return (
+        f"- Optimiser: {schedule} over each run's total: trained to {totals[0]} steps, then extended "
+        + ", then ".join(f"to {t}" for t in totals[1:])
+        + f" by resuming, and each extension recomputed the cosine over its new total, so the learning rate "
+        f"rose again at step{'s' if len(runs) > 2 else ''} {restarts} (warm restart{'s' if len(runs) > 2 else ''})"
+        + (f" ({threads})" if threads else "")
+        + "\n"
+        + f"- Rebuild: `{rebuild} --steps {totals[0]}`, then the same with "
+        + ", then ".join(f"`--steps {t}`" for t in totals[1:])
+        + " (each resumes the work folder)"
+    )
 
 
 def describe_compute(cfg: LoopConfig, curves: dict) -> str:
@@ -257,10 +275,12 @@ def describe_compute(cfg: LoopConfig, curves: dict) -> str:
         machine = f"CPU, {threads} thread{'s' if counts != [1] else ''} ({processor_name()})"
     else:
         machine = f"GPU ({device_name(cfg.device)}; host {processor_name()})"
-    return (f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
-            f"token positions seen), {'bf16 autocast' if cfg.precision == 'bf16' else 'float32'}, "
-            f"{curves.get('train_seconds', 0) / 60:.0f} min of training on "
-            f"{machine}")
+    return (
+        f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
+        f"token positions seen), {'bf16 autocast' if cfg.precision == 'bf16' else 'float32'}, "
+        f"{curves.get('train_seconds', 0) / 60:.0f} min of training on "
+        f"{machine}"
+    )
 
 
 def _gpu_name(device: str) -> str | None:
@@ -295,8 +315,19 @@ def recipe_steps(recipe: str) -> int | None:
 
 
 def model_card(
-    *, name: str, family: str, stands_in_for: str, recipe: str, model: nn.Module, cfg: LoopConfig,
-    curves: dict, metrics: dict, baseline: dict | None, corpus: str, notes: str = "", recipe_name: str = "",
+    *,
+    name: str,
+    family: str,
+    stands_in_for: str,
+    recipe: str,
+    model: nn.Module,
+    cfg: LoopConfig,
+    curves: dict,
+    metrics: dict,
+    baseline: dict | None,
+    corpus: str,
+    notes: str = "",
+    recipe_name: str = "",
     starts_from: str | None = None,
 ) -> str:
     """A model card in the Hugging Face format: front matter, what it is, how it was trained, quality.
@@ -317,7 +348,11 @@ datasets: [roneneldan/TinyStories]
 
 # {name}
 
-A tiny **{family}** trained {f"by this project's own recipe from {starts_from}," if starts_from else "from scratch by this project's own recipe,"} bundled with the BERT Variants
+A tiny **{family}** trained {
+        f"by this project's own recipe from {starts_from},"
+        if starts_from
+        else "from scratch by this project's own recipe,"
+    } bundled with the BERT Variants
 Explorer so that every lesson works offline on a CPU. It stands in for `{stands_in_for}` and follows
 the same conventions (tokenizer, special tokens, model class), so the app's code serves both.
 It is a teaching model: it knows simple children's-story English and little else.
@@ -328,8 +363,14 @@ It is a teaching model: it knows simple children's-story English and little else
 - Corpus: {corpus} (TinyStories, Eldan & Li 2023, CDLA-Sharing-1.0)
 - Parameters: {count_parameters(model):,}
 - Compute: {describe_compute(cfg, curves)}
-{describe_runs(cfg, curves, f"python -m app.training --recipe {recipe_name or family} --corpus ../shared/corpus --out assets/models",
-               recipe_steps(recipe_name or family))}
+{
+        describe_runs(
+            cfg,
+            curves,
+            f"python -m app.training --recipe {recipe_name or family} --corpus ../shared/corpus --out assets/models",
+            recipe_steps(recipe_name or family),
+        )
+    }
 
 ## Quality
 
@@ -375,7 +416,9 @@ def shuffled_batch(n: int, batch_size: int, step: int, seed: int) -> torch.Tenso
     return order[k * batch_size : (k + 1) * batch_size]
 
 
-def train_dynamic_mlm(name: str, model: nn.Module, logits_at, tok, train, valid, cfg: LoopConfig, work: Path) -> tuple[dict, dict]:
+def train_dynamic_mlm(
+    name: str, model: nn.Module, logits_at, tok, train, valid, cfg: LoopConfig, work: Path
+) -> tuple[dict, dict]:
     """Masked-LM training with a fresh 15% mask (80/10/10) every batch — RoBERTa's dynamic masking, also
     DeBERTa's and ModernBERT's objective — then the held-out and cloze numbers. ``logits_at(model, ids,
     attention_mask, targets)`` returns (n_targets, V) logits in the order of ``targets.nonzero()``.

@@ -114,7 +114,9 @@ def mask_token(text: str, lstrip: bool):
     return AddedToken(text, lstrip=lstrip, rstrip=False, normalized=False, special=True)
 
 
-def _byte_level_bpe(train_file: Path, vocab_size: int, first: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+def _byte_level_bpe(
+    train_file: Path, vocab_size: int, first: list[str]
+) -> tuple[dict[str, int], list[tuple[str, str]]]:
     """(vocab, merges) of a byte-level BPE trained on ``train_file``, with ``first`` taking ids 0, 1, ..."""
     from tokenizers import ByteLevelBPETokenizer
 
@@ -133,7 +135,9 @@ def build_bpe(train_file: Path, vocab_size: int = 4096):
 
     vocab, merges = _byte_level_bpe(train_file, vocab_size - 1, ["<s>", "<pad>", "</s>", "<unk>"])
     vocab["<mask>"] = len(vocab)
-    return RobertaTokenizer(vocab=vocab, merges=merges, model_max_length=MAX_LENGTH, mask_token=mask_token("<mask>", True))
+    return RobertaTokenizer(
+        vocab=vocab, merges=merges, model_max_length=MAX_LENGTH, mask_token=mask_token("<mask>", True)
+    )
 
 
 def build_deberta(train_file: Path, vocab_size: int = 4096):
@@ -143,7 +147,9 @@ def build_deberta(train_file: Path, vocab_size: int = 4096):
 
     vocab, merges = _byte_level_bpe(train_file, vocab_size - 1, ["[PAD]", "[CLS]", "[SEP]", "[UNK]"])
     vocab["[MASK]"] = len(vocab)
-    return DebertaTokenizer(vocab=vocab, merges=merges, model_max_length=MAX_LENGTH, mask_token=mask_token("[MASK]", True))
+    return DebertaTokenizer(
+        vocab=vocab, merges=merges, model_max_length=MAX_LENGTH, mask_token=mask_token("[MASK]", True)
+    )
 
 
 def build_modernbert(train_file: Path, vocab_size: int = 4096, model_max_length: int = 512):
@@ -161,13 +167,20 @@ def build_modernbert(train_file: Path, vocab_size: int = 4096, model_max_length:
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     core.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
     return PreTrainedTokenizerFast(
-        tokenizer_object=core, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
-        mask_token=mask_token("[MASK]", True), model_max_length=model_max_length,
-        model_input_names=["input_ids", "attention_mask"], clean_up_tokenization_spaces=False,
+        tokenizer_object=core,
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        mask_token=mask_token("[MASK]", True),
+        model_max_length=model_max_length,
+        model_input_names=["input_ids", "attention_mask"],
+        clean_up_tokenization_spaces=False,
     )
 
 
@@ -180,9 +193,15 @@ def _train_unigram(train_file: Path, vocab_size: int, lowercase: bool, **ids) ->
             src = Path(d, "lower.txt")
             src.write_text(Path(train_file).read_text(encoding="utf-8").lower(), encoding="utf-8")
         spm.SentencePieceTrainer.train(
-            input=str(src), model_prefix=f"{d}/sp", vocab_size=vocab_size, model_type="unigram",
-            character_coverage=0.9999, input_sentence_size=2_000_000, shuffle_input_sentence=True,
-            minloglevel=2, **ids,
+            input=str(src),
+            model_prefix=f"{d}/sp",
+            vocab_size=vocab_size,
+            model_type="unigram",
+            character_coverage=0.9999,
+            input_sentence_size=2_000_000,
+            shuffle_input_sentence=True,
+            minloglevel=2,
+            **ids,
         )
         sp = spm.SentencePieceProcessor(model_file=f"{d}/sp.model")
         return [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
@@ -192,22 +211,44 @@ def build_albert(train_file: Path, vocab_size: int = 4000):
     from transformers import AlbertTokenizer
 
     vocab = _train_unigram(
-        train_file, vocab_size, lowercase=True, pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
+        train_file,
+        vocab_size,
+        lowercase=True,
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
         control_symbols=["[CLS]", "[SEP]", "[MASK]"],
     )
-    return AlbertTokenizer(vocab=vocab, do_lower_case=True, model_max_length=MAX_LENGTH, model_input_names=SEGMENTED,
-                           mask_token=mask_token("[MASK]", True))
+    return AlbertTokenizer(
+        vocab=vocab,
+        do_lower_case=True,
+        model_max_length=MAX_LENGTH,
+        model_input_names=SEGMENTED,
+        mask_token=mask_token("[MASK]", True),
+    )
 
 
 def build_xlnet(train_file: Path, vocab_size: int = 4000):
     from transformers import XLNetTokenizer
 
     vocab = _train_unigram(
-        train_file, vocab_size, lowercase=False, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        train_file,
+        vocab_size,
+        lowercase=False,
+        unk_id=0,
+        bos_id=1,
+        eos_id=2,
+        pad_id=-1,
         control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
     )
-    tok = XLNetTokenizer(vocab=vocab, model_max_length=MAX_LENGTH, additional_special_tokens=["<eop>", "<eod>"],
-                         model_input_names=SEGMENTED, mask_token=mask_token("<mask>", True))
+    tok = XLNetTokenizer(
+        vocab=vocab,
+        model_max_length=MAX_LENGTH,
+        additional_special_tokens=["<eop>", "<eod>"],
+        model_input_names=SEGMENTED,
+        mask_token=mask_token("<mask>", True),
+    )
     tok.padding_side = "left"
     return tok
 
@@ -230,7 +271,9 @@ def encode_sentences(tokenizer, stories: list[str]) -> list[list[list[int]]]:
     return [s for s in out if s]
 
 
-def pack(stories: list[list[list[int]]], content_len: int, cross_documents: bool, doc_sep: int | None = None) -> list[list[list[int]]]:
+def pack(
+    stories: list[list[list[int]]], content_len: int, cross_documents: bool, doc_sep: int | None = None
+) -> list[list[list[int]]]:
     """Greedily pack whole sentences into chunks of at most ``content_len`` tokens.
 
     Returns chunks, each a list of sentences (lists of ids). With ``cross_documents`` (RoBERTa's
@@ -279,8 +322,13 @@ class Sequences:
 
     def subset(self, idx) -> "Sequences":
         pick = lambda t: None if t is None else t[idx]  # noqa: E731
-        return Sequences(pick(self.input_ids), pick(self.attention_mask), pick(self.maskable),
-                         pick(self.token_type_ids), pick(self.sop_labels))
+        return Sequences(
+            pick(self.input_ids),
+            pick(self.attention_mask),
+            pick(self.maskable),
+            pick(self.token_type_ids),
+            pick(self.sop_labels),
+        )
 
 
 def single_segment(tokenizer, chunks: list[list[list[int]]], seq_len: int, specials_at_end: bool = False) -> Sequences:
@@ -292,8 +340,8 @@ def single_segment(tokenizer, chunks: list[list[list[int]]], seq_len: int, speci
         content = [t for s in chunk for t in s][: seq_len - 2]
         if specials_at_end:
             row = content + [tokenizer.sep_token_id, tokenizer.cls_token_id]
-            ids[i, seq_len - len(row):] = torch.tensor(row)
-            maskable[i, seq_len - len(row): seq_len - 2] = True
+            ids[i, seq_len - len(row) :] = torch.tensor(row)
+            maskable[i, seq_len - len(row) : seq_len - 2] = True
         else:
             row = [tokenizer.cls_token_id] + content + [tokenizer.sep_token_id]
             ids[i, : len(row)] = torch.tensor(row)

@@ -35,11 +35,20 @@ class Shape:
 
 def deberta_config(tok, shape: Shape = Shape()) -> DebertaConfig:
     return DebertaConfig(
-        vocab_size=len(tok), hidden_size=shape.hidden_size, num_hidden_layers=shape.num_hidden_layers,
-        num_attention_heads=shape.num_attention_heads, intermediate_size=shape.intermediate_size,
-        max_position_embeddings=data.MAX_LENGTH, relative_attention=True, max_relative_positions=-1,
-        pos_att_type=["c2p", "p2c"], position_biased_input=False, type_vocab_size=0, layer_norm_eps=1e-7,
-        legacy=False, pad_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        hidden_size=shape.hidden_size,
+        num_hidden_layers=shape.num_hidden_layers,
+        num_attention_heads=shape.num_attention_heads,
+        intermediate_size=shape.intermediate_size,
+        max_position_embeddings=data.MAX_LENGTH,
+        relative_attention=True,
+        max_relative_positions=-1,
+        pos_att_type=["c2p", "p2c"],
+        position_biased_input=False,
+        type_vocab_size=0,
+        layer_norm_eps=1e-7,
+        legacy=False,
+        pad_token_id=tok.pad_token_id,
     )
 
 
@@ -65,18 +74,27 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     curves, final = common.train_dynamic_mlm("deberta", model, masked_lm_logits, tok, train, valid, cfg, work)
     baseline = common.unigram_baseline(train, valid, len(tok))
     card = common.model_card(
-        name="deberta-tiny-tinystories", family="deberta", stands_in_for="microsoft/deberta-base",
+        name="deberta-tiny-tinystories",
+        family="deberta",
+        stands_in_for="microsoft/deberta-base",
         recipe="masked LM with dynamic masking (15%, 80/10/10); disentangled attention (c2p + p2c, relative "
         f"distances up to {data.MAX_LENGTH}), no absolute positions in the encoder, no enhanced mask decoder "
         f"(transformers has none); GPT-2 style byte-level BPE vocabulary of {len(tok)}, cased, `[CLS] [SEP] [MASK]`; "
         f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
-        model=model, cfg=cfg, curves=curves,
-        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"]},
-        baseline=baseline, corpus=train_file.name,
+        model=model,
+        cfg=cfg,
+        curves=curves,
+        metrics={
+            "masked top-1 (15% masking)": final["top1"],
+            "masked top-5 (15% masking)": final["top5"],
+            "held-out targets": final["n_targets"],
+            "cloze top-5 (content words)": final["cloze_top5"],
+        },
+        baseline=baseline,
+        corpus=train_file.name,
         notes="\nThe masked-LM head is `lm_predictions.lm_head` (`legacy=False` in config.json), as in "
-              "microsoft/deberta-base, whose hub config does not say so: load that checkpoint with "
-              "`DebertaForMaskedLM.from_pretrained('microsoft/deberta-base', legacy=False)` or its head is left random.\n",
+        "microsoft/deberta-base, whose hub config does not say so: load that checkpoint with "
+        "`DebertaForMaskedLM.from_pretrained('microsoft/deberta-base', legacy=False)` or its head is left random.\n",
     )
     curves["final"] = {**final, "baseline": baseline}
     common.save_checkpoint(model, tok, out / "deberta", curves, card)

@@ -23,11 +23,18 @@ LOOP = common.LoopConfig(steps=3000)
 def student_from_teacher(teacher: BertForMaskedLM) -> DistilBertForMaskedLM:
     """Half the layers; layer i of the student starts as layer 2i of the teacher (0, 2, 4, ...)."""
     tc = teacher.config
-    student = DistilBertForMaskedLM(DistilBertConfig(
-        vocab_size=tc.vocab_size, dim=tc.hidden_size, n_layers=tc.num_hidden_layers // 2, n_heads=tc.num_attention_heads,
-        hidden_dim=tc.intermediate_size, max_position_embeddings=tc.max_position_embeddings, activation="gelu",
-        pad_token_id=tc.pad_token_id,
-    ))
+    student = DistilBertForMaskedLM(
+        DistilBertConfig(
+            vocab_size=tc.vocab_size,
+            dim=tc.hidden_size,
+            n_layers=tc.num_hidden_layers // 2,
+            n_heads=tc.num_attention_heads,
+            hidden_dim=tc.intermediate_size,
+            max_position_embeddings=tc.max_position_embeddings,
+            activation="gelu",
+            pad_token_id=tc.pad_token_id,
+        )
+    )
     te, se = teacher.bert.embeddings, student.distilbert.embeddings
     with torch.no_grad():
         se.word_embeddings.weight.copy_(te.word_embeddings.weight)
@@ -36,9 +43,14 @@ def student_from_teacher(teacher: BertForMaskedLM) -> DistilBertForMaskedLM:
         se.LayerNorm.load_state_dict(te.LayerNorm.state_dict())
         for i, block in enumerate(student.distilbert.transformer.layer):
             t = teacher.bert.encoder.layer[2 * i]
-            for s_lin, t_lin in [(block.attention.q_lin, t.attention.self.query), (block.attention.k_lin, t.attention.self.key),
-                                 (block.attention.v_lin, t.attention.self.value), (block.attention.out_lin, t.attention.output.dense),
-                                 (block.ffn.lin1, t.intermediate.dense), (block.ffn.lin2, t.output.dense)]:
+            for s_lin, t_lin in [
+                (block.attention.q_lin, t.attention.self.query),
+                (block.attention.k_lin, t.attention.self.key),
+                (block.attention.v_lin, t.attention.self.value),
+                (block.attention.out_lin, t.attention.output.dense),
+                (block.ffn.lin1, t.intermediate.dense),
+                (block.ffn.lin2, t.output.dense),
+            ]:
                 s_lin.load_state_dict(t_lin.state_dict())
             block.sa_layer_norm.load_state_dict(t.attention.output.LayerNorm.state_dict())
             block.output_layer_norm.load_state_dict(t.output.LayerNorm.state_dict())
@@ -78,8 +90,14 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         with torch.no_grad():
             t_out = teacher(input_ids=ids, attention_mask=att, output_hidden_states=True)
         s_logits, s_hidden = student_logits(student, ids, att, real)
-        terms = distillation_losses(s_logits, t_out.logits[real], labels[real], s_hidden[real],
-                                    t_out.hidden_states[-1][real], recipe.temperature)
+        terms = distillation_losses(
+            s_logits,
+            t_out.logits[real],
+            labels[real],
+            s_hidden[real],
+            t_out.hidden_states[-1][real],
+            recipe.temperature,
+        )
         loss = recipe.alpha_ce * terms["kl"] + recipe.alpha_mlm * terms["mlm"] + recipe.alpha_cos * terms["cos"]
         return loss, {k: float(v) for k, v in terms.items()}
 
@@ -87,8 +105,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         return student_logits(model, i, a, t)[0] if model is student else bert.masked_lm_logits(model, i, a, t)
 
     def evaluate():
-        r = common.masked_topk(lambda i, a, t: logits_at(student, i, a, t), eval_set, tok.mask_token_id,
-                               device=cfg.device)
+        r = common.masked_topk(
+            lambda i, a, t: logits_at(student, i, a, t), eval_set, tok.mask_token_id, device=cfg.device
+        )
         return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(student, tok)}
 
     curves = common.train_loop("distilbert", student, step_loss, evaluate, cfg, work)
@@ -103,19 +122,30 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     retained = final["top1"] / t_final["top1"]
     curves["final"] = {**final, "teacher": t_final, "retained_top1": retained, **speed}
     card = common.model_card(
-        name="distilbert-tiny-tinystories", family="distilbert", stands_in_for="distilbert/distilbert-base-uncased",
+        name="distilbert-tiny-tinystories",
+        family="distilbert",
+        stands_in_for="distilbert/distilbert-base-uncased",
         recipe=f"distillation from the bundled BERT stand-in: {student.config.n_layers} of its {teacher.config.num_hidden_layers} "
         f"layers, initialised from teacher layers {list(range(0, teacher.config.num_hidden_layers, 2))}; loss "
         f"{recipe.alpha_ce:g}·T²·KL(T={recipe.temperature:g}) + {recipe.alpha_mlm:g}·MLM + {recipe.alpha_cos:g}·cosine, "
         "dynamic masking, soft targets on every token",
-        model=student, cfg=cfg, curves=curves, starts_from="the bundled BERT stand-in's layers",
-        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "teacher masked top-1": t_final["top1"], "retained top-1 (student / teacher)": retained,
-                 "forward speed-up on CPU (teacher ms / student ms)": speed["speedup"],
-                 "encoder forward speed-up on CPU": speed["encoder_speedup"],
-                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"],
-                 "teacher cloze top-5": t_final["cloze_top5"]},
-        baseline=None, corpus=data.corpus_files(corpus)[0].name,
+        model=student,
+        cfg=cfg,
+        curves=curves,
+        starts_from="the bundled BERT stand-in's layers",
+        metrics={
+            "masked top-1 (15% masking)": final["top1"],
+            "masked top-5 (15% masking)": final["top5"],
+            "teacher masked top-1": t_final["top1"],
+            "retained top-1 (student / teacher)": retained,
+            "forward speed-up on CPU (teacher ms / student ms)": speed["speedup"],
+            "encoder forward speed-up on CPU": speed["encoder_speedup"],
+            "held-out targets": final["n_targets"],
+            "cloze top-5 (content words)": final["cloze_top5"],
+            "teacher cloze top-5": t_final["cloze_top5"],
+        },
+        baseline=None,
+        corpus=data.corpus_files(corpus)[0].name,
     )
     common.save_checkpoint(student, tok, out / "distilbert", curves, card)
 
@@ -133,6 +163,11 @@ def forward_speedup(teacher, student, tok, repeats: int = 300) -> dict[str, floa
 
     timed = measure.with_encoders({"teacher": (teacher, tok), "student": (student, tok)}, SPEED_TEXT, repeats=repeats)
     t, s = timed["teacher"], timed["student"]
-    return {"teacher_ms": t["median_ms"], "student_ms": s["median_ms"], "speedup": t["median_ms"] / s["median_ms"],
-            "encoder_teacher_ms": t["encoder_median_ms"], "encoder_student_ms": s["encoder_median_ms"],
-            "encoder_speedup": t["encoder_median_ms"] / s["encoder_median_ms"]}
+    return {
+        "teacher_ms": t["median_ms"],
+        "student_ms": s["median_ms"],
+        "speedup": t["median_ms"] / s["median_ms"],
+        "encoder_teacher_ms": t["encoder_median_ms"],
+        "encoder_student_ms": s["encoder_median_ms"],
+        "encoder_speedup": t["encoder_median_ms"] / s["encoder_median_ms"],
+    }

@@ -60,12 +60,25 @@ class Shape:
 
 
 def configs(vocab_size: int, shape: Shape = Shape()) -> tuple[ElectraConfig, ElectraConfig]:
-    common_args = dict(vocab_size=vocab_size, embedding_size=shape.embedding_size, num_hidden_layers=shape.num_hidden_layers,
-                       max_position_embeddings=data.MAX_LENGTH, pad_token_id=0)
-    gen = ElectraConfig(hidden_size=shape.generator_hidden_size, num_attention_heads=shape.generator_heads,
-                        intermediate_size=shape.generator_intermediate_size, **common_args)
-    disc = ElectraConfig(hidden_size=shape.hidden_size, num_attention_heads=shape.num_attention_heads,
-                         intermediate_size=shape.intermediate_size, **common_args)
+    common_args = dict(
+        vocab_size=vocab_size,
+        embedding_size=shape.embedding_size,
+        num_hidden_layers=shape.num_hidden_layers,
+        max_position_embeddings=data.MAX_LENGTH,
+        pad_token_id=0,
+    )
+    gen = ElectraConfig(
+        hidden_size=shape.generator_hidden_size,
+        num_attention_heads=shape.generator_heads,
+        intermediate_size=shape.generator_intermediate_size,
+        **common_args,
+    )
+    disc = ElectraConfig(
+        hidden_size=shape.hidden_size,
+        num_attention_heads=shape.num_attention_heads,
+        intermediate_size=shape.intermediate_size,
+        **common_args,
+    )
     return gen, disc
 
 
@@ -143,8 +156,12 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
     The embeddings stay frozen after stage 0, so the frozen generator's fakes do not drift while the
     discriminator learns, and the app re-ties the pair exactly as trained."""
     warm = shape.init_from_bert and (out / "bert" / "config.json").exists()
-    tok, train, valid = bert.prepare(corpus, work / ("bert-vocabulary" if warm else "bert"), cfg.seq_len,
-                                     vocabulary_of=out / "bert" if warm else None)  # its embeddings' rows
+    tok, train, valid = bert.prepare(
+        corpus,
+        work / ("bert-vocabulary" if warm else "bert"),
+        cfg.seq_len,
+        vocabulary_of=out / "bert" if warm else None,
+    )  # its embeddings' rows
     tok = ElectraTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
     root = work
     work = work / ("electra-disc-from-bert" if warm else "electra")
@@ -170,15 +187,18 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
         return train.input_ids[idx], train.attention_mask[idx], train.maskable[idx]
 
     def generator_quality(seqs):
-        return common.masked_topk(lambda i, a, t: generator_logits(generator, i, a, t), seqs, tok.mask_token_id,
-                                  device=cfg.device)
+        return common.masked_topk(
+            lambda i, a, t: generator_logits(generator, i, a, t), seqs, tok.mask_token_id, device=cfg.device
+        )
 
     def detection(subset, seed=99):
         gen = torch.Generator().manual_seed(seed)
         scores, labels, words, n_fakes = [], [], 0, 0
         for s in range(0, len(subset), 128):
             part = subset.subset(slice(s, s + 128))
-            _, corrupted, replaced = corrupt_with_generator(generator, part.input_ids, part.attention_mask, part.maskable, tok, rand_ids, gen)
+            _, corrupted, replaced = corrupt_with_generator(
+                generator, part.input_ids, part.attention_mask, part.maskable, tok, rand_ids, gen
+            )
             att = part.attention_mask.to(corrupted.device)
             d = torch.sigmoid(discriminator(input_ids=corrupted, attention_mask=att).logits.float()).cpu()
             keep = part.maskable  # content tokens (special tokens are never replaced)
@@ -189,22 +209,34 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
             n_fakes += len(fakes)
         scores, labels = torch.cat(scores), torch.cat(labels)
         m = detection_metrics(scores, labels.bool())  # the lesson's own measure (threshold 0.5)
-        return {"auc": m.auc, "precision": m.precision, "recall": m.recall, "replaced_share": float(labels.mean()),
-                "fakes_that_are_words": words / max(n_fakes, 1)}
+        return {
+            "auc": m.auc,
+            "precision": m.precision,
+            "recall": m.recall,
+            "replaced_share": float(labels.mean()),
+            "fakes_that_are_words": words / max(n_fakes, 1),
+        }
 
     # ---- stage 0: the paper's joint recipe (resumes the work folder of the earlier joint-only recipe)
-    joint_cfg = common.LoopConfig(**{**cfg.__dict__, "steps": shape.joint_steps, "lr": common.LoopConfig.lr,
-                                     "warmup": common.LoopConfig.warmup})
+    joint_cfg = common.LoopConfig(
+        **{**cfg.__dict__, "steps": shape.joint_steps, "lr": common.LoopConfig.lr, "warmup": common.LoopConfig.warmup}
+    )
 
     def joint_loss(step, gen):
         ids, att, maskable = batch(step)
         g_loss, corrupted, replaced = corrupt_with_generator(generator, ids, att, maskable, tok, rand_ids, gen)
         d_loss = rtd_loss(corrupted, att, replaced)
-        return g_loss + shape.rtd_weight * d_loss, {"gen_loss": float(g_loss.detach()), "disc_loss": float(d_loss.detach())}
+        return g_loss + shape.rtd_weight * d_loss, {
+            "gen_loss": float(g_loss.detach()),
+            "disc_loss": float(d_loss.detach()),
+        }
 
     def joint_eval():
-        return {"gen_top5": generator_quality(eval_set)["top5"], "disc_auc": detection(eval_set)["auc"],
-                **common.cloze_top5(generator, tok)}
+        return {
+            "gen_top5": generator_quality(eval_set)["top5"],
+            "disc_auc": detection(eval_set)["auc"],
+            **common.cloze_top5(generator, tok),
+        }
 
     both = torch.nn.ModuleDict({"generator": generator, "discriminator": discriminator})
     joint_curves = common.train_loop("electra-joint", both, joint_loss, joint_eval, joint_cfg, work)
@@ -215,8 +247,15 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
     tie_embeddings(generator, discriminator)
     freeze(discriminator.electra.embeddings)
     generator.to(cfg.device)
-    gen_cfg = common.LoopConfig(**{**cfg.__dict__, "steps": shape.generator_steps, "warmup": shape.generator_warmup,
-                                   "lr": common.LoopConfig.lr, "eval_every": shape.generator_eval_every})
+    gen_cfg = common.LoopConfig(
+        **{
+            **cfg.__dict__,
+            "steps": shape.generator_steps,
+            "warmup": shape.generator_warmup,
+            "lr": common.LoopConfig.lr,
+            "eval_every": shape.generator_eval_every,
+        }
+    )
 
     def generator_loss(step, gen):
         g_loss, _, _ = corrupt_with_generator(generator, *batch(step), tok, rand_ids, gen)
@@ -225,8 +264,15 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
     def generator_eval():
         return {"gen_top5": generator_quality(eval_set)["top5"], **common.cloze_top5(generator, tok)}
 
-    gen_curves = common.train_loop("electra-generator", generator, generator_loss, generator_eval, gen_cfg,
-                                   root / "electra-generator", stop_when=lambda m: m["gen_top5"] >= shape.generator_top5)
+    gen_curves = common.train_loop(
+        "electra-generator",
+        generator,
+        generator_loss,
+        generator_eval,
+        gen_cfg,
+        root / "electra-generator",
+        stop_when=lambda m: m["gen_top5"] >= shape.generator_top5,
+    )
 
     # ---- stage 2: the generator frozen, the discriminator learns to spot its fakes
     freeze(generator)
@@ -243,8 +289,14 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
         d = detection(eval_set)
         return {"disc_auc": d["auc"], "fakes_that_are_words": d["fakes_that_are_words"]}
 
-    curves = common.train_loop("electra-discriminator", discriminator, discriminator_loss, discriminator_eval, cfg,
-                               root / "electra-discriminator")
+    curves = common.train_loop(
+        "electra-discriminator",
+        discriminator,
+        discriminator_loss,
+        discriminator_eval,
+        cfg,
+        root / "electra-discriminator",
+    )
     curves["generator_stage"], curves["joint_stage"] = gen_curves, joint_curves
     generator.cpu()
     discriminator.cpu()
@@ -255,50 +307,92 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
     baseline = common.unigram_baseline(train, valid, len(tok))
     curves["final"] = {"generator": g, "discriminator": d, "baseline": baseline}
     minutes = lambda c: c.get("train_seconds", 0) / 60  # noqa: E731
-    recipe = (f"replaced-token detection in three stages (see `app/training/electra.py`). **0.** The paper's joint "
-              f"recipe, MLM + {shape.rtd_weight:g} · BCE, {joint_curves.get('steps_done', 0)} steps "
-              f"({minutes(joint_curves):.0f} min), the discriminator started from the bundled BERT stand-in (from "
-              "scratch it stayed on the predict-'original' plateau, AUC ≈ 0.54 after 1,300 steps); its same-size "
-              f"generator became as good as BERT (cloze top-5 {joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}) "
-              f"and the discriminator's held-out ROC-AUC stayed at {joint_curves.get('disc_auc', [float('nan')])[-1]:.2f}: "
-              "its fakes were real words in context. That generator is not kept. **1.** A fresh generator of the "
-              f"same size learns alone with MLM ({gen_curves.get('steps_done', 0)} steps, {minutes(gen_curves):.0f} min) "
-              "on the shared token/position embeddings, frozen from here on — the paper's two-stage variant (§3.2) — "
-              "and stops while its fakes are still catchable: "
-              + (f"at step {gen_curves['stopped_at']}, the first evaluation (every {shape.generator_eval_every} steps, "
-                 "256 held-out sequences) "
-                 f"where its masked top-5 reached {shape.generator_top5:g}, on a learning-rate schedule of "
-                 f"{shape.generator_steps} steps" if "stopped_at" in gen_curves else
-                 f"its masked top-5 never reached {shape.generator_top5:g} in {shape.generator_steps} steps")
-              + ". **2.** With the generator frozen too, the "
-              f"discriminator goes on learning on its fakes ({curves.get('steps_done', 0)} steps, {minutes(curves):.0f} min, "
-              f"peak learning rate {cfg.lr:g}). Both models have the same size ({shape.num_hidden_layers} layers, hidden "
-              f"{shape.hidden_size}, FFN {shape.intermediate_size}, {shape.num_attention_heads} heads), as in the released "
-              "ELECTRA-Small pair (generator size 1, google-research/electra#39), and share their embeddings (size "
-              f"{shape.embedding_size}); 15% masking; replacements sampled from the generator at T = 1; WordPiece uncased "
-              f"vocabulary of {len(tok)} (the BERT stand-in's). **What it costs:** the generator is stopped early, so it "
-              "is weaker than this size allows (cloze top-5 {g:.2f} against the joint generator's "
-              "{j:.2f}): a generator as good as the discriminator makes fakes it cannot tell from real words, which is "
-              "why the paper found generators ¼–½ the discriminator's size best. With the size fixed at 1, the "
-              "generator's training length sets its strength instead."
-              ).replace("{g:.2f}", f"{g['cloze_top5']:.2f}").replace(
-                  "{j:.2f}", f"{joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}")
-    pair = ("\nThe generator and discriminator share their embeddings (frozen after stage 0); load both (the app "
-            "re-ties them). `curves.json` holds stage 2's curves at the top level and stages 0 and 1 under "
-            "`joint_stage` and `generator_stage`.\n")
-    starts = {"electra-generator": "scratch on embeddings it shares with its discriminator, which began as the "
-                                   "bundled BERT stand-in's",
-              "electra-discriminator": "the bundled BERT stand-in"}
+    recipe = (
+        (
+            f"replaced-token detection in three stages (see `app/training/electra.py`). **0.** The paper's joint "
+            f"recipe, MLM + {shape.rtd_weight:g} · BCE, {joint_curves.get('steps_done', 0)} steps "
+            f"({minutes(joint_curves):.0f} min), the discriminator started from the bundled BERT stand-in (from "
+            "scratch it stayed on the predict-'original' plateau, AUC ≈ 0.54 after 1,300 steps); its same-size "
+            f"generator became as good as BERT (cloze top-5 {joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}) "
+            f"and the discriminator's held-out ROC-AUC stayed at {joint_curves.get('disc_auc', [float('nan')])[-1]:.2f}: "
+            "its fakes were real words in context. That generator is not kept. **1.** A fresh generator of the "
+            f"same size learns alone with MLM ({gen_curves.get('steps_done', 0)} steps, {minutes(gen_curves):.0f} min) "
+            "on the shared token/position embeddings, frozen from here on — the paper's two-stage variant (§3.2) — "
+            "and stops while its fakes are still catchable: "
+            + (
+                f"at step {gen_curves['stopped_at']}, the first evaluation (every {shape.generator_eval_every} steps, "
+                "256 held-out sequences) "
+                f"where its masked top-5 reached {shape.generator_top5:g}, on a learning-rate schedule of "
+                f"{shape.generator_steps} steps"
+                if "stopped_at" in gen_curves
+                else f"its masked top-5 never reached {shape.generator_top5:g} in {shape.generator_steps} steps"
+            )
+            + ". **2.** With the generator frozen too, the "
+            f"discriminator goes on learning on its fakes ({curves.get('steps_done', 0)} steps, {minutes(curves):.0f} min, "
+            f"peak learning rate {cfg.lr:g}). Both models have the same size ({shape.num_hidden_layers} layers, hidden "
+            f"{shape.hidden_size}, FFN {shape.intermediate_size}, {shape.num_attention_heads} heads), as in the released "
+            "ELECTRA-Small pair (generator size 1, google-research/electra#39), and share their embeddings (size "
+            f"{shape.embedding_size}); 15% masking; replacements sampled from the generator at T = 1; WordPiece uncased "
+            f"vocabulary of {len(tok)} (the BERT stand-in's). **What it costs:** the generator is stopped early, so it "
+            "is weaker than this size allows (cloze top-5 {g:.2f} against the joint generator's "
+            "{j:.2f}): a generator as good as the discriminator makes fakes it cannot tell from real words, which is "
+            "why the paper found generators ¼–½ the discriminator's size best. With the size fixed at 1, the "
+            "generator's training length sets its strength instead."
+        )
+        .replace("{g:.2f}", f"{g['cloze_top5']:.2f}")
+        .replace("{j:.2f}", f"{joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}")
+    )
+    pair = (
+        "\nThe generator and discriminator share their embeddings (frozen after stage 0); load both (the app "
+        "re-ties them). `curves.json` holds stage 2's curves at the top level and stages 0 and 1 under "
+        "`joint_stage` and `generator_stage`.\n"
+    )
+    starts = {
+        "electra-generator": "scratch on embeddings it shares with its discriminator, which began as the "
+        "bundled BERT stand-in's",
+        "electra-discriminator": "the bundled BERT stand-in",
+    }
     for model, name, hub, loop, card_curves, metrics in [
-        (generator, "electra-generator", "google/electra-small-generator", gen_cfg, gen_curves,
-         {"masked top-1 (15% masking)": g["top1"], "masked top-5 (15% masking)": g["top5"], "held-out targets": g["n_targets"],
-          "cloze top-5 (content words)": g["cloze_top5"], "sampled fakes that are words": d["fakes_that_are_words"]}),
-        (discriminator, "electra-discriminator", "google/electra-small-discriminator", cfg, curves,
-         {"ROC-AUC on generator-corrupted text": d["auc"], "precision at 0.5": d["precision"],
-          "recall at 0.5": d["recall"], "replaced share of tokens": d["replaced_share"]}),
+        (
+            generator,
+            "electra-generator",
+            "google/electra-small-generator",
+            gen_cfg,
+            gen_curves,
+            {
+                "masked top-1 (15% masking)": g["top1"],
+                "masked top-5 (15% masking)": g["top5"],
+                "held-out targets": g["n_targets"],
+                "cloze top-5 (content words)": g["cloze_top5"],
+                "sampled fakes that are words": d["fakes_that_are_words"],
+            },
+        ),
+        (
+            discriminator,
+            "electra-discriminator",
+            "google/electra-small-discriminator",
+            cfg,
+            curves,
+            {
+                "ROC-AUC on generator-corrupted text": d["auc"],
+                "precision at 0.5": d["precision"],
+                "recall at 0.5": d["recall"],
+                "replaced share of tokens": d["replaced_share"],
+            },
+        ),
     ]:
-        card = common.model_card(name=f"{name}-tiny-tinystories", family="electra", stands_in_for=hub, recipe=recipe,
-                                 model=model, cfg=loop, curves=card_curves, metrics=metrics,
-                                 baseline=baseline if "generator" in name else None, corpus=data.corpus_files(corpus)[0].name, notes=pair,
-                                 starts_from=starts[name])
+        card = common.model_card(
+            name=f"{name}-tiny-tinystories",
+            family="electra",
+            stands_in_for=hub,
+            recipe=recipe,
+            model=model,
+            cfg=loop,
+            curves=card_curves,
+            metrics=metrics,
+            baseline=baseline if "generator" in name else None,
+            corpus=data.corpus_files(corpus)[0].name,
+            notes=pair,
+            starts_from=starts[name],
+        )
         common.save_checkpoint(model, tok, out / name, curves, card)

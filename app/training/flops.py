@@ -53,7 +53,9 @@ def mlm_head_flops(config, family: str = "bert") -> float:
     return 2.0 * (h * h + h * v)
 
 
-def mlm_step(config, batch_size: int, seq_len: int, n_targets: float, family: str = "bert", pooler: bool = False) -> dict[str, float]:
+def mlm_step(
+    config, batch_size: int, seq_len: int, n_targets: float, family: str = "bert", pooler: bool = False
+) -> dict[str, float]:
     """A masked-LM training step over batch_size sequences with n_targets targets in the batch."""
     return {
         "encoder": TRAIN * batch_size * encoder_flops(config, seq_len, family, pooler),
@@ -61,7 +63,9 @@ def mlm_step(config, batch_size: int, seq_len: int, n_targets: float, family: st
     }
 
 
-def rtd_step(generator_config, discriminator_config, batch_size: int, seq_len: int, n_targets: float) -> dict[str, float]:
+def rtd_step(
+    generator_config, discriminator_config, batch_size: int, seq_len: int, n_targets: float
+) -> dict[str, float]:
     """An ELECTRA step: the generator's masked-LM step and the discriminator's detection step (its head,
     dense H→H then H→1, at every position)."""
     h = shape(discriminator_config)["hidden_size"]
@@ -80,8 +84,9 @@ def sentence_head_flops(config) -> float:
     return 2.0 * (h * h + 2 * h)
 
 
-def distillation_step(student_config, teacher_config, batch_size: int, seq_len: int, n_scored: float,
-                      teacher: bool) -> dict[str, float]:
+def distillation_step(
+    student_config, teacher_config, batch_size: int, seq_len: int, n_scored: float, teacher: bool
+) -> dict[str, float]:
     """A student step with its MLM head at n_scored positions (every real token with soft targets, the
     ~15% targets on hard labels only), plus the frozen teacher's forward at the same positions when it is
     asked (``teacher``)."""

@@ -37,11 +37,18 @@ class Shape:
 
 def modernbert_config(tok, shape: Shape = Shape()) -> ModernBertConfig:
     return ModernBertConfig(
-        vocab_size=len(tok), hidden_size=shape.hidden_size, intermediate_size=shape.intermediate_size,
-        num_hidden_layers=shape.num_hidden_layers, num_attention_heads=shape.num_attention_heads,
-        global_attn_every_n_layers=shape.global_attn_every_n_layers, local_attention=shape.local_attention,
-        max_position_embeddings=shape.max_position_embeddings, pad_token_id=tok.pad_token_id,
-        cls_token_id=tok.cls_token_id, sep_token_id=tok.sep_token_id, bos_token_id=tok.cls_token_id,
+        vocab_size=len(tok),
+        hidden_size=shape.hidden_size,
+        intermediate_size=shape.intermediate_size,
+        num_hidden_layers=shape.num_hidden_layers,
+        num_attention_heads=shape.num_attention_heads,
+        global_attn_every_n_layers=shape.global_attn_every_n_layers,
+        local_attention=shape.local_attention,
+        max_position_embeddings=shape.max_position_embeddings,
+        pad_token_id=tok.pad_token_id,
+        cls_token_id=tok.cls_token_id,
+        sep_token_id=tok.sep_token_id,
+        bos_token_id=tok.cls_token_id,
         eos_token_id=tok.sep_token_id,
     )
 
@@ -55,8 +62,9 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     work = work / "modernbert"
     shape = Shape()
     train_file, valid_file = data.corpus_files(corpus)
-    tok = common.cached_tokenizer(work, lambda: data.build_modernbert(train_file, shape.vocab_size,
-                                                                        shape.max_position_embeddings))
+    tok = common.cached_tokenizer(
+        work, lambda: data.build_modernbert(train_file, shape.vocab_size, shape.max_position_embeddings)
+    )
 
     def seqs(f, cross, limit=None):
         stories = data.encode_sentences(tok, data.read_stories(f, limit))
@@ -69,18 +77,27 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     curves, final = common.train_dynamic_mlm("modernbert", model, masked_lm_logits, tok, train, valid, cfg, work)
     baseline = common.unigram_baseline(train, valid, len(tok))
     card = common.model_card(
-        name="modernbert-tiny-tinystories", family="modernbert", stands_in_for="answerdotai/ModernBERT-base",
+        name="modernbert-tiny-tinystories",
+        family="modernbert",
+        stands_in_for="answerdotai/ModernBERT-base",
         recipe="masked LM with dynamic masking (15%, 80/10/10), sequences packed across documents; rotary "
         f"positions (θ 160,000 global / 10,000 local), GeGLU feed-forward ({shape.intermediate_size} wide), no "
         f"biases, global attention every {shape.global_attn_every_n_layers} layers and a {shape.local_attention}-token "
         f"sliding window in the others; cased byte-level BPE vocabulary of {len(tok)} with `[CLS] [SEP] [MASK]`; "
         f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
-        model=model, cfg=cfg, curves=curves,
-        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"]},
-        baseline=baseline, corpus=train_file.name,
+        model=model,
+        cfg=cfg,
+        curves=curves,
+        metrics={
+            "masked top-1 (15% masking)": final["top1"],
+            "masked top-5 (15% masking)": final["top5"],
+            "held-out targets": final["n_targets"],
+            "cloze top-5 (content words)": final["cloze_top5"],
+        },
+        baseline=baseline,
+        corpus=train_file.name,
         notes=f"\nTrained on 128-token sequences; it accepts up to {shape.max_position_embeddings} (RoPE has no "
-              "position table), but positions past 128 were never seen in training.\n",
+        "position table), but positions past 128 were never seen in training.\n",
     )
     curves["final"] = {**final, "baseline": baseline}
     common.save_checkpoint(model, tok, out / "modernbert", curves, card)

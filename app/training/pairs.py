@@ -59,7 +59,9 @@ def _split(chunk: list[list[int]], u: float) -> tuple[list[int], list[int]]:
     return flat[:cut], flat[cut:]
 
 
-def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len: int, objective: str, seed: int) -> Pairs:
+def make_pairs(
+    tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len: int, objective: str, seed: int
+) -> Pairs:
     """One pair per chunk (chunks with fewer than two tokens are skipped). The cut points, the negatives
     and the other-story partners come from ``seed`` alone, whatever the objective."""
     if objective not in OBJECTIVES:
@@ -95,8 +97,16 @@ def make_pairs(tokenizer, chunks_by_story: list[list[list[list[int]]]], seq_len:
 # ----------------------------------------------------------------------------- short segments, as the lesson draws them
 
 
-def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator, max_sentences: int = 3,
-                    other_from: int = 0, min_sentences: int = 1, where: list | None = None, placed_as_b: bool = False):
+def segment_triples(
+    stories: list[list[list[int]]],
+    n: int,
+    gen: torch.Generator,
+    max_sentences: int = 3,
+    other_from: int = 0,
+    min_sentences: int = 1,
+    where: list | None = None,
+    placed_as_b: bool = False,
+):
     """``n`` draws of (A, B, C) as token-id lists, the way the NSP vs SOP lesson draws its pool
     (app/lessons/sentence_order.py, ``generate_pairs``): A and B two consecutive segments of one story, each of
     k sentences (k uniform in ``min_sentences``..``max_sentences``, at most half the story), and C a segment of k sentences at a
@@ -117,8 +127,9 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
     for _ in range(n):
         s = int(torch.randint(len(usable), (1,), generator=gen))
         story = usable[s]
-        k = min(min_sentences + int(torch.randint(max_sentences - min_sentences + 1, (1,), generator=gen)),
-                len(story) // 2)
+        k = min(
+            min_sentences + int(torch.randint(max_sentences - min_sentences + 1, (1,), generator=gen)), len(story) // 2
+        )
         j = int(torch.randint(len(story) - 2 * k + 1, (1,), generator=gen))
         o = (s + 1 + int(torch.randint(len(usable) - 1, (1,), generator=gen))) % len(usable)  # any story but s
         other = usable[o]
@@ -126,7 +137,7 @@ def segment_triples(stories: list[list[list[int]]], n: int, gen: torch.Generator
         start = min(max(other_from, k) if placed_as_b else other_from, len(other) - ko)
         jo = start + int(torch.randint(len(other) - ko - start + 1, (1,), generator=gen))
         flat = lambda sents: [t for x in sents for t in x]  # noqa: E731
-        out.append((flat(story[j:j + k]), flat(story[j + k:j + 2 * k]), flat(other[jo:jo + ko])))
+        out.append((flat(story[j : j + k]), flat(story[j + k : j + 2 * k]), flat(other[jo : jo + ko])))
         if where is not None:
             where.append((j, k, len(story)))
     return out
@@ -149,7 +160,9 @@ def _truncate_longest_first(a: list[int], b: list[int], room: int) -> tuple[list
     return list(a[:n1]), list(b[:n2])
 
 
-def encode_segment_pairs(tokenizer, rows: list[tuple[list[int], list[int], int]], seq_len: int, objective: str) -> Pairs:
+def encode_segment_pairs(
+    tokenizer, rows: list[tuple[list[int], list[int], int]], seq_len: int, objective: str
+) -> Pairs:
     """``[CLS] A [SEP] B [SEP]`` for each (A, B, label), cut longest side first to ``seq_len`` tokens — what the
     lesson's tokenizer call does to its pool (``truncation="longest_first"``)."""
     n = len(rows)
@@ -170,8 +183,10 @@ def segment_pairs(tokenizer, triples, seq_len: int) -> dict[str, Pairs]:
     (A, C) label 1, "sop": (A, B) label 0 then (B, A) label 1} — 2 × len(triples) pairs each."""
     nsp = [(a, b, 0) for a, b, _ in triples] + [(a, c, 1) for a, _, c in triples]
     sop = [(a, b, 0) for a, b, _ in triples] + [(b, a, 1) for a, b, _ in triples]
-    return {"nsp": encode_segment_pairs(tokenizer, nsp, seq_len, "nsp"),
-            "sop": encode_segment_pairs(tokenizer, sop, seq_len, "sop")}
+    return {
+        "nsp": encode_segment_pairs(tokenizer, nsp, seq_len, "nsp"),
+        "sop": encode_segment_pairs(tokenizer, sop, seq_len, "sop"),
+    }
 
 
 # ----------------------------------------------------------------------------- the sentence-head recipes' shared data
@@ -181,22 +196,34 @@ def whole_story_sets(tokenizer, corpus, work) -> tuple:
     """(train stories, valid stories, train file) as the sentence-head recipes (bert-nsp, albert-sop) read them:
     ``data.read_whole_stories``, each story's sentences encoded, cached in ``work``."""
     train_file, valid_file = data.corpus_files(corpus)
-    train = common.cached(work / "train_whole_stories.pt",
-                          lambda: data.encode_sentences(tokenizer, data.read_whole_stories(train_file)))
-    valid = common.cached(work / "valid_whole_stories.pt",
-                          lambda: data.encode_sentences(tokenizer, data.read_whole_stories(valid_file)))
+    train = common.cached(
+        work / "train_whole_stories.pt", lambda: data.encode_sentences(tokenizer, data.read_whole_stories(train_file))
+    )
+    valid = common.cached(
+        work / "valid_whole_stories.pt", lambda: data.encode_sentences(tokenizer, data.read_whole_stories(valid_file))
+    )
     return train, valid, train_file
 
 
-def held_out_tasks(tokenizer, valid_stories, r, seq_len: int, other_from: int,
-                   placed_as_b: bool = False) -> tuple[dict, dict]:
+def held_out_tasks(
+    tokenizer, valid_stories, r, seq_len: int, other_from: int, placed_as_b: bool = False
+) -> tuple[dict, dict]:
     """The sentence-head recipes' held-out pairs: ``r.final_bases`` draws (seed ``r.valid_seed``, segments of
     ``r.min_sentences``..``r.max_sentences``) as both tasks ({"nsp": ..., "sop": ...}, the final numbers), and the
     first ``r.eval_bases`` of them in both versions (the evaluations during training)."""
-    valid = segment_pairs(tokenizer, segment_triples(valid_stories, r.final_bases,
-                                                     torch.Generator().manual_seed(r.valid_seed), r.max_sentences,
-                                                     other_from, r.min_sentences, placed_as_b=placed_as_b),
-                          seq_len)
+    valid = segment_pairs(
+        tokenizer,
+        segment_triples(
+            valid_stories,
+            r.final_bases,
+            torch.Generator().manual_seed(r.valid_seed),
+            r.max_sentences,
+            other_from,
+            r.min_sentences,
+            placed_as_b=placed_as_b,
+        ),
+        seq_len,
+    )
     idx = torch.cat([torch.arange(r.eval_bases), r.final_bases + torch.arange(r.eval_bases)])
     return valid, {task: p.subset(idx) for task, p in valid.items()}
 

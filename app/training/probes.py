@@ -21,8 +21,14 @@ import torch
 from app.training import data
 
 
-def logistic_probe(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor,
-                   l2: float = 1e-2, max_iter: int = 100) -> dict[str, float]:
+def logistic_probe(
+    train_x: torch.Tensor,
+    train_y: torch.Tensor,
+    test_x: torch.Tensor,
+    test_y: torch.Tensor,
+    l2: float = 1e-2,
+    max_iter: int = 100,
+) -> dict[str, float]:
     """Fit p(y=1|x) = sigmoid(w·z + b) on (train_x (N, D), train_y (N,) in {0, 1}), z the features
     standardised with the training mean and spread; return accuracy on the test set (and on train)."""
     x = train_x.double()
@@ -54,8 +60,12 @@ def mean_pooled(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Ten
 
 
 @torch.no_grad()
-def features(encode: Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor], seqs: data.Sequences,
-             batch_size: int = 256, device: str = "cpu") -> torch.Tensor:
+def features(
+    encode: Callable[[torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor],
+    seqs: data.Sequences,
+    batch_size: int = 256,
+    device: str = "cpu",
+) -> torch.Tensor:
     """``encode(ids, attention_mask, token_type_ids)`` -> (B, D) features, over ``seqs`` in batches -> (N, D)
     float32 on the CPU."""
     out = []
@@ -73,8 +83,11 @@ def swap_adjacent(sentence: str, u: float) -> str | None:
     """The sentence with two adjacent words swapped, at the position chosen by u in [0, 1): only two
     purely alphabetic words that differ (ignoring case) are swapped; None when there is no such pair."""
     words = sentence.split()
-    spots = [i for i in range(len(words) - 1)
-             if words[i].isalpha() and words[i + 1].isalpha() and words[i].lower() != words[i + 1].lower()]
+    spots = [
+        i
+        for i in range(len(words) - 1)
+        if words[i].isalpha() and words[i + 1].isalpha() and words[i].lower() != words[i + 1].lower()
+    ]
     if not spots:
         return None
     i = spots[min(int(u * len(spots)), len(spots) - 1)]
@@ -92,13 +105,23 @@ class ProbeSet:
     test_y: torch.Tensor
 
 
-def acceptability_pairs(tokenizer, stories: list[str], seq_len: int, n_train: int, n_test: int, seed: int = 0,
-                        min_words: int = 5, max_words: int = 16) -> ProbeSet:
+def acceptability_pairs(
+    tokenizer,
+    stories: list[str],
+    seq_len: int,
+    n_train: int,
+    n_test: int,
+    seed: int = 0,
+    min_words: int = 5,
+    max_words: int = 16,
+) -> ProbeSet:
     """Sentences of ``min_words``-``max_words`` words from ``stories`` (held-out text), in a seeded order;
     the first ``n_train`` (that have a swappable pair) make the probe's training set, the next ``n_test``
     its test set. Each sentence gives two examples: as written (1) and with two adjacent words swapped (0).
     Fewer sentences are used when the text has fewer."""
-    sentences = [s for story in stories for s in data.split_sentences(story) if min_words <= len(s.split()) <= max_words]
+    sentences = [
+        s for story in stories for s in data.split_sentences(story) if min_words <= len(s.split()) <= max_words
+    ]
     gen = torch.Generator().manual_seed(seed)
     order = torch.randperm(len(sentences), generator=gen).tolist()
     u = torch.rand(len(sentences), generator=gen).tolist()
@@ -125,5 +148,9 @@ def acceptability_pairs(tokenizer, stories: list[str], seq_len: int, n_train: in
 
 def probe(encode, probe_set: ProbeSet, device: str = "cpu") -> dict[str, float]:
     """Features of both sets from ``encode`` (see :func:`features`), then :func:`logistic_probe`."""
-    return logistic_probe(features(encode, probe_set.train, device=device), probe_set.train_y,
-                          features(encode, probe_set.test, device=device), probe_set.test_y)
+    return logistic_probe(
+        features(encode, probe_set.train, device=device),
+        probe_set.train_y,
+        features(encode, probe_set.test, device=device),
+        probe_set.test_y,
+    )

@@ -21,8 +21,16 @@ from pathlib import Path
 
 from app.models.catalogue import CATALOGUE, bundled_parameter_count, bundled_root
 
-CLOZE_FLOORS = {"bert": 0.50, "roberta": 0.50, "distilbert": 0.50, "albert": 0.40, "xlnet": 0.40,
-                "electra-generator": 0.35, "deberta": 0.50, "modernbert": 0.50}
+CLOZE_FLOORS = {
+    "bert": 0.50,
+    "roberta": 0.50,
+    "distilbert": 0.50,
+    "albert": 0.40,
+    "xlnet": 0.40,
+    "electra-generator": 0.35,
+    "deberta": 0.50,
+    "modernbert": 0.50,
+}
 AUC_FLOOR, RETAINED_FLOOR, SPEEDUP_FLOOR, PLAUSIBLE_FLOOR = 0.90, 0.95, 1.6, 0.80
 NSP_FLOOR = 0.85  # held-out NSP accuracy of the NSP head: NSP is the easy task (ALBERT's Table 5: 90.5)
 SOP_NEAR_CHANCE = 0.10  # ... and its held-out SOP accuracy within this of 0.5 (Table 5: 52.0)
@@ -66,33 +74,51 @@ def measure() -> dict[str, dict]:
             auc = f.get("discriminator", {}).get("auc")
             row["checks"].append(("held-out ROC-AUC", auc, AUC_FLOOR, auc is not None and auc >= AUC_FLOOR))
             if "electra-generator" in loaded:  # live, on sentences in the repo (the held-out corpus is not)
-                row["live_auc"] = electra.pooled_detection({"electra-generator": loaded["electra-generator"], key: m},
-                                                           [i.filled for i in items]).auc
+                row["live_auc"] = electra.pooled_detection(
+                    {"electra-generator": loaded["electra-generator"], key: m}, [i.filled for i in items]
+                ).auc
                 row["live_sentences"] = len(items)
         if key == "electra-generator" and "electra-discriminator" in loaded:
-            share = electra.plausible_share({"electra-generator": m, "electra-discriminator": loaded["electra-discriminator"]})
-            row["checks"].append(("samples at masked content words that are words", share, PLAUSIBLE_FLOOR,
-                                  share >= PLAUSIBLE_FLOOR))
+            share = electra.plausible_share(
+                {"electra-generator": m, "electra-discriminator": loaded["electra-discriminator"]}
+            )
+            row["checks"].append(
+                ("samples at masked content words that are words", share, PLAUSIBLE_FLOOR, share >= PLAUSIBLE_FLOOR)
+            )
         if key == "distilbert" and "bert" in loaded:
             retained = f.get("retained_top1")
-            row["checks"].append(("top-1 kept of the teacher's", retained, RETAINED_FLOOR,
-                                  retained is not None and retained >= RETAINED_FLOOR))
+            row["checks"].append(
+                (
+                    "top-1 kept of the teacher's",
+                    retained,
+                    RETAINED_FLOOR,
+                    retained is not None and retained >= RETAINED_FLOOR,
+                )
+            )
             torch.set_num_threads(1)  # one core, as a class server gives each session
             # the encoders, as the paper timed them (a full pass of STS-B: one number out, no vocabulary head)
             speed = forward_speedup(loaded["bert"].model, m.model, m.tokenizer)["encoder_speedup"]
             row["checks"].append(("encoder forward speed-up on this CPU", speed, SPEEDUP_FLOOR, speed >= SPEEDUP_FLOOR))
         if key == "albert" and c.get("stage2"):
             sop = f.get("segment_sop_accuracy")
-            row["checks"].append(("held-out SOP accuracy on story segments", sop, SOP_FLOOR,
-                                  sop is not None and sop >= SOP_FLOOR))
+            row["checks"].append(
+                ("held-out SOP accuracy on story segments", sop, SOP_FLOOR, sop is not None and sop >= SOP_FLOOR)
+            )
             if "bert-nsp" in loaded:
-                row["pool"] = sentence_order.run({key: m, "bert-nsp": loaded["bert-nsp"]},
-                                                 sentence_order.Inputs()).accuracy[key]
+                row["pool"] = sentence_order.run(
+                    {key: m, "bert-nsp": loaded["bert-nsp"]}, sentence_order.Inputs()
+                ).accuracy[key]
         if key == "bert-nsp":
             nsp, sop = f.get("nsp_accuracy"), f.get("sop_accuracy")
             row["checks"].append(("held-out NSP accuracy", nsp, NSP_FLOOR, nsp is not None and nsp >= NSP_FLOOR))
-            row["checks"].append(("held-out SOP accuracy near chance", sop, SOP_NEAR_CHANCE,
-                                  sop is not None and abs(sop - 0.5) <= SOP_NEAR_CHANCE))
+            row["checks"].append(
+                (
+                    "held-out SOP accuracy near chance",
+                    sop,
+                    SOP_NEAR_CHANCE,
+                    sop is not None and abs(sop - 0.5) <= SOP_NEAR_CHANCE,
+                )
+            )
             heads = {"albert": loaded.get("albert", "not loaded for the report"), key: m}
             row["pool"] = sentence_order.run(heads, sentence_order.Inputs()).accuracy[key]  # the page's own grid
         out[key] = row
@@ -145,13 +171,17 @@ def _sop_with_nsp(c: dict) -> str:
     if not sop:
         return ""
     both = sum(abs(o - 0.5) <= SOP_NEAR_CHANCE for o in sop)
-    return (f"; in training, SOP was {min(sop):.2f}–{max(sop):.2f} at the {len(sop)} evaluations where NSP was ≥ "
-            f"{NSP_FLOOR:.2f}: " + (f"{both} of them had both" if both else "no checkpoint had both"))
+    return (
+        f"; in training, SOP was {min(sop):.2f}–{max(sop):.2f} at the {len(sop)} evaluations where NSP was ≥ "
+        f"{NSP_FLOOR:.2f}: " + (f"{both} of them had both" if both else "no checkpoint had both")
+    )
 
 
 def rows(measured: dict[str, dict]) -> list[str]:
-    out = ["| variant | parameters | training | held-out (tinystories_valid) | floors, measured now | holds |",
-           "|---|---|---|---|---|---|"]
+    out = [
+        "| variant | parameters | training | held-out (tinystories_valid) | floors, measured now | holds |",
+        "|---|---|---|---|---|---|",
+    ]
     for key, v in CATALOGUE.items():
         if key not in measured:
             out.append(f"| {v.label} | not built | | | | |")
@@ -164,25 +194,37 @@ def rows(measured: dict[str, dict]) -> list[str]:
             d = f.get("discriminator", {})
             held = f"P {d.get('precision', float('nan')):.2f} / R {d.get('recall', float('nan')):.2f} at 0.5"
             if "live_auc" in m:
-                held += f"; live, {m['live_sentences']} cloze sentences filled, 3 rounds each: ROC-AUC {m['live_auc']:.3f}"
+                held += (
+                    f"; live, {m['live_sentences']} cloze sentences filled, 3 rounds each: ROC-AUC {m['live_auc']:.3f}"
+                )
         elif key == "bert-nsp":
-            held = (f"NSP accuracy {f['nsp_accuracy']:.2f} · SOP accuracy {f['sop_accuracy']:.2f} (the head, "
-                    f"{f['held_out_pairs']} held-out pairs a task)" if "nsp_accuracy" in f else "—")
+            held = (
+                f"NSP accuracy {f['nsp_accuracy']:.2f} · SOP accuracy {f['sop_accuracy']:.2f} (the head, "
+                f"{f['held_out_pairs']} held-out pairs a task)"
+                if "nsp_accuracy" in f
+                else "—"
+            )
             if "pool" in m:
-                held += (f"; the NSP vs SOP page's pool (120 pairs a task), measured now: NSP {m['pool']['nsp']:.2f} · "
-                         f"SOP {m['pool']['sop']:.2f}")
+                held += (
+                    f"; the NSP vs SOP page's pool (120 pairs a task), measured now: NSP {m['pool']['nsp']:.2f} · "
+                    f"SOP {m['pool']['sop']:.2f}"
+                )
         else:
             g = f.get("generator", f)
             kind = "permutation-target" if key == "xlnet" else "masked"
             held = f"{kind} top-1 {g['top1']:.3f} · top-5 {g['top5']:.3f}" if "top1" in g else "—"
             if "segment_sop_accuracy" in f:  # ALBERT after stage 2
-                held = (f"masked top-1 {f['top1']:.3f} · top-5 {f['top5']:.3f}; its SOP head on held-out story "
-                        f"segments ({f['held_out_pairs']} pairs a task): SOP {f['segment_sop_accuracy']:.2f} · NSP "
-                        f"{f['segment_nsp_accuracy']:.2f} (stage 1's: SOP {f['stage1_segment_sop_accuracy']:.2f} · "
-                        f"NSP {f['stage1_segment_nsp_accuracy']:.2f})")
+                held = (
+                    f"masked top-1 {f['top1']:.3f} · top-5 {f['top5']:.3f}; its SOP head on held-out story "
+                    f"segments ({f['held_out_pairs']} pairs a task): SOP {f['segment_sop_accuracy']:.2f} · NSP "
+                    f"{f['segment_nsp_accuracy']:.2f} (stage 1's: SOP {f['stage1_segment_sop_accuracy']:.2f} · "
+                    f"NSP {f['stage1_segment_nsp_accuracy']:.2f})"
+                )
                 if "pool" in m:
-                    held += (f"; the NSP vs SOP page's pool, measured now: NSP {m['pool']['nsp']:.2f} · "
-                             f"SOP {m['pool']['sop']:.2f}")
+                    held += (
+                        f"; the NSP vs SOP page's pool, measured now: NSP {m['pool']['nsp']:.2f} · "
+                        f"SOP {m['pool']['sop']:.2f}"
+                    )
             elif "sop_accuracy" in f:
                 held += f"; SOP accuracy {f['sop_accuracy']:.2f}"
         checks = "; ".join(_fmt(w, val, fl) for w, val, fl, _ in m["checks"]) or "—"
@@ -202,8 +244,12 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
     table = "\n".join(rows(measure()))
     text = a.readme.read_text()
-    text = re.sub(r"(<!-- quality:start -->\n).*?(<!-- quality:end -->)", lambda m: m.group(1) + table + "\n" + m.group(2),
-                  text, flags=re.S)
+    text = re.sub(
+        r"(<!-- quality:start -->\n).*?(<!-- quality:end -->)",
+        lambda m: m.group(1) + table + "\n" + m.group(2),
+        text,
+        flags=re.S,
+    )
     a.readme.write_text(text)
     print(table)
 

@@ -45,24 +45,41 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     train = common.cached(work / "train.pt", lambda: seqs(train_file, True))
     valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, False, 400_000))
     torch.manual_seed(cfg.seed)
-    model = RobertaForMaskedLM(RobertaConfig(
-        vocab_size=len(tok), hidden_size=shape.hidden_size, num_hidden_layers=shape.num_hidden_layers,
-        num_attention_heads=shape.num_attention_heads, intermediate_size=shape.intermediate_size,
-        max_position_embeddings=data.MAX_LENGTH + 2, type_vocab_size=1, pad_token_id=tok.pad_token_id,
-        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-    ))
+    model = RobertaForMaskedLM(
+        RobertaConfig(
+            vocab_size=len(tok),
+            hidden_size=shape.hidden_size,
+            num_hidden_layers=shape.num_hidden_layers,
+            num_attention_heads=shape.num_attention_heads,
+            intermediate_size=shape.intermediate_size,
+            max_position_embeddings=data.MAX_LENGTH + 2,
+            type_vocab_size=1,
+            pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+    )
     curves, final = common.train_dynamic_mlm("roberta", model, masked_lm_logits, tok, train, valid, cfg, work)
     baseline = common.unigram_baseline(train, valid, len(tok))
     card = common.model_card(
-        name="roberta-tiny-tinystories", family="roberta", stands_in_for="FacebookAI/roberta-base",
+        name="roberta-tiny-tinystories",
+        family="roberta",
+        stands_in_for="FacebookAI/roberta-base",
         recipe="masked LM with dynamic masking (a fresh 15% mask with the 80/10/10 rule every batch), "
         "FULL-SENTENCES packing across documents, no NSP; byte-level BPE vocabulary of "
         f"{len(tok)} (`<s> </s> <mask>`, the mask absorbing the space before it as in roberta-base); {shape.num_hidden_layers} "
         f"layers, hidden {shape.hidden_size}",
-        model=model, cfg=cfg, curves=curves,
-        metrics={"masked top-1 (15% masking)": final["top1"], "masked top-5 (15% masking)": final["top5"],
-                 "held-out targets": final["n_targets"], "cloze top-5 (content words)": final["cloze_top5"]},
-        baseline=baseline, corpus=train_file.name,
+        model=model,
+        cfg=cfg,
+        curves=curves,
+        metrics={
+            "masked top-1 (15% masking)": final["top1"],
+            "masked top-5 (15% masking)": final["top5"],
+            "held-out targets": final["n_targets"],
+            "cloze top-5 (content words)": final["cloze_top5"],
+        },
+        baseline=baseline,
+        corpus=train_file.name,
     )
     curves["final"] = {**final, "baseline": baseline}
     common.save_checkpoint(model, tok, out / "roberta", curves, card)

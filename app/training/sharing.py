@@ -48,12 +48,30 @@ def tie_layers(albert_model, sharing: str) -> None:
             raise ValueError(f"unknown sharing {sharing!r}")
 
 
-def albert_config(vocab_size: int, hidden_size: int, embedding_size: int, num_hidden_layers: int, num_attention_heads: int,
-                  intermediate_size: int, sharing: str, max_position_embeddings: int, pad_token_id: int = 0) -> AlbertConfig:
+def albert_config(
+    vocab_size: int,
+    hidden_size: int,
+    embedding_size: int,
+    num_hidden_layers: int,
+    num_attention_heads: int,
+    intermediate_size: int,
+    sharing: str,
+    max_position_embeddings: int,
+    pad_token_id: int = 0,
+) -> AlbertConfig:
     """An ALBERT config for a sharing mode, without dropout (ALBERT v2)."""
     return AlbertConfig(
-        vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
-        num_hidden_groups=groups_for(sharing, num_hidden_layers), inner_group_num=1, num_attention_heads=num_attention_heads,
-        intermediate_size=intermediate_size, max_position_embeddings=max_position_embeddings, hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0, classifier_dropout_prob=0.0, pad_token_id=pad_token_id,
+        vocab_size=vocab_size,
+        embedding_size=embedding_size,
+        hidden_size=hidden_size,
+        num_hidden_layers=num_hidden_layers,
+        num_hidden_groups=groups_for(sharing, num_hidden_layers),
+        inner_group_num=1,
+        num_attention_heads=num_attention_heads,
+        intermediate_size=intermediate_size,
+        max_position_embeddings=max_position_embeddings,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0,
+        pad_token_id=pad_token_id,
     )

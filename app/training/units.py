@@ -50,16 +50,18 @@ def _as_word_ids(row: torch.Tensor) -> list[int | None]:
     return [None if w < 0 else w for w in row.tolist()]
 
 
-def unit_targets(unit: str, maskable: torch.Tensor, words: torch.Tensor, cfg: MaskingConfig,
-                 gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor | None]:
+def unit_targets(
+    unit: str, maskable: torch.Tensor, words: torch.Tensor, cfg: MaskingConfig, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(targets (N, T) bool, span ids (N, T) long or None) for one batch. Span ids (span masking only)
     number the spans of a row, -1 where not a target."""
     if unit == "word":
         rows = [select_word_targets(_as_word_ids(w), cfg.mlm_probability, gen) for w in words]
         return torch.stack(rows) & maskable, None
     if unit == "span":
-        spans = torch.stack([place_spans(_as_word_ids(w), cfg.mlm_probability, cfg.span_p, cfg.max_span, gen)[0]
-                             for w in words])  # (N, T)
+        spans = torch.stack(
+            [place_spans(_as_word_ids(w), cfg.mlm_probability, cfg.span_p, cfg.max_span, gen)[0] for w in words]
+        )  # (N, T)
         return spans >= 0, spans
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(UNITS)}")
 
@@ -83,8 +85,9 @@ def unit_batch(
     if spans is None:
         corrupted, _ = corrupt(input_ids, targets, mask_token_id, random_ids, cfg, gen)
     else:
-        corrupted = torch.stack([corrupt_spans(ids, s, mask_token_id, random_ids, cfg, gen)[0]
-                                 for ids, s in zip(input_ids, spans)])
+        corrupted = torch.stack(
+            [corrupt_spans(ids, s, mask_token_id, random_ids, cfg, gen)[0] for ids, s in zip(input_ids, spans)]
+        )
     labels = torch.where(targets, input_ids, torch.full_like(input_ids, -100))
     return corrupted, labels
 

@@ -33,10 +33,16 @@ class Shape:
 
 def forward(model: XLNetLMHeadModel, ids, att, k: int, gen):
     """(logits (B, P, V), gold ids (B, P) with -100 for unused rows)."""
-    perm_mask, target_mapping, target_pos = partial_prediction_masks(data_maskable(ids, att), k, gen)  # drawn on the CPU
+    perm_mask, target_mapping, target_pos = partial_prediction_masks(
+        data_maskable(ids, att), k, gen
+    )  # drawn on the CPU
     dev = next(model.parameters()).device
-    logits = model(input_ids=ids.to(dev), attention_mask=att.to(dev), perm_mask=perm_mask.to(dev),
-                   target_mapping=target_mapping.to(dev)).logits
+    logits = model(
+        input_ids=ids.to(dev),
+        attention_mask=att.to(dev),
+        perm_mask=perm_mask.to(dev),
+        target_mapping=target_mapping.to(dev),
+    ).logits
     gold = torch.where(target_pos >= 0, ids.gather(1, target_pos.clamp_min(0)), torch.full_like(target_pos, -100))
     return logits, gold.to(dev)
 
@@ -52,7 +58,9 @@ def permutation_topk(model, seqs, k: int, seed: int = 1234, batch_size: int = 12
     gen = torch.Generator().manual_seed(seed)
     hits1 = hits5 = n = 0
     for s in range(0, len(seqs), batch_size):
-        logits, gold = forward(model, seqs.input_ids[s : s + batch_size], seqs.attention_mask[s : s + batch_size], k, gen)
+        logits, gold = forward(
+            model, seqs.input_ids[s : s + batch_size], seqs.attention_mask[s : s + batch_size], k, gen
+        )
         logits, gold = logits.cpu(), gold.cpu()
         keep = gold != -100
         top5 = logits[keep].topk(5, dim=-1).indices
@@ -77,11 +85,23 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     train = common.cached(work / "train.pt", lambda: seqs(train_file))
     valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 400_000))
     torch.manual_seed(cfg.seed)
-    model = XLNetLMHeadModel(XLNetConfig(
-        vocab_size=len(tok), d_model=shape.d_model, n_layer=shape.n_layer, n_head=shape.n_head,
-        d_inner=shape.d_inner, ff_activation="gelu", dropout=0.0, untie_r=True, attn_type="bi", mem_len=None,
-        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-    )).to(cfg.device)
+    model = XLNetLMHeadModel(
+        XLNetConfig(
+            vocab_size=len(tok),
+            d_model=shape.d_model,
+            n_layer=shape.n_layer,
+            n_head=shape.n_head,
+            d_inner=shape.d_inner,
+            ff_activation="gelu",
+            dropout=0.0,
+            untie_r=True,
+            attn_type="bi",
+            mem_len=None,
+            pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+    ).to(cfg.device)
     eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
@@ -100,16 +120,24 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         final.update(common.cloze_top5(model, tok, permutation=True))
     baseline = common.unigram_baseline(train, valid, len(tok))
     card = common.model_card(
-        name="xlnet-tiny-tinystories", family="xlnet", stands_in_for="xlnet/xlnet-base-cased",
+        name="xlnet-tiny-tinystories",
+        family="xlnet",
+        stands_in_for="xlnet/xlnet-base-cased",
         recipe=f"permutation language modelling with two-stream attention (perm_mask + target_mapping), "
         f"partial prediction of the last 1/{shape.k} of a random factorization order; SentencePiece "
         f"Unigram vocabulary of {len(tok)}, cased, `<sep> <cls>` at the end, left padding; "
         f"{shape.n_layer} layers, d_model {shape.d_model}",
-        model=model, cfg=cfg, curves=curves,
-        metrics={"permutation-target top-1": final["top1"], "permutation-target top-5": final["top5"],
-                 "held-out targets": final["n_targets"],
-                 "cloze top-5 (content words; the blank the only target, everything else visible)": final["cloze_top5"]},
-        baseline=baseline, corpus=train_file.name,
+        model=model,
+        cfg=cfg,
+        curves=curves,
+        metrics={
+            "permutation-target top-1": final["top1"],
+            "permutation-target top-5": final["top5"],
+            "held-out targets": final["n_targets"],
+            "cloze top-5 (content words; the blank the only target, everything else visible)": final["cloze_top5"],
+        },
+        baseline=baseline,
+        corpus=train_file.name,
         notes="\nLoad with `AutoModelForCausalLM` (gives `XLNetLMHeadModel`); XLNet is not a masked LM.\n",
     )
     curves["final"] = {**final, "baseline": baseline}

@@ -35,8 +35,18 @@ from app.ui.cache import cache, shared_result  # noqa: F401  (ui.cache is the fu
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
 # What pages call from the modules under the front, as ui.<name>:
-from app.ui.lecture import (build_handout, deck_bar, deck_views, follow_deck, go_to_slide, own_deck,  # noqa: F401
-                            present_link, public_base, set_deck, students_cannot_reach)
+from app.ui.lecture import (  # noqa: F401
+    build_handout,
+    deck_bar,
+    deck_views,
+    follow_deck,
+    go_to_slide,
+    own_deck,
+    present_link,
+    public_base,
+    set_deck,
+    students_cannot_reach,
+)
 from app.ui.loading import settings, try_model  # noqa: F401
 from app.ui.warm import warm_progress, warm_start  # noqa: F401
 from app.ui.stage import intro, show_chart, show_figure, show_html, takeaway, user_caption  # noqa: F401
@@ -206,8 +216,9 @@ def run(fn, models: dict, inputs):
     runs out of memory in it, it runs again on the page's models reloaded on the CPU, with one notice."""
     try:
         with loading.timed_forward(), startup.span("lesson run", page=url.page()):
-            result, moved, why = devices.fallback_to_cpu(lambda ms: shared_result(fn, ms, inputs), models,
-                                                         loading.reload_on_cpu)
+            result, moved, why = devices.fallback_to_cpu(
+                lambda ms: shared_result(fn, ms, inputs), models, loading.reload_on_cpu
+            )
     except lesson.Stop as early:
         stop(early.note.text, early.note.level)
     if moved:  # the GPU ran out of memory: the page ran on the CPU, said once
@@ -224,8 +235,12 @@ def claim_line(experiment: str) -> None:
     line = results.one_line(experiment)
     with st.container(key=f"bve-claim-line-{experiment}"):  # the whole line, wrapped: a link's label is cut to one
         st.markdown(f":material/science: {line}")  # line, which cut the verdict off (our own results' words)
-        st.page_link("pages/claims.py", label="See the experiment on the Does it work? page",
-                     query_params={"claim": experiment}, icon=":material/arrow_forward:")
+        st.page_link(
+            "pages/claims.py",
+            label="See the experiment on the Does it work? page",
+            query_params={"claim": experiment},
+            icon=":material/arrow_forward:",
+        )
 
 
 def show_notes(notes) -> None:
@@ -270,8 +285,13 @@ def sidebar() -> None:
     url.bind_globals()
     sb = st.sidebar
     g = GLOBAL_SPEC
-    sb.selectbox(g.source.label, SOURCES, key="source", format_func=g.source.shown,
-                 help="Auto never uses the network. Prepare a lecture with `python -m app.models.prefetch`.")
+    sb.selectbox(
+        g.source.label,
+        SOURCES,
+        key="source",
+        format_func=g.source.shown,
+        help="Auto never uses the network. Prepare a lecture with `python -m app.models.prefetch`.",
+    )
     st.session_state[own.SLOT] = sb.container()  # "Model for this lesson", drawn once the page is known
     offered = ["auto", "cpu"] + (["cuda"] if devices.cuda_available() else [])
     if st.session_state.get("device") not in offered:
@@ -280,8 +300,9 @@ def sidebar() -> None:
     if settings()[1] == "cuda":
         sb.selectbox(g.dtype.label, devices.DTYPES, key="dtype")
     sb.toggle(g.presenter.label, key="presenter", help=g.presenter.help)
-    sb.radio(g.export.label, ("png", "svg"), key="export", horizontal=True, format_func=g.export.shown,
-             help=g.export.help)
+    sb.radio(
+        g.export.label, ("png", "svg"), key="export", horizontal=True, format_func=g.export.shown, help=g.export.help
+    )
     keep.keep(sb, lecture.PUBLIC_URL)  # the deck and the address students use, kept in this browser
     lecture.address_box(sb)
     layout.sense(sb)  # is the window a phone's? (and the skip link, first in the Tab order)
@@ -292,8 +313,12 @@ def sidebar() -> None:
 def page_config() -> None:
     """Title, icon, wide layout; a presenter link opens with the sidebar collapsed (more room on a projector)."""
     url.bind_globals()
-    st.set_page_config(page_title="BERT Variants Explorer", page_icon=str(catalogue.REPO_ROOT / "assets" / "icon.png"),
-                       layout="wide", initial_sidebar_state="collapsed" if stage.presenting() else "auto")
+    st.set_page_config(
+        page_title="BERT Variants Explorer",
+        page_icon=str(catalogue.REPO_ROOT / "assets" / "icon.png"),
+        layout="wide",
+        initial_sidebar_state="collapsed" if stage.presenting() else "auto",
+    )
 
 
 def badge(slot) -> None:

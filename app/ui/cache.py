@@ -53,8 +53,10 @@ def cache(step, *args):
     try:
         return _cached(step)(*args)
     except UnhashableParamError as e:
-        raise TypeError(f"cache({getattr(step, '__qualname__', step)}, ...): an argument cannot key a cache "
-                        f"(pass a loaded model, a tensor or a hashable value): {e}") from e
+        raise TypeError(
+            f"cache({getattr(step, '__qualname__', step)}, ...): an argument cannot key a cache "
+            f"(pass a loaded model, a tensor or a hashable value): {e}"
+        ) from e
 
 
 # ----------------------------------------------------------------------------- whole Results, across visitors
@@ -84,8 +86,7 @@ def result_key(fn, models: dict, inputs):
         hash((inputs, state))
     except TypeError:
         return None
-    return ((fn.__module__, fn.__qualname__, inputs, tuple(parts), state),
-            lambda: all(alive() for alive in checks))
+    return ((fn.__module__, fn.__qualname__, inputs, tuple(parts), state), lambda: all(alive() for alive in checks))
 
 
 def shared_result(fn, models: dict, inputs):

@@ -32,8 +32,10 @@ PROMPT_STYLE = "font-size:1.6rem;line-height:1.3;font-weight:600;margin:0"
 JOIN_STYLE = "font-size:1.25rem;line-height:1.4;margin:0"
 CHOICES_STYLE = "font-size:1.25rem;margin:0;color:#333"
 #: the Ask button sits level with the page's title (the stage's top right), so the stage figure keeps its height
-ASK_CSS = (f"<style>.st-key-{stage.STAGE_KEY} {{ position: relative; }} .st-key-{ASK_BOX} {{ position: absolute; "
-           "top: -3.7rem; right: 0; width: auto !important; z-index: 5; }}</style>")
+ASK_CSS = (
+    f"<style>.st-key-{stage.STAGE_KEY} {{ position: relative; }} .st-key-{ASK_BOX} {{ position: absolute; "
+    "top: -3.7rem; right: 0; width: auto !important; z-index: 5; }}</style>"
+)
 
 
 def _rooms():
@@ -71,8 +73,12 @@ def offer(fn, result) -> None:
     if made is not None and asked is None:  # on the stage's top right, level with the title: the stage stays whole
         st.html(ASK_CSS)
         stage.stage().container(key=ASK_BOX).button(
-            "Ask the class", key="bve-class-ask", on_click=ask, icon=":material/how_to_vote:",
-            help="Students answer on their phones before the model's answer is shown.")
+            "Ask the class",
+            key="bve-class-ask",
+            on_click=ask,
+            icon=":material/how_to_vote:",
+            help="Students answer on their phones before the model's answer is shown.",
+        )
     st.session_state[stage.HOLD] = holding()
     if asked is not None:
         panel(questions.Question.from_dict(asked))
@@ -113,8 +119,9 @@ def reveal() -> None:
     store.reveal(room[0], room[1], payload)
     st.session_state[REVEALED] = payload
     slide = st.session_state.get(WHERE, (None, None))[1]
-    st.session_state.setdefault(ANSWERS, []).append({"slide": slide, "prompt": asked["prompt"],
-                                                     "sentence": payload["sentence"]})
+    st.session_state.setdefault(ANSWERS, []).append(
+        {"slide": slide, "prompt": asked["prompt"], "sentence": payload["sentence"]}
+    )
 
 
 def answers() -> list[dict]:
@@ -156,16 +163,22 @@ def panel(question: questions.Question) -> None:
             left.image(qr.png(link, 320), width=180, alt=f"QR code to answer at {link}")
         except Exception:  # noqa: BLE001 — a link too long for a code still works typed
             pass
-        right.html(f'<p style="{JOIN_STYLE}">Answer on your phone: <b>{text.html(link)}</b> · room '
-                   f'<b style="letter-spacing:0.08em">{text.html(room[0])}</b></p>')
+        right.html(
+            f'<p style="{JOIN_STYLE}">Answer on your phone: <b>{text.html(link)}</b> · room '
+            f'<b style="letter-spacing:0.08em">{text.html(room[0])}</b></p>'
+        )
         if lecture.students_cannot_reach(link.rsplit("/class/", 1)[0]):
             guess = qr.lan_address(link) if link else None
-            right.warning("This address is this computer itself: phones cannot reach it. Set the address students "
-                          "use in the sidebar (*Lecture*)" + (f", perhaps {text.md(guess, 80)}" if guess else "")
-                          + ".", icon=":material/link_off:")
+            right.warning(
+                "This address is this computer itself: phones cannot reach it. Set the address students "
+                "use in the sidebar (*Lecture*)" + (f", perhaps {text.md(guess, 80)}" if guess else "") + ".",
+                icon=":material/link_off:",
+            )
         if st.session_state.get(SERVED) is False:
-            right.warning("The students' page could not be added to this server; start it with `python -m app.serve`.",
-                          icon=":material/error:")
+            right.warning(
+                "The students' page could not be added to this server; start it with `python -m app.serve`.",
+                icon=":material/error:",
+            )
         with right:
             _count(room[0])
         a, b = right.columns(2)
@@ -185,5 +198,7 @@ def panel(question: questions.Question) -> None:
 def _count(code: str) -> None:
     """The live count, refreshed every second without rerunning the page."""
     view = _rooms().view(code) or {}
-    st.html(f'<p class="bve-class-count" style="{JOIN_STYLE}"><b style="font-size:2rem">{int(view.get("count", 0))}'
-            "</b> answered</p>")
+    st.html(
+        f'<p class="bve-class-count" style="{JOIN_STYLE}"><b style="font-size:2rem">{int(view.get("count", 0))}'
+        "</b> answered</p>"
+    )

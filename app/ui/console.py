@@ -104,9 +104,13 @@ def _look_for_console(code: str, n: int, name: str, go) -> None:
 def console_button(base: str) -> None:
     """The deck bar's link that opens the console in a new window (its own address: the room's code and key)."""
     code, secret = room()
-    st.link_button("Console", console.link(base, code, secret), icon=":material/co_present:",
-                   help="Open the presenter console in a new window on your own screen: the speaker note, the next "
-                        "slide, the time, the slide list. → and ← there move this window too.")
+    st.link_button(
+        "Console",
+        console.link(base, code, secret),
+        icon=":material/co_present:",
+        help="Open the presenter console in a new window on your own screen: the speaker note, the next "
+        "slide, the time, the slide list. → and ← there move this window too.",
+    )
 
 
 # ----------------------------------------------------------------------------- the console page
@@ -147,9 +151,11 @@ def page() -> None:
     if stored is not None and _rooms().tally(code, secret) is None:  # the room's code alone (students see it when
         stored = None  # the class is asked) opens no console: its key is the presenter's secret
     if stored is None:
-        st.info("This console follows a presentation: open it from the projector's window — the **Console** button in "
-                "the deck bar (Lecture mode → *Present from slide 1*). Its address carries the room's code and key.",
-                icon=":material/co_present:")
+        st.info(
+            "This console follows a presentation: open it from the projector's window — the **Console** button in "
+            "the deck bar (Lecture mode → *Present from slide 1*). Its address carries the room's code and key.",
+            icon=":material/co_present:",
+        )
         st.page_link("pages/lecture.py", label="Lecture mode", icon=":material/slideshow:")
         return
     _panel(code, secret, stored.slide)
@@ -182,7 +188,9 @@ def _thumbnail(view, n: int) -> None:
         settings_ = loading.settings()
         models = {key: loading.shared_model(key, *settings_) for key in handout.models_for(view)}
         result = shared_result(lib.run, models, lib.Inputs.from_values(values))
-        fig = stage_figure(importlib.import_module(build.__module__), result, values.get(state.FIGURE)) if build else None
+        fig = (
+            stage_figure(importlib.import_module(build.__module__), result, values.get(state.FIGURE)) if build else None
+        )
     except Exception as failed:  # a model that cannot load, a view with nothing to show: say so, never a traceback
         st.caption(f"No preview: {text.md(str(failed) or type(failed).__name__, 120)}")
         return
@@ -192,8 +200,13 @@ def _thumbnail(view, n: int) -> None:
     fig.update_layout(height=THUMB_HEIGHT, showlegend=False)  # its own margins: the tick labels keep their room
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
-    st.plotly_chart(fig, key="bve-console-thumbnail", config={"staticPlot": True, "displayModeBar": False},
-                    theme=None, on_select="ignore")
+    st.plotly_chart(
+        fig,
+        key="bve-console-thumbnail",
+        config={"staticPlot": True, "displayModeBar": False},
+        theme=None,
+        on_select="ignore",
+    )
     stage.alt_text(figure_words(fig), hidden=True)
 
 
@@ -201,48 +214,92 @@ def _thumbnail(view, n: int) -> None:
 def _panel(code: str, secret: str, drawn: int) -> None:
     """The live part of the console, polled each second; ``drawn``: the slide the page's last full run drew (its
     thumbnail of the next slide): another slide now reruns the whole page."""
-    _rooms().put(code, secret, console.ALIVE_KEY, console.alive(time.time()))  # the projector polls quickly while this is recent
+    _rooms().put(
+        code, secret, console.ALIVE_KEY, console.alive(time.time())
+    )  # the projector polls quickly while this is recent
     stored = _stored(code)
     if stored is not None and stored.slide != drawn:
         st.rerun(scope="app")
     views = _deck_of(code, stored) if stored is not None else None
     if stored is None or not views:
-        st.warning("The presentation's room is gone (it ended, or the server restarted): open the console again "
-                   "from the projector's deck bar.", icon=":material/link_off:")
+        st.warning(
+            "The presentation's room is gone (it ended, or the server restarted): open the console again "
+            "from the projector's deck bar.",
+            icon=":material/link_off:",
+        )
         return
     n = min(stored.slide, len(views))
     here, (back, forward) = views[n - 1], console.neighbours(n, len(views))
     left, right = st.columns([3, 2], gap="medium")
     lesson = deck.lesson_of(here.page)
-    left.markdown(f'<p style="{NEXT_STYLE}"><b>Slide {n} / {len(views)}</b> · {text.html(lesson.title)}</p>'
-                  f'<p class="bve-console-title" style="font-size:2rem;font-weight:700;margin:0;line-height:1.2">'
-                  f"{text.html(here.title)}</p>", unsafe_allow_html=True)
+    left.markdown(
+        f'<p style="{NEXT_STYLE}"><b>Slide {n} / {len(views)}</b> · {text.html(lesson.title)}</p>'
+        f'<p class="bve-console-title" style="font-size:2rem;font-weight:700;margin:0;line-height:1.2">'
+        f"{text.html(here.title)}</p>",
+        unsafe_allow_html=True,
+    )
     with left.container(key="bve-console-note", border=True):
-        st.markdown(f'<p class="bve-console-note" style="{NOTE_STYLE}">'
-                    f'{text.html(here.note) or "<i>No speaker note for this slide.</i>"}</p>', unsafe_allow_html=True)
+        st.markdown(
+            f'<p class="bve-console-note" style="{NOTE_STYLE}">'
+            f'{text.html(here.note) or "<i>No speaker note for this slide.</i>"}</p>',
+            unsafe_allow_html=True,
+        )
     buttons = left.columns(2)
-    buttons[0].button("Previous", icon=":material/arrow_back:", key="bve-console-back", disabled=back is None,
-                      on_click=_move, args=(code, secret, back or n), shortcut="Left", width="stretch",
-                      help="The previous slide, on the projector too (← key)")
-    buttons[1].button("Next", icon=":material/arrow_forward:", key="bve-console-next", icon_position="right",
-                      disabled=forward is None, on_click=_move, args=(code, secret, forward or n), shortcut="Right",
-                      type="primary", width="stretch", help="The next slide, on the projector too (→ key)")
+    buttons[0].button(
+        "Previous",
+        icon=":material/arrow_back:",
+        key="bve-console-back",
+        disabled=back is None,
+        on_click=_move,
+        args=(code, secret, back or n),
+        shortcut="Left",
+        width="stretch",
+        help="The previous slide, on the projector too (← key)",
+    )
+    buttons[1].button(
+        "Next",
+        icon=":material/arrow_forward:",
+        key="bve-console-next",
+        icon_position="right",
+        disabled=forward is None,
+        on_click=_move,
+        args=(code, secret, forward or n),
+        shortcut="Right",
+        type="primary",
+        width="stretch",
+        help="The next slide, on the projector too (→ key)",
+    )
     with left.container(key="bve-console-next-slide", border=True):
         if forward is None:
             st.markdown(f'<p style="{NEXT_STYLE}"><b>Next:</b> the end of the deck.</p>', unsafe_allow_html=True)
         else:
             after = views[forward - 1]
             nxt = deck.lesson_of(after.page)
-            st.markdown(f'<p style="{NEXT_STYLE}"><b>Next, slide {forward}:</b> '
-                        f'<span class="bve-console-next-title">{text.html(after.title)}</span></p>'
-                        f'<p style="{NEXT_STYLE};color:#444">{text.html(nxt.title)} — {text.html(nxt.line)}</p>'
-                        + (f'<p style="{NEXT_STYLE};color:#444;font-style:italic">{text.html(after.note)}</p>'
-                           if after.note else ""), unsafe_allow_html=True)
-    right.markdown(f'<p class="bve-console-clock" style="{CLOCK_STYLE}">'
-                   f'{console.clock(time.time() - stored.started)}</p><p style="margin:0 0 0.5rem 0;color:#555">'
-                   "since the presentation began</p>", unsafe_allow_html=True)
+            st.markdown(
+                f'<p style="{NEXT_STYLE}"><b>Next, slide {forward}:</b> '
+                f'<span class="bve-console-next-title">{text.html(after.title)}</span></p>'
+                f'<p style="{NEXT_STYLE};color:#444">{text.html(nxt.title)} — {text.html(nxt.line)}</p>'
+                + (
+                    f'<p style="{NEXT_STYLE};color:#444;font-style:italic">{text.html(after.note)}</p>'
+                    if after.note
+                    else ""
+                ),
+                unsafe_allow_html=True,
+            )
+    right.markdown(
+        f'<p class="bve-console-clock" style="{CLOCK_STYLE}">'
+        f'{console.clock(time.time() - stored.started)}</p><p style="margin:0 0 0.5rem 0;color:#555">'
+        "since the presentation began</p>",
+        unsafe_allow_html=True,
+    )
     with right.container(key="bve-console-list", height=420):
         for i, v in enumerate(views, 1):
-            st.button(f"{i}. {text.plain(v.title, 90)}", key=f"bve-console-slide-{i}", on_click=_move,
-                      args=(code, secret, i), type="primary" if i == n else "tertiary", width="stretch",
-                      help=f"Show slide {i} on the projector")
+            st.button(
+                f"{i}. {text.plain(v.title, 90)}",
+                key=f"bve-console-slide-{i}",
+                on_click=_move,
+                args=(code, secret, i),
+                type="primary" if i == n else "tertiary",
+                width="stretch",
+                help=f"Show slide {i} on the projector",
+            )

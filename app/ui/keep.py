@@ -56,8 +56,12 @@ def restore(kept, address_key: str) -> list[str]:
     if not isinstance(kept, dict):
         return notes
     stored = kept.get("deck")
-    if (isinstance(stored, str) and stored and not st.session_state.get("deck")
-            and not st.session_state.get(OPENED_WITH_DECK)):
+    if (
+        isinstance(stored, str)
+        and stored
+        and not st.session_state.get("deck")
+        and not st.session_state.get(OPENED_WITH_DECK)
+    ):
         views, _ = deck.decode(stored, spec_of=None)
         if views:
             st.session_state["deck"] = deck.encode(views)
@@ -82,9 +86,17 @@ def keep(where, address_key: str) -> None:
             _component = st.components.v2.component("bve_keep", js=_KEEP_JS)
         synced = bool(st.session_state.get(SYNCED))
         with where:
-            result = _component(key=KEY, data={"synced": synced, "deck": st.session_state.get("deck", "") or "",
-                                               "address": st.session_state.get(address_key, "") or ""},
-                                default={"kept": None}, on_kept_change=lambda: None, height=0)
+            result = _component(
+                key=KEY,
+                data={
+                    "synced": synced,
+                    "deck": st.session_state.get("deck", "") or "",
+                    "address": st.session_state.get(address_key, "") or "",
+                },
+                default={"kept": None},
+                on_kept_change=lambda: None,
+                height=0,
+            )
     except Exception:  # noqa: BLE001 — no component runtime (a scripted client): nothing kept, nothing lost
         return
     kept = getattr(result, "kept", None) if result is not None else None

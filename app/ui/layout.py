@@ -85,8 +85,13 @@ def _mount_sensor(where) -> bool | None:
         _sensor = st.components.v2.component("bve_width", js=_SENSOR_JS)
     seen = st.session_state.get(SEEN)
     with where:
-        result = _sensor(key=SENSOR_KEY, data={"phone": seen, "limit": PHONE_PX}, default={"phone": seen},
-                         on_phone_change=lambda: None, height=0)
+        result = _sensor(
+            key=SENSOR_KEY,
+            data={"phone": seen, "limit": PHONE_PX},
+            default={"phone": seen},
+            on_phone_change=lambda: None,
+            height=0,
+        )
     value = getattr(result, "phone", None) if result is not None else None
     return value if isinstance(value, bool) else seen
 
@@ -136,8 +141,12 @@ def phone_style(fig) -> None:
         layout.font.size = MIN_TEXT_PX
     for trace in fig.data:
         font = getattr(trace, "textfont", None)
-        if font is not None and font.size is not None and not isinstance(font.size, (list, tuple)) \
-                and font.size < MIN_TEXT_PX:
+        if (
+            font is not None
+            and font.size is not None
+            and not isinstance(font.size, (list, tuple))
+            and font.size < MIN_TEXT_PX
+        ):
             font.size = MIN_TEXT_PX
     for note in layout.annotations or ():
         if note.font.size is not None and note.font.size < MIN_TEXT_PX:
@@ -165,7 +174,10 @@ def phone_style(fig) -> None:
         angle = layout[name].tickangle
         if isinstance(angle, (int, float)) and 0 < abs(angle) < 90:
             layout[name].tickangle = -90
-    if layout.showlegend is not False and sum(1 for t in fig.data if getattr(t, "showlegend", None) is not False and getattr(t, "name", None)) > 1:
+    if (
+        layout.showlegend is not False
+        and sum(1 for t in fig.data if getattr(t, "showlegend", None) is not False and getattr(t, "name", None)) > 1
+    ):
         _legend_below(fig)
         if (layout.legend.font.size or 12) < MIN_TEXT_PX:
             layout.legend.font.size = MIN_TEXT_PX

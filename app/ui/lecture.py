@@ -144,33 +144,74 @@ def deck_bar() -> None:
     forward = n + 1 if here else n
     bar = st.container(key="bve-deck-bar", gap=None)
     with bar, st.container(key="bve-deck-row", horizontal=True, vertical_alignment="center", gap="small", wrap=False):
-        st.button("Back", icon=":material/arrow_back:", key="bve-deck-back", disabled=back < 1, shortcut="Left",
-                  on_click=_ask, args=("goto", back), help="The previous slide (← key)")
+        st.button(
+            "Back",
+            icon=":material/arrow_back:",
+            key="bve-deck-back",
+            disabled=back < 1,
+            shortcut="Left",
+            on_click=_ask,
+            args=("goto", back),
+            help="The previous slide (← key)",
+        )
         if here:  # the slide's point is the headline (under this row); here, small, where it stands in the deck
             lesson = deck.lesson_of(view.page)
             title = f"<b>{n} / {len(views)}</b> · {text.html(lesson.title if lesson else view.page)}"
         else:
             title = f"<b>Slide {n} / {len(views)}</b> is {text.html(view.title)} — Back or Next returns to the deck"
         st.markdown(f'<div class="bve-deck-title">{title}</div>', unsafe_allow_html=True, width="stretch")
-        st.button("Next", icon=":material/arrow_forward:", key="bve-deck-next", icon_position="right",
-                  disabled=forward > len(views), shortcut="Right", on_click=_ask, args=("goto", forward),
-                  help="The next slide (→ key)")
-        st.button("QR", icon=":material/qr_code_2:", key="bve-deck-qr", on_click=_ask, args=("deck qr",),
-                  help="A QR code of this view, for students to open it on their own devices")
+        st.button(
+            "Next",
+            icon=":material/arrow_forward:",
+            key="bve-deck-next",
+            icon_position="right",
+            disabled=forward > len(views),
+            shortcut="Right",
+            on_click=_ask,
+            args=("goto", forward),
+            help="The next slide (→ key)",
+        )
+        st.button(
+            "QR",
+            icon=":material/qr_code_2:",
+            key="bve-deck-qr",
+            on_click=_ask,
+            args=("deck qr",),
+            help="A QR code of this view, for students to open it on their own devices",
+        )
         if here:
             console.console_button(_context_root())
-        st.button("", icon=":material/close:", key="bve-deck-end", on_click=_end_presentation,
-                  help="End the presentation (the deck stays on the Lecture mode page)")
+        st.button(
+            "",
+            icon=":material/close:",
+            key="bve-deck-end",
+            on_click=_end_presentation,
+            help="End the presentation (the deck stays on the Lecture mode page)",
+        )
     if here:  # the speaker note is not projected: the presenter console shows it on the lecturer's own screen
         bar.markdown(
             f'<div class="bve-slide-headline" style="font-size:{headline_rem(view.title):.2f}rem" '
-            f'title="{text.html(view.title)}">{text.html(view.title)}</div>', unsafe_allow_html=True)
+            f'title="{text.html(view.title)}">{text.html(view.title)}</div>',
+            unsafe_allow_html=True,
+        )
     with st.container(key="bve-deck-clicker"):  # hidden; a presenter's clicker sends Page Down / Page Up
         st.markdown(DECK_CSS, unsafe_allow_html=True)
-        st.button("Previous slide", key="bve-deck-pageup", shortcut="PageUp", disabled=back < 1,
-                  on_click=_ask, args=("goto", back))
-        st.button("Next slide", key="bve-deck-pagedown", shortcut="PageDown", disabled=forward > len(views),
-                  on_click=_ask, args=("goto", forward))
+        st.button(
+            "Previous slide",
+            key="bve-deck-pageup",
+            shortcut="PageUp",
+            disabled=back < 1,
+            on_click=_ask,
+            args=("goto", back),
+        )
+        st.button(
+            "Next slide",
+            key="bve-deck-pagedown",
+            shortcut="PageDown",
+            disabled=forward > len(views),
+            on_click=_ask,
+            args=("goto", forward),
+        )
     if show_qr:
         _qr_dialog(qr_link(None, None if here else view))
     if here:  # the presenter console: publish this slide, follow the console's moves (app.ui.console)
@@ -216,8 +257,14 @@ def _this_view(spec) -> deck.View:
 
     lesson_here = _page_lesson()
     query = {k: v for k, v in url.view_query(spec).items() if k not in ("source", "device", "dtype")}
-    example = next((ex for ex in EXAMPLES if ex.page == lesson_here.path
-                    and state.encode(state.parse(ex.query, spec)[0], spec) == query), None)
+    example = next(
+        (
+            ex
+            for ex in EXAMPLES
+            if ex.page == lesson_here.path and state.encode(state.parse(ex.query, spec)[0], spec) == query
+        ),
+        None,
+    )
     if example is not None:
         return deck.view(lesson_here.slug, query, example.label, example.why)
     return deck.view(lesson_here.slug, query, lesson_here.title, "")
@@ -238,10 +285,17 @@ def share_buttons(spec) -> None:
         return
     stage.figure_widget(spec)
     c1, c2 = st.columns(2)
-    c1.button("Add this view to my deck", icon=":material/playlist_add:", key="bve-add-view",
-              on_click=_add_view, args=(spec,), help="Lecture mode: present it as a slide, in order.")
-    c2.button("QR code for the class", icon=":material/qr_code_2:", key="bve-share-qr", on_click=_ask,
-              args=("share qr",))
+    c1.button(
+        "Add this view to my deck",
+        icon=":material/playlist_add:",
+        key="bve-add-view",
+        on_click=_add_view,
+        args=(spec,),
+        help="Lecture mode: present it as a slide, in order.",
+    )
+    c2.button(
+        "QR code for the class", icon=":material/qr_code_2:", key="bve-share-qr", on_click=_ask, args=("share qr",)
+    )
     if _asked("share qr", False):
         _qr_dialog(qr_link(spec))
 
@@ -278,10 +332,14 @@ def _public_address() -> tuple[str, str | None]:
 def address_box(where) -> None:
     """The sidebar's expander where a lecturer sets the address students use (QR codes and handout links)."""
     with where.expander("Lecture: the address students use", icon=":material/qr_code_2:"):
-        st.text_input("Public address of this app", key=PUBLIC_URL, placeholder=_context_root() or "https://…",
-                      help="What the QR codes and handout links point at. Empty: the address this browser uses "
-                           f"(or the {PUBLIC_URL_ENV} environment variable, when the server sets it).",
-                      disabled=bool(os.environ.get(PUBLIC_URL_ENV)))
+        st.text_input(
+            "Public address of this app",
+            key=PUBLIC_URL,
+            placeholder=_context_root() or "https://…",
+            help="What the QR codes and handout links point at. Empty: the address this browser uses "
+            f"(or the {PUBLIC_URL_ENV} environment variable, when the server sets it).",
+            disabled=bool(os.environ.get(PUBLIC_URL_ENV)),
+        )
         problem = _public_address()[1]
         if problem:
             st.warning(problem, icon=":material/link_off:")
@@ -306,7 +364,9 @@ def qr_link(spec=None, view: deck.View | None = None) -> str:
 
 # The code is drawn 460 px square, which with the dialog's title ran past the bottom of a short window (a projector's
 # 720 px less the browser's bars, presenter mode's larger type): it shrinks, square, to what the window leaves.
-QR_CSS = "<style>.st-key-bve-qr img { max-height: calc(100vh - 200px); width: auto !important; max-width: 100%; }</style>"
+QR_CSS = (
+    "<style>.st-key-bve-qr img { max-height: calc(100vh - 200px); width: auto !important; max-width: 100%; }</style>"
+)
 
 
 @st.dialog("Open this view on your own device", width="large")
@@ -323,14 +383,17 @@ def _qr_dialog(link: str) -> None:
     right.markdown("Point a phone's camera at the code, or type:")
     right.code(link, language=None, wrap_lines=True)
     if not public_base():
-        right.warning("The browser has not said its address yet: set the address students use in the sidebar "
-                      "(*Lecture*).")
+        right.warning(
+            "The browser has not said its address yet: set the address students use in the sidebar (*Lecture*)."
+        )
     elif qr.is_loopback(link):
         guess = qr.lan_address(link)
-        right.warning(f"{text.md(qr.host(link))} is this computer itself: students' devices cannot reach it. Set the "
-                      "address they use in the sidebar (*Lecture: the address students use*)"
-                      + (f", perhaps {text.md(guess, 80)}" if guess else "")
-                      + f", or start the server with {PUBLIC_URL_ENV}.")
+        right.warning(
+            f"{text.md(qr.host(link))} is this computer itself: students' devices cannot reach it. Set the "
+            "address they use in the sidebar (*Lecture: the address students use*)"
+            + (f", perhaps {text.md(guess, 80)}" if guess else "")
+            + f", or start the server with {PUBLIC_URL_ENV}."
+        )
     else:
         right.caption("It opens this lesson in exactly this state (seed included), without presenter mode.")
 
@@ -338,8 +401,9 @@ def _qr_dialog(link: str) -> None:
 # ----------------------------------------------------------------------------- the handout
 
 
-def build_handout(views, title: str = "BERT Variants Explorer — lecture handout", answers: list[dict] | None = None
-                  ) -> tuple[str, bytes | None, list[str]]:
+def build_handout(
+    views, title: str = "BERT Variants Explorer — lecture handout", answers: list[dict] | None = None
+) -> tuple[str, bytes | None, list[str]]:
     """The deck as one offline HTML file (and a PDF when the system's chromium is there): each view's lesson
     run on the models of the sidebar's settings (through the pages' own cache, so views already opened are
     instant), its key figure, takeaway and live link. Shows progress; returns (html, pdf or None, notes)."""

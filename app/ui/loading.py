@@ -101,10 +101,12 @@ def reload_on_cpu(keys) -> dict:
 def out_of_memory_notice(moved, why: str) -> str:
     """The one notice of a fallback: which models, why, and how to get the GPU back."""
     names = ", ".join(catalogue.get(k).label for k in moved)
-    return (f"The GPU ran out of memory while running {names} on this page ({text.md(why, 100)}), so the page "
-            "ran on the CPU in float32 instead and stays there for this session. To use the GPU again, free its "
-            "memory (close other programs that use it), then pick another device or precision in the sidebar and "
-            "back.")
+    return (
+        f"The GPU ran out of memory while running {names} on this page ({text.md(why, 100)}), so the page "
+        "ran on the CPU in float32 instead and stays there for this session. To use the GPU again, free its "
+        "memory (close other programs that use it), then pick another device or precision in the sidebar and "
+        "back."
+    )
 
 
 def forget_loaded() -> None:
@@ -127,4 +129,3 @@ def timed_forward():
 
 def last_forward_ms() -> float | None:
     return st.session_state.get(LAST_FORWARD)
-

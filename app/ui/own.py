@@ -71,8 +71,14 @@ def start(slug: str, is_lesson: bool) -> None:
     role = page_role(default_variant=True)
     slot = st.session_state.get(SLOT) or st.sidebar
     why = role.why if is_lesson else "Open a lesson to run it on your own model."
-    slot.text_input(chosen.PARAM.label, key=chosen.NAME, help=role.help() if role.role else why,
-                    disabled=not role.role, on_change=_checked, placeholder="a hub id or a folder; empty = catalogue")
+    slot.text_input(
+        chosen.PARAM.label,
+        key=chosen.NAME,
+        help=role.help() if role.role else why,
+        disabled=not role.role,
+        on_change=_checked,
+        placeholder="a hub id or a folder; empty = catalogue",
+    )
     if not role.role:
         slot.caption(f"Not on this page: {why}")
 
@@ -94,8 +100,11 @@ def page_role(default_variant: bool = False) -> chosen.PageRole:
     if not variant:
         return chosen.page_role(models)
     lesson = importlib.import_module(f"app.lessons.{slug}")
-    chosen_variant = lesson.SPEC.variant.default if default_variant else \
-        st.session_state.get(f"{slug}.variant", lesson.SPEC.variant.default)
+    chosen_variant = (
+        lesson.SPEC.variant.default
+        if default_variant
+        else st.session_state.get(f"{slug}.variant", lesson.SPEC.variant.default)
+    )
     return chosen.page_role(variant=chosen_variant)
 
 
@@ -115,8 +124,9 @@ def _admit_one(name: str, role: str, device: str, network: bool):
             except (OSError, ValueError, RecursionError):
                 pass
             else:
-                answer = admission.decide(name, role, config, files, kind="hub", commit=snapshot.name, device=device,
-                                          disk=1 << 62)
+                answer = admission.decide(
+                    name, role, config, files, kind="hub", commit=snapshot.name, device=device, disk=1 << 62
+                )
                 if isinstance(answer, admission.Refusal):
                     return answer
                 return admission.measure(answer, config, admission.folder_tensor_names(snapshot, files))
@@ -127,8 +137,17 @@ def admitted(names: tuple[str, ...], role: chosen.PageRole, device: str, network
     """(Admitted, ...) in the order of ``role.replaces``, or a Refusal; kept for ``ADMIT_TTL_S`` by every
     session (a hub that could not be asked for ``RETRY_TTL_S``), at most ``MAX_ANSWERS`` of them (expired ones
     first, then the least recently asked)."""
-    env = tuple(os.environ.get(k, "") for k in ("HF_ENDPOINT", "HF_HOME", "HF_HUB_OFFLINE", admission.ALLOW_ENV,
-                                                admission.LIMIT_ENV, admission.FOLDERS_ENV))
+    env = tuple(
+        os.environ.get(k, "")
+        for k in (
+            "HF_ENDPOINT",
+            "HF_HOME",
+            "HF_HUB_OFFLINE",
+            admission.ALLOW_ENV,
+            admission.LIMIT_ENV,
+            admission.FOLDERS_ENV,
+        )
+    )
     key = (names, role.role, device, network, env)
     now = time.monotonic()
     with _ANSWERS_LOCK:
@@ -151,18 +170,28 @@ def _decide(names, role: chosen.PageRole, device: str, network: bool):
     said = ",".join(names)
     if role.pair:
         if len(names) != 2:
-            return admission.Refusal(said, "electra", "pair", f"{said} is not used: ELECTRA's lesson takes a pair, "
-                                     "generator first (e.g. google/electra-base-generator,"
-                                     "google/electra-base-discriminator), since a brought model never pairs with "
-                                     "a catalogue one.")
+            return admission.Refusal(
+                said,
+                "electra",
+                "pair",
+                f"{said} is not used: ELECTRA's lesson takes a pair, "
+                "generator first (e.g. google/electra-base-generator,"
+                "google/electra-base-discriminator), since a brought model never pairs with "
+                "a catalogue one.",
+            )
         answers = [_admit_one(n, r, device, network) for n, r in zip(names, chosen.PAIR)]
         refused = next((a for a in answers if isinstance(a, admission.Refusal)), None)
         if refused is not None:
             return refused
         return admission.pair(*answers)  # the one rule for a pair, wherever the answers came from
     if len(names) != 1:
-        return admission.Refusal(said, role.role, "pair", f"{said} is not used: this lesson takes one model (a pair "
-                                 "is for ELECTRA's lesson); name one hub id or folder.")
+        return admission.Refusal(
+            said,
+            role.role,
+            "pair",
+            f"{said} is not used: this lesson takes one model (a pair "
+            "is for ELECTRA's lesson); name one hub id or folder.",
+        )
     answer = _admit_one(names[0], role.role, device, network)
     return answer if isinstance(answer, admission.Refusal) else (answer,)
 
@@ -191,15 +220,17 @@ def resolve() -> dict:
     source, device, _ = settings()
     said = ",".join(names)
     if source == "bundled":
-        st.info(f"{text.md(said)} is not used: **Models** is set to the bundled stand-ins; choose Auto or the hub "
-                "in the sidebar to run this lesson on it.", icon=":material/info:")
+        st.info(
+            f"{text.md(said)} is not used: **Models** is set to the bundled stand-ins; choose Auto or the hub "
+            "in the sidebar to run this lesson on it.",
+            icon=":material/info:",
+        )
         return {}
     network = source == "hub" or not all(_downloaded(n) for n in names)
     with st.spinner(f"Checking {said} before anything is downloaded…"):
         answer = admitted(names, role, device, network)
     if isinstance(answer, admission.Refusal):
-        st.warning(text.plain(answer.sentence) + " This page runs on the catalogue's model.",
-                   icon=":material/block:")
+        st.warning(text.plain(answer.sentence) + " This page runs on the catalogue's model.", icon=":material/block:")
         return {}
     for spec in answer:
         if not _ready(spec):
@@ -245,23 +276,37 @@ def _download(spec) -> str | None:
 
     human = download._human
     if spec.source in st.session_state.get(CANCELLED, set()):
-        st.button(f"Download {spec.source} again", key=f"own-again-{spec.key}", on_click=_again, args=(spec.source,),
-                  icon=":material/download:")
-        return (f"You cancelled the download of {spec.source}; what arrived is kept, so downloading it again "
-                "resumes it.")
+        st.button(
+            f"Download {spec.source} again",
+            key=f"own-again-{spec.key}",
+            on_click=_again,
+            args=(spec.source,),
+            icon=":material/download:",
+        )
+        return f"You cancelled the download of {spec.source}; what arrived is kept, so downloading it again resumes it."
     box = st.container(border=True)
     waiting = any(source == spec.source for source, _ in own.in_progress())
 
     def heading(verb: str) -> str:  # "Downloading" / "Waiting to download" this model, with its sizes
-        return (f"{verb} {text.md(spec.source)} into the Hugging Face cache ({human(spec.download_bytes)} in "
-                f"{len(spec.files)} files, about {human(spec.memory_bytes)} in memory); afterwards *Auto* uses it "
-                "offline.")
+        return (
+            f"{verb} {text.md(spec.source)} into the Hugging Face cache ({human(spec.download_bytes)} in "
+            f"{len(spec.files)} files, about {human(spec.memory_bytes)} in memory); afterwards *Auto* uses it "
+            "offline."
+        )
 
     header = box.empty()
-    header.markdown(f"Another visitor is downloading {text.md(spec.source)}; this page waits for it." if waiting
-                    else heading("Downloading"))
-    box.button("Cancel" if not waiting else "Stop waiting", key=f"own-cancel-{spec.key}", on_click=_cancel,
-               args=(spec.source,), icon=":material/cancel:")
+    header.markdown(
+        f"Another visitor is downloading {text.md(spec.source)}; this page waits for it."
+        if waiting
+        else heading("Downloading")
+    )
+    box.button(
+        "Cancel" if not waiting else "Stop waiting",
+        key=f"own-cancel-{spec.key}",
+        on_click=_cancel,
+        args=(spec.source,),
+        icon=":material/cancel:",
+    )
     bars: dict[str, object] = {}
     last = [None]
     line = box.empty()  # while waiting in line for the server's one download: what runs and this request's place
@@ -279,8 +324,11 @@ def _download(spec) -> str | None:
         last[0] = p.file
         bar = bars.get(p.file) or bars.setdefault(p.file, box.progress(0.0))
         share = min(p.file_done / p.file_size, 1.0) if p.file_size else 0.0
-        bar.progress(share, text=f"{text.plain(p.file)} · {human(p.file_done)} of {human(p.file_size)} · "
-                                 f"{human(int(p.bytes_per_s))}/s · file {min(p.files_done + 1, p.files)} of {p.files}")
+        bar.progress(
+            share,
+            text=f"{text.plain(p.file)} · {human(p.file_done)} of {human(p.file_size)} · "
+            f"{human(int(p.bytes_per_s))}/s · file {min(p.files_done + 1, p.files)} of {p.files}",
+        )
 
     # Cancel (or any widget this visitor touches) asks Streamlit for a rerun, which interrupts this script at its
     # next progress update: the download stops there (download.fetch marks it cancelled, the partial is kept),
@@ -289,11 +337,16 @@ def _download(spec) -> str | None:
         if not queued:
             queued.append(True)
             header.markdown(heading("Waiting to download"))
-        got = "" if w.progress is None or w.progress.total is None else \
-            f" ({human(w.progress.done)} of {human(w.progress.total)})"
+        got = (
+            ""
+            if w.progress is None or w.progress.total is None
+            else f" ({human(w.progress.done)} of {human(w.progress.total)})"
+        )
         place = "next" if w.place == 1 else f"number {w.place} in line"
-        line.caption(f"This server downloads one model at a time: {text.md(w.running)} is downloading{got}; "
-                     f"yours is {place} and starts when it ends. *Cancel* leaves the line.")
+        line.caption(
+            f"This server downloads one model at a time: {text.md(w.running)} is downloading{got}; "
+            f"yours is {place} and starts when it ends. *Cancel* leaves the line."
+        )
 
     cancel = threading.Event()
     started = time.perf_counter()
@@ -307,9 +360,12 @@ def _download(spec) -> str | None:
     if fetched.note:
         st.info(text.plain(fetched.note), icon=":material/info:")
     took = time.perf_counter() - started
-    st.caption(f"Waited {took:.1f} s for another visitor's download of {text.md(spec.source)}." if waiting else
-               f"Downloaded {text.md(spec.source)}: {human(fetched.downloaded)} in {took:.1f} s, into the Hugging "
-               "Face cache; from now on it loads from there, offline.")
+    st.caption(
+        f"Waited {took:.1f} s for another visitor's download of {text.md(spec.source)}."
+        if waiting
+        else f"Downloaded {text.md(spec.source)}: {human(fetched.downloaded)} in {took:.1f} s, into the Hugging "
+        "Face cache; from now on it loads from there, offline."
+    )
     return None
 
 
@@ -345,8 +401,10 @@ def model(key: str, device: str | None = None, dtype: str | None = None):
         except BaseException as e:  # noqa: BLE001 — a native panic (pyo3) is a BaseException: a sentence too
             if not own.native(e):
                 raise
-            st.warning(text.plain(str(e) or type(e).__name__) + " This page runs on the catalogue's model.",
-                       icon=":material/block:")
+            st.warning(
+                text.plain(str(e) or type(e).__name__) + " This page runs on the catalogue's model.",
+                icon=":material/block:",
+            )
             st.session_state[RESOLVED] = {}
             return None
     st.session_state.setdefault(ACTIVE, {})[key] = mine[key].source

@@ -28,7 +28,9 @@ from app.ui import layout, url
 
 PRESENTER_FONT = 22
 PRESENTER_TITLE_PX = 900  # what a figure title's line may take on a projector, clear of a legend on its right
-PRESENTER_NOTE_FONT = 18  # px, the least a figure's annotation gets on a projector (11-13 px on a laptop): readable from the back
+PRESENTER_NOTE_FONT = (
+    18  # px, the least a figure's annotation gets on a projector (11-13 px on a laptop): readable from the back
+)
 PRESENTER_FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # Streamlit's, loaded by the page
 STAGE_KEY = "bve-stage"  # the stage's container (CSS class st-key-bve-stage: the browser tests find it by it)
 FIGURE_BOX = "bve-stage-figure"  # the stage figure's box: CSS class st-key-bve-stage-figure-<its name>
@@ -109,22 +111,40 @@ def fold(title: str) -> None:
     st.session_state[FOLDED] = n + 1
     line = f"Folded on this slide: {text.html(title) or 'a figure'}."
     if n == 0:
-        line += (" The slide shows its stage figure; the lesson's other figures are drawn when asked, so the next "
-                 "slide comes at once.")
+        line += (
+            " The slide shows its stage figure; the lesson's other figures are drawn when asked, so the next "
+            "slide comes at once."
+        )
         st.markdown(f'<div class="bve-folded" style="{FOLDED_STYLE}">{line}</div>', unsafe_allow_html=True)
-        st.button("Draw the lesson's other figures", icon=":material/unfold_more:", key="bve-unfold",
-                  on_click=_unfold, args=(True,), help="On every slide from now on (a slide change then takes longer)")
+        st.button(
+            "Draw the lesson's other figures",
+            icon=":material/unfold_more:",
+            key="bve-unfold",
+            on_click=_unfold,
+            args=(True,),
+            help="On every slide from now on (a slide change then takes longer)",
+        )
     else:
         st.markdown(f'<div class="bve-folded" style="{FOLDED_STYLE}">{line}</div>', unsafe_allow_html=True)
 
 
 def unfolded_note() -> None:
     """Once per run, on a slide whose figures the lecturer unfolded: the button that folds them again."""
-    if (presenting() and st.session_state.get(ON_SLIDE) and st.session_state.get(UNFOLD)
-            and not st.session_state.get(FOLD_OFFERED)):
+    if (
+        presenting()
+        and st.session_state.get(ON_SLIDE)
+        and st.session_state.get(UNFOLD)
+        and not st.session_state.get(FOLD_OFFERED)
+    ):
         st.session_state[FOLD_OFFERED] = True
-        st.button("Fold the lesson's other figures again", icon=":material/unfold_less:", key="bve-fold",
-                  on_click=_unfold, args=(False,), help="Faster slide changes: each slide draws its stage figure only")
+        st.button(
+            "Fold the lesson's other figures again",
+            icon=":material/unfold_less:",
+            key="bve-fold",
+            on_click=_unfold,
+            args=(False,),
+            help="Faster slide changes: each slide draws its stage figure only",
+        )
 
 
 def _plain(text: str) -> str:
@@ -140,8 +160,11 @@ def figure_title(fig) -> str:
     title = _plain(re.split(r"<br\s*/?>", fig.layout.title.text or "")[0])
     if title:
         return title
-    panels = [_plain(a.text) for a in fig.layout.annotations or ()
-              if a.xref == "paper" and a.yref == "paper" and a.showarrow is False and a.yanchor == "bottom"]
+    panels = [
+        _plain(a.text)
+        for a in fig.layout.annotations or ()
+        if a.xref == "paper" and a.yref == "paper" and a.showarrow is False and a.yanchor == "bottom"
+    ]
     if any(panels):
         return " · ".join(p for p in panels if p)
     y, x = _plain(fig.layout.yaxis.title.text or ""), _plain(fig.layout.xaxis.title.text or "")
@@ -215,13 +238,14 @@ def takeaway(markdown: str) -> None:
     stage().markdown(f"**Takeaway:** {markdown}")
 
 
-
 def user_caption(value, where=None) -> None:
     """A user's text (a deck's speaker note) shown as a caption, exactly as typed: HTML-escaped inside an
     HTML block, so no markdown forms from it — not even the links GitHub-flavoured markdown makes of bare
     addresses, which backslash escapes do not stop. The deck bar shows the same strings the same way."""
-    (where or st).markdown(f'<div class="bve-user-caption" style="font-size:0.875rem;opacity:0.7">'
-                           f"{text.html(value)}</div>", unsafe_allow_html=True)
+    (where or st).markdown(
+        f'<div class="bve-user-caption" style="font-size:0.875rem;opacity:0.7">{text.html(value)}</div>',
+        unsafe_allow_html=True,
+    )
 
 
 def _figure_box(name: str):
@@ -263,7 +287,11 @@ def _plotly(where, fig, name: str, **size) -> None:
     fmt = url.setting("export")
     config = {"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name, "scale": 2}}
     where.plotly_chart(  # on a projector the figure's own style (presenter_style); Streamlit's theme greys it
-        _wired(fig), width="stretch", key=f"fig-{name}", theme=None if presenting() else "streamlit", **size,
+        _wired(fig),
+        width="stretch",
+        key=f"fig-{name}",
+        theme=None if presenting() else "streamlit",
+        **size,
         config=layout.phone_config(config) if layout.phone() else config,
     )
 
@@ -271,8 +299,9 @@ def _plotly(where, fig, name: str, **size) -> None:
 def presenter_style(fig) -> None:
     """Large black type on white for a projector (``app.figures.white_template``), in the page's own typeface;
     a figure's smaller notes (subplot titles, a marked line's label) grow to ``PRESENTER_NOTE_FONT`` at least."""
-    fig.update_layout(font=dict(size=PRESENTER_FONT, color="#000", family=PRESENTER_FONT_FAMILY),
-                      template=white_template())
+    fig.update_layout(
+        font=dict(size=PRESENTER_FONT, color="#000", family=PRESENTER_FONT_FAMILY), template=white_template()
+    )
     title = fig.layout.title.text
     if title:  # one line that fits the stage: a long title gets smaller type (a wrapped one collides with legends)
         fig.update_layout(title_font_size=title_size(title))
@@ -292,7 +321,9 @@ ALT_STYLE = "font-size:0.875rem;color:#3d3f4a;margin:-0.4rem 0 0.4rem 0"
 
 
 #: read by a screen reader, not drawn: a figure's words when its lesson wrote none (app.figures.words)
-HIDDEN_STYLE = "position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
+HIDDEN_STYLE = (
+    "position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
+)
 QUOTED = re.compile(r"«([^«»]*)»")
 
 
@@ -302,8 +333,9 @@ def alt_text(alt: str, where=None, hidden: bool = False) -> None:
     words a visitor typed) becomes code. ``hidden``: for a screen reader only (the words read off a figure)."""
     words = QUOTED.sub(r"<code>\1</code>", text.html(alt))
     style, cls = (HIDDEN_STYLE, "bve-alt bve-sr") if hidden else (ALT_STYLE, "bve-alt")
-    (where or st).markdown(f'<p class="{cls}" role="note" style="{style}"><b>In words:</b> {words}</p>',
-                           unsafe_allow_html=True)
+    (where or st).markdown(
+        f'<p class="{cls}" role="note" style="{style}"><b>In words:</b> {words}</p>', unsafe_allow_html=True
+    )
 
 
 def show_figure(fig, name: str, height: int | None = None, key: bool | str = False, alt: str | None = None) -> None:
@@ -324,9 +356,11 @@ def show_figure(fig, name: str, height: int | None = None, key: bool | str = Fal
             return
         if key is True:  # the key figure, while the view names another: the stage's if that one is not drawn
             key_name = figure_choice()[1] if figure_choice() else KEY_NAME
-            st.session_state[FALLBACK] = lambda: (presenter_style(fig), _plotly(_figure_box(key_name), fig,
-                                                                                 f"{name}-stage", height="stretch"),
-                                                  draw_below())
+            st.session_state[FALLBACK] = lambda: (
+                presenter_style(fig),
+                _plotly(_figure_box(key_name), fig, f"{name}-stage", height="stretch"),
+                draw_below(),
+            )
         if folding():
             fold(figure_title(fig))
             return
@@ -354,9 +388,11 @@ def show_html(document, alt: str, key: bool | str = False) -> None:
         st.session_state[STAGED] = staged  # the class's question has the stage: the figure (the answer) waits
         return
     if staged:
-        fit = (f"<script>(function () {{ var H = {max(int(document.height), 1)}; function fit() {{ "
-               "document.documentElement.style.zoom = Math.max(0.3, Math.min(2.5, (window.innerHeight - 8) / H)); } "
-               "fit(); window.addEventListener('resize', fit); })();</script>")
+        fit = (
+            f"<script>(function () {{ var H = {max(int(document.height), 1)}; function fit() {{ "
+            "document.documentElement.style.zoom = Math.max(0.3, Math.min(2.5, (window.innerHeight - 8) / H)); } "
+            "fit(); window.addEventListener('resize', fit); })();</script>"
+        )
         html_text = document.html.replace("<head>", f"<head>{fit}", 1)
         _figure_box(staged).iframe(html_text, height="stretch", alt=alt)
         draw_below()
@@ -373,7 +409,8 @@ def show_chart(chart, name: str) -> None:
     """An altair chart: its ••• menu saves SVG and PNG (vega-embed, no network)."""
     if presenting():
         chart = chart.configure_axis(labelFontSize=PRESENTER_FONT - 4, titleFontSize=PRESENTER_FONT).configure_legend(
-            labelFontSize=PRESENTER_FONT - 4, titleFontSize=PRESENTER_FONT)
+            labelFontSize=PRESENTER_FONT - 4, titleFontSize=PRESENTER_FONT
+        )
     st.altair_chart(chart, width="stretch", key=f"chart-{name}")
 
 

@@ -17,18 +17,41 @@ from app.lecture import deck
 from app.models import chosen, device as devices
 
 SOURCES = ("auto", "hub", "bundled")
-SOURCE_LABELS = (("auto", "Auto: real checkpoint if cached, else bundled (offline)"),
-                 ("hub", "Hugging Face hub (falls back to bundled)"), ("bundled", "Bundled stand-ins (offline)"))
+SOURCE_LABELS = (
+    ("auto", "Auto: real checkpoint if cached, else bundled (offline)"),
+    ("hub", "Hugging Face hub (falls back to bundled)"),
+    ("bundled", "Bundled stand-ins (offline)"),
+)
 GLOBAL_SPEC = Spec(
-    Param("device", "choice", "auto", choices=devices.CHOICES, label="Device",
-          labels=(("auto", "Auto (GPU if available)"), ("cpu", "CPU"), ("cuda", "GPU (CUDA)"))),
+    Param(
+        "device",
+        "choice",
+        "auto",
+        choices=devices.CHOICES,
+        label="Device",
+        labels=(("auto", "Auto (GPU if available)"), ("cpu", "CPU"), ("cuda", "GPU (CUDA)")),
+    ),
     Param("dtype", "choice", "float32", choices=devices.DTYPES, label="Precision"),
     Param("source", "choice", "auto", choices=SOURCES, label="Models", labels=SOURCE_LABELS),
     Param("presenter", "bool", False, label="Presenter mode", help="Large fonts and high contrast for a projector."),
-    Param("export", "choice", "png", choices=("png", "svg"), label="Download figures as", widget="radio",
-          labels=(("png", "PNG"), ("svg", "SVG")), help="The camera icon on every figure saves it in this format."),
-    Param("layout", "choice", "auto", choices=("auto", "phone", "desktop"), label="Layout",
-          help="auto: a phone's layout on a narrow window (app/ui/layout.py); phone or desktop: always that one."),
+    Param(
+        "export",
+        "choice",
+        "png",
+        choices=("png", "svg"),
+        label="Download figures as",
+        widget="radio",
+        labels=(("png", "PNG"), ("svg", "SVG")),
+        help="The camera icon on every figure saves it in this format.",
+    ),
+    Param(
+        "layout",
+        "choice",
+        "auto",
+        choices=("auto", "phone", "desktop"),
+        label="Layout",
+        help="auto: a phone's layout on a narrow window (app/ui/layout.py); phone or desktop: always that one.",
+    ),
 )
 #: Your own checkpoint for the lesson's role ("" = the catalogue; app.models.chosen, app.ui.own): set once for every
 #: page like GLOBAL_SPEC, but part of a view's own state — a deck's view keeps it in its query, and its slide's
@@ -130,8 +153,10 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
             if p.shared and p.name not in raw:  # the page's default, not the user's or the link's
                 defaulted[p.name] = values[p.name]
     for p in misfit:
-        notes.append(f"{text.md(p.name)} held a value this page cannot use ({text.md(st.session_state[key_of(p)], 30)}); "
-                     f"using {text.md(state.encode_one(p, p.default), 30)}.")
+        notes.append(
+            f"{text.md(p.name)} held a value this page cannot use ({text.md(st.session_state[key_of(p)], 30)}); "
+            f"using {text.md(state.encode_one(p, p.default), 30)}."
+        )
         st.session_state[key_of(p)] = p.default
     if opened:
         notes += state.unknown_keys(raw, {p.name for p in (*GLOBAL_SPEC, *MODEL_SPEC, *DECK_SPEC, *spec)})
@@ -190,5 +215,6 @@ def clip(key: str, limit: int) -> None:
     value = st.session_state.get(key)
     if isinstance(value, str) and len(value) > limit:
         st.session_state[key] = value[:limit]
-        add_notes([f"You pasted {len(value):,} characters; the box keeps the first {limit:,} (its limit) — the rest "
-                   "was cut."])
+        add_notes(
+            [f"You pasted {len(value):,} characters; the box keeps the first {limit:,} (its limit) — the rest was cut."]
+        )

@@ -68,8 +68,12 @@ class Warm:
     def progress(self) -> dict:
         """{"done": [...], "total": n, "seconds": float | None, "precomputed": n} (``measure.warm_done`` reads
         "seconds")."""
-        return {"done": list(self.done), "total": self.total, "seconds": self.seconds,
-                "precomputed": len(self.precomputed)}
+        return {
+            "done": list(self.done),
+            "total": self.total,
+            "seconds": self.seconds,
+            "precomputed": len(self.precomputed),
+        }
 
     def put(self, view, settings_: tuple[str, str, str], urgent: bool = False) -> bool:
         """Queue ``view`` under ``settings_`` once; False if it was queued before or the queue is full."""
@@ -122,6 +126,7 @@ def compute_view(view, settings_: tuple[str, str, str]) -> None:
             models[key] = loading.shared_model(key, *settings_)
         except Exception:  # a model that cannot be loaded: the page says so when opened
             pass
+
     def stepping_aside(step, *args):  # before each of the lesson's expensive steps, a visitor's page goes first
         yield_to_visitors()
         return cache(step, *args)

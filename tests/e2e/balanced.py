@@ -26,8 +26,9 @@ def first_visit(base: str, path: str = "/") -> tuple[str, str | None]:
     header value, or '' with ``--affinity ip``; the app process that answered, with ``--served-by``)."""
     with urllib.request.urlopen(base.rstrip("/") + path, timeout=60) as r:
         r.read()
-        cookie = next((c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or []
-                       if c.startswith(ROUTE_COOKIE + "=")), "")
+        cookie = next(
+            (c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or [] if c.startswith(ROUTE_COOKIE + "=")), ""
+        )
         return cookie, answered_by(r.headers.get(SERVED_BY))
 
 
@@ -40,9 +41,14 @@ class BalancedSession(Session):
         self.cookie, self.served_by, self.reconnects = cookie, None, 0
 
     async def _connect(self) -> None:
-        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None, open_timeout=120,
-                                          ping_interval=None,
-                                          additional_headers={"Cookie": self.cookie} if self.cookie else None)
+        self.ws = await websockets.connect(
+            self.url,
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=120,
+            ping_interval=None,
+            additional_headers={"Cookie": self.cookie} if self.cookie else None,
+        )
         self.served_by = answered_by(self.ws.response.headers.get(SERVED_BY))
 
     async def __aenter__(self):

@@ -35,10 +35,16 @@ def streamlit_server(env: dict | None = None, timeout: float = 120, launcher: bo
     heavy imports begun once the server is up; ``launcher=False``: plain ``streamlit run streamlit_app.py``, as
     Hugging Face Spaces runs it) on 127.0.0.1; yield (base url, seconds until healthy)."""
     port = free_port()
-    cmd = [sys.executable, "-m", *(("app.serve",) if launcher else ("streamlit", "run", "streamlit_app.py")),
-           "--server.headless=true",
-           f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
-           "--server.fileWatcherType=none"]
+    cmd = [
+        sys.executable,
+        "-m",
+        *(("app.serve",) if launcher else ("streamlit", "run", "streamlit_app.py")),
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
+    ]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1", **(env or {})}
     log = open(ROOT / ".e2e-server.log", "w")
     started = time.perf_counter()
@@ -175,4 +181,3 @@ def assert_no_injected_markup(page, host: str = "evil.invalid") -> str:
     shown = page.inner_text('[data-testid="stMain"]')
     assert "\u202e" not in shown  # an override is shown as ⟨U+202E⟩, never applied
     return shown
-

@@ -38,7 +38,9 @@ KEY_FIGURES = {
     "sentence_order": "sentence-order-your-pair",
     "claims": "claims-",
 }
-NOT_PLOTLY = {"attention": "bertviz's head and model views are HTML documents in an iframe (app/figures/bertviz_offline.py)"}
+NOT_PLOTLY = {
+    "attention": "bertviz's head and model views are HTML documents in an iframe (app/figures/bertviz_offline.py)"
+}
 
 # Streamlit scrolls its main area, not the document: a page pans sideways when any of these is wider than it shows.
 _OVERFLOW = """() => {

@@ -46,8 +46,9 @@ class Session:
         self.last: Run | None = None
 
     async def __aenter__(self):
-        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None,
-                                           open_timeout=120, ping_interval=None)
+        self.ws = await websockets.connect(
+            self.url, subprotocols=["streamlit"], max_size=None, open_timeout=120, ping_interval=None
+        )
         return self
 
     async def __aexit__(self, *exc):

@@ -32,9 +32,11 @@ async def _student(base: str, slug: str, seed: int) -> dict:
 
 def test_a_class_opens_every_lesson_at_once_on_a_fresh_server():
     with streamlit_server() as (base, _):
+
         async def wave(offset):
-            return await asyncio.gather(*(_student(base, lesson.slug, offset + i)
-                                          for i in range(PER_LESSON) for lesson in LESSONS))
+            return await asyncio.gather(
+                *(_student(base, lesson.slug, offset + i) for i in range(PER_LESSON) for lesson in LESSONS)
+            )
 
         results = asyncio.run(wave(100))
         after_first = rss_mib(SERVER_PIDS[base])

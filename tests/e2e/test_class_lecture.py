@@ -45,14 +45,17 @@ def test_a_round_of_ask_the_class_from_projector_to_phones_and_back(launcher):
                 ph.wait_text("#msg", "Your answer")
             projector.wait_for_function(
                 """() => [...document.querySelectorAll('.bve-class-count')].some(e => e.innerText.startsWith('3 '))""",
-                timeout=30_000, polling=250)
+                timeout=30_000,
+                polling=250,
+            )
             assert "of you chose" not in projector.inner_text("body")  # nothing of the answers before the reveal
 
             projector.get_by_role("button", name="Reveal").click()
             projector.wait_for_function("() => document.body.innerText.includes('67% of you chose')", timeout=60_000)
             wait_for_app(projector)
-            sentence = next(line for line in projector.inner_text(".st-key-bve-class").splitlines()
-                            if "67% of you chose" in line)
+            sentence = next(
+                line for line in projector.inner_text(".st-key-bve-class").splitlines() if "67% of you chose" in line
+            )
             assert sentence.startswith(f"67% of you chose {labels[0]}; the model put")
             for ph in phones:
                 ph.wait_text("#reveal", "67% of you chose")
@@ -89,8 +92,9 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
             for n, view in enumerate(deck, 1):
                 # a cold slide (no warm start here) on a loaded CI machine can take tens of seconds: generous waits,
                 # no timing asserted (BENCHMARKS.md measures the slide changes)
-                projector.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
-                                            timeout=120_000)
+                projector.wait_for_function(
+                    f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=120_000
+                )
                 wait_for_app(projector)
                 assert urlparse(projector.url).path.endswith(f"/{view.page}")
                 ask = projector.get_by_role("button", name="Ask the class")
@@ -108,8 +112,11 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
                         if ph.page.locator("#answers button.send").count():
                             ph.page.locator("#answers button.send").tap()
                         ph.wait_text("#msg", "Your answer", timeout=60_000)
-                    projector.wait_for_function("() => [...document.querySelectorAll('.bve-class-count')]"
-                                                ".some(e => e.innerText.startsWith('3 '))", timeout=60_000)
+                    projector.wait_for_function(
+                        "() => [...document.querySelectorAll('.bve-class-count')]"
+                        ".some(e => e.innerText.startsWith('3 '))",
+                        timeout=60_000,
+                    )
                     projector.get_by_role("button", name="Reveal").click()
                     projector.wait_for_function("() => document.body.innerText.includes('of you ')", timeout=60_000)
                     for ph in phones:
@@ -117,7 +124,9 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
                     asked.append(view.page)
                     assert exception_boxes(projector) == [], (n, view.page)
                 if n < len(deck):
-                    projector.locator(".bve-slide-headline").first.click()  # the arrow keys belong to the deck, not a button
+                    projector.locator(
+                        ".bve-slide-headline"
+                    ).first.click()  # the arrow keys belong to the deck, not a button
                     projector.keyboard.press("ArrowRight")
                     if phones is not None:
                         for ph in phones:

@@ -26,8 +26,9 @@ SLOW_3G = {"offline": False, "latency": 2000, "downloadThroughput": 4e5 / 8 * 0.
 
 class Phone:
     def __init__(self, browser, url: str, network: dict | None):
-        self.context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-                                           device_scale_factor=2)
+        self.context = browser.new_context(
+            viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, device_scale_factor=2
+        )
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.bytes = 0
@@ -46,8 +47,12 @@ class Phone:
         return self.page.locator(selector).inner_text()
 
     def wait_text(self, selector: str, part: str, timeout: float = 30_000) -> None:
-        self.page.wait_for_function("([s, p]) => (document.querySelector(s) || {}).textContent.includes(p)",
-                                    arg=[selector, part], timeout=timeout, polling=200)
+        self.page.wait_for_function(
+            "([s, p]) => (document.querySelector(s) || {}).textContent.includes(p)",
+            arg=[selector, part],
+            timeout=timeout,
+            polling=200,
+        )
 
     def tap(self, label: str) -> None:
         self.page.locator("#answers button", has_text=label).first.tap()
@@ -96,9 +101,13 @@ def test_three_phones_answer_change_and_see_the_reveal():
                 for ph in phones:
                     ph.wait_text("#msg", "Closed")
                     assert ph.page.locator("#answers button").count() == 0
-                payload = {"rows": [{"label": "ball", "count": 2, "share": 2 / 3, "model": 0.44, "answer": True},
-                                    {"label": EVIL, "count": 1, "share": 1 / 3, "model": 0.01}],
-                           "sentence": f"67% of you chose ball; the model put 44% on ball. {EVIL}"}
+                payload = {
+                    "rows": [
+                        {"label": "ball", "count": 2, "share": 2 / 3, "model": 0.44, "answer": True},
+                        {"label": EVIL, "count": 1, "share": 1 / 3, "model": 0.01},
+                    ],
+                    "sentence": f"67% of you chose ball; the model put 44% on ball. {EVIL}",
+                }
                 assert presenter.reveal(code, secret, payload)
                 for ph in phones:
                     ph.wait_text("#reveal", "67% of you chose ball")

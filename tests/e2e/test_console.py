@@ -24,15 +24,19 @@ def slide_of(page) -> str | None:
 
 
 def wait_slide(page, n: int) -> None:
-    page.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=90_000,
-                           polling=200)
+    page.wait_for_function(
+        f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=90_000, polling=200
+    )
     wait_for_app(page)
 
 
 def wait_text(page, selector: str, words: str) -> None:
     page.wait_for_function(
-        "([s, w]) => [...document.querySelectorAll(s)].some(e => e.innerText.includes(w))", arg=[selector, words],
-        timeout=60_000, polling=200)
+        "([s, w]) => [...document.querySelectorAll(s)].some(e => e.innerText.includes(w))",
+        arg=[selector, words],
+        timeout=60_000,
+        polling=200,
+    )
 
 
 def test_the_console_drives_the_projector_and_follows_it():
@@ -88,7 +92,9 @@ def test_the_console_drives_the_projector_and_follows_it():
             wait_text(console, "[data-testid='stMain']", f"Slide 3 / {len(DEFAULT)}")
 
             console.bring_to_front()
-            console.get_by_role("button", name=f"1. {DEFAULT[0].title}").first.click()  # the slide list, back to slide 1
+            console.get_by_role(
+                "button", name=f"1. {DEFAULT[0].title}"
+            ).first.click()  # the slide list, back to slide 1
             wait_slide(projector, 1)
             wait_text(console, ".bve-console-note", DEFAULT[0].note)
             console.screenshot(path=str(SHOTS / "console-console-back.png"))

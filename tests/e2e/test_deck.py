@@ -67,11 +67,22 @@ def test_one_link_presents_the_default_deck_with_the_arrow_keys_every_figure_in_
             assert exception_boxes(page) == [], (n, view.page)
             if n < len(DEFAULT):
                 page.keyboard.press("ArrowRight")
-        assert {"masking", "albert_params", "albert_activations", "distillation", "electra", "xlnet", "attention",
-                "compare"} <= set(shown), (shown, missing)
+        assert {
+            "masking",
+            "albert_params",
+            "albert_activations",
+            "distillation",
+            "electra",
+            "xlnet",
+            "attention",
+            "compare",
+        } <= set(shown), (shown, missing)
         page.keyboard.press("ArrowLeft")  # and back
-        page.wait_for_function(f"() => location.search.includes('slide={len(DEFAULT) - 1}&') || "
-                               f"location.search.endsWith('slide={len(DEFAULT) - 1}')", timeout=60_000)
+        page.wait_for_function(
+            f"() => location.search.includes('slide={len(DEFAULT) - 1}&') || "
+            f"location.search.endsWith('slide={len(DEFAULT) - 1}')",
+            timeout=60_000,
+        )
         wait_for_app(page)
         assert urlparse(page.url).path.endswith(f"/{DEFAULT[-2].page}")
         assert watcher.console_errors == [] and watcher.page_errors == []
@@ -91,7 +102,9 @@ def test_a_clicker_and_typing_page_down_or_arrows_in_a_text_box(server):
         page.keyboard.press("ArrowLeft")
         page.wait_for_timeout(1500)
         assert f"slide={n}" in page.url
-        page.locator(".bve-slide-headline").click()  # out of the box (the slide's headline; the page's h1 is for screen readers)
+        page.locator(
+            ".bve-slide-headline"
+        ).click()  # out of the box (the slide's headline; the page's h1 is for screen readers)
         page.keyboard.press("PageDown")
         page.wait_for_function(f"() => location.search.includes('slide={n + 1}')", timeout=60_000)
         wait_for_app(page)
@@ -116,8 +129,11 @@ def test_the_qr_code_on_the_screen_decodes_to_the_views_link(server):
         page.get_by_role("button", name="QR").first.click()
         image = page.locator(".st-key-bve-qr img")
         image.wait_for(timeout=60_000)
-        page.wait_for_function("() => { const i = document.querySelector('.st-key-bve-qr img');"
-                               " return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
+        page.wait_for_function(
+            "() => { const i = document.querySelector('.st-key-bve-qr img');"
+            " return i && i.complete && i.naturalWidth > 0; }",
+            timeout=30_000,
+        )
         box = image.bounding_box()
         assert box["width"] >= 400 and box["y"] + box["height"] <= H  # big, and whole on the screen
         decoded = [r.text for r in zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot())))]
@@ -158,7 +174,9 @@ def test_the_handout_downloads_and_opens_offline(server, tmp_path):
         requests = []
         page.on("request", lambda r: requests.append(r.url))
         page.set_content(html, wait_until="load")
-        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+        page.wait_for_function(
+            "() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000
+        )
         assert page.locator(".js-plotly-plot").count() == 1 and page.locator("section iframe").count() == 1
         frame = page.frame_locator("section iframe")
         frame.locator("svg").first.wait_for(timeout=30_000)  # bertviz drew inside its frame, from its inline scripts

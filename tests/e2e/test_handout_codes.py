@@ -34,8 +34,9 @@ def test_every_code_in_the_html_handout_decodes_at_1x(tmp_path, base):
     sizes = [qr.make(u).symbol_size(scale=1, border=0)[0] for u in urls]
     assert min(sizes) <= 41 and max(sizes) >= 77, sizes  # small and large codes, the failing sizes among them
     path = tmp_path / "handout.html"
-    path.write_text(handout.document([section(i, u) for i, u in enumerate(urls, 1)], "Codes", plotly_js=""),
-                    encoding="utf-8")
+    path.write_text(
+        handout.document([section(i, u) for i, u in enumerate(urls, 1)], "Codes", plotly_js=""), encoding="utf-8"
+    )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:

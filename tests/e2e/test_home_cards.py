@@ -14,8 +14,12 @@ def test_no_page_link_on_the_home_page_is_cut():
         page.goto(base + "/")
         wait_for_app(page)
         # under load (CI) the cards arrive after the first draw: wait for them and for the fonts they are measured in
-        page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stPageLink-NavLink"] p')]
-            .filter(p => p.offsetParent !== null).length > 12""", timeout=60_000, polling=200)
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stPageLink-NavLink"] p')]
+            .filter(p => p.offsetParent !== null).length > 12""",
+            timeout=60_000,
+            polling=200,
+        )
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.wait_for_timeout(500)
         links = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stPageLink-NavLink"] p')]

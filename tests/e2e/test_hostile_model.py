@@ -30,22 +30,29 @@ def _health(base: str, stop: threading.Event, seen: list[float]) -> None:
         stop.wait(0.2)
 
 
-@pytest.mark.parametrize("hub_id, says", [
-    ("evil/deberta-conv", "built from its config.json it has"),
-    ("evil/panic-tokenizer", "failed in a separate process (PanicException"),
-])
+@pytest.mark.parametrize(
+    "hub_id, says",
+    [
+        ("evil/deberta-conv", "built from its config.json it has"),
+        ("evil/panic-tokenizer", "failed in a separate process (PanicException"),
+    ],
+)
 def test_a_crafted_model_ends_in_one_sentence_and_the_catalogue(crafted, tmp_path, hub_id, says):  # noqa: F811
     with HubServer(crafted) as hub:
-        env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf"),
-               "BVE_MODEL_LIMIT": "500MB", "BVE_WARM_START": "0"}
+        env = {
+            "HF_HUB_OFFLINE": "0",
+            "HF_ENDPOINT": hub.url,
+            "HF_HOME": str(tmp_path / "hf"),
+            "BVE_MODEL_LIMIT": "500MB",
+            "BVE_WARM_START": "0",
+        }
         with streamlit_server(env) as (base, _), browser() as (context, watcher):
             stop, seen = threading.Event(), []
             probe = threading.Thread(target=_health, args=(base, stop, seen), daemon=True)
             probe.start()
             page = watcher.watch(context.new_page())
             page.goto(f"{base}/masking?model={hub_id}")
-            page.wait_for_function(f"() => document.body.innerText.includes({says!r})", timeout=180_000,
-                                   polling=250)
+            page.wait_for_function(f"() => document.body.innerText.includes({says!r})", timeout=180_000, polling=250)
             wait_for_app(page)
             stop.set()
             probe.join(35)

@@ -12,8 +12,12 @@ from tests.e2e.browser import assert_no_injected_markup, browser, streamlit_serv
 
 pytestmark = pytest.mark.e2e
 
-PAYLOADS = ["`![](http://evil.invalid/s.png)`", "`[Log in again](http://evil.invalid/x)`", ":red[**HACKED**]",
-            "\u202e5 txet"]
+PAYLOADS = [
+    "`![](http://evil.invalid/s.png)`",
+    "`[Log in again](http://evil.invalid/x)`",
+    ":red[**HACKED**]",
+    "\u202e5 txet",
+]
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,13 @@ def test_a_stalled_download_leaves_other_tabs_responsive_and_cancel_stops_it(own
     with HubServer(own_repos) as hub:
         hub.trickle = 0.05  # the weights arrive a byte every 50 ms: a download that never ends in this test
         hub.trickle_paths = f"/{STALL}/resolve/{own_repos[STALL].commit}/model.safetensors"
-        env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf"),
-               "BVE_MODEL_LIMIT": "2GB", "BVE_WARM_START": "0"}
+        env = {
+            "HF_HUB_OFFLINE": "0",
+            "HF_ENDPOINT": hub.url,
+            "HF_HOME": str(tmp_path / "hf"),
+            "BVE_MODEL_LIMIT": "2GB",
+            "BVE_WARM_START": "0",
+        }
         with streamlit_server(env) as (base, _), browser() as (context, watcher):
             downloading = watcher.watch(context.new_page())
             downloading.goto(f"{base}/masking?model={STALL}")
@@ -33,7 +38,9 @@ def test_a_stalled_download_leaves_other_tabs_responsive_and_cancel_stops_it(own
             downloading.wait_for_function(  # the weights' bar, with its size and speed
                 """() => [...document.querySelectorAll('[data-testid="stProgress"]')]
                         .some(e => e.innerText.includes('model.safetensors') && e.innerText.includes('/s'))""",
-                timeout=60_000, polling=200)
+                timeout=60_000,
+                polling=200,
+            )
             assert "of" in bar.inner_text()
 
             other = watcher.watch(context.new_page())
@@ -49,21 +56,28 @@ def test_a_stalled_download_leaves_other_tabs_responsive_and_cancel_stops_it(own
             queued = watcher.watch(context.new_page())
             queued.goto(f"{base}/masking?model={OTHER}")
             line = f"This server downloads one model at a time: {STALL} is downloading"
-            queued.wait_for_function(f"() => document.body.innerText.includes('{line}') && "
-                                     "document.body.innerText.includes('yours is next')", timeout=120_000, polling=200)
+            queued.wait_for_function(
+                f"() => document.body.innerText.includes('{line}') && "
+                "document.body.innerText.includes('yours is next')",
+                timeout=120_000,
+                polling=200,
+            )
             assert f"Waiting to download {OTHER}" in queued.inner_text("body")
 
             downloading.get_by_role("button", name="Cancel").click()
             downloading.wait_for_function(
                 """() => document.body.innerText.includes('You cancelled the download of evil/stall')""",
-                timeout=60_000, polling=200)
+                timeout=60_000,
+                polling=200,
+            )
             wait_for_app(downloading)
             assert exception_boxes(downloading) == []
             assert "BERT" in downloading.inner_text('[data-testid="stSidebar"]')
             assert downloading.locator('[data-testid="stProgress"]').count() == 0
 
             queued.wait_for_function(  # its turn came: downloaded, then the lesson ran on it
-                f"() => document.body.innerText.includes('Downloaded {OTHER}')", timeout=120_000, polling=200)
+                f"() => document.body.innerText.includes('Downloaded {OTHER}')", timeout=120_000, polling=200
+            )
             wait_for_app(queued, timeout_ms=120_000)
             assert exception_boxes(queued) == []
         assert watcher.console_errors == [] and watcher.page_errors == [] and watcher.blocked == []

@@ -35,8 +35,11 @@ def test_the_qr_dialog_fits_the_window(server, size, where):
             page.get_by_role("button", name="QR", exact=True).click()
         image = page.locator('[role="dialog"] .st-key-bve-qr img')
         image.wait_for(timeout=60_000)
-        page.wait_for_function("() => { const i = document.querySelector('[role=\"dialog\"] .st-key-bve-qr img');"
-                               " return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
+        page.wait_for_function(
+            "() => { const i = document.querySelector('[role=\"dialog\"] .st-key-bve-qr img');"
+            " return i && i.complete && i.naturalWidth > 0; }",
+            timeout=30_000,
+        )
         page.wait_for_timeout(500)
         box = image.bounding_box()
         assert box["y"] >= 0 and box["y"] + box["height"] <= size[1], (box, size)  # the whole code is on screen

@@ -41,8 +41,14 @@ def deployment():
     nginx_binary()
     redis_binary()
     # the warm start off: the two processes compute only what the sessions ask (a shared 2-core machine)
-    with Deployment(2, port=free_port(), host="127.0.0.1", restart=False, served_by=True,
-                    env={"BVE_WARM_START": "0", "HF_HUB_OFFLINE": "1"}) as d:
+    with Deployment(
+        2,
+        port=free_port(),
+        host="127.0.0.1",
+        restart=False,
+        served_by=True,
+        env={"BVE_WARM_START": "0", "HF_HUB_OFFLINE": "1"},
+    ) as d:
         yield d
 
 
@@ -103,8 +109,10 @@ def test_nginx_spreads_sessions_and_a_crash_loses_nothing(deployment):
                 before.append(s.last.number_inputs[label][1])
             # the class answers, through nginx (each request to whichever process it hashes to)
             for i in range(6):
-                status, got = _post(f"{d.url}/class/{code}/answer",
-                                    {"qid": qid, "client": f"phone-{i:04d}-abcdef", "value": ("ball", "toy")[i % 2]})
+                status, got = _post(
+                    f"{d.url}/class/{code}/answer",
+                    {"qid": qid, "client": f"phone-{i:04d}-abcdef", "value": ("ball", "toy")[i % 2]},
+                )
                 assert status == 200 and got.get("ok"), got
 
             dead = sessions[0].served_by
@@ -158,8 +166,17 @@ def test_a_browser_tab_on_a_dead_process_reconnects_and_reruns_on_the_survivor()
 
     nginx_binary()
     redis_binary()
-    with Deployment(2, port=free_port(), host="127.0.0.1", restart=False, served_by=True,
-                    env={"BVE_WARM_START": "0", "HF_HUB_OFFLINE": "1"}) as d, browser() as (context, watcher):
+    with (
+        Deployment(
+            2,
+            port=free_port(),
+            host="127.0.0.1",
+            restart=False,
+            served_by=True,
+            env={"BVE_WARM_START": "0", "HF_HUB_OFFLINE": "1"},
+        ) as d,
+        browser() as (context, watcher),
+    ):
         page = watcher.watch(context.new_page())
         response = page.goto(f"{d.url}/{SLUG}?seed=7", timeout=180_000)
         wait_for_app(page, timeout_ms=180_000)
@@ -171,8 +188,9 @@ def test_a_browser_tab_on_a_dead_process_reconnects_and_reruns_on_the_survivor()
         page.wait_for_function("u => location.href !== u", arg=opened, timeout=120_000, polling=100)
         wait_for_app(page, timeout_ms=120_000)
         url_before = page.url
-        changed = {k for k, v in parse_qs(url_before.split("?", 1)[1]).items()
-                   if parse_qs(opened.split("?", 1)[1]).get(k) != v}
+        changed = {
+            k for k, v in parse_qs(url_before.split("?", 1)[1]).items() if parse_qs(opened.split("?", 1)[1]).get(k) != v
+        }
         assert len(changed) == 1  # the number input's parameter
         d.kill(ports.index(mine))  # the tab's process crashes
         # the frontend notices (its connection state leaves CONNECTED), pings the server through nginx, which now
@@ -194,5 +212,6 @@ def test_a_browser_tab_on_a_dead_process_reconnects_and_reruns_on_the_survivor()
         wait_for_app(page, timeout_ms=120_000)
         assert exception_boxes(page) == [] and watcher.page_errors == [] and watcher.blocked == []
         after, before, key = parse_qs(page.url.split("?", 1)[1]), parse_qs(url_before.split("?", 1)[1]), changed.pop()
-        assert after[key] != before[key] and {k: v for k, v in after.items() if k != key} == \
-            {k: v for k, v in before.items() if k != key}  # one step of that input; the rest of the state kept
+        assert after[key] != before[key] and {k: v for k, v in after.items() if k != key} == {
+            k: v for k, v in before.items() if k != key
+        }  # one step of that input; the rest of the state kept

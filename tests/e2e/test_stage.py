@@ -44,9 +44,13 @@ def expected_figure(view: deck.View) -> str:
 
 def measure(page, width: int, height: int) -> dict:
     """The stage once the figure is drawn at the window's size (plotly redraws on a resize, a beat later)."""
-    page.wait_for_function(f"""() => {{ const m = ({MEASURE})();
+    page.wait_for_function(
+        f"""() => {{ const m = ({MEASURE})();
         return m && m.figure && m.drawn && m.takeaway && Math.abs(m.drawn[2] - m.figure[2]) < 2
-               && m.figure[2] > {0.5 * height}; }}""", timeout=30_000, polling=100)
+               && m.figure[2] > {0.5 * height}; }}""",
+        timeout=30_000,
+        polling=100,
+    )
     page.wait_for_timeout(300)
     return page.evaluate(MEASURE)
 
@@ -109,8 +113,9 @@ def test_a_bad_links_note_is_in_view_above_the_figure_on_a_projector(screen):
     page.set_viewport_size({"width": w, "height": h})
     page.goto(f"{base}/masking?presenter=1&seed=abc&rate=7")
     wait_for_app(page)
-    page.wait_for_function("() => document.querySelector('.st-key-bve-stage [data-testid=\"stAlert\"]')",
-                           timeout=30_000)
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-bve-stage [data-testid=\"stAlert\"]')", timeout=30_000
+    )
     # the note and the figure measured together, once the layout has settled: on busy cores the figure is placed
     # first, then pushed down, and a CI run once measured the note as it appeared, 97 px below where it settled
     # (the figure in its final place under the settled note); comparing those two moments failed a right layout
@@ -119,8 +124,12 @@ def test_a_bad_links_note_is_in_view_above_the_figure_on_a_projector(screen):
         return {{text: e.innerText, top: r.top, bottom: r.bottom, m,
                  said: document.body.innerText.split('Ignored rate=7').length - 1}}; }}"""
     try:
-        page.wait_for_function(f"() => {{ const b = ({both})(); return b && b.m.figure && b.m.takeaway "
-                               "&& b.m.figure[0] >= b.bottom - 1; }", timeout=30_000, polling=100)
+        page.wait_for_function(
+            f"() => {{ const b = ({both})(); return b && b.m.figure && b.m.takeaway "
+            "&& b.m.figure[0] >= b.bottom - 1; }",
+            timeout=30_000,
+            polling=100,
+        )
     except Exception:  # noqa: BLE001 — the assertions below say what was measured
         pass
     note = page.evaluate(both)

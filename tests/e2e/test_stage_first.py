@@ -19,11 +19,22 @@ WATCH = """(() => { window.__drawn = []; const seen = new Set();
 SLACK_MS = 300
 
 
-@pytest.mark.parametrize("slug", ["compare", pytest.param("modernbert", marks=pytest.mark.xfail(
-    reason="known gap, not yet explained: ModernBERT's stage figure (two 256 x 256 heatmaps) is likely sent first but slow to "
-           "draw (since the merge its tabs also draw ModernBERT's four-panel every-layer figure); five small figures finish "
-           "drawing ~1.5 s before it (11.5 s vs 13.0 s, measured). "
-           "The test measures drawing, not the order of delivery", strict=False))])
+@pytest.mark.parametrize(
+    "slug",
+    [
+        "compare",
+        pytest.param(
+            "modernbert",
+            marks=pytest.mark.xfail(
+                reason="known gap, not yet explained: ModernBERT's stage figure (two 256 x 256 heatmaps) is likely sent first but slow to "
+                "draw (since the merge its tabs also draw ModernBERT's four-panel every-layer figure); five small figures finish "
+                "drawing ~1.5 s before it (11.5 s vs 13.0 s, measured). "
+                "The test measures drawing, not the order of delivery",
+                strict=False,
+            ),
+        ),
+    ],
+)
 def test_the_stage_figure_is_drawn_before_the_figures_below_it(slug):
     from playwright.sync_api import sync_playwright
 

@@ -58,10 +58,13 @@ def test_no_text_under_18_px_on_any_stage_of_the_default_deck():
         page.goto(DEFAULT[0].link(base, presenter="1", slide="1"))
         for n, view in enumerate(DEFAULT, 1):
             try:
-                page.wait_for_function(f"() => new URLSearchParams(location.search).get('slide') === '{n}'",
-                                       timeout=120_000)
+                page.wait_for_function(
+                    f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=120_000
+                )
             except Exception as stuck:
-                raise AssertionError(f"→ from slide {n - 1} never reached slide {n} ({view.title}): {page.url}") from stuck
+                raise AssertionError(
+                    f"→ from slide {n - 1} never reached slide {n} ({view.title}): {page.url}"
+                ) from stuck
             wait_for_app(page)
             try:
                 page.wait_for_selector(STAGE_FIGURE, timeout=60_000)
@@ -77,7 +80,9 @@ def test_no_text_under_18_px_on_any_stage_of_the_default_deck():
             assert exception_boxes(page) == [], n
             if n < len(DEFAULT):
                 page.keyboard.press("ArrowRight")
-    report = "\n".join(f"slide {n} ({title}): {k} of {total} texts under {MIN_PX} px, e.g. {eg}"
-                       for n, (title, k, total, eg) in small.items())
+    report = "\n".join(
+        f"slide {n} ({title}): {k} of {total} texts under {MIN_PX} px, e.g. {eg}"
+        for n, (title, k, total, eg) in small.items()
+    )
     print(f"\n{measured} texts measured on {len(DEFAULT)} stages\n{report}")
     assert not small, report

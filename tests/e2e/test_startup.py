@@ -22,15 +22,19 @@ pytestmark = pytest.mark.e2e
 
 
 def first(events, what, **k):
-    return next((i for i, e in enumerate(events) if e["what"] == what and all(e.get(a) == b for a, b in k.items())), None)
+    return next(
+        (i for i, e in enumerate(events) if e["what"] == what and all(e.get(a) == b for a, b in k.items())), None
+    )
 
 
 @pytest.mark.parametrize("launcher", [True, False], ids=["app.serve", "streamlit run"])
 def test_the_first_visitors_come_before_the_warm_start(tmp_path, launcher):
     log = tmp_path / "startup.log"
     lesson = LESSONS[0].slug
-    with browser() as (context, watcher), \
-            streamlit_server(env={"BVE_STARTUP_LOG": str(log)}, launcher=launcher) as (base, _):
+    with (
+        browser() as (context, watcher),
+        streamlit_server(env={"BVE_STARTUP_LOG": str(log)}, launcher=launcher) as (base, _),
+    ):
         # the browser is up before the server: its visitor comes at once (launched after, it took 1-2 s here, and
         # app.serve begins the imports IDLE_START_S after the server is up when nobody has come)
         page = watcher.watch(context.new_page())
@@ -52,8 +56,9 @@ def test_the_first_visitors_come_before_the_warm_start(tmp_path, launcher):
         assert events[pre_start]["thread"] in (("bve-preload", "bve-warm-start") if launcher else ("bve-warm-start",))
         assert pre_end < lesson_end
         # the disk was asked for what those imports read (app.core.prefetch), or its cache held it already
-        asked = next((i for i in (first(events, "prefetch asked"), first(events, "prefetch skipped")) if i is not None),
-                     None)
+        asked = next(
+            (i for i in (first(events, "prefetch asked"), first(events, "prefetch skipped")) if i is not None), None
+        )
         assert asked is not None and events[asked]["thread"] == "bve-prefetch", [e["what"] for e in events]
         assert events[asked]["what"] == "prefetch skipped" or events[asked]["files"] > 100
         warm_end, idle = first(events, "warm start end"), first(events, "precompute idle")
@@ -74,6 +79,8 @@ def test_the_first_visitors_come_before_the_warm_start(tmp_path, launcher):
         assert exception_boxes(page) == []
         events = startup.read(str(log))
         runs = [(e["what"], e["t"]) for e in events if e.get("page") == other and e["what"].startswith("lesson run")]
-        pre = [(e["what"], e["t"]) for e in events if e.get("page") == f"/{other}" and e["what"].startswith("precompute")]
+        pre = [
+            (e["what"], e["t"]) for e in events if e.get("page") == f"/{other}" and e["what"].startswith("precompute")
+        ]
         ran, computed = runs[-1][1] - runs[-2][1], pre[-1][1] - pre[0][1]
         assert ran < computed, (ran, computed)  # found its steps done

@@ -32,15 +32,18 @@ def use_cache(monkeypatch):
             monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
             monkeypatch.setenv("HF_ENDPOINT", hub.url)
             monkeypatch.setattr(constants, "ENDPOINT", hub.url)
-            monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+            monkeypatch.setattr(
+                constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}"
+            )
 
     return use
 
 
 def written_outside(tmp_path: Path, home: Path) -> list[str]:
     """What exists under ``tmp_path`` outside ``home`` (the traversal targets a hostile hub names lie there)."""
-    return sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
-                  if p != home and home not in p.parents)
+    return sorted(
+        p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p != home and home not in p.parents
+    )
 
 
 @pytest.fixture(scope="session")

@@ -40,22 +40,35 @@ FITS = {
     "xlnet/xlnet-large-cased": {"xlnet"},
 }
 #: the parameters of each, counted by transformers 5.24 on the meta device (tested below too)
-PARAMETERS = {"google-bert/bert-large-uncased": 335_174_458, "answerdotai/ModernBERT-large": 395_831_360,
-              "albert/albert-large-v2": 16_802_608}
+PARAMETERS = {
+    "google-bert/bert-large-uncased": 335_174_458,
+    "answerdotai/ModernBERT-large": 395_831_360,
+    "albert/albert-large-v2": 16_802_608,
+}
 
 
 def files_for(config: dict, weights: str = "model.safetensors") -> dict[str, int]:
     """A repository's file list whose weights are as large as the config's parameters in float32."""
-    return {"config.json": 700, "tokenizer.json": 500_000, "tokenizer_config.json": 300, "README.md": 2_000,
-            "tf_model.h5": 10 << 30, weights: admission.estimate_parameters(config) * 4}
+    return {
+        "config.json": 700,
+        "tokenizer.json": 500_000,
+        "tokenizer_config.json": 300,
+        "README.md": 2_000,
+        "tf_model.h5": 10 << 30,
+        weights: admission.estimate_parameters(config) * 4,
+    }
 
 
 # -- estimates, on the published configs ----------------------------------------------------------------------------
 
+
 def all_published() -> dict[str, dict]:
     root = Path(__file__).resolve().parents[1] / "data"
-    catalogue = {k: dict(v, model_type=v.get("model_type", "bert"))
-                 for k, v in json.loads((root / "published_configs.json").read_text()).items() if not k.startswith("_")}
+    catalogue = {
+        k: dict(v, model_type=v.get("model_type", "bert"))
+        for k, v in json.loads((root / "published_configs.json").read_text()).items()
+        if not k.startswith("_")
+    }
     return {**catalogue, **published()}
 
 
@@ -83,8 +96,12 @@ def test_each_published_checkpoint_fits_its_roles_and_no_other(hub_id):
         if role in FITS[hub_id]:
             assert isinstance(got, Admitted), got
             assert got.parameters == admission.estimate_parameters(config) and got.model_type == config["model_type"]
-            assert [f for f, _ in got.files] == ["config.json", "tokenizer.json", "tokenizer_config.json",
-                                                 "model.safetensors"]  # never tf_model.h5, never the README
+            assert [f for f, _ in got.files] == [
+                "config.json",
+                "tokenizer.json",
+                "tokenizer_config.json",
+                "model.safetensors",
+            ]  # never tf_model.h5, never the README
         else:
             assert isinstance(got, Refusal) and got.rule in ("family", "head"), (role, got)
             assert got.sentence.startswith(f"{hub_id} is refused for ") and got.sentence.endswith("."), got.sentence
@@ -93,9 +110,17 @@ def test_each_published_checkpoint_fits_its_roles_and_no_other(hub_id):
 
 def test_refusals_say_what_would_work():
     p = published()
-    xlnet = decide("xlnet/xlnet-large-cased", "masked-lm", p["xlnet/xlnet-large-cased"],
-                   files_for(p["xlnet/xlnet-large-cased"]), environ=OFF, **BIG)
-    assert "its model_type is \"xlnet\"" in xlnet.sentence and "use it as XLNet's permutation LM instead" in xlnet.sentence
+    xlnet = decide(
+        "xlnet/xlnet-large-cased",
+        "masked-lm",
+        p["xlnet/xlnet-large-cased"],
+        files_for(p["xlnet/xlnet-large-cased"]),
+        environ=OFF,
+        **BIG,
+    )
+    assert (
+        "its model_type is \"xlnet\"" in xlnet.sentence and "use it as XLNet's permutation LM instead" in xlnet.sentence
+    )
     disc = p["google/electra-base-discriminator"]
     got = decide("google/electra-base-discriminator", "masked-lm", disc, files_for(disc), environ=OFF, **BIG)
     assert got.rule == "head" and "has no masked-LM head" in got.sentence
@@ -105,19 +130,31 @@ def test_refusals_say_what_would_work():
     assert got.rule == "family" and "deberta-v2" in got.sentence and "masked LM of the masking lab" in got.sentence
 
 
-@pytest.mark.parametrize("setting, memory, gpu, device, fits, says", [
-    ("1GB", None, None, "cpu", False, "limit of 953.7 MB (BVE_MODEL_LIMIT=1GB)"),
-    ("2GB", None, None, "cpu", True, ""),
-    ("off", None, None, "cpu", True, ""),
-    ("", 2 << 30, None, "cpu", False, "40% of the 2.0 GB of memory free on this computer"),
-    ("", 8 << 30, None, "cpu", True, ""),
-    ("", 8 << 30, 2 << 30, "cuda", False, "50% of the 2.0 GB free on the GPU"),
-    ("lots", None, None, "cpu", False, "BVE_MODEL_LIMIT is malformed ('lots' is not a size"),
-])
+@pytest.mark.parametrize(
+    "setting, memory, gpu, device, fits, says",
+    [
+        ("1GB", None, None, "cpu", False, "limit of 953.7 MB (BVE_MODEL_LIMIT=1GB)"),
+        ("2GB", None, None, "cpu", True, ""),
+        ("off", None, None, "cpu", True, ""),
+        ("", 2 << 30, None, "cpu", False, "40% of the 2.0 GB of memory free on this computer"),
+        ("", 8 << 30, None, "cpu", True, ""),
+        ("", 8 << 30, 2 << 30, "cuda", False, "50% of the 2.0 GB free on the GPU"),
+        ("lots", None, None, "cpu", False, "BVE_MODEL_LIMIT is malformed ('lots' is not a size"),
+    ],
+)
 def test_the_size_rule_depends_on_the_host(setting, memory, gpu, device, fits, says):
     config = published()["google-bert/bert-large-uncased"]  # 335 M parameters: 1.34 GB in float32
-    got = decide("google-bert/bert-large-uncased", "masked-lm", config, files_for(config), device=device,
-                 environ={"BVE_MODEL_LIMIT": setting}, memory=memory or (64 << 30), gpu=gpu, disk=1 << 40)
+    got = decide(
+        "google-bert/bert-large-uncased",
+        "masked-lm",
+        config,
+        files_for(config),
+        device=device,
+        environ={"BVE_MODEL_LIMIT": setting},
+        memory=memory or (64 << 30),
+        gpu=gpu,
+        disk=1 << 40,
+    )
     assert isinstance(got, Admitted) == fits, got
     if not fits:
         assert got.rule == "size" and says in got.sentence, got.sentence
@@ -125,14 +162,22 @@ def test_the_size_rule_depends_on_the_host(setting, memory, gpu, device, fits, s
         assert got.limit == admission.parse_size(setting)
     if isinstance(got, Refusal) and setting != "lots":
         # 335 M parameters in float32, and the tokenizer: TOKENIZER_FACTOR x its 500 KB tokenizer.json
-        assert "needs about 1.3 GB of memory (335 M parameters in float32, and about 9.5 MB for its tokenizer)" \
-            in got.sentence, got.sentence
+        assert (
+            "needs about 1.3 GB of memory (335 M parameters in float32, and about 9.5 MB for its tokenizer)"
+            in got.sentence
+        ), got.sentence
 
 
 def test_sizes_a_host_writes():
     parse = admission.parse_size
     assert [parse(t) for t in ("2GB", "500 MB", "1.5G", "2GiB", "123", "4kb")] == [
-        2_000_000_000, 500_000_000, 1_500_000_000, 2 << 30, 123, 4_000]
+        2_000_000_000,
+        500_000_000,
+        1_500_000_000,
+        2 << 30,
+        123,
+        4_000,
+    ]
     assert parse("off") is None and parse("None") is None and parse("0") is None
     for bad in ("", "-1GB", "two", "1e9", "5 PB"):
         with pytest.raises(ValueError):
@@ -140,8 +185,13 @@ def test_sizes_a_host_writes():
 
 
 def test_ten_billion_parameters_are_refused_by_the_size_rule_and_by_the_weights_when_it_is_off():
-    huge = dict(published()["google-bert/bert-large-uncased"], hidden_size=5120, num_hidden_layers=32,
-                num_attention_heads=40, intermediate_size=20480)
+    huge = dict(
+        published()["google-bert/bert-large-uncased"],
+        hidden_size=5120,
+        num_hidden_layers=32,
+        num_attention_heads=40,
+        intermediate_size=20480,
+    )
     assert 9.5e9 < admission.estimate_parameters(huge) < 10.5e9
     files = dict(files_for(published()["google-bert/bert-large-uncased"]), **{"model.safetensors": 600_000})
     got = decide("evil/ten-billion", "masked-lm", huge, files, environ={}, **BIG)
@@ -150,12 +200,21 @@ def test_ten_billion_parameters_are_refused_by_the_size_rule_and_by_the_weights_
     assert got.rule == "config" and "its weights are only 585.9 KB: they do not match" in got.sentence, got.sentence
 
 
-@pytest.mark.parametrize("field, value", [("num_hidden_layers", 10 ** 12), ("hidden_size", -4), ("vocab_size", "many"),
-                                          ("intermediate_size", None), ("hidden_size", True)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("num_hidden_layers", 10**12),
+        ("hidden_size", -4),
+        ("vocab_size", "many"),
+        ("intermediate_size", None),
+        ("hidden_size", True),
+    ],
+)
 def test_a_config_that_does_not_add_up_is_refused(field, value):
     config = dict(published()["google-bert/bert-large-uncased"], **{field: value})
-    got = decide("evil/odd", "masked-lm", config, files_for(published()["google-bert/bert-large-uncased"]),
-                 environ=OFF, **BIG)
+    got = decide(
+        "evil/odd", "masked-lm", config, files_for(published()["google-bert/bert-large-uncased"]), environ=OFF, **BIG
+    )
     assert got.rule == "config" and f"its config.json gives {field}=" in got.sentence, got.sentence
 
 
@@ -168,6 +227,7 @@ def test_the_allow_list_takes_ids_and_globs():
 
 
 # -- the hub path, on the loopback hub --------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def repos(own_repos):
@@ -193,8 +253,9 @@ def header_read(r) -> bool:
 
 def weights_asked(hub: HubServer) -> list:
     """Requests for anything but config.json and the weights' header (:func:`header_read`)."""
-    return [r for r in hub.requests if "/resolve/" in r.path and not r.path.endswith("/config.json")
-            and not header_read(r)]
+    return [
+        r for r in hub.requests if "/resolve/" in r.path and not r.path.endswith("/config.json") and not header_read(r)
+    ]
 
 
 @pytest.mark.parametrize("hub_id", list(FITS))
@@ -209,19 +270,26 @@ def test_served_checkpoints_are_admitted_from_their_file_list_and_config_alone(h
     assert dict(got.files) == {f: repos[hub_id].files[f].size for f in repos[hub_id].wanted}
     assert ("use_safetensors", True) in got.config_overrides
     assert got.model_class == {"xlnet": "XLNetLMHeadModel"}.get(
-        got.model_type, "ElectraForPreTraining" if got.role == "electra-discriminator" else "AutoModelForMaskedLM")
+        got.model_type, "ElectraForPreTraining" if got.role == "electra-discriminator" else "AutoModelForMaskedLM"
+    )
     assert weights_asked(hub) == [] and nothing_cached(tmp_path / "hf")  # only the API and config.json, in memory
 
 
-@pytest.mark.parametrize("hub_id, rule, says", [
-    ("evil/wrong-type", "family", 'its model_type is "gpt2", and that lesson reads bert, roberta'),
-    ("evil/remote-code", "remote-code", "asks for remote code (auto_map), and this app never runs code"),
-    ("evil/pickle-only", "safetensors", "ships its weights only as pickle (pytorch_model.bin), which can run code"),
-    ("evil/ten-billion", "size", "(10.3 B parameters in float32, and about 2.2 MB for its tokenizer), more than "
-                                 "this host's limit of 1.9 GB"),
-    ("evil/nowhere", "hub", "has no repository by that name (404)"),
-    ("not/a/hub id", "source", "neither a hub id (organisation/name"),
-])
+@pytest.mark.parametrize(
+    "hub_id, rule, says",
+    [
+        ("evil/wrong-type", "family", 'its model_type is "gpt2", and that lesson reads bert, roberta'),
+        ("evil/remote-code", "remote-code", "asks for remote code (auto_map), and this app never runs code"),
+        ("evil/pickle-only", "safetensors", "ships its weights only as pickle (pytorch_model.bin), which can run code"),
+        (
+            "evil/ten-billion",
+            "size",
+            "(10.3 B parameters in float32, and about 2.2 MB for its tokenizer), more than this host's limit of 1.9 GB",
+        ),
+        ("evil/nowhere", "hub", "has no repository by that name (404)"),
+        ("not/a/hub id", "source", "neither a hub id (organisation/name"),
+    ],
+)
 def test_a_hostile_repository_is_refused_with_its_sentence_before_any_weight(hub_id, rule, says, hub, tmp_path):
     got = admit(hub_id, "masked-lm")
     assert isinstance(got, Refusal) and got.rule == rule, got
@@ -235,8 +303,10 @@ def test_a_hostile_repository_is_refused_with_its_sentence_before_any_weight(hub
 def test_the_allow_list_is_checked_before_the_hub_is_asked(hub, monkeypatch):
     monkeypatch.setenv("BVE_ALLOW_MODELS", "google-bert/*")
     got = admit("answerdotai/ModernBERT-large", "modernbert")
-    assert got.rule == "allow-list" and "this host allows only the models in BVE_ALLOW_MODELS (google-bert/*)" \
-        in got.sentence, got.sentence
+    assert (
+        got.rule == "allow-list"
+        and "this host allows only the models in BVE_ALLOW_MODELS (google-bert/*)" in got.sentence
+    ), got.sentence
     assert hub.requests == []
     assert isinstance(admit("google-bert/bert-large-uncased", "masked-lm"), Admitted)
 
@@ -300,8 +370,15 @@ def test_the_head_check_reads_tensor_names_as_transformers_loads_them(tmp_path):
     from safetensors.torch import save_file
     import torch
 
-    config = {"model_type": "bert", "vocab_size": 64, "hidden_size": 8, "num_hidden_layers": 1,
-              "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 16}
+    config = {
+        "model_type": "bert",
+        "vocab_size": 64,
+        "hidden_size": 8,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 16,
+        "max_position_embeddings": 16,
+    }
     head = admission.head_parameters("AutoModelForMaskedLM", config)
     assert "cls.predictions.transform.dense.weight" in head
     assert "cls.predictions.decoder.weight" not in head  # tied to the embeddings: never in a checkpoint on its own
@@ -309,17 +386,22 @@ def test_the_head_check_reads_tensor_names_as_transformers_loads_them(tmp_path):
     assert admission.missing_head("AutoModelForMaskedLM", config, encoder) == head
     assert admission.missing_head("AutoModelForMaskedLM", config, encoder | {"cls.predictions.bias"}) == ()
     # old checkpoints name LayerNorm's parameters gamma and beta; transformers renames them on load
-    assert admission.missing_head("AutoModelForMaskedLM", config,
-                                  encoder | {"cls.predictions.transform.LayerNorm.gamma"}) == ()
+    assert (
+        admission.missing_head("AutoModelForMaskedLM", config, encoder | {"cls.predictions.transform.LayerNorm.gamma"})
+        == ()
+    )
     # the header itself: 8 bytes of length, then JSON
     path = tmp_path / "model.safetensors"
-    save_file({"bert.pooler.dense.weight": torch.zeros(2, 2), "cls.predictions.bias": torch.zeros(3)}, path,
-              metadata={"format": "pt"})
+    save_file(
+        {"bert.pooler.dense.weight": torch.zeros(2, 2), "cls.predictions.bias": torch.zeros(3)},
+        path,
+        metadata={"format": "pt"},
+    )
     data = path.read_bytes()
-    names = admission.safetensors_names(lambda start, length: data[start:start + length])
+    names = admission.safetensors_names(lambda start, length: data[start : start + length])
     assert names == {"bert.pooler.dense.weight", "cls.predictions.bias"}
     assert admission.safetensors_names(lambda start, length: b"\xff" * length) is None  # not a header: refuse nothing
-    assert admission.safetensors_names(lambda start, length: data[start:start + length][:3]) is None  # cut short
+    assert admission.safetensors_names(lambda start, length: data[start : start + length][:3]) is None  # cut short
 
 
 def test_a_local_folder_without_the_head_is_refused_too(repos, monkeypatch):

@@ -32,6 +32,7 @@ LIMIT = {"BVE_MODEL_LIMIT": "500MB"}
 
 # -- crafted repositories ------------------------------------------------------------------------------------------
 
+
 def _hostile(folder: Path, **fields) -> Path:
     """A saved tiny model's folder whose config.json then gets ``fields`` (its weights stay tiny)."""
     config = json.loads((folder / "config.json").read_text())
@@ -56,12 +57,19 @@ def crafted(tmp_path_factory):
     root = tmp_path_factory.mktemp("crafted")
     made = root / "_made"
     repos = {
-        "evil/deberta-conv": _repo("evil/deberta-conv", _hostile(
-            _tiny("microsoft/deberta-v3-base", made / "conv"), conv_kernel_size=400001), root),
-        "evil/deep-config": _repo("evil/deep-config", _hostile(
-            _tiny("google-bert/bert-large-uncased", made / "deep"), task_specific_params=_deep(900)), root),
-        "evil/big-tokenizer": _repo("evil/big-tokenizer", _tiny("google-bert/bert-large-uncased", made / "bigtok"),
-                                    root),
+        "evil/deberta-conv": _repo(
+            "evil/deberta-conv",
+            _hostile(_tiny("microsoft/deberta-v3-base", made / "conv"), conv_kernel_size=400001),
+            root,
+        ),
+        "evil/deep-config": _repo(
+            "evil/deep-config",
+            _hostile(_tiny("google-bert/bert-large-uncased", made / "deep"), task_specific_params=_deep(900)),
+            root,
+        ),
+        "evil/big-tokenizer": _repo(
+            "evil/big-tokenizer", _tiny("google-bert/bert-large-uncased", made / "bigtok"), root
+        ),
         "evil/slow-headers": _repo("evil/slow-headers", _tiny("google-bert/bert-large-uncased", made / "slow"), root),
     }
     panic = _tiny("google-bert/bert-large-uncased", made / "panic")
@@ -81,25 +89,34 @@ def hub(crafted, tmp_path, use_cache, monkeypatch):
 
 
 def _weights_asked(server: HubServer) -> list:
-    return [r for r in server.requests if r.method == "GET" and r.path.endswith(
-        ("model.safetensors", "tokenizer.json", "vocab.txt"))]
+    return [
+        r
+        for r in server.requests
+        if r.method == "GET" and r.path.endswith(("model.safetensors", "tokenizer.json", "vocab.txt"))
+    ]
 
 
 # -- 1. config fields the estimate ignores -------------------------------------------------------------------------
 
+
 def test_a_config_field_the_estimate_ignores_is_counted_on_the_meta_device_and_refused(hub):
     got = admission.admit("evil/deberta-conv", "masked-lm")
     assert isinstance(got, Refusal) and got.rule == "size", got
-    assert "built from its config.json it has" in got.sentence and "more than this host's limit of 476.8 MB" \
-        in got.sentence, got.sentence
+    assert (
+        "built from its config.json it has" in got.sentence
+        and "more than this host's limit of 476.8 MB" in got.sentence
+    ), got.sentence
     assert not _weights_asked(hub)
 
 
-@pytest.mark.parametrize("hub_id, role, fields", [
-    ("microsoft/deberta-v3-base", "masked-lm", {"attention_head_size": 1_000_000}),
-    ("microsoft/deberta-v3-base", "masked-lm", {"max_relative_positions": 10_000_000, "position_buckets": 0}),
-    ("microsoft/deberta-v3-base", "masked-lm", {"conv_kernel_size": 400_001}),
-])
+@pytest.mark.parametrize(
+    "hub_id, role, fields",
+    [
+        ("microsoft/deberta-v3-base", "masked-lm", {"attention_head_size": 1_000_000}),
+        ("microsoft/deberta-v3-base", "masked-lm", {"max_relative_positions": 10_000_000, "position_buckets": 0}),
+        ("microsoft/deberta-v3-base", "masked-lm", {"conv_kernel_size": 400_001}),
+    ],
+)
 def test_every_hostile_size_field_is_refused_by_the_exact_count(hub_id, role, fields):
     config = {**shrink(published()[hub_id], _tokenizer(ASSETS / BRINGS[hub_id][0])), **fields}
     files = {"config.json": 900, "tokenizer.json": 200_000, "model.safetensors": 1_290_000}
@@ -111,10 +128,20 @@ def test_every_hostile_size_field_is_refused_by_the_exact_count(hub_id, role, fi
 
 
 def test_deberta_v1s_relative_positions_are_counted_for_the_deberta_lesson():
-    config = {"model_type": "deberta", "architectures": ["DebertaForMaskedLM"], "vocab_size": 128,
-              "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
-              "max_position_embeddings": 128, "relative_attention": True, "pos_att_type": ["c2p", "p2c"],
-              "max_relative_positions": 10_000_000, "type_vocab_size": 0}
+    config = {
+        "model_type": "deberta",
+        "architectures": ["DebertaForMaskedLM"],
+        "vocab_size": 128,
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "max_position_embeddings": 128,
+        "relative_attention": True,
+        "pos_att_type": ["c2p", "p2c"],
+        "max_relative_positions": 10_000_000,
+        "type_vocab_size": 0,
+    }
     files = {"config.json": 900, "vocab.json": 2_000, "merges.txt": 1_000, "model.safetensors": 400_000}
     estimated = admission.decide("evil/deberta-v1", "deberta", config, files, environ=LIMIT, disk=1 << 40)
     assert isinstance(estimated, Admitted), estimated
@@ -132,6 +159,7 @@ def test_an_admitted_model_carries_its_exact_count(hub, tmp_path, monkeypatch):
 
 
 # -- 2. a tokenizer that would freeze the server ---------------------------------------------------------------------
+
 
 def test_a_252_mb_tokenizer_is_refused_from_the_file_list_before_a_byte_of_it(hub):
     hub.lies = {"tokenizer.json": 251_900_000}
@@ -176,18 +204,45 @@ def test_a_load_past_its_memory_allowance_ends_in_the_box_with_a_sentence(tmp_pa
 
 # -- 3. admission never raises ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("config", [
-    {"model_type": "albert", "vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2,
-     "intermediate_size": 64, "inner_group_num": float("inf")},
-    {"model_type": "albert", "vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2,
-     "intermediate_size": 64, "inner_group_num": [1]},
-    {"model_type": "bert", "architectures": 5, "vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2,
-     "intermediate_size": 64},
-    [1],
-    {"model_type": ["bert"]},
-    {"model_type": "bert", "vocab_size": float("nan"), "hidden_size": 32, "num_hidden_layers": 2,
-     "intermediate_size": 64},
-])
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {
+            "model_type": "albert",
+            "vocab_size": 100,
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "intermediate_size": 64,
+            "inner_group_num": float("inf"),
+        },
+        {
+            "model_type": "albert",
+            "vocab_size": 100,
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "intermediate_size": 64,
+            "inner_group_num": [1],
+        },
+        {
+            "model_type": "bert",
+            "architectures": 5,
+            "vocab_size": 100,
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "intermediate_size": 64,
+        },
+        [1],
+        {"model_type": ["bert"]},
+        {
+            "model_type": "bert",
+            "vocab_size": float("nan"),
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "intermediate_size": 64,
+        },
+    ],
+)
 def test_values_that_raised_from_admission_are_refused_in_a_sentence(config):
     files = {"config.json": 900, "tokenizer.json": 2_000, "model.safetensors": 40_000}
     got = admission.decide("evil/values", "masked-lm", config, files, environ=LIMIT, disk=1 << 40)
@@ -195,6 +250,7 @@ def test_values_that_raised_from_admission_are_refused_in_a_sentence(config):
 
 
 # -- 4. a panic in native code ---------------------------------------------------------------------------------------
+
 
 def test_a_tokenizers_panic_is_one_sentence_and_the_server_never_reads_it(hub, monkeypatch):
     monkeypatch.setenv("BVE_MODEL_LIMIT", "2GB")
@@ -221,6 +277,7 @@ def test_a_panic_raised_in_the_server_becomes_the_sentence_too(monkeypatch):
 
 # -- 5. folders and hub ids keep their own rules ---------------------------------------------------------------------
 
+
 def test_a_hub_id_glob_never_opens_a_folder(tmp_path):
     folder = tmp_path / "x" / "secretbert"
     folder.mkdir(parents=True)
@@ -235,10 +292,24 @@ def test_a_hub_id_glob_never_opens_a_folder(tmp_path):
 
 # -- 6. an ELECTRA pair is checked together wherever its answers came from -----------------------------------------
 
+
 def _spec(source: str, role: str, memory: int, embeddings=(128, 32), limit=11_000_000) -> Admitted:
-    return Admitted(source, "hub", "main", "0" * 40, role, "electra", "electra",
-                    "ElectraForPreTraining" if role == "electra-discriminator" else "AutoModelForMaskedLM",
-                    (("config.json", 900),), memory // 4, memory, memory, limit, embeddings)
+    return Admitted(
+        source,
+        "hub",
+        "main",
+        "0" * 40,
+        role,
+        "electra",
+        "electra",
+        "ElectraForPreTraining" if role == "electra-discriminator" else "AutoModelForMaskedLM",
+        (("config.json", 900),),
+        memory // 4,
+        memory,
+        memory,
+        limit,
+        embeddings,
+    )
 
 
 def test_a_pair_from_the_cache_is_checked_together_as_admit_pair_checks_it(monkeypatch):
@@ -248,13 +319,15 @@ def test_a_pair_from_the_cache_is_checked_together_as_admit_pair_checks_it(monke
     g = _spec("a/gen", "electra-generator", 8_000_000)
     d = _spec("a/disc", "electra-discriminator", 12_100_000 - 8_000_000)
     monkeypatch.setattr(ui_own, "_admit_one", lambda name, role, device, network: {"a/gen": g, "a/disc": d}[name])
-    got = ui_own._decide(("a/gen", "a/disc"), chosen.page_role(("electra-generator", "electra-discriminator")),
-                         "cpu", False)
+    got = ui_own._decide(
+        ("a/gen", "a/disc"), chosen.page_role(("electra-generator", "electra-discriminator")), "cpu", False
+    )
     assert isinstance(got, Refusal) and got.rule == "size" and "refused together" in got.sentence, got
     assert admission.pair(g, d) == got
 
 
 # -- 7. one deadline over admission's reads, headers included --------------------------------------------------------
+
 
 def test_a_hub_that_trickles_its_headers_is_stopped_at_admissions_deadline(hub, monkeypatch):
     monkeypatch.setattr(admission, "ADMIT_DEADLINE_S", 1.5)
@@ -266,6 +339,7 @@ def test_a_hub_that_trickles_its_headers_is_stopped_at_admissions_deadline(hub, 
 
 
 # -- low: names, ids, depth, eviction, one budget --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("typed", ["/proc/self/exe", "/proc/self/cwd", "~root"])
 def test_a_refusal_names_what_was_typed_never_the_path_it_resolves_to(typed):

@@ -69,8 +69,7 @@ def test_unreachable_hub_falls_back_to_bundled_after_one_bounded_probe(black_hol
 
     preload.load()  # a lecture's server has its libraries imported before anyone asks for the hub
     loaded = loading.load("bert", source="hub")
-    assert hub_calls == {"probes": [("google/bert_uncased_L-4_H-256_A-4", loading.HUB_PROBE_TIMEOUT_S)],
-                         "fetches": []}
+    assert hub_calls == {"probes": [("google/bert_uncased_L-4_H-256_A-4", loading.HUB_PROBE_TIMEOUT_S)], "fetches": []}
     assert loading.HUB_PROBE_TIMEOUT_S <= 2.0  # the probe's whole bound: a lecture waits no longer
     assert loaded.source == "bundled" and loaded.is_bundled
     assert "google/bert_uncased_L-4_H-256_A-4 is unavailable" in loaded.notice
@@ -92,8 +91,9 @@ def test_bundled_source_needs_no_network_and_says_nothing(monkeypatch):
     assert loaded.source == "bundled" and loaded.notice is None
 
 
-@pytest.mark.parametrize("key", ["bert", "roberta", "albert", "distilbert", "electra-discriminator", "xlnet",
-                                 "deberta", "modernbert"])
+@pytest.mark.parametrize(
+    "key", ["bert", "roberta", "albert", "distilbert", "electra-discriminator", "xlnet", "deberta", "modernbert"]
+)
 def test_loaded_models_are_eval_eager_float32_and_give_attentions(key, bundled):
 
     require_bundled(key)
@@ -105,7 +105,11 @@ def test_loaded_models_are_eval_eager_float32_and_give_attentions(key, bundled):
     enc = tok("The little girl found a red ball.", return_tensors="pt")
     with torch.inference_mode():
         out = model(**enc, output_attentions=True)
-    assert len(out.attentions) == model.config.num_hidden_layers if hasattr(model.config, "num_hidden_layers") else out.attentions
+    assert (
+        len(out.attentions) == model.config.num_hidden_layers
+        if hasattr(model.config, "num_hidden_layers")
+        else out.attentions
+    )
     first = out.attentions[0][0] if isinstance(out.attentions[0], tuple) else out.attentions[0]
     assert torch.allclose(first.sum(-1), torch.ones_like(first.sum(-1)), atol=1e-4)
 
@@ -121,17 +125,21 @@ def test_xlnet_loads_as_an_lm_head_model_with_left_padding(bundled):
 def test_electra_pair_shares_embeddings_again(bundled):
     gen, disc = bundled("electra-generator"), bundled("electra-discriminator")
     assert gen.model.electra.embeddings is disc.model.electra.embeddings
-    assert gen.model.generator_lm_head.weight.data_ptr() == disc.model.electra.embeddings.word_embeddings.weight.data_ptr()
+    assert (
+        gen.model.generator_lm_head.weight.data_ptr() == disc.model.electra.embeddings.word_embeddings.weight.data_ptr()
+    )
 
 
 @pytest.fixture
 def machine(monkeypatch):
     """machine(driver=..., cuda_build=..., cuda_works=...): what this host has, for the device answer."""
+
     def set_up(driver: bool, cuda_build: bool, cuda_works: bool):
         devices.cuda_available.cache_clear()
         monkeypatch.setattr(devices, "nvidia_driver_present", lambda: driver)
         monkeypatch.setattr(devices, "torch_built_with_cuda", lambda: cuda_build)
         monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda_works)
+
     yield set_up
     devices.cuda_available.cache_clear()
 
@@ -156,7 +164,11 @@ def test_cuda_is_asked_of_torch_only_when_it_could_be_there(machine):
     machine(driver=True, cuda_build=True, cuda_works=True)
     assert devices.cuda_available() is True
     assert devices.resolve("auto", "bfloat16") == ("cuda", "bfloat16", None)
-    assert devices.resolve("cpu", "float16") == ("cpu", "float32", "half precision is only offered on GPU; running float32 on CPU.")
+    assert devices.resolve("cpu", "float16") == (
+        "cpu",
+        "float32",
+        "half precision is only offered on GPU; running float32 on CPU.",
+    )
     assert devices.resolve("tpu", "float32")[0] == "cpu" and devices.resolve("cpu", "int4")[1] == "float32"
 
 
@@ -164,10 +176,14 @@ def test_this_machines_torch_build_is_read_without_importing_it():
     import subprocess
     import sys
 
-    code = ("import sys; from app.models import device; device.torch_built_with_cuda(); device.cuda_available(); "
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys; from app.models import device; device.torch_built_with_cuda(); device.cuda_available(); "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ("True" if devices.nvidia_driver_present() and devices.torch_built_with_cuda() else "False")
+    assert out.stdout.strip() == (
+        "True" if devices.nvidia_driver_present() and devices.torch_built_with_cuda() else "False"
+    )
     assert devices.torch_built_with_cuda() == (torch.version.cuda is not None)
 
 
@@ -213,6 +229,7 @@ def test_app_cache_is_keyed_by_variant_source_device_dtype():
 
 # -- the Hub source against a slow or hostile loopback hub (tests/hubserver.py) ------------------------------
 
+
 @pytest.fixture(scope="module")
 def two_repos(tmp_path_factory):
     from tests.hubserver import build_catalogue_repos
@@ -228,8 +245,7 @@ def hub(two_repos):
         yield server
 
 
-def test_a_trickling_hub_keeps_no_one_else_waiting_and_gives_up_at_the_deadline(hub, tmp_path, use_cache,
-                                                                                monkeypatch):
+def test_a_trickling_hub_keeps_no_one_else_waiting_and_gives_up_at_the_deadline(hub, tmp_path, use_cache, monkeypatch):
     """The download runs outside the load lock, within its deadline: another visitor's bundled load goes on
     while one visitor's Hub load trickles, and that one falls back to the bundled stand-in on time."""
     from app.core import preload

@@ -16,15 +16,22 @@ class AcceleratorError(RuntimeError):  # the name torch gives an out-of-memory i
     pass
 
 
-@pytest.mark.parametrize("error", [torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
-                                   AcceleratorError("CUDA error: out of memory\nCompile with TORCH_USE_CUDA_DSA"),
-                                   RuntimeError("CUDA error: out of memory")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+        AcceleratorError("CUDA error: out of memory\nCompile with TORCH_USE_CUDA_DSA"),
+        RuntimeError("CUDA error: out of memory"),
+    ],
+)
 def test_out_of_memory_is_recognised(error):
     assert devices.is_out_of_memory(error)
 
 
-@pytest.mark.parametrize("error", [RuntimeError("expected scalar type Float but found Half"), ValueError("memory"),
-                                   KeyError("out of memory")])
+@pytest.mark.parametrize(
+    "error",
+    [RuntimeError("expected scalar type Float but found Half"), ValueError("memory"), KeyError("out of memory")],
+)
 def test_other_errors_are_not(error):
     assert not devices.is_out_of_memory(error)
 
@@ -61,5 +68,8 @@ def test_nothing_moves_when_the_gpu_has_room_or_the_models_are_on_the_cpu(bundle
     with pytest.raises(torch.cuda.OutOfMemoryError):  # on the CPU already: nothing to fall back to
         devices.fallback_to_cpu(full, {"bert": bundled("bert")}, lambda keys: pytest.fail("reloaded"))
     with pytest.raises(ValueError):  # not a memory problem: raised as it was
-        devices.fallback_to_cpu(lambda m: (_ for _ in ()).throw(ValueError("bad")), {"bert": on("cuda", bundled("bert"))},
-                                lambda keys: pytest.fail("reloaded"))
+        devices.fallback_to_cpu(
+            lambda m: (_ for _ in ()).throw(ValueError("bad")),
+            {"bert": on("cuda", bundled("bert"))},
+            lambda keys: pytest.fail("reloaded"),
+        )

@@ -30,13 +30,17 @@ from tests.hubserver import HubServer
 from tests.models.conftest import written_outside
 
 ROOT = Path(__file__).resolve().parents[2]
-ROLE = {"google-bert/bert-large-uncased": "masked-lm", "google-bert/bert-base-multilingual-cased": "masked-lm",
-        "FacebookAI/xlm-roberta-base": "masked-lm", "microsoft/deberta-v3-base": "masked-lm",
-        "answerdotai/ModernBERT-large": "modernbert", "albert/albert-large-v2": "masked-lm",
-        "xlnet/xlnet-large-cased": "xlnet", "google/electra-base-generator": "electra-generator",
-        "google/electra-base-discriminator": "electra-discriminator"}
-
-
+ROLE = {
+    "google-bert/bert-large-uncased": "masked-lm",
+    "google-bert/bert-base-multilingual-cased": "masked-lm",
+    "FacebookAI/xlm-roberta-base": "masked-lm",
+    "microsoft/deberta-v3-base": "masked-lm",
+    "answerdotai/ModernBERT-large": "modernbert",
+    "albert/albert-large-v2": "masked-lm",
+    "xlnet/xlnet-large-cased": "xlnet",
+    "google/electra-base-generator": "electra-generator",
+    "google/electra-base-discriminator": "electra-discriminator",
+}
 
 
 def admitted(hub_id: str, role: str = "masked-lm") -> Admitted:
@@ -55,8 +59,9 @@ def nothing_linked(home: Path, hub_id: str) -> None:
 
 
 @pytest.mark.parametrize("hub_id", list(ROLE))
-def test_a_brought_checkpoint_downloads_then_loads_offline_like_the_catalogues(hub_id, own_hub, own_repos, tmp_path,
-                                                                               use_cache):
+def test_a_brought_checkpoint_downloads_then_loads_offline_like_the_catalogues(
+    hub_id, own_hub, own_repos, tmp_path, use_cache
+):
     import torch
 
     spec = admitted(hub_id, ROLE[hub_id])
@@ -71,9 +76,10 @@ def test_a_brought_checkpoint_downloads_then_loads_offline_like_the_catalogues(h
     assert loaded.shown_as == f"{hub_id} (from the local cache)" and loaded.identity[0] == spec.key
     model, tok = loaded.model, loaded.tokenizer
     assert not model.training and model.config._attn_implementation == "eager"
-    assert type(model).__name__ == {"xlnet/xlnet-large-cased": "XLNetLMHeadModel",
-                                    "google/electra-base-discriminator": "ElectraForPreTraining"}.get(
-        hub_id, type(model).__name__)
+    assert type(model).__name__ == {
+        "xlnet/xlnet-large-cased": "XLNetLMHeadModel",
+        "google/electra-base-discriminator": "ElectraForPreTraining",
+    }.get(hub_id, type(model).__name__)
     assert tok.padding_side == ("left" if spec.family == "xlnet" else tok.padding_side)
     enc = tok("The little girl found a red ball in the park.", return_tensors="pt")
     with torch.inference_mode():
@@ -91,8 +97,10 @@ def test_electras_base_pair_is_admitted_together_and_tied_after_loading(own_hub,
     assert generator.embeddings == discriminator.embeddings
     for spec in pair:
         assert own.fetch_admitted(spec).ok
-    models = own.load_set(["electra-generator", "electra-discriminator"],
-                          own={generator.replaces: generator, discriminator.replaces: discriminator})
+    models = own.load_set(
+        ["electra-generator", "electra-discriminator"],
+        own={generator.replaces: generator, discriminator.replaces: discriminator},
+    )
     g, d = models["electra-generator"].model, models["electra-discriminator"].model
     assert g.electra.embeddings is d.electra.embeddings
     assert g.generator_lm_head.weight.data_ptr() == d.electra.embeddings.word_embeddings.weight.data_ptr()
@@ -132,6 +140,7 @@ def test_not_downloaded_yet_is_a_sentence_not_a_half_loaded_model(own_hub):
 
 # -- as a person expects: progress, cancel, resume, one download per model ----------------------------------------
 
+
 def test_progress_per_file_then_cancel_keeps_the_partial_and_the_next_try_resumes(own_hub, own_repos, tmp_path):
     hub_id = "evil/stall"
     spec = admitted(hub_id)
@@ -140,16 +149,20 @@ def test_progress_per_file_then_cancel_keeps_the_partial_and_the_next_try_resume
     heard, waited = [], []
     cancel, stop_waiting = threading.Event(), threading.Event()
     results = {}
-    first = threading.Thread(target=lambda: results.setdefault("first", own.fetch_admitted(
-        spec, on_file=heard.append, cancel=cancel)))
+    first = threading.Thread(
+        target=lambda: results.setdefault("first", own.fetch_admitted(spec, on_file=heard.append, cancel=cancel))
+    )
     first.start()
     deadline = time.monotonic() + 10
     while not (heard and heard[-1].file == "model.safetensors" and heard[-1].file_done > 0):
         assert time.monotonic() < deadline, heard[-1:]
         time.sleep(0.05)
     assert [h for h, _ in own.in_progress()] == [hub_id]
-    second = threading.Thread(target=lambda: results.setdefault("second", own.fetch_admitted(
-        spec, on_file=waited.append, cancel=stop_waiting)))
+    second = threading.Thread(
+        target=lambda: results.setdefault(
+            "second", own.fetch_admitted(spec, on_file=waited.append, cancel=stop_waiting)
+        )
+    )
     second.start()
     time.sleep(0.4)
     stop_waiting.set()  # the second visitor gives up waiting: the download goes on
@@ -183,7 +196,10 @@ def test_progress_per_file_then_cancel_keeps_the_partial_and_the_next_try_resume
 def test_a_second_request_for_the_same_model_waits_for_the_first_download(own_hub, own_repos):
     hub_id = "google-bert/bert-base-multilingual-cased"
     spec = admitted(hub_id)
-    own_hub.trickle, own_hub.trickle_paths = 0.002, f"/{hub_id}/resolve/{spec.commit}/config.json"  # ~1 s for the config
+    own_hub.trickle, own_hub.trickle_paths = (
+        0.002,
+        f"/{hub_id}/resolve/{spec.commit}/config.json",
+    )  # ~1 s for the config
     own_hub.clear_log()  # admission read config.json once
     results = []
     threads = [threading.Thread(target=lambda: results.append(own.fetch_admitted(spec))) for _ in range(2)]
@@ -206,7 +222,8 @@ def test_another_model_waits_in_line_for_the_running_download_and_may_leave_it(o
     stop_slow, leave = threading.Event(), threading.Event()
     results = {}
     run = lambda name, **kw: threading.Thread(  # noqa: E731
-        target=lambda: results.setdefault(name, own.fetch_admitted(specs[name], **kw)))
+        target=lambda: results.setdefault(name, own.fetch_admitted(specs[name], **kw))
+    )
     first = run(slow, on_file=heard.append, cancel=stop_slow)
     first.start()
     deadline = time.monotonic() + 10
@@ -235,6 +252,7 @@ def test_another_model_waits_in_line_for_the_running_download_and_may_leave_it(o
 
 # -- a hostile own_hub, after admission ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("in_head", [True, False])
 def test_a_file_list_that_lies_about_sizes_is_stopped_by_the_download(in_head, own_hub, own_repos, tmp_path):
     hub_id = "evil/lies-about-size"
@@ -245,8 +263,11 @@ def test_a_file_list_that_lies_about_sizes_is_stopped_by_the_download(in_head, o
     assert header < 16 * 1024
     assert dict(spec.files)["model.safetensors"] == 100_000
     fetched = own.fetch_admitted(spec, retries=0)
-    says = ("kept sending model.safetensors past the 97.7 KB its file list declared" if in_head else
-            "model.safetensors is 620.1 KB on the hub, more than the 97.7 KB its file list declared")
+    says = (
+        "kept sending model.safetensors past the 97.7 KB its file list declared"
+        if in_head
+        else "model.safetensors is 620.1 KB on the hub, more than the 97.7 KB its file list declared"
+    )
     assert not fetched.ok and says in fetched.error, fetched.error
     home = tmp_path / "hf"
     nothing_linked(home, hub_id)
@@ -263,10 +284,13 @@ def test_a_file_list_that_lies_about_sizes_is_stopped_by_the_download(in_head, o
 def test_a_weights_redirect_to_another_host_is_refused_before_a_byte(own_hub, tmp_path):
     spec = admitted("evil/redirect")
     with HubServer({}) as other:
-        own_hub.redirects = {r"^/evil/redirect/resolve/.*/model\.safetensors$": other.url.replace("127.0.0.1", "localhost")}
+        own_hub.redirects = {
+            r"^/evil/redirect/resolve/.*/model\.safetensors$": other.url.replace("127.0.0.1", "localhost")
+        }
         fetched = own.fetch_admitted(spec, retries=0)
-        assert not fetched.ok and "the hub sent model.safetensors to another host (localhost)" in fetched.error, \
+        assert not fetched.ok and "the hub sent model.safetensors to another host (localhost)" in fetched.error, (
             fetched.error
+        )
         assert other.requests == []
     nothing_linked(tmp_path / "hf", "evil/redirect")
     assert written_outside(tmp_path, tmp_path / "hf") == []
@@ -279,8 +303,11 @@ def test_a_stalled_download_is_stopped_with_a_sentence(own_hub, tmp_path, monkey
     monkeypatch.setattr(constants, "HF_HUB_DOWNLOAD_TIMEOUT", 1)
     own_hub.trickle, own_hub.trickle_paths = 30.0, "/evil/stall/resolve/"  # headers, then silence
     fetched = own.fetch_admitted(spec, retries=0)  # stopped by the 1 s read timeout, as the sentence says
-    assert not fetched.ok and "the connection broke during config.json" in fetched.error \
-        and "no data within the timeout" in fetched.error, fetched.error
+    assert (
+        not fetched.ok
+        and "the connection broke during config.json" in fetched.error
+        and "no data within the timeout" in fetched.error
+    ), fetched.error
     nothing_linked(tmp_path / "hf", "evil/stall")
     own_hub.trickle = 0.02  # a trickle that is never silent long enough: the deadline stops it
     fetched = own.fetch_admitted(spec, retries=0, deadline=1.0)
@@ -290,14 +317,33 @@ def test_a_stalled_download_is_stopped_with_a_sentence(own_hub, tmp_path, monkey
 
 # -- the command line --------------------------------------------------------------------------------------------------
 
+
 def test_prefetch_admits_fetches_and_checks_a_hub_id_and_refuses_another_in_one_line(own_hub, tmp_path):
     home = tmp_path / "cli"
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
-    clean.update(HF_HOME=str(home), HF_ENDPOINT=own_hub.url, BVE_WARM_START="0", TOKENIZERS_PARALLELISM="false",
-                 BVE_MODEL_LIMIT="2GB")
-    out = subprocess.run([sys.executable, "-m", "app.models.prefetch", "google-bert/bert-large-uncased",
-                          "evil/remote-code", "--role", "masked-lm"], cwd=ROOT, env=clean, capture_output=True,
-                         text=True, timeout=120)
+    clean.update(
+        HF_HOME=str(home),
+        HF_ENDPOINT=own_hub.url,
+        BVE_WARM_START="0",
+        TOKENIZERS_PARALLELISM="false",
+        BVE_MODEL_LIMIT="2GB",
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app.models.prefetch",
+            "google-bert/bert-large-uncased",
+            "evil/remote-code",
+            "--role",
+            "masked-lm",
+        ],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1 and "Traceback" not in out.stdout + out.stderr, out.stdout + out.stderr
     row = next(line for line in out.stdout.splitlines() if "(google-bert/bert-large-uncased)" in line)
     assert "  yes  " in row, out.stdout

@@ -49,8 +49,14 @@ def run_prefetch(hub: HubServer, home: Path, *args: str, **env: str) -> tuple[in
     """(exit status, stdout, stderr) of the CLI in a clean environment."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
     clean.update(HF_HOME=str(home), HF_ENDPOINT=hub.url, BVE_WARM_START="0", TOKENIZERS_PARALLELISM="false", **env)
-    out = subprocess.run([sys.executable, "-m", "app.models.prefetch", *args], cwd=ROOT, env=clean,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "app.models.prefetch", *args],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return out.returncode, out.stdout, out.stderr
 
 
@@ -71,18 +77,43 @@ def failed_lines(stdout: str) -> list[str]:
 
 # -- the pieces -----------------------------------------------------------------------------------------
 
+
 def test_only_the_files_the_app_loads_are_chosen():
-    extras = ["tf_model.h5", "flax_model.msgpack", "rust_model.ot", "onnx/model.onnx", "README.md", ".gitattributes",
-              "bpe_encoder.bin", "model.fp16.safetensors.bak", "dict.txt", "coreml/model.mlpackage"]
+    extras = [
+        "tf_model.h5",
+        "flax_model.msgpack",
+        "rust_model.ot",
+        "onnx/model.onnx",
+        "README.md",
+        ".gitattributes",
+        "bpe_encoder.bin",
+        "model.fp16.safetensors.bak",
+        "dict.txt",
+        "coreml/model.mlpackage",
+    ]
     tok = ["config.json", "vocab.json", "merges.txt", "tokenizer.json", "spiece.model", "special_tokens_map.json"]
     assert download.files_to_fetch(tok + extras + ["model.safetensors", "pytorch_model.bin"]) == [
-        "config.json", "tokenizer.json", "special_tokens_map.json", "vocab.json", "merges.txt", "spiece.model",
-        "model.safetensors"]
-    shards = ["model.safetensors.index.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
-              "pytorch_model.bin", "onnx/model-00001-of-00002.safetensors"]
+        "config.json",
+        "tokenizer.json",
+        "special_tokens_map.json",
+        "vocab.json",
+        "merges.txt",
+        "spiece.model",
+        "model.safetensors",
+    ]
+    shards = [
+        "model.safetensors.index.json",
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+        "pytorch_model.bin",
+        "onnx/model-00001-of-00002.safetensors",
+    ]
     assert download.files_to_fetch(["config.json", *shards]) == ["config.json", *shards[:3]]
     # only when there are no safetensors at all
-    assert download.files_to_fetch(["config.json", "pytorch_model.bin", *extras]) == ["config.json", "pytorch_model.bin"]
+    assert download.files_to_fetch(["config.json", "pytorch_model.bin", *extras]) == [
+        "config.json",
+        "pytorch_model.bin",
+    ]
     assert not download.has_weights(download.files_to_fetch(["config.json", *extras]))
 
 
@@ -97,19 +128,31 @@ def test_help_says_to_run_it_at_home_before_a_lecture(capsys):
 def test_timeouts_get_bounded_defaults_but_what_the_user_set_wins():
     env = {"HF_HUB_DOWNLOAD_TIMEOUT": "42"}
     prefetch.bound_timeouts(env)
-    assert env == {"HF_HUB_ETAG_TIMEOUT": prefetch.DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"], "HF_HUB_DOWNLOAD_TIMEOUT": "42"}
+    assert env == {
+        "HF_HUB_ETAG_TIMEOUT": prefetch.DEFAULT_TIMEOUTS["HF_HUB_ETAG_TIMEOUT"],
+        "HF_HUB_DOWNLOAD_TIMEOUT": "42",
+    }
 
 
 def test_the_loopback_hub_serves_huggingface_hubs_own_snapshot_download(hub, repos, tmp_path):
     """The server answers huggingface_hub 2.4.0 as the hub does: repo info, tree listing, HEAD and GET."""
     repo = repos["FacebookAI/roberta-base"]
-    code = ("import sys; from huggingface_hub import snapshot_download; "
-            "print(snapshot_download('FacebookAI/roberta-base', allow_patterns=['*.json', '*.txt']))")
+    code = (
+        "import sys; from huggingface_hub import snapshot_download; "
+        "print(snapshot_download('FacebookAI/roberta-base', allow_patterns=['*.json', '*.txt']))"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
-    out = subprocess.run([sys.executable, "-c", code], env={**env, "HF_HOME": str(tmp_path), "HF_ENDPOINT": hub.url},
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "HF_HOME": str(tmp_path), "HF_ENDPOINT": hub.url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
-    got = {p.relative_to(Path(out.stdout.strip())).as_posix() for p in Path(out.stdout.strip()).rglob("*") if p.is_file()}
+    got = {
+        p.relative_to(Path(out.stdout.strip())).as_posix() for p in Path(out.stdout.strip()).rglob("*") if p.is_file()
+    }
     assert got == {f for f in repo.files if f.endswith((".json", ".txt"))}  # onnx/config.json too: it is a pattern
     asked = {(r.method, r.path.split("/resolve/")[0] if "/resolve/" in r.path else r.path) for r in hub.requests}
     assert ("GET", f"/api/models/{repo.repo_id}/revision/main") in asked
@@ -118,6 +161,7 @@ def test_the_loopback_hub_serves_huggingface_hubs_own_snapshot_download(hub, rep
 
 
 # -- a good hub ------------------------------------------------------------------------------------------
+
 
 def test_prefetch_some_then_all_then_auto_uses_the_cache_without_the_network(hub, repos, tmp_path, use_cache):
     home = tmp_path / "hf"
@@ -142,8 +186,9 @@ def test_prefetch_some_then_all_then_auto_uses_the_cache_without_the_network(hub
         assert snapshot_files(home, variant.hub_id) == wanted
         assert {r.path.rsplit("/", 1)[-1] for r in hub.gets(variant.hub_id)} <= {w.rsplit("/", 1)[-1] for w in wanted}
     assert "pytorch_model.bin" in snapshot_files(home, "microsoft/deberta-base")  # it has no safetensors
-    assert not any("pytorch_model.bin" in snapshot_files(home, v.hub_id) for v in CATALOGUE.values()
-                   if v.key != "deberta")
+    assert not any(
+        "pytorch_model.bin" in snapshot_files(home, v.hub_id) for v in CATALOGUE.values() if v.key != "deberta"
+    )
     assert not list((home / "hub").rglob("*.incomplete"))
 
     # Auto, with the network allowed and the hub up: every model from the cache, and not one request
@@ -181,18 +226,22 @@ def test_the_hub_source_downloads_what_the_app_loads_then_reads_the_cache(hub, r
 
 # -- a broken hub ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mode, says, notice", [
-    ("500", "answered 500 Internal Server Error", "the hub answered 500"),
-    ("404", "answered 404 Not Found", "the hub answered 404"),
-    ("hang", "did not answer within 1 s", "the hub could not be reached"),
-    ("die", "the connection broke during model.safetensors", "the connection broke during model.safetensors"),
-])
-def test_a_broken_hub_is_one_line_per_model_and_the_app_falls_back(mode, says, notice, hub, repos, tmp_path,
-                                                                   use_cache, monkeypatch):
+
+@pytest.mark.parametrize(
+    "mode, says, notice",
+    [
+        ("500", "answered 500 Internal Server Error", "the hub answered 500"),
+        ("404", "answered 404 Not Found", "the hub answered 404"),
+        ("hang", "did not answer within 1 s", "the hub could not be reached"),
+        ("die", "the connection broke during model.safetensors", "the connection broke during model.safetensors"),
+    ],
+)
+def test_a_broken_hub_is_one_line_per_model_and_the_app_falls_back(
+    mode, says, notice, hub, repos, tmp_path, use_cache, monkeypatch
+):
     home = tmp_path / "hf"
     hub.mode = mode
-    rc, out, err = run_prefetch(hub, home, *TWO, "--retries", "1",
-                                HF_HUB_ETAG_TIMEOUT="1", HF_HUB_DOWNLOAD_TIMEOUT="1")
+    rc, out, err = run_prefetch(hub, home, *TWO, "--retries", "1", HF_HUB_ETAG_TIMEOUT="1", HF_HUB_DOWNLOAD_TIMEOUT="1")
     assert rc == 1, out + err
     assert "Traceback" not in out + err
     lines = failed_lines(out)
@@ -215,8 +264,9 @@ def test_a_broken_hub_is_one_line_per_model_and_the_app_falls_back(mode, says, n
     monkeypatch.setattr(loading, "hub_reachable", lambda hub_id: probes.append(hub_id) or probe(hub_id))
     monkeypatch.setattr(loading, "fetch", lambda *a, **k: fetches.append(k["retries"]) or fetch(*a, **k))
     loaded = loading.load("roberta", source="hub")
-    assert loaded.source == "bundled" and f"FacebookAI/roberta-base is unavailable: {notice}" in loaded.notice, \
+    assert loaded.source == "bundled" and f"FacebookAI/roberta-base is unavailable: {notice}" in loaded.notice, (
         loaded.notice
+    )
     assert probes == ["FacebookAI/roberta-base"]  # with HUB_PROBE_TIMEOUT_S, its bound
     assert fetches == ([0] if mode == "die" else [])  # the probe's answer was enough to give up
 
@@ -236,10 +286,11 @@ def test_an_interrupted_download_resumes_where_it_stopped(hub, repos, tmp_path):
     assert get_weights.range == f"bytes={weights.size // 2}-" and get_weights.status == 206
     assert get_weights.sent == weights.size - weights.size // 2  # the rest, not the whole file again
     assert [r.path.rsplit("/", 1)[-1] for r in hub.gets()] == ["model.safetensors"]  # the small files were kept
-    blob = (home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4" / "blobs" / weights.sha256)
+    blob = home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4" / "blobs" / weights.sha256
     assert blob.stat().st_size == weights.size
-    assert (home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4" / "refs" / "main").read_text() == \
-        repos[get("bert").hub_id].commit
+    assert (home / "hub" / "models--google--bert_uncased_L-4_H-256_A-4" / "refs" / "main").read_text() == repos[
+        get("bert").hub_id
+    ].commit
 
 
 # -- a hostile hub ---------------------------------------------------------------------------------------
@@ -262,21 +313,25 @@ def nothing_saved(home: Path) -> None:
     assert loading.cached_snapshot(BERT) is None
 
 
-@pytest.mark.parametrize("etag", [
-    '"../../../../outside/etag-pwned"',  # from blobs/ up to tmp_path
-    'W/"../../../../outside/etag-pwned"',  # the weak form, which huggingface_hub strips
-    '"{tmp}/abs/etag-pwned"',  # an absolute path
-    '"not-a-checksum"',  # a checksum the download would skip
-    '"' + "a" * 50 + '"',  # hex, but neither a sha1 nor a sha256
-    '"' + "A" * 64 + '"',  # upper case: huggingface_hub names blobs in lower case
-])
+@pytest.mark.parametrize(
+    "etag",
+    [
+        '"../../../../outside/etag-pwned"',  # from blobs/ up to tmp_path
+        'W/"../../../../outside/etag-pwned"',  # the weak form, which huggingface_hub strips
+        '"{tmp}/abs/etag-pwned"',  # an absolute path
+        '"not-a-checksum"',  # a checksum the download would skip
+        '"' + "a" * 50 + '"',  # hex, but neither a sha1 nor a sha256
+        '"' + "A" * 64 + '"',  # upper case: huggingface_hub names blobs in lower case
+    ],
+)
 def test_an_etag_that_is_no_checksum_is_refused_and_nothing_leaves_the_cache(etag, hub, repos, tmp_path, use_cache):
     home = tmp_path / "hf"
     use_cache(home, hub)
     hub.etags = {name: etag.format(tmp=tmp_path) for name in repos[BERT].wanted}
     fetched = fetch_bert()
-    assert not fetched.ok and "is not a checksum" in fetched.error and "nothing was saved" in fetched.error, \
+    assert not fetched.ok and "is not a checksum" in fetched.error and "nothing was saved" in fetched.error, (
         fetched.error
+    )
     assert written_outside(tmp_path, home) == []
     nothing_saved(home)
     assert not list(storage_of(home).glob("blobs/*"))  # not even a blob by another name
@@ -345,8 +400,9 @@ def test_no_size_and_a_truncated_body_never_reach_the_cache(etag, hub, repos, tm
     if etag != "true":
         hub.etags = {"model.safetensors": f'"{etag}"'}
     fetched = fetch_bert()
-    assert not fetched.ok and ("not a checksum" in fetched.error or "checksum does not match" in fetched.error), \
+    assert not fetched.ok and ("not a checksum" in fetched.error or "checksum does not match" in fetched.error), (
         fetched.error
+    )
     assert written_outside(tmp_path, home) == []
     storage = storage_of(home)  # the small files arrived whole and checked; the weights are nowhere
     assert not (storage / "refs" / "main").exists() and not list(storage.glob("snapshots/*/model.safetensors"))
@@ -405,13 +461,15 @@ def test_a_damaged_blob_under_its_true_name_is_fetched_again(hub, repos, tmp_pat
 
 # -- a slow hub --------------------------------------------------------------------------------------------
 
+
 def fetch_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("bve-fetch-")]
 
 
 @pytest.mark.parametrize("where", ["/api/models/", "/resolve/"])  # the repo info, or the files
-def test_a_trickling_hub_is_given_up_on_at_the_deadline_with_progress_reported(where, hub, tmp_path, use_cache,
-                                                                               monkeypatch):
+def test_a_trickling_hub_is_given_up_on_at_the_deadline_with_progress_reported(
+    where, hub, tmp_path, use_cache, monkeypatch
+):
     home = tmp_path / "hf"
     use_cache(home, hub)
     hub.trickle, hub.trickle_paths = 0.02, where  # a byte every 20 ms: never silent long enough for a timeout
@@ -431,9 +489,15 @@ def test_a_trickling_hub_is_given_up_on_at_the_deadline_with_progress_reported(w
 
 
 def test_the_deadline_comes_from_the_environment(monkeypatch):
-    for value, seconds in [("30", 30.0), ("0.5", 0.5), ("", download.DOWNLOAD_DEADLINE_S),
-                           ("soon", download.DOWNLOAD_DEADLINE_S), ("-1", download.DOWNLOAD_DEADLINE_S),
-                           ("inf", download.DOWNLOAD_DEADLINE_S), ("nan", download.DOWNLOAD_DEADLINE_S)]:
+    for value, seconds in [
+        ("30", 30.0),
+        ("0.5", 0.5),
+        ("", download.DOWNLOAD_DEADLINE_S),
+        ("soon", download.DOWNLOAD_DEADLINE_S),
+        ("-1", download.DOWNLOAD_DEADLINE_S),
+        ("inf", download.DOWNLOAD_DEADLINE_S),
+        ("nan", download.DOWNLOAD_DEADLINE_S),
+    ]:
         assert download.download_deadline({download.DEADLINE_ENV: value}) == seconds, value
 
 

@@ -64,7 +64,9 @@ def test_table4_story_counts_the_rows_that_agree():
     assert said.startswith("3 of 8 rows agree") and "4 more do without the pooler" in said
     assert "E = 768, not shared (BERT) (+1.67M) differs by more" in said  # BERT-base: 109.7M computed, 108M quoted
     exact = [{**r, "difference (M)": 0.0} for r in rows]
-    assert params.table4_story(exact) == "8 of 8 rows agree with the paper to its rounding (whole millions: within 0.5M)."
+    assert (
+        params.table4_story(exact) == "8 of 8 rows agree with the paper to its rounding (whole millions: within 0.5M)."
+    )
 
 
 def test_albert_params_page_does_not_say_rows_agree_when_they_do_not(monkeypatch):
@@ -109,11 +111,24 @@ def test_albert_layers_page_says_what_its_steps_do(monkeypatch):
 def test_sweep_story_follows_the_entropies_and_the_gap():
     from app.lessons.distillation import sweep_story
 
-    sweep = {"temperature": [1, 2, 4], "teacher_entropy": [1.0, 2.0, 3.0], "student_entropy": [1.5, 2.2, 3.1],
-             "kl_term": [0.2, 0.25, 0.3]}
+    sweep = {
+        "temperature": [1, 2, 4],
+        "teacher_entropy": [1.0, 2.0, 3.0],
+        "student_entropy": [1.5, 2.2, 3.1],
+        "kl_term": [0.2, 0.25, 0.3],
+    }
     said = sweep_story(sweep, 4096)
-    assert "both distributions flatten" in said and "gap between them shrinks" in said and "keeps it from vanishing" in said
-    flat = {**sweep, "teacher_entropy": [3.0, 2.0, 1.0], "student_entropy": [1.0, 2.0, 3.5], "kl_term": [0.2, 0.01, 0.001]}
+    assert (
+        "both distributions flatten" in said
+        and "gap between them shrinks" in said
+        and "keeps it from vanishing" in said
+    )
+    flat = {
+        **sweep,
+        "teacher_entropy": [3.0, 2.0, 1.0],
+        "student_entropy": [1.0, 2.0, 3.5],
+        "kl_term": [0.2, 0.01, 0.001],
+    }
     said = sweep_story(flat, 4096)
     assert "do not both rise" in said and "does not shrink" in said and "does not hold it steady" in said
 
@@ -159,8 +174,15 @@ def test_xlnet_page_does_not_say_blocked_cells_are_zero_when_they_are_not(monkey
 
 def test_deberta_page_does_not_put_moved_scores_on_the_diagonal(monkeypatch):
     def change(r):
-        return dataclasses.replace(r, shifts=tuple(dataclasses.replace(s, max_delta=0.5) if s.family == "deberta"
-                                                   else dataclasses.replace(s, max_delta=0.0) for s in r.shifts))
+        return dataclasses.replace(
+            r,
+            shifts=tuple(
+                dataclasses.replace(s, max_delta=0.5)
+                if s.family == "deberta"
+                else dataclasses.replace(s, max_delta=0.0)
+                for s in r.shifts
+            ),
+        )
 
     text = fed(monkeypatch, "deberta", change, prefix="Once upon a time, in a big forest,")
     assert "leave the diagonal" in text and "sit on the diagonal" not in text
@@ -173,8 +195,21 @@ def test_deberta_page_does_not_put_moved_scores_on_the_diagonal(monkeypatch):
 def test_timing_story_says_equal_only_when_equal():
     from app.lessons.modernbert import Cost, timing_story
 
-    cost = lambda built, full: Cost((8,), (1,), (1,), (1,), (1,), (1,), (1,), 8, (128, 512), (1.0, built), (1.0, full),  # noqa: E731
-                                    (1, 3), (1, 3))
+    cost = lambda built, full: Cost(  # noqa: E731
+        (8,),
+        (1,),
+        (1,),
+        (1,),
+        (1,),
+        (1,),
+        (1,),
+        8,
+        (128, 512),
+        (1.0, built),
+        (1.0, full),
+        (1, 3),
+        (1, 3),
+    )
     assert "about equal" in timing_story(cost(10.0, 10.5))
     assert "faster" in timing_story(cost(5.0, 10.0)) and "about equal" not in timing_story(cost(5.0, 10.0))
     assert "slower" in timing_story(cost(15.0, 10.0))
@@ -196,8 +231,9 @@ def test_sentence_order_page_does_not_say_nsp_is_easy_when_its_head_is_at_chance
     from app.lessons import sentence_order as so
 
     def change(r):
-        chance = tuple(so.Cell(c.key, c.objective, c.task, c.n // 2, c.n, *so.wilson_interval(c.n // 2, c.n))
-                       for c in r.grid.cells)
+        chance = tuple(
+            so.Cell(c.key, c.objective, c.task, c.n // 2, c.n, *so.wilson_interval(c.n // 2, c.n)) for c in r.grid.cells
+        )
         return dataclasses.replace(r, grid=so.summarize_grid(r.heads, chance))
 
     text = fed(monkeypatch, "sentence_order", change)
@@ -213,8 +249,12 @@ def test_compare_page_says_the_discriminator_missed_a_swap_it_scored_low(monkeyp
     def change(r):
         if r.electra_says is None:
             pytest.skip("no ELECTRA swap on the defaults")
-        return dataclasses.replace(r, electra_says=compare.swap_verdict("tree", (0.9, 0.02, 0.01, 0.3, 0.9),
-                                                                        (True, False, False, False, True), 2))
+        return dataclasses.replace(
+            r,
+            electra_says=compare.swap_verdict(
+                "tree", (0.9, 0.02, 0.01, 0.3, 0.9), (True, False, False, False, True), 2
+            ),
+        )
 
     text = fed(monkeypatch, "compare", change)
     assert "missed it" in text and "lit it up" not in text

@@ -24,9 +24,16 @@ def figures(at) -> dict:
 
 
 def _name(element_id: str) -> str:
-    for name in ("albert-parameters-by-part", "albert-parameters-vs-E", "albert-parameters-vs-flops",
-                 "albert-vs-bert-layers", "albert-vs-bert-cka", "albert-vs-bert-cosine", "albert-unrolled",
-                 "albert-vs-bert-trajectory"):
+    for name in (
+        "albert-parameters-by-part",
+        "albert-parameters-vs-E",
+        "albert-parameters-vs-flops",
+        "albert-vs-bert-layers",
+        "albert-vs-bert-cka",
+        "albert-vs-bert-cosine",
+        "albert-unrolled",
+        "albert-vs-bert-trajectory",
+    ):
         if f"fig-{name}" in element_id:
             return name
     return element_id
@@ -91,7 +98,7 @@ def test_parameters_page_settings_impossible_settings_and_the_url(app_page):
 
     # impossible settings: the library's reasons as warnings, no traceback, the presets still shown
     for change in (dict(num_attention_heads=7), dict(embedding_size=1024), dict(num_hidden_layers=0)):
-        (name, value), = change.items()
+        ((name, value),) = change.items()
         at.number_input(key=P + name).set_value(value).run()
         assert not at.exception
         expected = params.problems(params.Inputs(sharing="attention", **change).arch)
@@ -109,8 +116,11 @@ def test_a_released_models_sizes_in_one_click(app_page):
     next(b for b in at.button if b.label == "Use its sizes").click().run()
     assert not at.exception
     for name, value in params.preset_values("BERT-large").items():
-        widget = at.toggle(key=P + name) if name == "factorized" else (
-            at.selectbox(key=P + name) if name == "sharing" else at.number_input(key=P + name))
+        widget = (
+            at.toggle(key=P + name)
+            if name == "factorized"
+            else (at.selectbox(key=P + name) if name == "sharing" else at.number_input(key=P + name))
+        )
         assert widget.value == value, name
     assert metric(at, "Parameters (base model)") == params.human_count(params.count_preset(params.preset("BERT-large")))
     assert query(at, "hidden_size") == "1024" and query(at, "factorized") == "0"
@@ -119,8 +129,16 @@ def test_a_released_models_sizes_in_one_click(app_page):
 
 def sizes_shown(at) -> dict:
     """The page's size settings as its widgets show them, by name."""
-    return {name: (at.toggle(key=P + name) if name == "factorized" else at.selectbox(key=P + name) if name == "sharing"
-                   else at.number_input(key=P + name)).value for name in params.ARCH_FIELDS}
+    return {
+        name: (
+            at.toggle(key=P + name)
+            if name == "factorized"
+            else at.selectbox(key=P + name)
+            if name == "sharing"
+            else at.number_input(key=P + name)
+        ).value
+        for name in params.ARCH_FIELDS
+    }
 
 
 def test_the_preset_picker_names_the_model_whose_sizes_are_shown(app_page):
@@ -142,8 +160,9 @@ def test_the_preset_picker_names_the_model_whose_sizes_are_shown(app_page):
 
 def test_parameters_page_restores_from_the_url_and_notes_bad_values(app_page):
     needs("albert")
-    at = app_page(PARAMS_PAGE, sharing="ffn", embedding_size="768", num_hidden_layers="abc", seq_len="128",
-                  factorized="maybe")
+    at = app_page(
+        PARAMS_PAGE, sharing="ffn", embedding_size="768", num_hidden_layers="abc", seq_len="128", factorized="maybe"
+    )
     assert not at.exception
     assert at.selectbox(key=P + "sharing").value == "ffn"
     assert at.number_input(key=P + "embedding_size").value == 768
@@ -200,7 +219,9 @@ def test_activations_page_defaults(app_page, bundled):
     assert "albert-vs-bert-cosine" in figs and "albert-vs-bert-cka" not in figs
     assert len(figs["albert-unrolled"]["data"][0]["y"]) == layers
     r = expected(bundled, word=0, measure="cosine", repeat=1)
-    assert flat(figs["albert-vs-bert-cosine"]["data"][1]["z"]) == pytest.approx(flat(r.bert.similarity.tolist()), abs=1e-6)
+    assert flat(figs["albert-vs-bert-cosine"]["data"][1]["z"]) == pytest.approx(
+        flat(r.bert.similarity.tolist()), abs=1e-6
+    )
     titles = " ".join(a["text"] for a in figs["albert-vs-bert-trajectory"]["layout"]["annotations"])
     assert r.albert.tokens[r.albert.piece] in titles
     assert query(at, "measure") == "cosine" and query(at, "repeat") == "1" and query(at, "word") == "0"
@@ -214,7 +235,9 @@ def test_activations_page_link_with_bad_values(app_page, bundled):
     assert "Ignored `measure=euclid`" in text and at.radio(key=A + "measure").value == "cka"
     assert at.slider(key=A + "repeat").value == 2
     n_words = len(expected(bundled).words)
-    assert at.selectbox(key=A + "word").value == n_words - 2  # beyond the text: its last content word ("park"), with a note
+    assert (
+        at.selectbox(key=A + "word").value == n_words - 2
+    )  # beyond the text: its last content word ("park"), with a note
     assert any("40" in i.value for i in at.info)
 
 

@@ -98,14 +98,17 @@ def test_malformed_and_impossible_values_give_notes(app_page):
     assert at.selectbox(key=K + "layer").value == n_layers and ("layer" in at.query_params) == (n_layers != 1)
 
 
-@pytest.mark.parametrize("key,note", [
-    ("xlnet", "content stream"),
-    ("albert", "ALBERT shares its layers"),
-    ("roberta", "no token types"),
-    ("distilbert", "no token types"),
-    ("electra-discriminator", "reads **token types**"),
-    ("electra-generator", "reads **token types**"),
-])
+@pytest.mark.parametrize(
+    "key,note",
+    [
+        ("xlnet", "content stream"),
+        ("albert", "ALBERT shares its layers"),
+        ("roberta", "no token types"),
+        ("distilbert", "no token types"),
+        ("electra-discriminator", "reads **token types**"),
+        ("electra-generator", "reads **token types**"),
+    ],
+)
 def test_every_variant_renders_with_its_own_note(app_page, key, note):
     needs(key)
     at = app_page(PAGE, variant=key, text_b="She was happy.", max_tokens="24")

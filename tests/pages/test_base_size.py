@@ -96,10 +96,27 @@ def test_every_hub_id_has_its_published_config_and_the_set_keeps_it(basesize_dir
         assert added in ({}, {"model_type": v.family}), added  # only what the hub infers from the repo name
 
 
-SHAPE_KEYS = {"vocab_size", "hidden_size", "dim", "d_model", "embedding_size", "num_hidden_layers", "n_layers", "n_layer",
-              "num_attention_heads", "n_heads", "n_head", "intermediate_size", "hidden_dim", "d_inner",
-              "max_position_embeddings", "type_vocab_size", "num_hidden_groups", "local_attention",
-              "global_attn_every_n_layers"}
+SHAPE_KEYS = {
+    "vocab_size",
+    "hidden_size",
+    "dim",
+    "d_model",
+    "embedding_size",
+    "num_hidden_layers",
+    "n_layers",
+    "n_layer",
+    "num_attention_heads",
+    "n_heads",
+    "n_head",
+    "intermediate_size",
+    "hidden_dim",
+    "d_inner",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "num_hidden_groups",
+    "local_attention",
+    "global_attn_every_n_layers",
+}
 
 
 def test_the_set_loads_at_the_published_size_with_the_family_conventions(base_size, basesize_dir):
@@ -181,8 +198,9 @@ def test_attention_says_it_cut_to_the_token_cap_and_sent_bertviz_fewer_layers(ba
     tk = text.tokenize(m.tokenizer, LONG, 128)
     assert tk.truncated and _note_with(at, tk.n_full, len(tk.ids))
     config = m.model.config
-    layers = bertviz_offline.fit_layers("model", config.num_hidden_layers, config.num_attention_heads, len(tk.ids),
-                                        False, 1)
+    layers = bertviz_offline.fit_layers(
+        "model", config.num_hidden_layers, config.num_attention_heads, len(tk.ids), False, 1
+    )
     assert len(layers) < config.num_hidden_layers
     assert _note_with(at, config.num_hidden_layers, config.num_attention_heads, layers[-1])
     assert attention.DEFAULTS.max_tokens < tk.n_full
@@ -206,7 +224,9 @@ def test_deberta_says_it_keeps_40_tokens(base_size):
     ran_cleanly(at)
     tokenizers = {base_size[k].variant.label: base_size[k].tokenizer for k in deberta.MODELS}
     fitted, cut = text.fit_text(LONG, tokenizers, deberta.DEFAULTS.max_tokens)
-    assert cut and _note_with(at, len(text.split_words(fitted)), len(text.split_words(LONG)), deberta.DEFAULTS.max_tokens)
+    assert cut and _note_with(
+        at, len(text.split_words(fitted)), len(text.split_words(LONG)), deberta.DEFAULTS.max_tokens
+    )
 
 
 def test_xlnet_says_it_keeps_the_first_pieces(base_size):

@@ -70,7 +70,9 @@ def test_without_results_it_shows_the_paper_the_command_and_why_no_live_run(app_
     paper = frame(at, "measured")
     rows = claims.CLAIMS["masking"].comparisons[1].paper
     assert list(paper["measured"]) == [row.measure for row in rows]
-    assert list(paper["A"]) == [f"{row.better:.4g}" for row in rows] and list(paper["B"]) == [f"{row.worse:.4g}" for row in rows]
+    assert list(paper["A"]) == [f"{row.better:.4g}" for row in rows] and list(paper["B"]) == [
+        f"{row.worse:.4g}" for row in rows
+    ]
     assert at.selectbox(key=K + "claim").options == [claims.CLAIMS[n].title for n in EXPERIMENTS]
     assert any("corpus" in i.value for i in at.info) and start_button(at).disabled
 
@@ -89,8 +91,9 @@ def test_with_results_the_verdict_curves_and_numbers_are_the_librarys(app_page, 
     means = [t for t in curves if "seeds)" in t["name"]]
     assert [t["y"] for t in means] == [pytest.approx(list(c.mean)) for c in r.curves]
     finals = figs["claims-masking-finals"]["data"]
-    assert sorted(y for t in finals if t["name"].endswith(": seeds") for y in t["y"]) == \
-        pytest.approx(sorted(x for f in r.finals for x in f.values))
+    assert sorted(y for t in finals if t["name"].endswith(": seeds") for y in t["y"]) == pytest.approx(
+        sorted(x for f in r.finals for x in f.values)
+    )
     table = frame(at, "mean")
     assert list(table["mean"]) == pytest.approx([f.mean for f in r.finals])
     here = frame(at, "A − B").iloc[-1]
@@ -107,7 +110,9 @@ def test_with_results_the_verdict_curves_and_numbers_are_the_librarys(app_page, 
     # the overview of every comparison: one dot and bar per comparison with results, coloured by verdict
     fam = figs["claims-all-comparisons"]["data"]
     dots = [t for t in fam if t["name"] in verdict.VERDICTS]
-    assert sum(len(t["y"]) for t in dots) == 4 and sum(len(t["y"]) for t in fam if "boundary" in t["name"]) == 20  # 19 comparisons, the equivalence one with two boundaries (±margin)
+    assert (
+        sum(len(t["y"]) for t in dots) == 4 and sum(len(t["y"]) for t in fam if "boundary" in t["name"]) == 20
+    )  # 19 comparisons, the equivalence one with two boundaries (±margin)
 
 
 def test_a_reversal_and_a_tie_are_shown_as_computed(app_page, results_dir):
@@ -218,8 +223,9 @@ def test_the_verdict_box_gives_the_effect_in_margins_and_the_equivalence_test(ap
     assert "**Against the margin** (±0.01)" in box and f"outcome **{verdict.WITHIN}**" in box
     assert results.margins_text(v) in box and f"{v['p_equiv']:.2g}" in box and f"{v['equiv_threshold']:.2g}" in box
     overview = at.dataframe[-1].value
-    assert list(overview["in margins"]) == [claims.margins_cell(c.verdict) for c in
-                                            claims.run({}, claims.Inputs(claim="distillation")).comparisons]
+    assert list(overview["in margins"]) == [
+        claims.margins_cell(c.verdict) for c in claims.run({}, claims.Inputs(claim="distillation")).comparisons
+    ]
 
 
 def test_the_plan_history_of_a_comparison_is_on_the_page(app_page, results_dir):

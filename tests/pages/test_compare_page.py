@@ -16,8 +16,11 @@ K = "compare."  # the page's widget keys are scoped to it; the text box is share
 BUILT = [k for k, v in catalogue.CATALOGUE.items() if v.bundled_available()]
 MISSING = [k for k in catalogue.CATALOGUE if k not in BUILT]  # DeBERTa and ModernBERT may still be in training
 LABELS = [catalogue.get(k).label for k in BUILT]
-PREDICTORS = [catalogue.get(k).label for k in BUILT  # the NSP stand-in is there for its sentence head
-              if catalogue.get(k).role not in ("discriminator", "nsp")]
+PREDICTORS = [
+    catalogue.get(k).label
+    for k in BUILT  # the NSP stand-in is there for its sentence head
+    if catalogue.get(k).role not in ("discriminator", "nsp")
+]
 
 
 @pytest.fixture(autouse=True)
@@ -49,8 +52,8 @@ def token_grid(spec: dict, n_variants: int) -> tuple[list[str], list[list], list
         shown = [t for t in text[start] if t]  # the band's header row: its words (the last band may be short)
         heads += shown
         for v in range(n_variants):
-            zs[v] += z[start + 1 + v][:len(shown)]
-            texts[v] += text[start + 1 + v][:len(shown)]
+            zs[v] += z[start + 1 + v][: len(shown)]
+            texts[v] += text[start + 1 + v][: len(shown)]
     return heads, zs, texts
 
 

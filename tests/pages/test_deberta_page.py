@@ -93,7 +93,8 @@ def test_the_default_view_takes_one_score_apart_as_the_library_does(app_page, le
     assert float(metric(at, "DeBERTa, first layer")) < 1e-5 and float(metric(at, "BERT, first layer")) > 1e-3
     np.testing.assert_array_equal(array(chart(at, "deberta-distances")["data"][0]["z"]), r.positions.distance)
     assert list(array(chart(at, "deberta-fill-mask")["data"][0]["x"])) == pytest.approx(
-        [p for _, p in r.prediction.first.read][::-1], rel=1e-6)
+        [p for _, p in r.prediction.first.read][::-1], rel=1e-6
+    )
     assert metric(at, "microsoft/deberta-base, all parameters") == "139.2M"
     assert metric(at, "…its backbone") == "100.0M"
     assert any(link.proto.page == "electra" for link in at.get("page_link"))
@@ -111,8 +112,7 @@ def test_url_state_restores_the_widgets_and_the_figures_follow(app_page, lesson_
     assert at.selectbox(key=K + "word").value == 4 and at.text_input(key=K + "prefix").value == "One day,"
     assert at.query_params["layer"] in (["1"], "1") and at.query_params["prefix"] in (["One day,"], "One day,")
     r = deberta.run(lesson_models, deberta.Inputs(layer=1, head=2, query=3, key=5, word=4, prefix="One day,"))
-    np.testing.assert_allclose(array(chart(at, "deberta-terms")["data"][3]["z"]), r.terms.total,
-                               atol=1e-6)
+    np.testing.assert_allclose(array(chart(at, "deberta-terms")["data"][3]["z"]), r.terms.total, atol=1e-6)
     assert "`found` (i = " in shown_text(at)
 
 
@@ -129,7 +129,9 @@ def test_values_beyond_this_model_or_sentence_move_with_a_note(app_page, lesson_
     assert not at.exception
     last = lesson_models["deberta"].model.config.num_hidden_layers - 1
     assert at.selectbox(key=K + "layer").value == last
-    assert at.selectbox(key=K + "query").value == len(split_words(deberta.DEFAULT_TEXT)) - 2  # "park", not the final "."
+    assert (
+        at.selectbox(key=K + "query").value == len(split_words(deberta.DEFAULT_TEXT)) - 2
+    )  # "park", not the final "."
     assert sum("layer" in i.value for i in at.info) >= 1
 
 

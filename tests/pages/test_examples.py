@@ -21,8 +21,11 @@ def test_example_link_restores_its_state(open_page, ex):
     slug = next(lesson.slug for lesson in LESSONS if lesson.path == ex.page)
     for key, raw in ex.query.items():
         value = at.session_state[key if key == "text" else f"{slug}.{key}"]  # widget keys are scoped to their page
-        assert str(value) == raw or (isinstance(value, float) and float(raw) == value) or \
-            (isinstance(value, bool) and raw in ("1", "0")), (key, value, raw)
+        assert (
+            str(value) == raw
+            or (isinstance(value, float) and float(raw) == value)
+            or (isinstance(value, bool) and raw in ("1", "0"))
+        ), (key, value, raw)
 
 
 def test_an_example_that_names_its_words_shows_those_words(open_page):
@@ -30,4 +33,8 @@ def test_an_example_that_names_its_words_shows_those_words(open_page):
     'girl' looking at 'ball' and showed `found` (its query was girl's token index, 3, where the page counts words from 0)."""
     ex = next(ex for ex in EXAMPLES if ex.page == "pages/deberta.py" and "query" in ex.query)
     at = open_page(ex.page, **ex.query)
-    assert "'girl' looking at 'ball'" in ex.why and "`girl` (i = " in shown_text(at) and ") → `ball` (j = " in shown_text(at)
+    assert (
+        "'girl' looking at 'ball'" in ex.why
+        and "`girl` (i = " in shown_text(at)
+        and ") → `ball` (j = " in shown_text(at)
+    )

@@ -59,9 +59,16 @@ def test_a_deck_links_titles_and_notes_are_prose(open_page):
 
 def test_an_uploaded_decks_titles_and_notes_are_prose(app_page):
     at = app_page("pages/lecture.py")
-    text = json.dumps({"format": deck.FORMAT, "version": deck.VERSION, "views": [
-        {"page": "electra", "query": {"seed": "5"}, "title": TITLE, "note": NOTE},
-        {"page": "![gone](http://evil.example/g.png)", "query": {}, "title": TITLE}]})
+    text = json.dumps(
+        {
+            "format": deck.FORMAT,
+            "version": deck.VERSION,
+            "views": [
+                {"page": "electra", "query": {"seed": "5"}, "title": TITLE, "note": NOTE},
+                {"page": "![gone](http://evil.example/g.png)", "query": {}, "title": TITLE},
+            ],
+        }
+    )
     at.file_uploader(key="lecture.upload").upload("deck.json", text.encode(), "application/json").run()
     assert not at.exception and len(at.get("page_link")) >= 1
     assert_inert(shown_markdown(at))

@@ -90,27 +90,39 @@ def test_a_link_to_another_page_than_its_slide_opens_the_slide(open_page):
 
 
 def test_a_stale_deck_drops_what_is_gone_with_notes_and_presents_the_rest(open_page):
-    stale = deck.encode([deck.View("bert-in-space", (), "A lesson that is gone"),
-                         deck.View("electra", (("temperature", "9"), ("seed", "3"), ("colour", "red")), "Hot"),
-                         deck.View("masking", (("strategy", "static"),), "Static")])
+    stale = deck.encode(
+        [
+            deck.View("bert-in-space", (), "A lesson that is gone"),
+            deck.View("electra", (("temperature", "9"), ("seed", "3"), ("colour", "red")), "Hot"),
+            deck.View("masking", (("strategy", "static"),), "Static"),
+        ]
+    )
     at = open_page("pages/electra.py", deck=stale, slide="1")
     assert not at.exception
     text = shown_text(at)
     assert "Dropped view 1 of the deck" in text and "`bert-in-space`" in text
     assert "`temperature=9`" in text and "`colour`" in text
     assert [v.page for v in session_deck(at)] == ["electra", "masking"]
-    assert "<b>1 / 2</b>" in bar_title(at) and ">Hot<" in headline(at) and at.number_input(key="electra.seed").value == 3
+    assert (
+        "<b>1 / 2</b>" in bar_title(at) and ">Hot<" in headline(at) and at.number_input(key="electra.seed").value == 3
+    )
     assert at.slider(key="electra.temperature").value == 1.0
     at.button(key="bve-deck-next").click().run()
-    assert at.session_state["_page"] == "masking" and at.query_params["deck"] in ([at.session_state["deck"]],
-                                                                                   at.session_state["deck"])
+    assert at.session_state["_page"] == "masking" and at.query_params["deck"] in (
+        [at.session_state["deck"]],
+        at.session_state["deck"],
+    )
 
 
-@pytest.mark.parametrize("query, note", [
-    ({"deck": "1.!!!", "slide": "1"}, "Ignored the deck in the link"),
-    ({"slide": "40"}, "showing the last one"),
-    ({"slide": "two"}, "Ignored `slide=two`"), ({"slide": "99"}, "Ignored `slide=99`"),
-])
+@pytest.mark.parametrize(
+    "query, note",
+    [
+        ({"deck": "1.!!!", "slide": "1"}, "Ignored the deck in the link"),
+        ({"slide": "40"}, "showing the last one"),
+        ({"slide": "two"}, "Ignored `slide=two`"),
+        ({"slide": "99"}, "Ignored `slide=99`"),
+    ],
+)
 def test_a_bad_deck_or_slide_is_a_note_never_an_exception(open_page, query, note):
     at = open_page("pages/electra.py", **query)
     assert not at.exception and note in shown_text(at)
@@ -128,14 +140,18 @@ def test_the_qr_button_shows_the_views_link(open_page):
     at.button(key="bve-deck-qr").click().run()
     assert not at.exception
     codes = [c.value for c in at.code]
-    assert any(c.endswith("/electra?temperature=2&seed=3") or c == "/electra?temperature=2&seed=3" for c in codes), codes
+    assert any(c.endswith("/electra?temperature=2&seed=3") or c == "/electra?temperature=2&seed=3" for c in codes), (
+        codes
+    )
 
 
 def test_add_this_view_builds_my_deck_and_the_lecture_page_edits_it(app_page):
     at = app_page("pages/electra.py", seed="7")
     at.button(key="bve-add-view").click().run()
     assert not at.exception
-    assert [(v.page, v.params, v.title) for v in session_deck(at)] == [("electra", {"seed": "7"}, "ELECTRA: spot the fake")]
+    assert [(v.page, v.params, v.title) for v in session_deck(at)] == [
+        ("electra", {"seed": "7"}, "ELECTRA: spot the fake")
+    ]
     at.query_params.clear()
     at.switch_page("pages/xlnet.py").run()
     at.button(key="bve-add-view").click().run()  # XLNet as it is now (the shared text box came along)
@@ -172,12 +188,21 @@ def test_the_lecture_page_presents_the_default_deck(app_page):
 
 def test_a_deck_file_loads_with_notes_for_what_was_dropped(app_page):
     at = app_page("pages/lecture.py")
-    text = json.dumps({"format": deck.FORMAT, "version": deck.VERSION, "views": [
-        {"page": "electra", "query": {"seed": "5"}, "title": "Mine", "note": "Say it"},
-        {"page": "gone", "query": {}, "title": "Old"}]})
+    text = json.dumps(
+        {
+            "format": deck.FORMAT,
+            "version": deck.VERSION,
+            "views": [
+                {"page": "electra", "query": {"seed": "5"}, "title": "Mine", "note": "Say it"},
+                {"page": "gone", "query": {}, "title": "Old"},
+            ],
+        }
+    )
     at.file_uploader(key="lecture.upload").upload("deck.json", text.encode(), "application/json").run()
     assert not at.exception
-    assert [(v.page, v.params, v.title, v.note) for v in session_deck(at)] == [("electra", {"seed": "5"}, "Mine", "Say it")]
+    assert [(v.page, v.params, v.title, v.note) for v in session_deck(at)] == [
+        ("electra", {"seed": "5"}, "Mine", "Say it")
+    ]
     shown = shown_text(at)
     assert "Loaded a deck of 1 slides" in shown and "`gone`" in shown
 

@@ -80,7 +80,10 @@ def test_defaults_show_grid_coverage_and_predictions(app_page, bundled):
     assert list(table["top guess"]) == [p.guesses.pieces[0] for p in r.predictions]
     assert table["p(original)"].between(0, 1).all() and (table["rank of original"] >= 1).all()
     assert len(figs["predictions"]["data"][0]["z"][0]) == 5
-    assert metric(at, "Original token ranked first") == f"{sum(p.rank_original == 1 for p in r.predictions)} of {n_targets}"
+    assert (
+        metric(at, "Original token ranked first")
+        == f"{sum(p.rank_original == 1 for p in r.predictions)} of {n_targets}"
+    )
     # which model produced the guesses, and the badge
     assert r.shown_as in shown_text(at)
     assert app_device_label() in " ".join(m.value for m in at.sidebar.markdown)
@@ -133,7 +136,9 @@ def test_url_restores_the_view_and_reports_bad_values(app_page):
     assert any(i.value.startswith("Ignored `topk=abc") for i in at.info)
     at = app_page(PAGE, rate="2", strategy="sometimes")
     notes = [i.value for i in at.info]
-    assert any(n.startswith("Ignored `rate=2") for n in notes) and any(n.startswith("Ignored `strategy=sometimes") for n in notes)
+    assert any(n.startswith("Ignored `rate=2") for n in notes) and any(
+        n.startswith("Ignored `strategy=sometimes") for n in notes
+    )
     assert at.slider(key=K + "rate").value == pytest.approx(0.15) and at.radio(key=K + "strategy").value == "static10"
     assert not at.exception
 
@@ -229,14 +234,19 @@ def test_spanberts_boundary_objective_for_the_span_in_the_link(app_page, bundled
     parameter round-trips the URL), the model's MLM guesses beside them, and what the model cannot show."""
     needs("bert")
     base = dict(strategy="dynamic", unit="span")
-    epoch, r = next((e, x) for e in range(1, 21) for x in [expected(bundled, epoch=e, span=2, **base)]
-                    if x.sbo is not None and x.sbo.n_spans >= 2)
+    epoch, r = next(
+        (e, x)
+        for e in range(1, 21)
+        for x in [expected(bundled, epoch=e, span=2, **base)]
+        if x.sbo is not None and x.sbo.n_spans >= 2
+    )
     at = app_page(PAGE, epoch=str(epoch), span="2", **base)
     assert not at.exception
     assert at.selectbox(key=K + "span").value == 2 and query(at, "span") == "2"
     sbo = figures(at)["sbo"]["data"][0]
-    assert len(sbo["z"]) == len(r.sbo.span) and sbo["y"] == [f"{t.position}·{t.original} (p{t.relative})"
-                                                             for t in r.sbo.targets]
+    assert len(sbo["z"]) == len(r.sbo.span) and sbo["y"] == [
+        f"{t.position}·{t.original} (p{t.relative})" for t in r.sbo.targets
+    ]
     text = shown_text(at)
     assert "6 · SpanBERT's span-boundary objective" in [h.value for h in at.header]
     assert f"Span 2 of {r.sbo.n_spans} covers positions {r.sbo.span.start}–{r.sbo.span.end}" in text

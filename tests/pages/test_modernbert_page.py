@@ -22,8 +22,11 @@ K = "modernbert."  # the page's widget keys are scoped to it; the text box is sh
 
 @pytest.fixture(scope="module", autouse=True)
 def standin(tmp_path_factory):
-    root = None if catalogue.get("modernbert").bundled_available() else build_standin(
-        tmp_path_factory.getbasetemp() / "bundled-with-modernbert")
+    root = (
+        None
+        if catalogue.get("modernbert").bundled_available()
+        else build_standin(tmp_path_factory.getbasetemp() / "bundled-with-modernbert")
+    )
     with bundled_dir(root):
         yield
 
@@ -87,7 +90,8 @@ def test_a_link_restores_every_widget_and_the_view(app_page, models):
     assert at.slider(key=K + "length").value == 128 and at.slider(key=K + "batch").value == 4
     assert {k: at.query_params[k] for k in ("word", "layer", "seed", "shift", "length", "batch")} in (
         {"word": "2", "layer": "0", "seed": "5", "shift": "300", "length": "128", "batch": "4"},
-        {"word": ["2"], "layer": ["0"], "seed": ["5"], "shift": ["300"], "length": ["128"], "batch": ["4"]})
+        {"word": ["2"], "layer": ["0"], "seed": ["5"], "shift": ["300"], "length": ["128"], "batch": ["4"]},
+    )
     attention = chart(at, "modernbert-attention")["data"]
     assert array(attention[0]["z"]).shape == (128, 128)
     kind = models["modernbert"].model.config.layer_types[0]

@@ -12,7 +12,9 @@ import pytest
 from app.lessons import LESSONS
 from tests.conftest import shown_text
 
-DISAGREES = re.compile(r"\b1 (?:\w+ )?(pieces|tokens|words|positions|pairs|sentences|targets)\b|\bnan\b|\bNone\b|\binf\b")
+DISAGREES = re.compile(
+    r"\b1 (?:\w+ )?(pieces|tokens|words|positions|pairs|sentences|targets)\b|\bnan\b|\bNone\b|\binf\b"
+)
 # (one word may stand between: "1 masked positions" was said on the ELECTRA page)
 # one long word is cut inside itself where a lesson reads fewer tokens: "1 of 1 words" was said of it
 
@@ -23,4 +25,6 @@ def test_a_one_word_text_gets_prose_that_agrees_with_its_numbers(app_page, page,
     at = app_page(page, text=text)
     assert not at.exception, at.exception[0].value
     said = shown_text(at)
-    assert not DISAGREES.search(said), DISAGREES.search(said) and said[max(0, DISAGREES.search(said).start() - 150):][:300]
+    assert not DISAGREES.search(said), (
+        DISAGREES.search(said) and said[max(0, DISAGREES.search(said).start() - 150) :][:300]
+    )

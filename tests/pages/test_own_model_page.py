@@ -65,8 +65,10 @@ def test_an_admitted_model_downloads_and_the_page_runs_on_it(own_hub, tmp_path, 
     assert f"Your model (for BERT)** `{hub_id}`" in badge(again)
 
 
-@pytest.mark.parametrize("hub_id, rule", [("evil/wrong-type", "family"), ("evil/remote-code", "remote-code"),
-                                          ("evil/pickle-only", "safetensors")])
+@pytest.mark.parametrize(
+    "hub_id, rule",
+    [("evil/wrong-type", "family"), ("evil/remote-code", "remote-code"), ("evil/pickle-only", "safetensors")],
+)
 def test_a_refused_model_is_one_sentence_and_the_catalogue(hub_id, rule, own_hub, tmp_path):
     at = run_page("pages/masking.py", model=hub_id)
     assert not at.exception, at.exception
@@ -110,15 +112,18 @@ def test_electra_takes_the_published_pair(own_hub, tmp_path):
     assert any("takes a pair" in w for w in warnings(one))
 
 
-@pytest.mark.parametrize("page, hub_id, used", [
-    ("pages/attention.py", "albert/albert-large-v2", True),
-    ("pages/masking.py", "google-bert/bert-base-multilingual-cased", True),
-    ("pages/compare.py", "FacebookAI/xlm-roberta-base", True),
-    ("pages/distillation.py", "google-bert/bert-large-uncased", True),  # a larger teacher, the same vocabulary
-    ("pages/modernbert.py", "answerdotai/ModernBERT-large", True),
-    ("pages/xlnet.py", "xlnet/xlnet-large-cased", True),
-    ("pages/deberta.py", "microsoft/deberta-v3-base", False),  # v2/v3 lacks the v1 attention the lesson takes apart
-])
+@pytest.mark.parametrize(
+    "page, hub_id, used",
+    [
+        ("pages/attention.py", "albert/albert-large-v2", True),
+        ("pages/masking.py", "google-bert/bert-base-multilingual-cased", True),
+        ("pages/compare.py", "FacebookAI/xlm-roberta-base", True),
+        ("pages/distillation.py", "google-bert/bert-large-uncased", True),  # a larger teacher, the same vocabulary
+        ("pages/modernbert.py", "answerdotai/ModernBERT-large", True),
+        ("pages/xlnet.py", "xlnet/xlnet-large-cased", True),
+        ("pages/deberta.py", "microsoft/deberta-v3-base", False),  # v2/v3 lacks the v1 attention the lesson takes apart
+    ],
+)
 def test_each_lesson_runs_on_a_brought_model_or_says_why_not(page, hub_id, used, own_hub, tmp_path):
     at = run_page(page, model=hub_id)
     assert not at.exception, at.exception
@@ -144,7 +149,9 @@ def test_on_side_by_side_a_brought_model_takes_its_own_familys_column(own_hub, t
     assert "Your model (for BERT)" not in badge(at)
     at = run_page("pages/compare.py", model="google-bert/bert-large-uncased")
     assert not at.exception and "Your model (for BERT)** `google-bert/bert-large-uncased`" in badge(at), badge(at)
-    assert "for the masked LM" in field(at).help and "RoBERTa, ALBERT, DistilBERT, DeBERTa, ModernBERT" in field(at).help
+    assert (
+        "for the masked LM" in field(at).help and "RoBERTa, ALBERT, DistilBERT, DeBERTa, ModernBERT" in field(at).help
+    )
 
 
 @pytest.mark.slow  # waits out a stalled download
@@ -193,8 +200,9 @@ def test_another_visitors_download_is_waited_for(own_hub, own_repos, tmp_path):
     at = run_page("pages/masking.py", model=hub_id)
     first.join(20)
     assert not at.exception and warnings(at) == [], warnings(at)
-    assert any(f"another visitor's download of `{hub_id}`" in c.value for c in at.caption), \
-        [c.value for c in at.caption]
+    assert any(f"another visitor's download of `{hub_id}`" in c.value for c in at.caption), [
+        c.value for c in at.caption
+    ]
     assert f"Your model (for BERT)** `{hub_id}`" in badge(at)
     whole = [r for r in own_hub.gets(name="model.safetensors") if r.range is None]  # not admission's header reads
     assert len(whole) == 1  # one download for both

@@ -39,8 +39,10 @@ def test_the_masking_grid_is_built_for_a_phone_and_says_what_it_shows(app_page):
     assert grid["layout"]["meta"] == "phone"
     heatmaps = [t for t in grid["data"] if t["type"] == "heatmap"]
     assert len(heatmaps) == 2 and heatmaps[1]["x"] == ["epoch 1: fed"]  # every epoch, then the inspected one
-    assert any(m.value.startswith('<p class="bve-alt"') and re.search(r"\d+ distinct masks? over", m.value)
-               for m in at.markdown)
+    assert any(
+        m.value.startswith('<p class="bve-alt"') and re.search(r"\d+ distinct masks? over", m.value)
+        for m in at.markdown
+    )
 
 
 def test_desktop_and_presenter_mode_keep_their_figures(app_page):

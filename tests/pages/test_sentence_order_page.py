@@ -37,7 +37,9 @@ def test_defaults_show_both_heads_on_the_pair_the_examples_and_the_grid(app_page
     assert not at.exception
     r = so.run(models, so.Inputs())
     order = chart(at, "sentence-order-your-pair")["data"]
-    assert [t["y"] for t in order] == [pytest.approx([r.user[k][0][1], r.user[k][1][1]]) for k in ("albert", "bert-nsp")]
+    assert [t["y"] for t in order] == [
+        pytest.approx([r.user[k][0][1], r.user[k][1][1]]) for k in ("albert", "bert-nsp")
+    ]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["SOP head (ALBERT): P(swapped) for (A, B)"] == f"{r.user['albert'][0][1]:.1%}"
     assert metrics["NSP head (BERT): P(not next) for (A, B)"] == f"{r.user['bert-nsp'][0][1]:.1%}"
@@ -58,7 +60,7 @@ def test_url_state_restores_the_widgets_and_a_malformed_value_gets_a_note(app_pa
     assert at.number_input(key=K + "seed").value == 4 and at.slider(key=K + "examples").value == 2
     assert len(at.dataframe[0].value) == 6
     pairs = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)
-    shown = [p for b in so.shown_bases(4, 2) for p in pairs[3 * b:3 * b + 3]]  # seed 4 picks two of the pool
+    shown = [p for b in so.shown_bases(4, 2) for p in pairs[3 * b : 3 * b + 3]]  # seed 4 picks two of the pool
     assert list(at.dataframe[0].value["B"]) == [p.b for p in shown]
     bad = app_page(PAGE, examples="99", seed="x")
     assert not bad.exception
@@ -132,7 +134,9 @@ def test_heads_at_chance_are_said_to_be_at_chance_not_the_papers_pattern(app_pag
     text = shown_text(at)
     assert "Why NSP is easy and SOP is not" not in text and "in miniature" not in text
     assert [h.value for h in at.header][1] == "Who solves which task here — not the paper's pattern"
-    assert "not the pattern of ALBERT's Table 5" in html.unescape(chart(at, "sentence-order-accuracy")["layout"]["title"]["text"])
+    assert "not the pattern of ALBERT's Table 5" in html.unescape(
+        chart(at, "sentence-order-accuracy")["layout"]["title"]["text"]
+    )
     assert "50.0% on NSP of 120 pairs" in text and "50.0% on SOP of 120 pairs" in text
     assert text.count("beats chance on neither task") == 2 and text.count("**not** the paper's pattern") == 2
     assert "90.5% on NSP and 52.0% on SOP" in text  # what the paper found, beside what the heads did

@@ -72,7 +72,10 @@ def test_defaults_show_order_masks_predictions_and_a_passing_check(app_page, bun
     assert list(xl_table["rank"]) == [q.rank for q in r.predictions]
     assert xl_table["top-5"].str.count("·").eq(4).all()
     for target, masked in zip(bert_table["target"], bert_table["masked"]):  # aligned by characters
-        assert masked.replace(" ", "").replace("##", "") in target.lstrip("▁").lower() or target.lstrip("▁").lower() in masked
+        assert (
+            masked.replace(" ", "").replace("##", "") in target.lstrip("▁").lower()
+            or target.lstrip("▁").lower() in masked
+        )
     assert list(bert_table["p(actual)"]) == pytest.approx([q.mlm_actual for q in r.predictions])
     assert (checks["max prob on a blocked cell"] == 0).all() and len(checks) == 2 * r.n_layers
     assert not at.warning
