@@ -1,6 +1,6 @@
 """ALBERT, part 2: one block applied L times — activations layer by layer, ALBERT beside BERT, and what
-happens if the shared block keeps going past L. All computation is app/lessons/albert_activations.py (``run``); the figures
-are app/figures/albert_activations.py."""
+happens if the shared block keeps going past L. All computation is app/lessons/albert_activations.py (``run``); the
+figures are app/figures/albert_activations.py."""
 
 import math
 
@@ -114,8 +114,8 @@ else:
         st.markdown(
             f"Each application moves the tokens by {c['first']:.3f} at first, {c['at_L']:.3f} at application "
             f"{a.layers} (where the model stops) and {c['last']:.3f} at application {u.applications}: the steps "
-            f"{albert.TRENDS[c['trend']]}. Training only ever saw L applications, so what happens after is the block's own "
-            "dynamics, untrained."
+            f"{albert.TRENDS[c['trend']]}. Training only ever saw L applications, so what happens after is the "
+            "block's own dynamics, untrained."
         )
 
 # ----------------------------------------------------------------------------- a token's path

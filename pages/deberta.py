@@ -64,7 +64,8 @@ st.caption(
 )
 if ui.phone():  # the same sum, one term a line: a phone's width cuts the one-line formula off at the right
     st.latex(
-        r"\begin{aligned} A_{ij} = \tfrac{1}{\sqrt{3d}}\Big(\, & \underbrace{Q^c_i\cdot K^c_j}_{\text{content}\to\text{content}}"
+        r"\begin{aligned} A_{ij} = \tfrac{1}{\sqrt{3d}}\Big(\, & "
+        r"\underbrace{Q^c_i\cdot K^c_j}_{\text{content}\to\text{content}}"
         r" \\ +\; & \underbrace{Q^c_i\cdot K^r_{\delta(i,j)}}_{\text{content}\to\text{position}}"
         r" \\ +\; & \underbrace{K^c_j\cdot Q^r_{\delta(i,j)}}_{\text{position}\to\text{content}}\,\Big)"
         r" \end{aligned}"
@@ -200,8 +201,8 @@ st.markdown(
     f"**{'yes' if dec.position_table else 'no'}**; and transformers ignores "
     f"{', '.join(f'`{k}`' for k in dec.dropped_on_load)} in any checkpoint it loads "
     "(`_keys_to_ignore_on_load_unexpected`), so microsoft/deberta-base's trained absolute position table — the one its "
-    "EMD used — is dropped: loaded through transformers, that checkpoint's head reads an input it was never trained on. "
-    "The bundled stand-in was trained exactly as transformers runs it, head on the last layer."
+    "EMD used — is dropped: loaded through transformers, that checkpoint's head reads an input it was never "
+    "trained on. The bundled stand-in was trained exactly as transformers runs it, head on the last layer."
 )
 ui.widget(SPEC.word, options=r.choosable, format_func=word)
 pred = r.prediction

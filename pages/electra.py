@@ -122,7 +122,8 @@ st.header("Why this is efficient: every token teaches")
 counts = r.signal
 ui.show_figure(figures.signal_of(r), "electra-signal", height=260, key="signal")
 st.markdown(
-    f"For this very sentence, the masked LM gets a loss term at the **{count(counts['mlm'], 'masked position')}** only; "
+    "For this very sentence, the masked LM gets a loss term at the "
+    f"**{count(counts['mlm'], 'masked position')}** only; "
     f"replaced-token detection gets one at **all {counts['rtd']}** tokens ([CLS] and [SEP] included, as in "
     "training). Clark et al.'s efficiency analysis traces much of ELECTRA's advantage to this: a discriminator "
     "trained on the masked 15% only (*ELECTRA 15%*) loses much of the gain."

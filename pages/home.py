@@ -93,10 +93,15 @@ where = {
     "auto": "the real checkpoints already in this machine's Hugging Face cache, else the bundled stand-ins (offline)",
     "hub": "the Hugging Face hub when it answers, else the bundled stand-ins",
 }[source]
+gpu = (
+    'A CUDA GPU is present.'
+    if cuda_available()
+    else 'No GPU here: everything runs on the CPU, which the bundled models are made for.'
+)
 st.markdown(
     f"Models now come from **{where}** and run on **{device.upper()}**"
     f"{' · ' + dtype if device == 'cuda' else ''}. "
-    f"{'A CUDA GPU is present.' if cuda_available() else 'No GPU here: everything runs on the CPU, which the bundled models are made for.'} "
+    f"{gpu} "
     "Change either in the sidebar."
 )
 warm = ui.warm_progress()

@@ -71,8 +71,8 @@ with tabs[0]:
     )
     ui.show_figure(figures.spectrum_figure(r), "modernbert-rope-spectrum")
     st.caption(
-        "Each point is one pair's θᵢ (`inv_freq` of the model's rotary module), drawn as the positions it takes to turn "
-        "once. Global layers use base "
+        "Each point is one pair's θᵢ (`inv_freq` of the model's rotary module), drawn as the positions it takes to "
+        "turn once. Global layers use base "
         + " and local layers base ".join(f"{t:,.0f}" for t in rope.theta)
         + ": the larger base slows the slow pairs further, so positions thousands of tokens apart still differ."
     )
@@ -93,8 +93,8 @@ with tabs[1]:
     n_global = sum(1 for c in checks if c.kind == "full_attention")
     st.markdown(
         f"{len(checks)} layers, read from `config.layer_types`: **{n_global} global** and **{len(checks) - n_global} "
-        f"local**, whose tokens see at most **{r.half}** tokens on each side (`local_attention` = {2 * r.half}). Below, "
-        f"{r.length} tokens of a story go through {mb.variant.label} with `output_attentions=True`."
+        f"local**, whose tokens see at most **{r.half}** tokens on each side (`local_attention` = {2 * r.half}). "
+        f"Below, {r.length} tokens of a story go through {mb.variant.label} with `output_attentions=True`."
     )
     ui.show_figure(figures.layers_figure(r), "modernbert-layers", height=190)
     ui.show_figure(figures.key_figure(r), "modernbert-attention", key=True)

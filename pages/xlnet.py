@@ -77,7 +77,8 @@ st.markdown(
         if n_context
         else "**Context:** none — every piece is predicted.  \n"
     )
-    + f"**Predicted** ({r.n_targets} = {how_many}), in this order: {' → '.join(md(p.pieces[t]) for t in masks.targets)}."
+    + f"**Predicted** ({r.n_targets} = {how_many}), in this order: "
+    f"{' → '.join(md(p.pieces[t]) for t in masks.targets)}."
 )
 if r.free:
     st.warning(
@@ -156,7 +157,8 @@ st.caption(
     f"every {r.mlm_label} piece sharing a character with a target piece is replaced by `[MASK]` — "
     f"{r.n_mlm_masked} in all, in one input — and each is predicted from the unmasked rest. Where a target spans "
     "several WordPieces, each is listed with its own guesses and p(actual) is the smallest. XLNet's later targets see "
-    "the earlier targets' real tokens; the masked LM's guesses cannot see one another — BERT's independence assumption. "
+    "the earlier targets' real tokens; the masked LM's guesses cannot see one another — BERT's "
+    "independence assumption. "
     f"XLNet: {r.xlnet}; masked LM: {r.mlm}."
 )
 

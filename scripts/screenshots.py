@@ -43,7 +43,10 @@ def where(box, h: int) -> str:
     if box is None:
         return "no figure"
     bottom, tall = box
-    return f"figure {tall:.0f} px tall ({tall / h:.0%} of {h}), ends at {bottom:.0f} px ({'fits' if bottom <= h else 'CUT'})"
+    return (
+        f"figure {tall:.0f} px tall ({tall / h:.0%} of {h}), ends at {bottom:.0f} px "
+        f"({'fits' if bottom <= h else 'CUT'})"
+    )
 
 
 def main() -> None:

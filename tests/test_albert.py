@@ -1,5 +1,5 @@
-"""app/lessons/albert_activations.py: similarity measures (cosine, linear CKA), per-layer statistics, that ALBERT's layers
-really share one block, unrolling the shared block, PCA trajectories, and the activation figures."""
+"""app/lessons/albert_activations.py: similarity measures (cosine, linear CKA), per-layer statistics, that ALBERT's
+layers really share one block, unrolling the shared block, PCA trajectories, and the activation figures."""
 
 from __future__ import annotations
 

@@ -251,7 +251,7 @@ def test_the_document_is_bertvizs_view_of_exactly_these_attentions(bundled):
     assert r.height > 0
 
 
-# ----------------------------------------------------------------------------- variants whose checkpoints are on the way
+# --------------------------------------------------------------------------- variants whose checkpoints are on the way
 
 
 def tiny(key: str):

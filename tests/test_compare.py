@@ -1,7 +1,7 @@
-"""app/lessons/compare.py and app/figures/compare.py: words and pieces (app.core.text) for every variant, the word to mask,
-masking in each model's terms, XLNet's masks, cost measured (parameters, memory, real timing), the guide
-generated from the numbers, and run() on the bundled models — with variants left out when they cannot be
-loaded, and DeBERTa and ModernBERT (built tiny from configs) predicting as masked LMs."""
+"""app/lessons/compare.py and app/figures/compare.py: words and pieces (app.core.text) for every variant, the word to
+mask, masking in each model's terms, XLNet's masks, cost measured (parameters, memory, real timing), the guide generated
+from the numbers, and run() on the bundled models — with variants left out when they cannot be loaded, and DeBERTa and
+ModernBERT (built tiny from configs) predicting as masked LMs."""
 
 from __future__ import annotations
 

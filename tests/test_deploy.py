@@ -1,5 +1,6 @@
 """What a host runs past one machine, checked without running it: the nginx configuration app/deploy.py writes
-(parsed by Debian's nginx itself: ``nginx -t``), and the Dockerfile (docker cannot run here; its essentials are read)."""
+(parsed by Debian's nginx itself: ``nginx -t``), and the Dockerfile (docker cannot run here; its essentials are
+read)."""
 
 from __future__ import annotations
 

@@ -100,7 +100,8 @@ def test_every_lesson_page_exists_and_is_registered():
 
 def test_home_page_imports_do_not_pull_torch():
     code = (
-        "import sys; import app.ui, app.lessons, app.core.state, app.core.text, app.core.lesson, app.core.preload, app.lecture.examples, "
+        "import sys; import app.ui, app.lessons, app.core.state, app.core.text, app.core.lesson, app.core.preload, "
+        "app.lecture.examples, "
         "app.lecture.deck, app.lecture.qr, app.models.catalogue, app.models.device; "
         "print('torch' in sys.modules, 'transformers' in sys.modules)"
     )

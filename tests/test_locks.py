@@ -86,7 +86,8 @@ def test_a_dead_holders_lock_frees_itself_after_the_lease(url):
             "-c",
             (
                 "import sys, time; from app.core.locks import RedisLock; "
-                f"l = RedisLock('t-dead', {url!r}, lease_s=1.0); assert l.acquire(about='child'); print('held', flush=True); "
+                f"l = RedisLock('t-dead', {url!r}, lease_s=1.0); assert l.acquire(about='child'); "
+                "print('held', flush=True); "
                 "time.sleep(60)"
             ),
         ],

@@ -74,9 +74,10 @@ def test_resident_ranges_are_the_pages_in_the_cache(tmp_path):
 
 
 def test_the_committed_list_fits_this_interpreters_torch():
-    """The list was written on the project's machines (the pinned torch 2.13.0, its CPU build, python 3.11): there, the files it
-    names for torch are this torch's, at their listed sizes (bytecode at any size: it holds its source's path, so a
-    torch installed elsewhere has it a few bytes longer or shorter); elsewhere it is skipped file by file, at no cost."""
+    """The list was written on the project's machines (the pinned torch 2.13.0, its CPU build, python 3.11): there, the
+    files it names for torch are this torch's, at their listed sizes (bytecode at any size: it holds its source's path,
+    so a torch installed elsewhere has it a few bytes longer or shorter); elsewhere it is skipped file by file, at no
+    cost."""
     import torch
 
     if torch.__version__.split("+")[0] != "2.13.0" or torch.version.cuda or sys.version_info[:2] != (3, 11):

@@ -78,7 +78,8 @@ def test_against_scipy_when_it_is_there():
 
 
 def test_a_paired_design_finds_what_the_unpaired_test_misses():
-    """Seeds move both arms together (the same initial weights and batch order): the seeds differ by ±0.3, the arms by 0.05."""
+    """Seeds move both arms together (the same initial weights and batch order): the seeds differ by ±0.3, the arms by
+    0.05."""
     base = [5.0, 5.3, 4.7, 5.15, 4.85]
     b = [x + 0.05 + e for x, e in zip(base, (0.004, -0.003, 0.002, -0.004, 0.001))]  # loss: A lower by ~0.05
     corr = _correlation(base, b)

@@ -68,7 +68,8 @@ border-color:#1d4ed8;text-align:center;font-weight:600}button:disabled{opacity:.
 .bar{height:14px;background:#e3e3e3;border-radius:7px;overflow:hidden}.bar i{display:block;height:100%;
 background:#1d4ed8}.bar.m i{background:#f59e0b}.mine{font-weight:700}#sentence{font-size:19px;margin:14px 0}
 #answers.chips button:not(.send){display:inline-block;width:auto;min-width:56px;margin:0 8px 10px 0;
-text-align:center}#answers.chips button.send{display:block}.key{font-size:14px;color:#666}@media (prefers-color-scheme:dark){body{background:#111;color:#eee}
+text-align:center}#answers.chips button.send{display:block}.key{font-size:14px;color:#666}\
+@media (prefers-color-scheme:dark){body{background:#111;color:#eee}
 button,input{background:#1c1c1c;border-color:#444}#msg,.key,h1{color:#aaa}.bar{background:#333}
 button.on{background:#1e2b4d}}
 """
@@ -79,7 +80,8 @@ _JS = r"""
 var $=function(id){return document.getElementById(id)};
 var m=location.pathname.match(/\/class\/([A-Za-z0-9]{6})\/?$/);
 var base=location.pathname.replace(/\/+$/,"");
-function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!=null)e.textContent=String(text);return e}
+function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;
+  if(text!=null)e.textContent=String(text);return e}
 function say(text,bad){var e=$("msg");e.textContent=text||"";e.className=bad?"err":""}
 if(!m){
   $("join").hidden=false;
@@ -91,7 +93,9 @@ if(!m){
 var code=m[1].toUpperCase();
 $("room").textContent="ROOM "+code;
 var store={};try{store=window.localStorage||{}}catch(e){}
-function rnd(){var a=new Uint8Array(16);(window.crypto||{getRandomValues:function(x){for(var i=0;i<x.length;i++)x[i]=Math.random()*256|0;return x}}).getRandomValues(a);
+function rnd(){var a=new Uint8Array(16);
+  (window.crypto||{getRandomValues:function(x){
+    for(var i=0;i<x.length;i++)x[i]=Math.random()*256|0;return x}}).getRandomValues(a);
   var s="";for(var i=0;i<a.length;i++)s+=("0"+a[i].toString(16)).slice(-2);return s}
 var client;try{client=store.getItem("bve-client")}catch(e){}
 if(!client||!/^[A-Za-z0-9_-]{8,64}$/.test(client)){client=rnd();try{store.setItem("bve-client",client)}catch(e){}}
@@ -116,7 +120,8 @@ function draw(){
       picked={};if(my&&q.kind==="multi"){my.split("|").forEach(function(v){picked[v]=1})}
       q.choices.forEach(function(c){var b=el("button",(my===c||picked[c])?"on":"",c);b.type="button";
         b.addEventListener("click",function(){
-          if(q.kind==="choice"){send(c)}else{if(picked[c]){delete picked[c]}else{picked[c]=1}b.className=picked[c]?"on":""}});
+          if(q.kind==="choice"){send(c)}
+          else{if(picked[c]){delete picked[c]}else{picked[c]=1}b.className=picked[c]?"on":""}});
         a.appendChild(b)});
       if(q.kind==="multi"){var s=el("button","send","Send");s.type="button";s.addEventListener("click",function(){
         send(q.choices.filter(function(c){return picked[c]}).join("|"))});a.appendChild(s)}
@@ -124,7 +129,8 @@ function draw(){
     say(my?"Your answer: "+my+". You can change it until the question closes.":"Answer before the model does.");
     return;
   }
-  if(st==="closed"){say(my?"Closed. Your answer: "+my+". Waiting for the reveal\u2026":"Closed. Waiting for the reveal\u2026");return}
+  if(st==="closed"){
+    say(my?"Closed. Your answer: "+my+". Waiting for the reveal\u2026":"Closed. Waiting for the reveal\u2026");return}
   say(my?"Your answer: "+my:"");
   var p=view.reveal||{},rows=Array.isArray(p.rows)?p.rows:[],total=0;
   rows.forEach(function(w){total+=Math.max(0,+w.count||0)});
@@ -133,19 +139,23 @@ function draw(){
     var share=typeof w.share==="number"?w.share:(total?(+w.count||0)/total:0);
     var d=el("div","row"),l=el("div","lab"+(String(w.label)===my?" mine":""));
     l.appendChild(el("span","",(w.answer?"\u2713 ":"")+w.label));
-    l.appendChild(el("span","",Math.round(share*100)+"%"+(typeof w.model==="number"?" \u00b7 model "+Math.round(w.model*100)+"%":"")));
+    l.appendChild(el("span","",Math.round(share*100)+"%"+
+      (typeof w.model==="number"?" \u00b7 model "+Math.round(w.model*100)+"%":"")));
     var b=el("div","bar"),i=el("i");i.style.width=Math.max(0,Math.min(100,share*100))+"%";b.appendChild(i);
     d.appendChild(l);d.appendChild(b);
-    if(typeof w.model==="number"){var b2=el("div","bar m"),i2=el("i");i2.style.width=Math.max(0,Math.min(100,w.model*100))+"%";b2.appendChild(i2);d.appendChild(b2)}
+    if(typeof w.model==="number"){var b2=el("div","bar m"),i2=el("i");
+      i2.style.width=Math.max(0,Math.min(100,w.model*100))+"%";b2.appendChild(i2);d.appendChild(b2)}
     r.appendChild(d)});
-  if(rows.some(function(w){return typeof w.model==="number"}))r.appendChild(el("p","key","Blue: the class. Orange: the model."));
+  if(rows.some(function(w){return typeof w.model==="number"}))
+    r.appendChild(el("p","key","Blue: the class. Orange: the model."));
   r.hidden=false;
 }
 function poll(){
   clearTimeout(timer);
   var x=new XMLHttpRequest();x.open("GET",base+"/state"+(view?"?v="+view.version:""));x.timeout=8000;
   x.onload=function(){
-    if(x.status===404){view=null;$("answers").textContent="";$("prompt").textContent="";say("This room has closed.",true);return}
+    if(x.status===404){
+      view=null;$("answers").textContent="";$("prompt").textContent="";say("This room has closed.",true);return}
     if(x.status===200){try{var s=JSON.parse(x.responseText);
       if(view&&s.version===view.version&&!("question" in s)){view.count=s.count;view.status=s.status}else{view=s}
       wait=view.status==="open"||view.status==="closed"?1500:2500;if(key()!==shown&&!sending){shown=key();draw()}}catch(e){}}
@@ -159,11 +169,13 @@ function send(value){
   var q=view&&view.question;if(!q||sending)return;
   value=String(value).trim();if(!value){say("Pick or type an answer first.",true);return}
   sending=true;say("Sending\u2026");
-  var x=new XMLHttpRequest();x.open("POST",base+"/answer");x.setRequestHeader("Content-Type","application/json");x.timeout=10000;
+  var x=new XMLHttpRequest();x.open("POST",base+"/answer");
+  x.setRequestHeader("Content-Type","application/json");x.timeout=10000;
   x.onload=function(){sending=false;var r={};try{r=JSON.parse(x.responseText)}catch(e){}
     if(r.ok){mine[q.id]=q.kind==="word"?value.toLowerCase():value;keep();shown=key();draw()}
-    else{var w={closed:"The question has closed.",stale:"The question changed.",invalid:"That is not an answer to this question.",
-      limited:"Too many answers: wait a few seconds.",unknown:"This room has closed."}[r.error]||"Could not send: try again.";
+    else{var w={closed:"The question has closed.",stale:"The question changed.",
+      invalid:"That is not an answer to this question.",limited:"Too many answers: wait a few seconds.",
+      unknown:"This room has closed."}[r.error]||"Could not send: try again.";
       say(w,true);if(r.error==="stale"||r.error==="closed"){shown="";poll()}}};
   x.onerror=x.ontimeout=function(){sending=false;say("No connection: try again.",true)};
   x.send(JSON.stringify({qid:q.id,client:client,value:value}));

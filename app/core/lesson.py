@@ -92,8 +92,8 @@ def from_values(cls, values: dict):
 @runtime_checkable
 class LessonModule(Protocol):
     """The lesson contract as a type: what a lesson library (``app/lessons/<slug>.py``) states. A module is checked
-    against it by :func:`app.lessons.contract_problems` (tests/test_layering.py does, for every lesson), which says what is
-    missing or of the wrong shape in words that name the cause."""
+    against it by :func:`app.lessons.contract_problems` (tests/test_layering.py does, for every lesson), which says
+    what is missing or of the wrong shape in words that name the cause."""
 
     ORDER: int  # its place in teaching order
     TITLE: str

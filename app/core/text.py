@@ -84,8 +84,9 @@ def plain(value: object, max_chars: int | None = None) -> str:
     ``\\c`` as the character itself), so no link, image, emphasis, ``:red[...]``, ``$...$``, emoji code or
     HTML can form, and format characters show as ``⟨U+XXXX⟩`` (:func:`visible`). GitHub-flavoured markdown
     still links a bare address through those escapes, so a word joiner (U+2060, invisible) follows every
-    ``://`` and ``@`` and splits every ``www.`` (checked in Chromium: no link forms). Where a whole caption of user text is shown, prefer an escaped HTML block
-    (``ui.user_caption``), which shows the text exactly. Cut to ``max_chars`` with an ellipsis."""
+    ``://`` and ``@`` and splits every ``www.`` (checked in Chromium: no link forms). Where a whole caption of user text
+    is shown, prefer an escaped HTML block (``ui.user_caption``), which shows the text exactly. Cut to ``max_chars``
+    with an ellipsis."""
     s = visible(value)
     if max_chars is not None and len(s) > max_chars:
         s = s[: max_chars - 1] + "…"

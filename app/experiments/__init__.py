@@ -4,8 +4,9 @@ Each experiment trains small models with the project's training recipes (app/tra
 resumable ``train_loop``, the recipes' data, masking and model building blocks), on the same data, at
 the same model size for the same steps (ELECTRA: the same FLOPs), changing only the recipe setting the arm's
 label names (where compute still differs — distillation's soft arms also run the teacher — the page says so);
-the seeds its plan asks for (app/experiments/plans.py: fixed before the data, versioned); held-out metrics on ``tinystories_valid.txt``. Results are written as JSON under
-``assets/experiments/`` (app/experiments/results.py documents the schema) by one command:
+the seeds its plan asks for (app/experiments/plans.py: fixed before the data, versioned); held-out metrics on
+``tinystories_valid.txt``. Results are written as JSON under ``assets/experiments/`` (app/experiments/results.py
+documents the schema) by one command:
 
     python -m app.experiments run masking        # or: run all; list; plans; --device cuda --jobs 2
 

@@ -1,7 +1,7 @@
-"""``python -m app.experiments run NAME|all [--device cpu] [--quick [--allow-dirty]] [--jobs 2]``, ``list``, ``plans [--json]`` and
-``verdicts [--readme docs/results.md] [--json]`` (every comparison's verdict, recomputed from the bundled results;
-with ``--readme`` also written into docs/results.md's "Measured" table, which a full ``run`` rewrites too; with
-``--json`` also into each results file's stored ``verdicts``).
+"""``python -m app.experiments run NAME|all [--device cpu] [--quick [--allow-dirty]] [--jobs 2]``, ``list``,
+``plans [--json]`` and ``verdicts [--readme docs/results.md] [--json]`` (every comparison's verdict, recomputed from the
+bundled results; with ``--readme`` also written into docs/results.md's "Measured" table, which a full ``run`` rewrites
+too; with ``--json`` also into each results file's stored ``verdicts``).
 
 A full run follows its experiment's plan (app/experiments/plans.py): the plan's seeds (``--seeds`` may only
 repeat them) and a committed tree (uncommitted changes under app/ are refused; ``--allow-dirty`` is for

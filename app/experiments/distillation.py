@@ -20,10 +20,12 @@ same 15% masking (80/10/10), and each comparison changes one thing:
 
 | arm | initialisation | loss |
 |---|---|---|
-| soft_t1, soft_t2, soft_t4, soft_t8 | teacher's layers | 5 · T² · KL(teacher_T ‖ student_T) on every token + 2 · MLM (hard labels at the targets) |
+| soft_t1, soft_t2, soft_t4, soft_t8 | teacher's layers | 5 · T² · KL(teacher_T ‖ student_T) on every token + 2 · MLM¹ |
 | hard | teacher's layers | 2 · MLM only |
 | soft_t2_random | random (same shape) | as soft_t2: DistilBERT's "random initialisation" ablation |
-| scratch | random (same shape) | 2 · MLM only — a model of the student's size without a teacher (differs from soft_t2 in both) |
+| scratch | random (same shape) | 2 · MLM only: the student's size without a teacher (differs from soft_t2 in both) |
+
+¹ MLM: the masked-LM loss on the hard labels at the targets.
 
 The soft arms follow the recipe's loss (app/training/distilbert.py: α_ce = 5, α_mlm = 2) without its
 cosine term, so that soft vs hard differs in the soft targets alone. They also run the teacher's forward at

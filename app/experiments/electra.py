@@ -14,17 +14,20 @@ same single-segment training sequences, with dynamic 15% masking (80/10/10):
 | arm | objective | loss |
 |---|---|---|
 | mlm | masked LM (BERT), ``ElectraForMaskedLM`` | cross-entropy at the 15% targets |
-| electra | replaced-token detection: a generator ¼ the width (the paper's Small setting: hidden, FFN and heads × ¼, same depth), embeddings shared, replacements *sampled* from it at temperature T = 2 (see ``FULL``) | MLM(generator) + 50 · BCE(discriminator) over every token |
-| electra15 | the same, the discriminator's loss only at the masked positions | MLM(generator) + 50 · BCE at the targets |
+| electra | replaced-token detection¹ | MLM(generator) + 50 · BCE(discriminator) over every token |
+| electra15 | the same, discriminator's loss only at the masked positions | MLM(generator) + 50 · BCE at the targets |
+
+¹ A generator ¼ the width (the paper's Small setting: hidden, FFN and heads × ¼, same depth), embeddings
+shared, replacements *sampled* from it at temperature T = 2 (see ``FULL``).
 
 Compute is matched in FLOPs, not steps (app/training/flops.py): an ELECTRA step costs the generator's
 step *and* the discriminator's, so the ELECTRA arms take fewer steps; every arm is evaluated at the same
 fractions of the FLOP budget, and the curves are drawn against FLOPs. The final numbers also keep
 ``rtd_auc_identity``: the ROC-AUC of a detector that sees only each token's identity on the same held-out fakes
-(:func:`identity_auc`), so the part of the discriminator's that needs context can be read off. The measure both objectives can
-take is the acceptability probe (app/training/probes.py): frozen mean-pooled features of the encoder
-(the discriminator for ELECTRA), a logistic regression telling a held-out sentence from the same
-sentence with two adjacent words swapped — the same code for every arm, at every evaluation point.
+(:func:`identity_auc`), so the part of the discriminator's that needs context can be read off. The measure both
+objectives can take is the acceptability probe (app/training/probes.py): frozen mean-pooled features of the encoder (the
+discriminator for ELECTRA), a logistic regression telling a held-out sentence from the same sentence with two adjacent
+words swapped — the same code for every arm, at every evaluation point.
 """
 
 from __future__ import annotations
@@ -220,9 +223,9 @@ def warm_start(seed: int, ctx: Context) -> dict | None:
 
 def corrupt(generator, ids, att, maskable, tok, rand_ids, gen, cfg=MaskingConfig(), temperature: float = 1.0):
     """ELECTRA's input: mask 15% (80/10/10), let the generator predict the targets, *sample* a token
-    there (from softmax(logits / ``temperature``)). Returns (generator loss, corrupted ids (B, T), replaced (B, T) float: 1 where the sampled token
-    differs from the original, targets (B, T) bool), all on the model's device. The recipe's
-    ``corrupt_with_generator`` with the targets returned too (ELECTRA 15% scores only them)."""
+    there (from softmax(logits / ``temperature``)). Returns (generator loss, corrupted ids (B, T), replaced (B, T)
+    float: 1 where the sampled token differs from the original, targets (B, T) bool), all on the model's device. The
+    recipe's ``corrupt_with_generator`` with the targets returned too (ELECTRA 15% scores only them)."""
     dev = next(generator.parameters()).device
     masked, labels = mlm_batch(ids, maskable, tok.mask_token_id, rand_ids, cfg, gen)
     targets = labels != -100

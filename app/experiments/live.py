@@ -1,5 +1,6 @@
 """A small experiment run live: the two arms of a claim trained side by side for a minute, seeded,
-cancellable, one at a time per server (per deployment with several app processes: ``BVE_REDIS_URL``). Pure: no streamlit (the page draws what :func:`live_run` reports).
+cancellable, one at a time per server (per deployment with several app processes: ``BVE_REDIS_URL``). Pure: no
+streamlit (the page draws what :func:`live_run` reports).
 
 How it trains: each arm is set up exactly as in the full experiment (its module's ``setup`` with the
 ``LIVE`` budget: the same model and data, fewer steps, smaller evaluation sets) and trained by

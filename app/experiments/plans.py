@@ -8,13 +8,13 @@ default, and a run that asks for another count is refused), and the results file
 
 A plan is never edited in place: a change is a new version, appended to :data:`PLANS` with the date it was
 made, why, and when it was fixed (``fixed``): before the data it governs, after looking at results, or never
-written down (the first runs, which followed the code's defaults). Every run whose results were recorded is a :class:`Look`, listed under the version it ran under:
-a reader can count how many times each claim was looked at and what moved between looks. The versions
-before this module existed are written from the git history of ``assets/experiments/*.json`` and
-``app/experiments/claims.py`` (commits and dates in ``Look.recorded`` and ``Plan.why``), as they happened:
-seeds raised 3 → 5 → 10 where a verdict sat near its threshold, kinds and margins written the day after
-the 3-seed results, distillation's metric switched from held-out loss to top-1 after a reversal on loss,
-two runs recorded from a tree with uncommitted changes.
+written down (the first runs, which followed the code's defaults). Every run whose results were recorded is a
+:class:`Look`, listed under the version it ran under: a reader can count how many times each claim was looked at and
+what moved between looks. The versions before this module existed are written from the git history of
+``assets/experiments/*.json`` and ``app/experiments/claims.py`` (commits and dates in ``Look.recorded`` and
+``Plan.why``), as they happened: seeds raised 3 → 5 → 10 where a verdict sat near its threshold, kinds and margins
+written the day after the 3-seed results, distillation's metric switched from held-out loss to top-1 after a reversal on
+loss, two runs recorded from a tree with uncommitted changes.
 
 Pure Python (no torch): the page reads it.
 """
@@ -69,8 +69,8 @@ class Power:
     """A paired t test's power to see ``effect`` (in the metric's units) when the per-seed differences have
     standard deviation ``sd``: with n seeds the test statistic is noncentral t on n − 1 degrees of freedom with
     noncentrality effect / (sd / √n), and the power is its chance of passing the two-sided critical value
-    (:func:`noncentral_t_power`, exact up to the integration). ``alpha`` is two-sided; Holm's least strict rank tests at α itself, its strictest at
-    α / m (``family``, counted from app/experiments/claims.py at the time of the plan)."""
+    (:func:`noncentral_t_power`, exact up to the integration). ``alpha`` is two-sided; Holm's least strict rank tests at
+    α itself, its strictest at α / m (``family``, counted from app/experiments/claims.py at the time of the plan)."""
 
     metric: str
     effect: float
@@ -233,7 +233,8 @@ ELECTRA_REBUILT = (
     "context, and the from-scratch discriminator stayed at ROC-AUC 0.54-0.56, below a detector that sees only the "
     "token's identity (0.57-0.60 on the same fakes; at lr 3e-4 it peaked at 0.77 at step 90, while the generator was "
     "still worse than unigram, then fell to 0.60; λ = 1 (0.55 at step 400) and a shared 1,500-step masked-LM warm "
-    "start (0.54 at step 200, identity 0.57) did no better). A one-seed pilot at T = 2, lr 5e-4 — the discriminator's ROC-AUC and the generator's top-1 only, "
+    "start (0.54 at step 200, identity 0.57) did no better). A one-seed pilot at T = 2, lr 5e-4 — the "
+    "discriminator's ROC-AUC and the generator's top-1 only, "
     "no probe and no comparison looked at — reached 0.84 and 0.83 at steps 225 and 450 (identity alone 0.79, 0.77). "
     "Comparisons, kinds and margins as version 3; 10 seeds from the power calculation (one margin, α = 0.05)"
 )
@@ -544,8 +545,8 @@ PLANS: dict[str, tuple[Plan, ...]] = {
             AFTER,
             "after the reversal on loss: the metric "
             "switched from held-out masked-LM loss to held-out top-1 (the loss is the hard arm's own objective), the "
-            "teacher retrained 10× longer (the 2000-step one was weaker than its students) and the random-init arm added; "
-            "kinds all superiority (9119d5e named none for distillation)",
+            "teacher retrained 10× longer (the 2000-step one was weaker than its students) and the random-init arm "
+            "added; kinds all superiority (9119d5e named none for distillation)",
             looks=(
                 Look(
                     "2026-11-26T07:47:01Z",

@@ -32,8 +32,9 @@ Schema (``schema`` = 1), one file per experiment, ``assets/experiments/<name>.js
 
 ``verdicts`` is a convenience copy from when the file was written: :func:`verdicts` recomputes them from the
 seeds with today's claims (app/experiments/claims.py: each comparison's kind, margin and arms) and today's
-family (Holm over every experiment's comparisons in the same folder) — what the page trusts. The pages read from :func:`folder` (``BVE_EXPERIMENTS_DIR``, else ``assets/experiments``);
-:func:`one_line` is what a recipe lesson shows of its experiment. Pure Python: no torch.
+family (Holm over every experiment's comparisons in the same folder) — what the page trusts. The pages read from
+:func:`folder` (``BVE_EXPERIMENTS_DIR``, else ``assets/experiments``); :func:`one_line` is what a recipe lesson shows of
+its experiment. Pure Python: no torch.
 """
 
 from __future__ import annotations
@@ -595,10 +596,11 @@ def measured_table(where: Path | None = None) -> str:
     once = sum(bool(v.get("counted_in")) and not v["health"] for v in rows)
     lines = [
         f"{len(rows)} comparisons with results, recomputed from `assets/experiments/*.json` by "
-        "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it). First, health before "
-        "verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
+        "`python -m app.experiments verdicts --readme docs/results.md` (a full `run` rewrites it). First, health "
+        "before verdict: every arm must reach, on every seed, what its experiment requires to count as trained "
         "(`Health` in `app/experiments/claims.py`); "
-        f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and leave{'s' if unhealthy == 1 else ''} "
+        f"{count(unhealthy, 'comparison')} with an arm that does not get *no verdict* and "
+        f"leave{'s' if unhealthy == 1 else ''} "
         f"the family. "
         + (
             f"{count(once, 'comparison')} that measure{'s' if once == 1 else ''} the same effect as another "
@@ -699,7 +701,8 @@ def items_table(found: dict[str, dict[str, dict]]) -> list[str]:
         "Binomial(n, p)/n, one draw shared by every seed, the two arms drawn independently — both assumptions widen "
         f"the interval — with the seeds resampled, {bootstrap.DRAWS:,} draws"
         if not exact
-        else f"exactly, from per-item outcomes, for {exact} of these {len(rows)} and from the stored accuracies for the rest"
+        else f"exactly, from per-item outcomes, for {exact} of these {len(rows)} and from the stored accuracies "
+        "for the rest"
     )
     lines = [
         "**Where a probe decides: items × seeds.** A probe's number is an accuracy on one fixed set of test items, "

@@ -226,12 +226,14 @@ seed 0 of its `{objective}` arm: masked LM (dynamic 15%, 80/10/10) + {task}.
 - Inputs: `[CLS] A [SEP] B [SEP]` with token types 0 / 1, at most {b.data.seq_len} tokens (it never saw longer pairs).
 - The sentence head (`seq_relationship`): logit 0 = B continues A in order, logit 1 = it does not
   ({'B comes from another story' if objective == 'nsp' else 'A and B were swapped'}).
-- Tokenizer: WordPiece, uncased, BERT's special tokens (`[PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4`), {len(ctx.data.tokenizer)} pieces.
+- Tokenizer: WordPiece, uncased, BERT's special tokens (`[PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4`), \
+{len(ctx.data.tokenizer)} pieces.
 - Shape: {b.shape.num_hidden_layers} layers, hidden {b.shape.hidden_size}, {b.shape.num_attention_heads} heads,
   {common.count_parameters(model):,} parameters; {b.steps} steps at batch {b.batch_size}.
 - Compute: {common.describe_compute(b.loop(0, ctx.device), curves)}.
 
-Held-out (`tinystories_valid.txt`) numbers: {json.dumps({k: round(v, 4) for k, v in final.items() if isinstance(v, float)})}
+Held-out (`tinystories_valid.txt`) numbers: \
+{json.dumps({k: round(v, 4) for k, v in final.items() if isinstance(v, float)})}
 """
 
 

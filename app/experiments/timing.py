@@ -210,7 +210,8 @@ def section(known: dict, runs: list[dict] | None = None, kept: dict[str, tuple[s
         "The reference column is one step of a fixed tiny BERT at the time of measuring (app/experiments/timing.py): "
         "rescale the projection by (reference on your machine) / (reference here).",
         "",
-        "| experiment | arms × seeds | steps per arm | ms per step (1 thread) | evaluations + final per run | projected, 2 jobs | reference step | measured |",
+        "| experiment | arms × seeds | steps per arm | ms per step (1 thread) | evaluations + final per run "
+        "| projected, 2 jobs | reference step | measured |",
         "|---|---|---|---|---|---|---|---|",
     ]
     total = 0.0
@@ -223,7 +224,8 @@ def section(known: dict, runs: list[dict] | None = None, kept: dict[str, tuple[s
         ref = (r["reference_ms_before"] + r["reference_ms_after"]) / 2
         rows.append(
             f"| {name} | {len(arms)} × {r['seeds']} | {'–'.join(map(str, steps))} | {min(ms):.0f}–{max(ms):.0f} | "
-            f"{min(extra):.0f}–{max(extra):.0f} s | {r['projected_s'] / 60:.1f} min{prep} | {ref:.0f} ms | {r['measured']} |"
+            f"{min(extra):.0f}–{max(extra):.0f} s | {r['projected_s'] / 60:.1f} min{prep} | {ref:.0f} ms | "
+            f"{r['measured']} |"
         )
         total += r["projected_s"]
     for name, (row, seconds) in (kept or {}).items():

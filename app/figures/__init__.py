@@ -35,8 +35,9 @@ def kept(builder):
     builder's name and the pickle of its arguments (so equal arguments find it however they were made), and given
     back as a new figure made from a fresh copy of that data without checking it again (plotly's own
     ``_validate=False``; it was checked when it was built): ~1 ms. Builders are pure functions of plain data
-    (results), so equal arguments mean an equal figure. Arguments that cannot be pickled, or pickle larger than ``KEPT_ARGS_BYTES``, are built every time,
-    and so is anything the builder gives that is not a plotly figure (a Document, None)."""
+    (results), so equal arguments mean an equal figure. Arguments that cannot be pickled, or pickle larger than
+    ``KEPT_ARGS_BYTES``, are built every time, and so is anything the builder gives that is not a plotly figure (a
+    Document, None)."""
 
     @functools.wraps(builder)
     def build(*args, **kwargs):

@@ -98,9 +98,10 @@ def similarity_heatmaps(r) -> go.Figure:
 
 @kept
 def unroll_figure(r) -> go.Figure | None:
-    """Applying the shared block past L = ``r.albert.layers``: ``r.unrolled.steps`` (app.lessons.albert_activations.steps,
-    each (N,)). Left: how far each application moves the tokens; right: how similar the state stays to the model's
-    own output. None when the checkpoint has no single shared block to unroll (``r.unrolled`` is None)."""
+    """Applying the shared block past L = ``r.albert.layers``: ``r.unrolled.steps``
+    (app.lessons.albert_activations.steps, each (N,)). Left: how far each application moves the tokens; right: how
+    similar the state stays to the model's own output. None when the checkpoint has no single shared block to unroll
+    (``r.unrolled`` is None)."""
     if r.unrolled is None:
         return None
     step_stats, layers = r.unrolled.steps, r.albert.layers
@@ -252,8 +253,8 @@ def trajectory_figure(r) -> go.Figure:
 
 @kept
 def key_figure(r) -> go.Figure:
-    """The shared-layers lesson's key figure, from ``albert_activations.run``'s Result: ALBERT's one block applied L times
-    beside BERT's L layers, measure by measure."""
+    """The shared-layers lesson's key figure, from ``albert_activations.run``'s Result: ALBERT's one block applied L
+    times beside BERT's L layers, measure by measure."""
     a, b = r.albert, r.bert
     return layer_metrics_figure(
         {f"ALBERT ({a.layers} applications of one block)": a.series, f"BERT ({b.layers} layers)": b.series}

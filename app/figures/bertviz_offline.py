@@ -81,7 +81,8 @@ var bvFit = (function () {  // the drawing's widths, from the frame's (in the do
   fit.size = function () {
     var room = fit.room();
     fit.matrixWidth = Math.max(HEAD_MATRIX, Math.min(HEAD_MATRIX_MAX, Math.floor(room - 2 * HEAD_BOX - 4)));
-    fit.strokeWidth = HEAD_STROKE + (HEAD_STROKE_MAX - HEAD_STROKE) * (fit.matrixWidth - HEAD_MATRIX) / (HEAD_MATRIX_MAX - HEAD_MATRIX);
+    fit.strokeWidth = HEAD_STROKE + (HEAD_STROKE_MAX - HEAD_STROKE) * (fit.matrixWidth - HEAD_MATRIX) \
+/ (HEAD_MATRIX_MAX - HEAD_MATRIX);
     fit.divWidth = Math.max(MODEL_WIDTH_MIN, Math.min(MODEL_WIDTH, Math.floor(room)));
   };
   fit.size();
@@ -121,7 +122,8 @@ _HEAD_NUMBERS = (
     '.attr("height", CHECKBOX_SIZE);\n'
     '        checkboxContainer.selectAll("text").data(config.headVis).enter().append("text")\n'
     '            .text((d, i) => i + 1).attr("x", (d, i) => i * CHECKBOX_SIZE + CHECKBOX_SIZE / 2)\n'
-    '            .attr("y", top + CHECKBOX_SIZE / 2).attr("text-anchor", "middle").attr("dominant-baseline", "central")\n'
+    '            .attr("y", top + CHECKBOX_SIZE / 2).attr("text-anchor", "middle")'
+    '.attr("dominant-baseline", "central")\n'
     '            .attr("font-size", 13).attr("font-family", "sans-serif").style("pointer-events", "none")\n'
     f'            .attr("fill", (d, i) => {json.dumps(list(_LIGHT_HEADS))}.includes(headColors(i)) ? "#000" : "#fff");'
 )

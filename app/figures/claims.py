@@ -121,8 +121,8 @@ def curves_figure(
                 line=dict(color=col, width=3 if c.compared else 1.5, dash=None if c.compared else "dot"),
                 marker=dict(size=6 if c.compared else 4),
                 customdata=[[s] for s in sd],
-                hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>mean %{{y:.4f}} ± %{{customdata[0]:.4f}} (sd over "
-                f"{c.n} seeds)<extra></extra>",
+                hovertemplate=f"{label}<br>{X_TITLES[x]} %{{x:,.4~s}}<br>mean %{{y:.4f}} ± "
+                f"%{{customdata[0]:.4f}} (sd over {c.n} seeds)<extra></extra>",
             )
         )
     fig.update_xaxes(title_text=X_TITLES[x], tickformat=".2s" if x == "flops" else None)

@@ -1,4 +1,5 @@
-"""Figures for the ELECTRA lesson: ``electra.run``'s Result (or its ``round``, ``signal``, ``curves``) in, plotly Figure out.
+"""Figures for the ELECTRA lesson: ``electra.run``'s Result (or its ``round``, ``signal``, ``curves``) in, plotly Figure
+out.
 
 The pipeline is one heatmap trace per stage, all on one x axis (token positions), so a token can be
 followed straight down from the original sentence to the discriminator's verdict. Every token that
@@ -373,8 +374,8 @@ def signal_figure(counts: dict[str, int]) -> go.Figure:
 
 @kept
 def auc_curve_figure(curves: dict) -> go.Figure:
-    """The discriminator's held-out ROC-AUC by training step (``Result.curves``, ``electra.read_curves``), with chance (0.5) as a
-    dashed line. With a joint stage before it, that stage comes first (grey: the generator learning beside
+    """The discriminator's held-out ROC-AUC by training step (``Result.curves``, ``electra.read_curves``), with chance
+    (0.5) as a dashed line. With a joint stage before it, that stage comes first (grey: the generator learning beside
     the discriminator) and the later stage after it (red: a fresh generator, frozen), with the switch marked."""
     joint = curves.get("joint")
     offset = joint["steps_done"] if joint else 0
@@ -474,7 +475,8 @@ def describe(r) -> str:
         f"{count(len(rnd.tokens), 'token')}, {len(masked)} masked; the generator sampled "
         f"{'; '.join(swaps) or 'nothing'}. {count(really, 'token')} {'is' if really == 1 else 'are'} really "
         f"replaced. The discriminator flags {count(len(flagged), 'token')} above P(replaced) = {threshold:g}: "
-        f"{', '.join(rnd.corrupted[i] for i in flagged) or 'none'}; it is right on {right} of {count(content, 'token')}."
+        f"{', '.join(rnd.corrupted[i] for i in flagged) or 'none'}; it is right on {right} of "
+        f"{count(content, 'token')}."
     )
 
 

@@ -1,4 +1,5 @@
-"""Figures of the masking lab (app/lessons/masking.py): ``masking.run``'s Result (or its ``spans``) in, a plotly Figure out.
+"""Figures of the masking lab (app/lessons/masking.py): ``masking.run``'s Result (or its ``spans``) in, a plotly Figure
+out.
 
 Every token that enters a figure goes through ``app.core.text.html`` first: plotly reads a small set of tags
 in text and hover labels, so a RoBERTa ``<s>`` would otherwise vanish (and a ``<b>`` would turn bold).
@@ -146,7 +147,8 @@ def coverage_figure(r) -> go.Figure:
                 marker=dict(size=5),
                 line=dict(color=STRATEGY_COLORS[s], width=3),
                 name=f"{STRATEGY_SHORT[s]} — simulated",
-                hovertemplate=f"{STRATEGY_LABELS[s]}<br>epoch %{{x}}: %{{y:.2%}} of positions (mean of {n_draws} draws)<extra></extra>",
+                hovertemplate=f"{STRATEGY_LABELS[s]}<br>epoch %{{x}}: %{{y:.2%}} of positions "
+                f"(mean of {n_draws} draws)<extra></extra>",
             )
         )
         traces.append(
@@ -174,7 +176,8 @@ def coverage_figure(r) -> go.Figure:
         traces,
         dict(
             xaxis_title="epoch",
-            yaxis_title="positions ever a target",  # short: a projector's plot is ~350 px tall yaxis=dict(tickformat=".0%", range=[0, 1.02]),
+            # short: a projector's plot is ~350 px tall yaxis=dict(tickformat=".0%", range=[0, 1.02]),
+            yaxis_title="positions ever a target",
             # the legend at the figure's foot, below the axis title at any height (paper units under the plot moved with
             # its height: on a projector's stage the "epoch" title landed on the legend)
             height=480,
@@ -292,7 +295,8 @@ def predictions_figure(r, phone: bool = False) -> go.Figure:
     has a cell it can be read in at 390 px.
 
     Per target: its position, original piece and the piece the model was shown; its guesses' pieces and
-    probabilities and which are the original (``hits``), (k,) each. z is the probabilities; a ✓ marks the original piece.
+    probabilities and which are the original (``hits``), (k,) each. z is the probabilities; a ✓ marks the original
+    piece.
     """
     positions, originals = [p.position for p in r.predictions], [p.original for p in r.predictions]
     fed, tokens = [p.fed for p in r.predictions], [list(p.guesses.pieces) for p in r.predictions]

@@ -1,5 +1,6 @@
-"""Figures for the sentence-objective lesson: ``sentence_order.run``'s Result in, plotly Figure out. No user text enters these figures (the pairs are called (A, B) and (B, A)); head names and
-kinds are the lesson's own words, escaped anyway with app.core.text.html.
+"""Figures for the sentence-objective lesson: ``sentence_order.run``'s Result in, plotly Figure out. No user text enters
+these figures (the pairs are called (A, B) and (B, A)); head names and kinds are the lesson's own words, escaped anyway
+with app.core.text.html.
 """
 
 from __future__ import annotations

@@ -134,12 +134,16 @@ def _trace_words(tr) -> str:
         def at(r, c):
             return f"{_label(ys[r]) if r < len(ys) else r} × {_label(xs[c]) if c < len(xs) else c}"
 
-        return f"{who}a grid of {count(rows, 'row')} × {count(cols, 'column')}, highest {_num(v)} at {at(i, j)}, lowest {_num(w)} at {at(a, b)}"
+        return (
+            f"{who}a grid of {count(rows, 'row')} × {count(cols, 'column')}, highest {_num(v)} at {at(i, j)}, "
+            f"lowest {_num(w)} at {at(a, b)}"
+        )
     return f"{who}a {kind} trace"
 
 
 def figure_words(fig) -> str:
-    """The figure in words, plain text of at most ``MAX_CHARS``: title, axes, then each trace (at most ``MAX_TRACES``)."""
+    """The figure in words, plain text of at most ``MAX_CHARS``: title, axes, then each trace (at most
+    ``MAX_TRACES``)."""
     layout = fig.layout
     parts = []
     title = _title(layout)

@@ -662,9 +662,9 @@ def shift_story(shifts) -> str:
                     "False`), and two words of your sentence stay the same distance apart, so all three terms — and "
                     "their sum — come out the same."
                     if same
-                    else "so its dots leave the diagonal here: with relative positions only they should not move, so this "
-                    "model also reads something absolute (check `position_biased_input`) or the prefix changed how "
-                    "your words are split."
+                    else "so its dots leave the diagonal here: with relative positions only they should not move, "
+                    "so this model also reads something absolute (check `position_biased_input`) or the prefix "
+                    "changed how your words are split."
                 )
             )
         else:

@@ -393,7 +393,10 @@ def read_curves(folder) -> dict | None:
 def curve_story(curves: dict) -> str:
     """The caption of the AUC-by-step figure, its numbers read from ``read_curves``'s dict."""
     points = [a for a in curves["disc_auc"] if a is not None]
-    head = f"Held-out ROC-AUC on 256 held-out sequences corrupted by the generator, every {_every(curves['eval_step'])} steps."
+    head = (
+        "Held-out ROC-AUC on 256 held-out sequences corrupted by the generator, every "
+        f"{_every(curves['eval_step'])} steps."
+    )
     joint = curves.get("joint")
     if not joint or not points:
         return (
@@ -406,7 +409,8 @@ def curve_story(curves: dict) -> str:
     return (
         head + f" **Grey:** trained jointly for {joint['steps_done']} steps, the generator learning beside the "
         f"discriminator. While it proposed junk the fakes were easy to spot ({j[0]:.2f}); as they became real "
-        f"words in context the AUC fell to {j[-1]:.2f}, against a generator as good as BERT{cloze(joint.get('cloze_top5'))}. "
+        f"words in context the AUC fell to {j[-1]:.2f}, against a generator as good as "
+        f"BERT{cloze(joint.get('cloze_top5'))}. "
         f"**Red:** a fresh generator of the same size, trained alone and stopped early{cloze(gen_cloze)}, then "
         f"frozen; the discriminator went on learning on its fakes for {curves['eval_step'][-1]} steps, to "
         f"{points[-1]:.2f}. This page plays that pair: its fakes are still real words, but fewer fool the "

@@ -61,7 +61,10 @@ from app.sentence_pairs import (  # noqa: F401
 ORDER = 90  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'NSP vs SOP: sentence objectives'
 ICON = ':material/swap_vert:'
-LINE = 'Two sentences in order and swapped: what next-sentence and sentence-order heads see, and why ALBERT found NSP easy.'
+LINE = (
+    'Two sentences in order and swapped: what next-sentence and sentence-order heads see, '
+    'and why ALBERT found NSP easy.'
+)
 
 
 @dataclass(frozen=True)

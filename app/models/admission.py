@@ -70,8 +70,9 @@ How the UI uses it (admit -> progress/cancel -> load; :mod:`app.models.own` hold
 
 ``own.fetch_admitted`` downloads one model at a time per process: a second visitor asking for the same model
 waits on the first download, one asking for another waits in line for it to end (``own.in_progress()`` and
-``own.waiting()`` say who is downloading and waiting for what), and each may cancel only its own wait. Afterwards the model is in the standard Hugging Face cache and :func:`own.load_admitted` reads it offline.
-For ELECTRA the pair is admitted together (:func:`admit_pair`), refused when their embeddings cannot be tied.
+``own.waiting()`` say who is downloading and waiting for what), and each may cancel only its own wait. Afterwards the
+model is in the standard Hugging Face cache and :func:`own.load_admitted` reads it offline. For ELECTRA the pair is
+admitted together (:func:`admit_pair`), refused when their embeddings cannot be tied.
 """
 
 from __future__ import annotations
@@ -632,7 +633,8 @@ def _decide(
         return refuse(
             "size",
             f"it needs about {download._human(memory_bytes)} of memory ({_count(parameters)} "
-            f"parameters in float32{_and_tokenizer(tokenizer_bytes)}), more than this host's limit of {download._human(limit)} "
+            f"parameters in float32{_and_tokenizer(tokenizer_bytes)}), more than this host's limit of "
+            f"{download._human(limit)} "
             f"({why}); choose a smaller checkpoint (a base-size one needs about 0.5 GB), or ask "
             f"the host to raise {LIMIT_ENV}",
         )
@@ -743,8 +745,9 @@ def read_hub(
 # -- the head's weights -------------------------------------------------------------------------------------------
 # A config can name a masked-LM architecture over weights that have no masked-LM head: microsoft/deberta-v3-base
 # is published so (loaded as DebertaV2ForMaskedLM, transformers reports the masked-LM head's tensors as newly
-# initialized). transformers then starts the head from random weights with a warning nobody in a lecture reads, and the masking lab would show random guesses as the model's. The safetensors header names every
-# tensor: admission reads it (a Range read of a few KB, or the shards' index) and refuses such a checkpoint.
+# initialized). transformers then starts the head from random weights with a warning nobody in a lecture reads, and the
+# masking lab would show random guesses as the model's. The safetensors header names every tensor: admission reads it (a
+# Range read of a few KB, or the shards' index) and refuses such a checkpoint.
 
 HEADER_CAP = 16 << 20  # the largest safetensors header read (bert-large's is ~40 KB)
 

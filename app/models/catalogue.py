@@ -22,7 +22,8 @@ class Variant:
     key: str  # the app's name for it, used in URLs
     label: str
     family: str  # bert | roberta | albert | distilbert | electra | xlnet
-    role: str  # masked-lm | student | generator | discriminator | permutation-lm | nsp (sentence head, not a masked LM here)
+    # masked-lm | student | generator | discriminator | permutation-lm | nsp (sentence head, not a masked LM here)
+    role: str
     hub_id: str  # the real checkpoint on the Hugging Face hub
     bundled: str  # folder under bundled_root()
     model_class: str  # the transformers auto class (or concrete class) that loads it

@@ -177,7 +177,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
             f"SOP accuracy (held-out story segments: {n} pairs, in order vs swapped)": final["segment_sop_accuracy"],
             f"NSP accuracy (held-out story segments: {n} pairs, in order vs B from another story; 'swapped' "
             "read as 'not next')": final["segment_nsp_accuracy"],
-            "… the same two before stage 2 (stage 1's head)": f"SOP {final['stage1_segment_sop_accuracy']:.4f} · NSP {final['stage1_segment_nsp_accuracy']:.4f}",
+            "… the same two before stage 2 (stage 1's head)": f"SOP {final['stage1_segment_sop_accuracy']:.4f} · "
+            f"NSP {final['stage1_segment_nsp_accuracy']:.4f}",
             "masked top-1 (15% masking, held-out in-order pairs)": final["top1"],
             "masked top-5 (15% masking, held-out in-order pairs)": final["top5"],
             "cloze top-5 (content words)": final["cloze_top5"],

@@ -42,8 +42,8 @@ from app.training import common, data, pairs, units
 # 0.744 held-out on those pairs, 0.852 on pairs of 2-3 sentences drawn from whole stories
 # (``data.read_whole_stories``). The recipe below draws the latter.
 # One cosine schedule over 12,000 steps: the same recipe over 6000 stopped at held-out NSP 0.845 (floor 0.85), SOP
-# 0.551, its curve still rising; over 12,000, NSP 0.872 and SOP 0.596 (within 0.5 ± 0.10). Longer training buys NSP and a
-# little order together (the card's breakdown: strongest where a swap puts a story's opening line second).
+# 0.551, its curve still rising; over 12,000, NSP 0.872 and SOP 0.596 (within 0.5 ± 0.10). Longer training buys NSP and
+# a little order together (the card's breakdown: strongest where a swap puts a story's opening line second).
 LOOP = common.LoopConfig(steps=12000, batch_size=32, seq_len=96, lr=3e-4, warmup=200, eval_every=250)
 
 

@@ -276,7 +276,8 @@ def describe_compute(cfg: LoopConfig, curves: dict) -> str:
     else:
         machine = f"GPU ({device_name(cfg.device)}; host {processor_name()})"
     return (
-        f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens ({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
+        f"{steps} steps at batch {cfg.batch_size} × {cfg.seq_len} tokens "
+        f"({steps * cfg.batch_size * cfg.seq_len / 1e6:.1f} M "
         f"token positions seen), {'bf16 autocast' if cfg.precision == 'bf16' else 'float32'}, "
         f"{curves.get('train_seconds', 0) / 60:.0f} min of training on "
         f"{machine}"

@@ -10,7 +10,8 @@ checkpoints alike:
 The mask token absorbs the space before it (``lstrip=True``) exactly where the real tokenizer's does —
 roberta-base, albert-base-v2, xlnet-base-cased — so " <mask>" typed in plain text is one mask piece,
 never a stray space piece plus the mask (which is what ``pipeline("fill-mask")`` feeds the model).
-- ``deberta``: DeBERTa v1 byte-level BPE, cased, ``[CLS] x [SEP]``, ``[PAD]=0 [CLS]=1 [SEP]=2 [UNK]=3``, ``[MASK]`` last.
+- ``deberta``: DeBERTa v1 byte-level BPE, cased, ``[CLS] x [SEP]``, ``[PAD]=0 [CLS]=1 [SEP]=2 [UNK]=3``,
+  ``[MASK]`` last.
 - ``modernbert``: byte-level BPE, cased, ``[UNK] [CLS] [SEP] [PAD] [MASK]`` the last ids, ``[CLS] x [SEP]``.
 - ``xlnet``: SentencePiece Unigram, cased, ``<unk>=0 <s>=1 </s>=2 <cls>=3 <sep>=4 <pad>=5 <mask>=6``;
   ``x <sep> <cls>`` with the special tokens at the *end* and padding on the *left*.

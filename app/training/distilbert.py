@@ -125,9 +125,11 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         name="distilbert-tiny-tinystories",
         family="distilbert",
         stands_in_for="distilbert/distilbert-base-uncased",
-        recipe=f"distillation from the bundled BERT stand-in: {student.config.n_layers} of its {teacher.config.num_hidden_layers} "
-        f"layers, initialised from teacher layers {list(range(0, teacher.config.num_hidden_layers, 2))}; loss "
-        f"{recipe.alpha_ce:g}·T²·KL(T={recipe.temperature:g}) + {recipe.alpha_mlm:g}·MLM + {recipe.alpha_cos:g}·cosine, "
+        recipe=f"distillation from the bundled BERT stand-in: {student.config.n_layers} of its "
+        f"{teacher.config.num_hidden_layers} layers, initialised from teacher layers "
+        f"{list(range(0, teacher.config.num_hidden_layers, 2))}; loss "
+        f"{recipe.alpha_ce:g}·T²·KL(T={recipe.temperature:g}) + {recipe.alpha_mlm:g}·MLM + "
+        f"{recipe.alpha_cos:g}·cosine, "
         "dynamic masking, soft targets on every token",
         model=student,
         cfg=cfg,

@@ -109,8 +109,9 @@ def segment_triples(
 ):
     """``n`` draws of (A, B, C) as token-id lists, the way the NSP vs SOP lesson draws its pool
     (app/lessons/sentence_order.py, ``generate_pairs``): A and B two consecutive segments of one story, each of
-    k sentences (k uniform in ``min_sentences``..``max_sentences``, at most half the story), and C a segment of k sentences at a
-    random place in a *different* story. ``stories``: per story, its sentences' ids (stories of ≥ 2 sentences).
+    k sentences (k uniform in ``min_sentences``..``max_sentences``, at most half the story), and C a segment of k
+    sentences at a random place in a *different* story. ``stories``: per story, its sentences' ids (stories of ≥ 2
+    sentences).
 
     ``other_from``: C starts at that sentence or later where the other story is long enough (1: C is never the
     other story's opening — a true B never is one, so an opening line would tell NotNext from IsNext without

@@ -67,8 +67,8 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         stands_in_for="FacebookAI/roberta-base",
         recipe="masked LM with dynamic masking (a fresh 15% mask with the 80/10/10 rule every batch), "
         "FULL-SENTENCES packing across documents, no NSP; byte-level BPE vocabulary of "
-        f"{len(tok)} (`<s> </s> <mask>`, the mask absorbing the space before it as in roberta-base); {shape.num_hidden_layers} "
-        f"layers, hidden {shape.hidden_size}",
+        f"{len(tok)} (`<s> </s> <mask>`, the mask absorbing the space before it as in roberta-base); "
+        f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}",
         model=model,
         cfg=cfg,
         curves=curves,

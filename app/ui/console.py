@@ -18,7 +18,8 @@ from app.core.state import Param, Spec
 from app.figures.words import figure_words
 from app.lecture import console, deck
 
-ROOM = "_class_room"  # session state: (code, secret) of this presenter's room, shared with Ask the class (app.ui.classroom)
+# session state: (code, secret) of this presenter's room, shared with Ask the class (app.ui.classroom)
+ROOM = "_class_room"
 SEEN = "_console_seen"  # session state: the position version this window last saw or wrote
 DECKS = "_console_decks"  # session state (the console's): digest -> the deck's views, read once
 SPEC = Spec(

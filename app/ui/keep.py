@@ -10,8 +10,9 @@ used to start a new deck ("Added as slide 1" each time), and the address typed i
 - A session whose address box is empty gets the address this browser kept; a typed one is written.
 
 Once per page load the script reports what is kept, only when something is (so a first visit costs no extra run);
-from then on (or at once, when nothing was kept) the session's values are written on every run. Values from the browser are checked as a link's are: the deck is
-decoded (``app.lecture.deck.decode``), the address goes through ``app.lecture.qr.public_address``.
+from then on (or at once, when nothing was kept) the session's values are written on every run. Values from the browser
+are checked as a link's are: the deck is decoded (``app.lecture.deck.decode``), the address goes through
+``app.lecture.qr.public_address``.
 """
 
 from __future__ import annotations

@@ -218,7 +218,8 @@ def deck_bar() -> None:
         console.projector(n, views, url.setting("deck"), lambda slide: go_to_slide(slide, views))
     if here and n < len(views):  # the next slide, computed in the background while this one is shown; not the ones
         warm.precompute(views[n], loading.settings())  # after it: computing those competed with each slide change
-        # (scripts/benchmark.py --only deck, 2026-11-26: every slide ahead queued, cold p95 2386 ms; the next only, 1296)
+        # (scripts/benchmark.py --only deck, 2026-11-26: every slide ahead queued, cold p95 2386 ms; the next only,
+        # 1296)
 
 
 HEADLINE_REM, HEADLINE_CHARS, HEADLINE_MIN_REM = 2.0, 52, 1.25  # a slide's title: 2rem up to ~52 characters

@@ -422,8 +422,10 @@ def presenter_css() -> None:
     st.sidebar.markdown(
         f"""<style>
         html, body, [data-testid="stAppViewContainer"] {{ font-size: {PRESENTER_FONT}px; }}
-        [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: {PRESENTER_FONT}px; line-height: 1.45; color: #000; }}
-        h1 {{ font-size: 2.1rem !important; padding: 0.2rem 0 0.4rem 0 !important; }} h2, h3 {{ font-size: 1.6rem !important; }}
+        [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ \
+font-size: {PRESENTER_FONT}px; line-height: 1.45; color: #000; }}
+        h1 {{ font-size: 2.1rem !important; padding: 0.2rem 0 0.4rem 0 !important; }} \
+h2, h3 {{ font-size: 1.6rem !important; }}
         [data-testid="stHeader"], [data-testid="stToolbar"], footer {{ display: none; }}
         .block-container {{ padding: 0.6rem 1.5rem 2rem 1.5rem !important; max-width: 100% !important; }}
         .st-key-{STAGE_KEY} {{ gap: 0.2rem; }}

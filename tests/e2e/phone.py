@@ -125,7 +125,8 @@ _REVEAL = """(name) => {
   const panel = box && box.closest('[data-testid="stTabPanel"]');
   if (!panel || getComputedStyle(panel).display !== 'none') return null;
   const tabs = panel.closest('[data-testid="stTabs"]');
-  const panels = [...tabs.querySelectorAll('[data-testid="stTabPanel"]')].filter(p => p.closest('[data-testid="stTabs"]') === tabs);
+  const panels = [...tabs.querySelectorAll('[data-testid="stTabPanel"]')]\
+.filter(p => p.closest('[data-testid="stTabs"]') === tabs);
   const buttons = [...tabs.querySelectorAll('[role="tab"]')].filter(b => b.closest('[data-testid="stTabs"]') === tabs);
   const tab = buttons[panels.indexOf(panel)];
   return tab ? tab.id : null;
@@ -133,9 +134,9 @@ _REVEAL = """(name) => {
 
 
 def figure_text(page, name: str, minimum: float = MIN_PHONE_TEXT_PX) -> dict | None:
-    """Scrolled into view and drawn, The text of the plotly figure shown under ``name``: {"n", "smallest" (px), "overlaps" (pairs of labels),
-    "outside" (labels past any edge of the figure: cut off), "small" (labels under ``minimum``), "width"};
-    None when the page shows no such figure."""
+    """Scrolled into view and drawn, The text of the plotly figure shown under ``name``: {"n", "smallest" (px),
+    "overlaps" (pairs of labels), "outside" (labels past any edge of the figure: cut off), "small" (labels under
+    ``minimum``), "width"}; None when the page shows no such figure."""
     box = page.locator(f'[class*="st-key-fig-{name}"]')
     if box.count() == 0:
         return None

@@ -1,6 +1,6 @@
 """axe-core (vendored: assets/vendor/) on every page at a desktop's 1280×720 and a phone's 390×844, in Debian's
-chromium: no serious or critical violation, and no heading level skipped (issue 52). And the keyboard's way past the sidebar: the first Tab stop
-is "Skip to the lesson", which moves the focus to the page's title."""
+chromium: no serious or critical violation, and no heading level skipped (issue 52). And the keyboard's way past the
+sidebar: the first Tab stop is "Skip to the lesson", which moves the focus to the page's title."""
 
 import pytest
 

@@ -24,7 +24,8 @@ def drawn(page) -> dict:
     """The drawing's right edge and the frame's width, in CSS pixels of the window."""
     return page.evaluate("""() => {
         const svg = document.querySelector('#vis svg');
-        const right = Math.max(...[...svg.querySelectorAll('rect, line, text')].map(e => e.getBoundingClientRect().right));
+        const right = Math.max(...[...svg.querySelectorAll('rect, line, text')]\
+.map(e => e.getBoundingClientRect().right));
         return {right: right, frame: window.innerWidth, svg: svg.getBoundingClientRect().width};
     }""")
 

@@ -22,7 +22,8 @@ def test_no_page_link_on_the_home_page_is_cut():
         )
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.wait_for_timeout(500)
-        links = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stPageLink-NavLink"] p')]
+        links = page.evaluate("""() => [...document.querySelectorAll(\
+'[data-testid="stMain"] [data-testid="stPageLink-NavLink"] p')]
             .filter(p => p.offsetParent !== null).map(p => [p.textContent, p.scrollWidth > p.clientWidth + 1])""")
         assert len(links) > 12
         assert [text for text, cut in links if cut] == []

@@ -62,9 +62,9 @@ def test_one_live_run_with_a_progress_bar_and_a_second_visitor_who_sees_it(serve
             "() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('was finished')",
             timeout=180_000,
         )
-        page.get_by_text("a live run shows the recipe at work").first.wait_for(
-            timeout=60_000
-        )  # the live curve's caption (.first: during a rerun Streamlit may still show the last run's copy beside the new one)
+        # the live curve's caption (.first: during a rerun Streamlit may still show the last run's copy beside the
+        # new one)
+        page.get_by_text("a live run shows the recipe at work").first.wait_for(timeout=60_000)
         live = page.locator('.js-plotly-plot').last
         assert live.locator(".scatterlayer .trace").count() >= 2  # both arms drawn
         from playwright.sync_api import expect

@@ -14,7 +14,8 @@ pytestmark = pytest.mark.e2e
 WATCH = """(() => { window.__drawn = []; const seen = new Set();
   setInterval(() => { document.querySelectorAll('.js-plotly-plot .main-svg').forEach(svg => {
     const plot = svg.closest('.js-plotly-plot'); if (seen.has(plot)) return; seen.add(plot);
-    window.__drawn.push([plot.closest('.st-key-bve-stage') !== null, Math.round(performance.now())]); }); }, 20); })();"""
+    window.__drawn.push([plot.closest('.st-key-bve-stage') !== null, Math.round(performance.now())]); }); }, 20); \
+})();"""
 
 SLACK_MS = 300
 
@@ -26,9 +27,9 @@ SLACK_MS = 300
         pytest.param(
             "modernbert",
             marks=pytest.mark.xfail(
-                reason="known gap, not yet explained: ModernBERT's stage figure (two 256 x 256 heatmaps) is likely sent first but slow to "
-                "draw (since the merge its tabs also draw ModernBERT's four-panel every-layer figure); five small figures finish "
-                "drawing ~1.5 s before it (11.5 s vs 13.0 s, measured). "
+                reason="known gap, not yet explained: ModernBERT's stage figure (two 256 x 256 heatmaps) is likely "
+                "sent first but slow to draw (since the merge its tabs also draw ModernBERT's four-panel every-layer "
+                "figure); five small figures finish drawing ~1.5 s before it (11.5 s vs 13.0 s, measured). "
                 "The test measures drawing, not the order of delivery",
                 strict=False,
             ),

@@ -250,7 +250,7 @@ def test_another_model_waits_in_line_for_the_running_download_and_may_leave_it(o
     assert own_hub.gets(name="model.safetensors") and own.waiting() == [] and own.in_progress() == []
 
 
-# -- a hostile own_hub, after admission ------------------------------------------------------------------------------------
+# -- a hostile own_hub, after admission ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("in_head", [True, False])

@@ -30,7 +30,8 @@ def test_example_link_restores_its_state(open_page, ex):
 
 def test_an_example_that_names_its_words_shows_those_words(open_page):
     """A caption that names the words a view shows is checked against the view: the DeBERTa example once said
-    'girl' looking at 'ball' and showed `found` (its query was girl's token index, 3, where the page counts words from 0)."""
+    'girl' looking at 'ball' and showed `found` (its query was girl's token index, 3, where the page counts words from
+    0)."""
     ex = next(ex for ex in EXAMPLES if ex.page == "pages/deberta.py" and "query" in ex.query)
     at = open_page(ex.page, **ex.query)
     assert (
