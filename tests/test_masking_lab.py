@@ -279,6 +279,8 @@ def test_coverage_and_distinct_figures_data():
         SimpleNamespace(coverage=SimpleNamespace(simulated=sim, analytic=ana, n_draws=200), epochs=2)
     )
     assert len(fig.data) == 6 and list(fig.data[2].y) == [0.15, 0.28] and list(fig.data[3].y) == [0.15, 0.2775]
+    # the values are fractions: the axis reads them as percentages, 0 to (just over) 100%
+    assert fig.layout.yaxis.tickformat == ".0%" and tuple(fig.layout.yaxis.range) == (0, 1.02)
     fig = figs.distinct_masks_figure(
         SimpleNamespace(
             sentence=SimpleNamespace(pieces=["[CLS]", "a", "b", "[SEP]"], special=[True, False, False, True]),

@@ -176,8 +176,8 @@ def coverage_figure(r) -> go.Figure:
         traces,
         dict(
             xaxis_title="epoch",
-            # short: a projector's plot is ~350 px tall yaxis=dict(tickformat=".0%", range=[0, 1.02]),
-            yaxis_title="positions ever a target",
+            yaxis_title="positions ever a target",  # short: a projector's plot is ~350 px tall
+            yaxis=dict(tickformat=".0%", range=[0, 1.02]),  # a fraction, shown as a percentage up to 100%
             # the legend at the figure's foot, below the axis title at any height (paper units under the plot moved with
             # its height: on a projector's stage the "epoch" title landed on the legend)
             height=480,
