@@ -130,6 +130,7 @@ class HubServer:
         self.trickle: float | None = None
         self.trickle_paths = ""
         self.trickle_headers: float | None = None
+        self.release = threading.Event()  # set: a trickling body sends its rest at once
         self.errors: dict[str, int] = {}
         self.reason: str | None = None
         self.redirects: dict[str, str] = {}
@@ -433,6 +434,10 @@ class _Handler(BaseHTTPRequestHandler):
                         sent = min(len(body), i + 64 * 1024)
                 else:
                     for i in range(len(body)):
+                        if hub.release.is_set():
+                            self.wfile.write(body[i:])
+                            sent = len(body)
+                            break
                         if hub._stop.wait(gap):
                             die = True
                             break

@@ -187,16 +187,25 @@ def test_a_cancelled_download_says_so_and_downloads_again_on_request(own_hub, tm
 
 def test_another_visitors_download_is_waited_for(own_hub, own_repos, tmp_path):
     import threading
+    import time
 
     from app.models import own as own_models
 
     hub_id = "google-bert/bert-base-multilingual-cased"
     spec = admission.admit(hub_id, "masked-lm")
-    own_hub.trickle, own_hub.trickle_paths = 0.01, f"/{hub_id}/resolve/{spec.commit}/tokenizer_config.json"  # ~4 s
+    # the first download trickles until the page has joined it (no race with the page's start under load)
+    own_hub.trickle, own_hub.trickle_paths = 0.5, f"/{hub_id}/resolve/{spec.commit}/tokenizer_config.json"
     first = threading.Thread(target=own_models.fetch_admitted, args=(spec,))
     first.start()
     while not own_models.in_progress():
-        pass
+        time.sleep(0.01)
+
+    def release_once_joined():
+        while not any(f.waiters for f in list(own_models._FLIGHTS.values())):
+            time.sleep(0.01)
+        own_hub.release.set()
+
+    threading.Thread(target=release_once_joined, daemon=True).start()
     at = run_page("pages/masking.py", model=hub_id)
     first.join(20)
     assert not at.exception and warnings(at) == [], warnings(at)
