@@ -72,12 +72,20 @@ def test_a_repeated_key_is_noted_and_rewritten_to_the_value_used(open_page, page
     assert at.query_params.get("presenter") in (None, [], "0", ["0"])  # the last value (0, the default) counts
 
 
-@pytest.mark.parametrize("page", [lesson.path for lesson in LESSONS])
+def _with_a_text_box() -> list[str]:
+    """The lesson pages whose SPEC declares the shared text box (``text``): the others (the parameter counter, the
+    claims page) have none, and a case that could only skip is no test."""
+    import importlib
+
+    spec = {lesson.slug: importlib.import_module(f"app.lessons.{lesson.slug}").SPEC for lesson in LESSONS}
+    return [lesson.path for lesson in LESSONS if "text" in [p.name for p in spec[lesson.slug]]]
+
+
+@pytest.mark.parametrize("page", _with_a_text_box())
 def test_hostile_text_in_the_box_is_inert(open_page, page):
     at = open_page(page)
     box = next((t for t in at.text_area if t.key == "text"), None)
-    if box is None:
-        pytest.skip("this page has no text box")
+    assert box is not None, f"{page} declares a text box in its SPEC but shows none"
     box.set_value(" ".join(PAYLOADS.values()) + " [MASK] [CLS] <s> 😀").run()
     assert not at.exception
     assert_inert(at)
