@@ -92,6 +92,12 @@ def models(bundled, standin_root):
         return {"modernbert": loading.load("modernbert"), "bert": bundled("bert")}
 
 
+@pytest.fixture(scope="module")
+def default_run(models):
+    """``run`` on the defaults, computed once for the tests that only read it (each run is the whole lesson)."""
+    return mbl.run(models, mbl.Inputs())
+
+
 def random_model(tokenizer, **shape):
     """A randomly initialised ModernBERT (eager attention) wrapped as a bundled Loaded: attention weights of
     random weights are never peaked enough to underflow, so every allowed cell is > 0."""
@@ -329,9 +335,9 @@ def test_packed_inputs_restart_positions_per_sentence():
 # ----------------------------------------------------------------------------- 5. fill-mask and the tables
 
 
-def test_fill_mask_masks_every_piece_of_the_word(models):
+def test_fill_mask_masks_every_piece_of_the_word(models, default_run):
     loaded = models["modernbert"]
-    r = mbl.run(models, mbl.Inputs())
+    r = default_run
     f = r.fill
     assert f.words[f.word] == "park" and f.word == mbl.DEFAULT_WORD
     assert len(f.top) == mbl.DEFAULTS.top_k and [p for _, p in f.top] == sorted((p for _, p in f.top), reverse=True)
@@ -381,8 +387,8 @@ def test_published_numbers_are_computed_from_modernbert_bases_config(models):
 # ----------------------------------------------------------------------------- run: defaults, input, caching
 
 
-def test_run_on_the_defaults(models):
-    r = mbl.run(models, mbl.Inputs())
+def test_run_on_the_defaults(models, default_run):
+    r = default_run
     config = models["modernbert"].model.config
     assert r.notes == () and r.layer == 1 and r.length == 256
     assert r.layers == tuple(config.layer_types) and r.half == config.local_attention // 2
@@ -434,8 +440,8 @@ def test_the_layer_select_does_not_redo_the_long_forward(models):
 # ----------------------------------------------------------------------------- figures
 
 
-def test_the_figures_carry_the_results_numbers(models):
-    r = mbl.run(models, mbl.Inputs())
+def test_the_figures_carry_the_results_numbers(models, default_run):
+    r = default_run
     rope, check = r.rope, r.attention.checks[r.layer]
     fig = figures.relative_figure(rope)
     assert np.allclose(fig.data[0].y, rope.near[0]) and np.allclose(fig.data[1].y, rope.far[0])
