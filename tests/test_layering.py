@@ -501,20 +501,15 @@ def test_figures_take_labels_from_the_result_not_from_their_lesson():
 
 
 def test_lessons_import_no_figures_and_no_ui():
-    allowed = {
-        "app/lessons/attention.py": "bertviz's view is built in run and cached with the forward (issue 48: left)"
-    }
-    found = upward(lambda a, b: a == "lessons" and b in ("figures", "ui"), allowed)
+    """A lesson computes; its figures draw its Result (bertviz's document too: app/figures/attention.py)."""
+    found = upward(lambda a, b: a == "lessons" and b in ("figures", "ui"))
     assert found == [], "a lesson imports up a layer:\n" + "\n".join(found)
 
 
 def test_training_imports_no_lesson():
-    """The recipes sit below the lessons: a rule they share lives in a concept module (app/sentence_pairs.py)."""
-    allowed = {  # they measure what a page shows, with the page's own scoring (issue 48: left to move out)
-        "app/training/report.py": "the quality report scores the bundled checkpoints through the lessons' run",
-        "app/training/bert_nsp.py": "page_pool_accuracy scores the NSP head on the lesson's own pool (head_probs)",
-    }
-    found = upward(lambda a, b: a == "training" and b in ("lessons", "figures", "ui"), allowed)
+    """The recipes sit below the lessons: a rule they share lives in a concept module (app/sentence_pairs.py; the
+    heads scored as the NSP vs SOP page scores them, app/sentence_heads.py; ELECTRA's live rounds, app/detection.py)."""
+    found = upward(lambda a, b: a == "training" and b in ("lessons", "figures", "ui"))
     assert found == [], "training imports a lesson:\n" + "\n".join(found)
 
 
