@@ -36,7 +36,7 @@ import numpy as np
 
 from app import bertviz_fit
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec, figure_param, text_param
 
@@ -294,18 +294,9 @@ def rollout(att: np.ndarray, residual: float = DEFAULTS.residual, upto: int | No
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    variant: str = "bert"
-    text: str = DEFAULT_TEXT
-    text_b: str = ""
-    max_tokens: int = DEFAULTS.max_tokens
-    view: str = "head"
-    layer: int = 1  # from 1
-    head: int = 0  # from 1; 0 = every head
-    agg: str = "rollout"
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)

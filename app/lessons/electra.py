@@ -60,7 +60,7 @@ from app.detection import (  # noqa: F401  (one round through the pair, shared w
     special_ids,
 )
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
 
 ORDER = 50  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -369,16 +369,9 @@ def _every(steps: list) -> int:
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    rate: float = DEFAULTS.mlm_probability
-    temperature: float = DEFAULTS.temperature
-    seed: int = 0
-    edit_pos: int = 7
-    edit_word: str = "ran"
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)

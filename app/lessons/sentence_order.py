@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
 from app.sentence_heads import (  # noqa: F401  (the heads, scored as training and the report score them)
     CHUNK,
@@ -187,14 +187,9 @@ def compare_heads(heads, hits: dict[tuple[str, str], list[bool]]) -> tuple[str, 
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_A
-    text_b: str = DEFAULT_B
-    seed: int = 0
-    examples: int = DEFAULTS.examples
-
-    from_values = classmethod(from_values)
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)
