@@ -90,7 +90,7 @@ if r.pair:
 st.download_button(
     "Download this view (standalone HTML, works offline)",
     icon=":material/download:",
-    data=r.document,
+    data=figures.document(r),
     file_name=f"bertviz-{view}-{r.variant}.html",
     mime="text/html",
     on_click="ignore",

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from app.lessons import attention
 from app.core import text
+from app.figures import attention as figures
 from app.figures.attention import attention_heatmap
 from app.core.lesson import Stop
 from app.models import catalogue
@@ -213,8 +214,15 @@ def test_layer_and_head_beyond_the_model_are_moved_into_range_with_a_note(bundle
     np.testing.assert_allclose(lesson(loaded, agg="mean").weights, attention.mean_attention(one.attentions))
 
 
-def test_map_layer_head_and_view_never_rerun_the_model(bundled):
-    """The forward pass runs once per input; the document once per view (as ui.cache does, keyed by args)."""
+def test_map_layer_head_and_view_never_rerun_the_model(bundled, monkeypatch):
+    """The forward pass runs once per input (as ui.cache does, keyed by args); bertviz's document is drawn from the
+    Result by the figure module, once per view: an equal Result, run again, finds the one kept."""
+    from app.figures import bertviz_offline
+
+    drawn = []
+    real = bertviz_offline.render
+    monkeypatch.setattr(bertviz_offline, "render", lambda *a, **k: drawn.append(a[0]) or real(*a, **k))
+    monkeypatch.setattr(figures, "_documents", type(figures._documents)())
     needs_bundled("bert")
     loaded = bundled("bert")
     memo, ran = {}, []
@@ -230,11 +238,13 @@ def test_map_layer_head_and_view_never_rerun_the_model(bundled):
         return memo[key]
 
     models = {"bert": loaded}
-    attention.run(models, attention.Inputs(), cache)
+    first = figures.key_figure(attention.run(models, attention.Inputs(), cache))
     for agg in ("layer", "mean", "rollout"):
-        attention.run(models, attention.Inputs(agg=agg), cache)
-    attention.run(models, attention.Inputs(view="model", layer=2), cache)
-    assert ran.count("attentions_of") == 1 and ran.count("bertviz_document") == 2
+        again = figures.key_figure(attention.run(models, attention.Inputs(agg=agg), cache))
+        assert again.html is first.html  # the document kept, not written again
+    model_view = figures.key_figure(attention.run(models, attention.Inputs(view="model", layer=2), cache))
+    assert ran.count("attentions_of") == 1 and drawn == ["head", "model"]
+    assert '"total_heads":' in model_view.html and '"total_heads":' not in first.html
     attention.run(models, attention.Inputs(text_b="She was happy."), cache)
     assert ran.count("attentions_of") == 2
 
@@ -244,7 +254,7 @@ def test_the_document_is_bertvizs_view_of_exactly_these_attentions(bundled):
     from tests.test_bertviz_offline import params_in
 
     r = lesson(bundled("bert"), view="model", text_b="She was happy.")
-    params = params_in(r.document)
+    params = params_in(figures.document(r))
     assert params["include_layers"] == list(r.layers_sent) == list(range(1, r.n_layers + 1))
     assert params["total_heads"] == r.n_heads and len(params["attention"]) == 5  # All, A->A, B->B, A->B, B->A
     np.testing.assert_allclose(np.array(params["attention"][0]["attn"]), r.attentions, atol=6e-4)  # 3 decimals
@@ -295,7 +305,7 @@ def test_the_new_variants_run_through_the_lesson(key):
     length = len(r.tokens)
     assert r.attentions.shape == (loaded.model.config.num_hidden_layers, 2, length, length)
     np.testing.assert_allclose(r.attentions.sum(-1), 1.0, atol=1e-4)
-    assert not r.reads_token_types and r.pair and r.document
+    assert not r.reads_token_types and r.pair and figures.document(r)
     assert any(r.label in n.text for n in r.notes)  # its family note
     if key == "modernbert":
         far = np.abs(np.arange(length)[:, None] - np.arange(length)[None, :]) > 2  # beyond local_attention / 2

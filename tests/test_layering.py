@@ -260,6 +260,68 @@ def test_the_contract_names_what_a_lesson_library_gets_wrong():
     assert len(said) == 5, said
 
 
+def test_inputs_are_made_from_the_spec_one_declaration_of_each_parameter():
+    """@inputs_from(SPEC) makes a lesson's Inputs: a frozen, hashable dataclass with a field per parameter (its type by
+    kind, its default), the stage figure left out, the class's own fields after; a parameter declared again is an
+    error, and a hand-made Inputs that misses a parameter is named by the contract."""
+    import dataclasses
+    import types
+    import typing
+
+    from app.core import lesson as contract
+    from app.core.lesson import inputs_from
+    from app.core.state import Param, Spec, figure_param, text_param
+    from app.lessons import contract_problems
+
+    spec = Spec(
+        text_param("A sentence."),
+        Param("k", "int", 3, lo=1, hi=9),
+        Param("t", "float", 0.5, lo=0.0, hi=1.0),
+        Param("on", "bool", True),
+        Param("how", "choice", "a", choices=("a", "b")),
+        figure_param((("one", "One"), ("two", "Two"))),
+    )
+
+    @inputs_from(spec)
+    class Inputs:
+        new_text: bool = False
+
+    assert [(f.name, f.default) for f in dataclasses.fields(Inputs)] == [
+        ("text", "A sentence."),
+        ("k", 3),
+        ("t", 0.5),
+        ("on", True),
+        ("how", "a"),
+        ("new_text", False),
+    ]
+    hints = typing.get_type_hints(Inputs)
+    assert [hints[n] for n in ("text", "k", "t", "on", "how", "new_text")] == [str, int, float, bool, str, bool]
+    assert Inputs.__dataclass_params__.frozen and hash(Inputs()) == hash(Inputs())
+    assert Inputs.from_values({"k": 7, "figure": "two", "other": 1}) == Inputs(k=7)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Inputs().k = 4
+    with pytest.raises(TypeError, match="declare it once"):
+
+        @inputs_from(spec)
+        class Twice:
+            k: int = 3
+
+    @dataclasses.dataclass(frozen=True)
+    class ByHand:  # the old way: each parameter again, and one forgotten
+        text: str = "A sentence."
+        from_values = classmethod(contract.from_values)
+
+    lib = types.ModuleType("app.lessons.by_hand")
+    lib.__dict__.update(
+        ORDER=15, TITLE="T", ICON=":material/abc:", LINE="l", TAKEAWAY="", SPEC=spec, MODELS=("bert",),
+        Inputs=ByHand, Result=ByHand, run=lambda models, inputs, cache=None: None,
+    )  # fmt: skip
+    said = contract_problems(lib)
+    assert [p.split(":")[0] for p in said] == [
+        f"app.lessons.by_hand.SPEC's {n!r} is no field of app.lessons.by_hand.Inputs" for n in ("k", "t", "on", "how")
+    ], said
+
+
 def test_every_lesson_url_is_its_file_name():
     """Streamlit's legacy pages-folder mode serves the first request of a fresh server. It knows pages by
     file name only: a deep link whose path is the file name runs that file, which reroutes through the
@@ -502,20 +564,15 @@ def test_figures_take_labels_from_the_result_not_from_their_lesson():
 
 
 def test_lessons_import_no_figures_and_no_ui():
-    allowed = {
-        "app/lessons/attention.py": "bertviz's view is built in run and cached with the forward (issue 48: left)"
-    }
-    found = upward(lambda a, b: a == "lessons" and b in ("figures", "ui"), allowed)
+    """A lesson computes; its figures draw its Result (bertviz's document too: app/figures/attention.py)."""
+    found = upward(lambda a, b: a == "lessons" and b in ("figures", "ui"))
     assert found == [], "a lesson imports up a layer:\n" + "\n".join(found)
 
 
 def test_training_imports_no_lesson():
-    """The recipes sit below the lessons: a rule they share lives in a concept module (app/sentence_pairs.py)."""
-    allowed = {  # they measure what a page shows, with the page's own scoring (issue 48: left to move out)
-        "app/training/report.py": "the quality report scores the bundled checkpoints through the lessons' run",
-        "app/training/bert_nsp.py": "page_pool_accuracy scores the NSP head on the lesson's own pool (head_probs)",
-    }
-    found = upward(lambda a, b: a == "training" and b in ("lessons", "figures", "ui"), allowed)
+    """The recipes sit below the lessons: a rule they share lives in a concept module (app/sentence_pairs.py; the
+    heads scored as the NSP vs SOP page scores them, app/sentence_heads.py; ELECTRA's live rounds, app/detection.py)."""
+    found = upward(lambda a, b: a == "training" and b in ("lessons", "figures", "ui"))
     assert found == [], "training imports a lesson:\n" + "\n".join(found)
 
 

@@ -8,7 +8,8 @@ Every lesson library (``app/lessons/<slug>.py``, one per page ``pages/<slug>.py`
     ORDER, TITLE, ICON, LINE              # plain literals: its place, title, icon and one line (app.lessons)
     SPEC                                  # its URL parameters (app.core.state.Spec)
     MODELS                                # the catalogue keys it runs on
-    Inputs.from_values(values) -> Inputs  # frozen dataclass, built from the URL/widget values
+    Inputs.from_values(values) -> Inputs  # frozen dataclass made from SPEC (@inputs_from(SPEC)), built from the
+                                          # URL/widget values
     Result                                # frozen dataclass: everything its figures draw
     run(models, inputs, cache=direct) -> Result
     TAKEAWAY                              # its one-line takeaway
@@ -89,6 +90,45 @@ def from_values(cls, values: dict):
     return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
 
+#: The Python type of a parameter's value, by its kind (a choice's: its default's type).
+KIND_TYPES = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+def inputs_from(spec, leave_out: tuple[str, ...] = ("figure",)):
+    """A class decorator that makes a lesson's ``Inputs`` from its ``SPEC``: one declaration of each parameter.
+
+        @inputs_from(SPEC)
+        class Inputs:
+            new_text: bool = False  # what the page adds that is no URL parameter (after the SPEC's fields)
+
+    gives a frozen (hashable: the shared Results cache keys on it) dataclass with one field per parameter of
+    ``spec``, in its order, typed by its kind (``KIND_TYPES``; a choice by its default's type) and defaulting to its
+    default, then the fields the class declares itself (each with a default). ``leave_out``: parameters that choose
+    what is shown, not what is computed (the stage figure, ``app.core.state.figure_param``). The class gets
+    ``from_values = classmethod(from_values)`` unless it defines its own."""
+
+    def make(cls):
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        annotations = {}
+        for p in spec:
+            if p.name in leave_out:
+                continue
+            if p.name in own:
+                raise TypeError(f"{cls.__qualname__}.{p.name} is stated by the SPEC already: declare it once")
+            annotations[p.name] = KIND_TYPES.get(p.kind) or type(p.default)
+            setattr(cls, p.name, p.default)
+        for name, kind in own.items():
+            if name not in cls.__dict__:
+                raise TypeError(f"{cls.__qualname__}.{name} needs a default (it follows the SPEC's fields)")
+            annotations[name] = kind
+        cls.__annotations__ = annotations
+        if "from_values" not in cls.__dict__:
+            cls.from_values = classmethod(from_values)
+        return dataclass(frozen=True)(cls)
+
+    return make
+
+
 @runtime_checkable
 class LessonModule(Protocol):
     """The lesson contract as a type: what a lesson library (``app/lessons/<slug>.py``) states. A module is checked
@@ -102,7 +142,7 @@ class LessonModule(Protocol):
     SPEC: Any  # app.core.state.Spec: each URL parameter once
     MODELS: tuple[str, ...]  # the catalogue keys it always runs on (the page loads them all); a lesson whose model is
     # the visitor's choice states none and has a ``variant`` parameter instead (the masking lab, attention)
-    Inputs: type  # frozen dataclass; Inputs.from_values(values)
+    Inputs: type  # frozen dataclass made from SPEC (@inputs_from(SPEC)); Inputs.from_values(values)
     Result: type  # frozen dataclass: everything its figures draw
     TAKEAWAY: str
 

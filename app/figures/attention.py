@@ -8,12 +8,16 @@ plotly renders a few tags in its text, and a token is data, never markup.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.core import text as txt
-from app.figures import Document, kept
+from app.figures import Document, bertviz_offline, kept
 
 COLORSCALE = "Blues"
 
@@ -140,10 +144,47 @@ def layers_figure(r) -> go.Figure:
     return fig
 
 
+KEPT_DOCUMENTS = 32  # documents kept, the least recently used dropped first (each ~0.5-5 MB)
+_documents: OrderedDict[bytes, str] = OrderedDict()  # digest of what a document is drawn from -> the document
+_documents_lock = threading.Lock()
+
+
+def document(r) -> str:
+    """bertviz's view of ``r`` (``r.view``, head or model: app/figures/bertviz_offline.py) as one offline, escaped
+    HTML document: the layers ``r.layers_sent``, layer ``r.layer``, head ``r.head`` (0 = every head). Writing it
+    inlines the libraries and layers · heads · T² weights (tens of ms to seconds), so a document is kept by a digest
+    of everything it is drawn from: a rerun, the stage, the download and the handout share one."""
+    att = np.ascontiguousarray(r.attentions)
+    what = (att.shape, str(att.dtype), r.tokens, r.encoded.sentence_b_start, r.view, r.layer, r.head)
+    digest = hashlib.blake2b(att.tobytes(), digest_size=20)
+    digest.update(repr((what, r.layers_sent, r.title)).encode())
+    key = digest.digest()
+    with _documents_lock:
+        html = _documents.get(key)
+        if html is not None:
+            _documents.move_to_end(key)
+            return html
+    html = bertviz_offline.render(
+        r.view,
+        att,
+        list(r.tokens),
+        r.encoded.sentence_b_start,
+        layer=r.layer,
+        heads=[r.head] if r.head else None,
+        include_layers=list(r.layers_sent),
+        title=r.title,
+    )
+    with _documents_lock:
+        _documents[key] = html
+        while len(_documents) > KEPT_DOCUMENTS:
+            _documents.popitem(last=False)
+    return html
+
+
 def key_figure(r) -> Document:
     """The lesson's key figure, from ``attention.run``'s Result: bertviz's view (head or model), a standalone
-    document with its scripts inline, and the height it needs."""
-    return Document(r.document, r.height)
+    document with its scripts inline (:func:`document`), and the height it needs."""
+    return Document(document(r), r.height)
 
 
 #: The figures a view can put on the stage (its ``figure`` parameter, app/lessons/attention.py's SPEC), key first.

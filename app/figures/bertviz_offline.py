@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from app.bertviz_fit import MAX_WEIGHTS, fit_layers, height_hint  # noqa: F401  (the sizing rules, shared)
 from app.core import text as txt
 
 VENDOR_DIR = Path(__file__).resolve().parents[2] / "assets" / "vendor"
@@ -55,7 +56,6 @@ LIBRARIES = (
 VIEW_SCRIPTS = {"head": "bertviz-1.4.1-head_view.js", "model": "bertviz-1.4.1-model_view.js"}
 VIEW_NOTICE = "bertviz 1.4.1 {name} | Copyright 2018 Jesse Vig | Apache License 2.0 | modified: offline, escaped data"
 ROOT_ID = "bertviz-view"
-MAX_WEIGHTS = 1_000_000  # weights one document carries (about 5 MB); above it, fewer layers are sent
 DECIMALS = 3  # attention weights in the document: they set opacity (exact values: the heatmap's hover)
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
@@ -321,34 +321,6 @@ def view_params(
     else:
         params.update(display_mode="light", include_heads=list(range(1, n_heads + 1)), total_heads=n_heads)
     return params
-
-
-def fit_layers(
-    view: str, n_layers: int, n_heads: int, length: int, pair: bool, layer: int, budget: int | None = None
-) -> list[int]:
-    """The layers (from 1) to send so the document carries at most ``budget`` (default ``MAX_WEIGHTS``)
-    weights: all of them when they fit; otherwise the head view gets only ``layer`` and the model view the
-    layers from ``layer`` on that fit. A pair sends about twice as many (bertviz's A/B filters)."""
-    budget = MAX_WEIGHTS if budget is None else budget
-    per_layer = n_heads * length * length * (2 if pair else 1)
-    if n_layers * per_layer <= budget:
-        return list(range(1, n_layers + 1))
-    if view == "head":
-        return [layer]
-    count = max(1, budget // per_layer)
-    first = max(1, min(layer, n_layers - count + 1))
-    return list(range(first, min(n_layers, first + count - 1) + 1))
-
-
-def height_hint(view: str, n_layers: int, n_heads: int, length: int) -> int:
-    """Pixels the view needs (the iframe's height), from the sizes bertviz's scripts draw with."""
-    controls = 40
-    if view == "head":
-        return int(controls + 30 + 22.5 * (length + 1) + 20)
-    thumb = length * 7 * (12 / n_heads) + 10
-    axis = 15 + 5 + 13 + 5
-    detail = length * 18 + 2 * 15 + 25
-    return int(controls + max(n_layers * thumb + axis, detail) + 20)
 
 
 # ----------------------------------------------------------------------------- the document

@@ -24,7 +24,7 @@ from dataclasses import MISSING, dataclass, fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from app.core.state import Spec
+from app.core.state import FIGURE, Spec
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("ORDER", "TITLE", "ICON", "LINE")
@@ -174,9 +174,16 @@ def contract_problems(module) -> list[str]:
         if not (is_dataclass(kind) and kind.__dataclass_params__.frozen):
             problems.append(f"{name}.{cls} is not a frozen dataclass (@dataclass(frozen=True)): a page's cache keys it")
     if not callable(getattr(module.Inputs, "from_values", None)):
-        problems.append(f"{name}.Inputs has no from_values: add `from_values = classmethod(lesson.from_values)`")
+        problems.append(f"{name}.Inputs has no from_values: make it from the SPEC, `@inputs_from(SPEC) class Inputs`")
     elif isinstance(module.SPEC, Spec) and is_dataclass(module.Inputs):
         names = {p.name for p in module.SPEC}
+        have = {f.name for f in fields(module.Inputs)}
+        problems += [
+            f"{name}.SPEC's {p.name!r} is no field of {name}.Inputs: make Inputs from the SPEC "
+            "(`@inputs_from(SPEC) class Inputs`, app.core.lesson), one declaration of each parameter"
+            for p in module.SPEC
+            if p.name not in have and p.name != FIGURE
+        ]
         problems += [
             f"{name}.Inputs.{f.name} is in no SPEC parameter and has no default: from_values cannot fill it"
             for f in fields(module.Inputs)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 
 from app.core import text as txt
-from app.core.lesson import Note, direct, from_values
+from app.core.lesson import Note, direct, inputs_from
 from app.core.state import Param, Spec, figure_param, text_param
 from app.models import device as devices
 
@@ -496,15 +496,9 @@ def trajectory(hidden: torch.Tensor, token: int, extra: torch.Tensor | None = No
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    word: int = DEFAULTS.word
-    measure: str = "cka"
-    repeat: int = DEFAULTS.repeat
     new_text: bool = False  # the text changed since ``word`` was chosen: follow its nearest content word instead
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from app.core.lesson import Note, direct, from_values
+from app.core.lesson import Note, direct, inputs_from
 from app.core.text import human_count  # noqa: F401  (also albert_params.human_count: the page's name)
 from app.macs import flops_per_token, macs_per_sequence  # noqa: F401  (the count, shared with the experiments)
 from app.core.state import Param, Spec, figure_param
@@ -674,22 +674,8 @@ def loaded_counts(loaded) -> LoadedCount:
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    vocab_size: int = A.vocab_size
-    hidden_size: int = A.hidden_size
-    factorized: bool = A.factorized
-    embedding_size: int = A.embedding_size
-    num_hidden_layers: int = A.num_hidden_layers
-    num_attention_heads: int = A.num_attention_heads
-    intermediate_size: int = A.intermediate_size
-    sharing: str = A.sharing
-    max_position_embeddings: int = A.max_position_embeddings
-    type_vocab_size: int = A.type_vocab_size
-    seq_len: int = 512
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
-
     @property
     def arch(self) -> Arch:
         return Arch(**{f: getattr(self, f) for f in ARCH_FIELDS})

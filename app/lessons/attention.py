@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.figures import bertviz_offline
+from app import bertviz_fit
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec, figure_param, text_param
 
@@ -248,30 +248,6 @@ def attentions_of(loaded, input_ids: tuple, token_type_ids: tuple | None) -> np.
     return stack_attentions(out.attentions)
 
 
-def bertviz_document(
-    attentions: np.ndarray,
-    tokens: tuple,
-    sentence_b_start: int | None,
-    view: str,
-    layer: int,
-    head: int,
-    include_layers: tuple,
-    title: str,
-) -> str:
-    """bertviz's ``view`` as one offline, escaped HTML document (app/figures/bertviz_offline.py); head 0 = every head.
-    Costly (the libraries inlined, layers·heads·T² weights written out), hence a step of its own."""
-    return bertviz_offline.render(
-        view,
-        attentions,
-        list(tokens),
-        sentence_b_start,
-        layer=layer,
-        heads=[head] if head else None,
-        include_layers=list(include_layers),
-        title=title,
-    )
-
-
 # ----------------------------------------------------------------------------- aggregation
 
 
@@ -318,18 +294,9 @@ def rollout(att: np.ndarray, residual: float = DEFAULTS.residual, upto: int | No
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    variant: str = "bert"
-    text: str = DEFAULT_TEXT
-    text_b: str = ""
-    max_tokens: int = DEFAULTS.max_tokens
-    view: str = "head"
-    layer: int = 1  # from 1
-    head: int = 0  # from 1; 0 = every head
-    agg: str = "rollout"
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)
@@ -338,8 +305,8 @@ class Result:
 
     attentions: (layers, heads, T, T), rows = the attending token. layer / head: the ones shown (from 1;
     head 0 = every head), moved into range with a note when a link asked for more than the model has.
-    layers_sent: the layers the bertviz document carries (all, unless the input is long). weights: (T, T)
-    the map for ``agg``, described by ``what``. type_vocab_size: the config's (None when it has none)."""
+    layers_sent: the layers bertviz's document carries (all, unless the input is long); height: the pixels the view
+    needs. weights: (T, T) the map for ``agg``, described by ``what``. type_vocab_size: the config's (None when it has none)."""
 
     variant: str
     label: str
@@ -350,7 +317,8 @@ class Result:
     layer: int
     head: int
     layers_sent: tuple[int, ...]
-    document: str
+    view: str  # bertviz's view ("head" | "model"): app/figures/attention.py draws it from this Result
+    title: str  # the view's title: the model and the text
     height: int
     weights: np.ndarray
     what: str
@@ -432,8 +400,9 @@ def _family_notes(loaded, n_layers: int) -> list[Note]:
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
-    """Encode -> every layer's attention (``attentions_of``, through ``cache``) -> the bertviz document (also
-    through ``cache``) -> the chosen map. Changing the map, the layer or the head never re-runs the model."""
+    """Encode -> every layer's attention (``attentions_of``, through ``cache``) -> the layers bertviz's view is sent
+    (``app.bertviz_fit``) -> the chosen map. Changing the map, the layer or the head never re-runs the model; the
+    view's document is drawn from the Result by app/figures/attention.py (kept there, one per Result)."""
     loaded = models[inputs.variant]
     tok, label = loaded.tokenizer, loaded.variant.label
     txt.require_text(inputs.text, DEFAULT_TEXT)
@@ -469,7 +438,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         head = 0
 
     pair = enc.sentence_b_start is not None
-    layers = tuple(bertviz_offline.fit_layers(inputs.view, n_layers, n_heads, length, pair, layer))
+    layers = tuple(bertviz_fit.fit_layers(inputs.view, n_layers, n_heads, length, pair, layer))
     if len(layers) < n_layers:
         shown = f"layer {layers[0]}" if len(layers) == 1 else f"layers {layers[0]}–{layers[-1]}"
         notes.append(
@@ -480,7 +449,6 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             )
         )
     title = f"{label} · {' / '.join(t for t in (inputs.text, inputs.text_b) if t.strip())}"[:200]
-    document = cache(bertviz_document, att, enc.tokens, enc.sentence_b_start, inputs.view, layer, head, layers, title)
 
     if inputs.agg == "layer":
         weights = att[layer - 1, head - 1] if head else mean_over_heads(att)[layer - 1]
@@ -499,8 +467,9 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         layer,
         head,
         layers,
-        document,
-        bertviz_offline.height_hint(inputs.view, len(layers), n_heads, length),
+        inputs.view,
+        title,
+        bertviz_fit.height_hint(inputs.view, len(layers), n_heads, length),
         weights,
         what,
         uses_token_types(loaded.model),

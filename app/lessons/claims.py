@@ -49,7 +49,7 @@ from app.experiments import EXPERIMENTS, plans, results
 from app.experiments.results import short_label
 from app.experiments import verdict as rule
 from app.experiments.claims import CLAIMS, MARGINS
-from app.core.lesson import Note, direct, from_values
+from app.core.lesson import Note, direct, inputs_from
 from app.core.state import Param, Spec, figure_param, seed_param
 
 ORDER = 100  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
@@ -327,17 +327,9 @@ class Result:
         return self.comparisons[self.chosen]
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    claim: str = "masking"
-    compare: int = 0
-    metric: str = "auto"
-    x: str = "auto"
-    arms: str = "pair"
-    seed: int = 0
-    seconds: int = 60
-
-    from_values = classmethod(from_values)
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 def _metric_label(name: str, metric: str) -> str:

@@ -38,7 +38,7 @@ import torch
 from app import measure, mlm
 from app.permutation import last_targets_masks
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec, figure_param, text_param
 
@@ -365,11 +365,8 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    word: int = DEFAULTS.word
-    top_k: int = DEFAULTS.top_k
     settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
     new_text: bool = False  # the text changed since ``word`` was chosen: mask its nearest content word instead
 

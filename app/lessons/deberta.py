@@ -45,7 +45,7 @@ from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_p
 
 from app import mlm
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.core.state import Param, Spec, figure_param, text_param
 from app.models import device as devices
 
@@ -464,17 +464,9 @@ def base_size() -> Size:
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    layer: int = 0
-    head: int = 0
-    query: int = DEFAULTS.query
-    key: int = DEFAULTS.key
-    prefix: str = DEFAULTS.prefix
-    word: int = DEFAULTS.word
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)

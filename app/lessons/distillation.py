@@ -34,7 +34,7 @@ import torch
 from app import measure, mlm
 from app.triple_loss import Recipe, distillation_losses  # the rule the bundled student was trained on
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec, figure_param, text_param
 
@@ -433,12 +433,8 @@ def pair_notes(teacher_source: str, teacher_location: str, student_source: str) 
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    word: int = DEFAULT_WORD
-    temperature: float = RECIPE.temperature
-    top_k: int = DEFAULT_TOP_K
     settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
     new_text: bool = False  # the text changed since ``word`` was chosen: mask its nearest content word instead
 

@@ -43,10 +43,25 @@ from app.replaced_tokens import (  # noqa: F401  (the rules, shared with trainin
     roc_auc,
     sample_replacements,
 )
+from app.detection import (  # noqa: F401  (one round through the pair, shared with the quality report)
+    DEFAULT_TEXT,
+    MAX_TOKENS,
+    MLM_PROBABILITY,
+    TEMPERATURE,
+    Encoded,
+    discriminator_scores,
+    discriminator_side,
+    encode,
+    generator_logits,
+    generator_side,
+    plausible_share,
+    pooled_detection,
+    sample_corruption,
+    special_ids,
+)
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
-from app.models import device as devices
 
 ORDER = 50  # its place in teaching order (app/lessons/__init__.py lists lessons by it)
 TITLE = 'ELECTRA: spot the fake'
@@ -56,15 +71,14 @@ LINE = 'A generator swaps words, a discriminator scores every token: replaced-to
 
 @dataclass(frozen=True)
 class ElectraDefaults:
-    mlm_probability: float = 0.15
-    temperature: float = 1.0  # the paper samples from the generator at T = 1
+    mlm_probability: float = MLM_PROBABILITY
+    temperature: float = TEMPERATURE  # the paper samples from the generator at T = 1
     top_k: int = 5  # alternatives shown for each sampled replacement
-    max_tokens: int = 48  # cap on a sentence, special tokens included: a strip stays readable (the models take 128+)
+    max_tokens: int = MAX_TOKENS  # cap on a sentence, special tokens included: a strip stays readable
     threshold: float = replaced_tokens.THRESHOLD  # P(replaced) above which a token is flagged
 
 
 DEFAULTS = ElectraDefaults()
-DEFAULT_TEXT = "The little girl found a red ball in the park. She was happy and ran home to show her mom."
 MODELS = ("electra-generator", "electra-discriminator")
 # the lesson's takeaway, one line: the page's last word (under the key figure on a projector), the handout's
 TAKEAWAY = "ELECTRA learns from every token — spotting the generator's fakes — not only the masked 15%."
@@ -114,69 +128,6 @@ SPEC = Spec(
 # ----------------------------------------------------------------------------- input
 
 
-@dataclass(frozen=True)
-class Encoded:
-    """One sentence as the models see it.
-
-    input_ids: token ids, special tokens included; special: True where a token may never be masked
-    or proposed ([CLS], [SEP], [UNK], ...); n_pieces: content pieces before the cap (so the page can
-    say how much was cut).
-    """
-
-    input_ids: tuple[int, ...]
-    tokens: tuple[str, ...]
-    special: tuple[bool, ...]
-    n_unknown: int
-    n_pieces: int
-    n_kept: int  # content pieces kept after the cap
-
-    @property
-    def truncated(self) -> bool:
-        return self.n_pieces > self.n_kept
-
-    @property
-    def n_content(self) -> int:
-        """Positions that can be masked (not special, not [UNK])."""
-        return sum(not s for s in self.special)
-
-
-def special_ids(tokenizer) -> torch.Tensor:
-    """The ids the generator may never propose and masking never picks (includes [UNK]). (S,) long"""
-    return torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
-
-
-def encode(tokenizer, text: str, max_tokens: int = DEFAULTS.max_tokens) -> Encoded:
-    """Tokenize ``text`` with the family's special tokens, truncated to ``max_tokens`` ids in all. The
-    unknown token and special tokens typed in the text are never masked (``special``)."""
-    tk = txt.tokenize(tokenizer, text, max_tokens)
-    specials = set(tokenizer.all_special_ids)
-    special = tuple(i in specials for i in tk.ids)
-    n_added = len(tokenizer("")["input_ids"])  # the special tokens the family adds ([CLS] ... [SEP])
-    return Encoded(tk.ids, tk.pieces, special, len(tk.unknown(tokenizer)), tk.n_full - n_added, len(tk.ids) - n_added)
-
-
-# ----------------------------------------------------------------------------- the two models
-
-
-def generator_logits(model, masked_ids: torch.Tensor, masked: torch.Tensor) -> torch.Tensor:
-    """The generator's logits at the masked positions, on the CPU in float32.
-
-    masked_ids: (T,) with the mask token at masked positions; masked: (T,) bool. Returns (n, V).
-    """
-    with devices.forward(model):
-        ids = masked_ids[None].to(model.device)  # (1, T)
-        logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]  # (T, V)
-    return logits[masked.to(logits.device)].float().cpu()
-
-
-def discriminator_scores(model, input_ids: torch.Tensor) -> torch.Tensor:
-    """P(replaced) for every token, special tokens included. (T,) -> (T,) float32 on the CPU."""
-    with devices.forward(model):
-        ids = input_ids[None].to(model.device)  # (1, T)
-        logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]  # (T,)
-    return torch.sigmoid(logits.float()).cpu()
-
-
 # ----------------------------------------------------------------------------- one round, as plain data
 
 
@@ -217,11 +168,8 @@ def sample_round(
     Returns (corrupted ids (T,), a dict with the Round fields about the generator's side).
     """
     ids = torch.tensor(encoded.input_ids)  # (T,)
-    gen = torch.Generator().manual_seed(int(seed) + 1)  # masking used ``seed``; sampling its own stream
-    probs = replacement_probs(g_logits, special_ids(tokenizer), temperature)  # (n, V)
-    sampled = torch.multinomial(probs, 1, generator=gen).squeeze(-1) if len(probs) else torch.zeros(0, dtype=torch.long)
+    probs, sampled, corrupted = sample_corruption(tokenizer, ids, masked, g_logits, temperature, seed)  # (n, V) (n,)
     alts = mlm.predictions(probs, tokenizer, top_k)  # (n,): the likeliest replacements at each masked position
-    corrupted = corrupt(ids, masked, sampled)
     n = len(ids)
     replacement: list[str | None] = [None] * n
     replacement_prob: list[float | None] = [None] * n
@@ -425,16 +373,9 @@ def _every(steps: list) -> int:
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    rate: float = DEFAULTS.mlm_probability
-    temperature: float = DEFAULTS.temperature
-    seed: int = 0
-    edit_pos: int = 7
-    edit_word: str = "ran"
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)
@@ -458,19 +399,6 @@ class Result:
     notes: tuple[Note, ...]
     curves: dict | None = None  # the bundled discriminator's training curves (read_curves); None from the hub
     threshold: float = DEFAULTS.threshold  # where a score counts as "replaced" (the figures draw it)
-
-
-def generator_side(generator, input_ids: tuple, special: tuple, rate: float, seed: int):
-    """(masked (T,) bool, the generator's logits at the masked positions (n, V)): everything that does not
-    depend on the temperature — the expensive half of a round. ``generator`` is a loaded ELECTRA generator."""
-    masked = mask_positions(torch.tensor(special), rate, torch.Generator().manual_seed(int(seed)))
-    ids = masked_input(torch.tensor(input_ids), masked, generator.tokenizer.mask_token_id)
-    return masked, generator_logits(generator.model, ids, masked)
-
-
-def discriminator_side(discriminator, input_ids: tuple) -> torch.Tensor:
-    """P(replaced) for every token of ``input_ids`` (a loaded ELECTRA discriminator). (T,)"""
-    return discriminator_scores(discriminator.model, torch.tensor(input_ids))
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
@@ -534,51 +462,6 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         tuple(notes),
         curves=read_curves(disc.location) if disc.is_bundled else None,
     )
-
-
-def plausible_share(
-    models: dict,
-    text: str = DEFAULT_TEXT,
-    seeds: int = 100,
-    rate: float = DEFAULTS.mlm_probability,
-    temperature: float = DEFAULTS.temperature,
-) -> float:
-    """Of the generator's samples at masked content-word positions over ``seeds`` rounds of ``text``, the share
-    that are words (letters only), not punctuation or fragments: is the generator proposing plausible fakes?"""
-    gen = models["electra-generator"]
-    tok = gen.tokenizer
-    enc = encode(tok, text, DEFAULTS.max_tokens)
-    words = total = 0
-    for seed in range(seeds):
-        masked, logits = generator_side(gen, enc.input_ids, enc.special, rate, seed)
-        corrupted, _ = sample_round(tok, enc, masked, logits, temperature, seed)
-        for pos in masked.nonzero().flatten().tolist():
-            if enc.tokens[pos].isalpha():  # a content word was masked here
-                total += 1
-                words += tok.convert_ids_to_tokens(int(corrupted[pos])).isalpha()
-    return words / max(total, 1)
-
-
-def pooled_detection(
-    models: dict,
-    texts,
-    seeds: int = 3,
-    rate: float = DEFAULTS.mlm_probability,
-    temperature: float = DEFAULTS.temperature,
-) -> Detection:
-    """The pair's detection quality, live, pooled over ``seeds`` rounds of every text: the generator corrupts each
-    (seeded per text and round), the discriminator scores it, and every content token counts once per round."""
-    gen, disc = models["electra-generator"], models["electra-discriminator"]
-    scores, labels = [], []
-    for i, text in enumerate(texts):
-        enc = encode(gen.tokenizer, text, DEFAULTS.max_tokens)
-        keep = ~torch.tensor(enc.special)
-        for seed in range(seeds):
-            masked, logits = generator_side(gen, enc.input_ids, enc.special, rate, seed * 100_003 + i)
-            corrupted, _ = sample_round(gen.tokenizer, enc, masked, logits, temperature, seed * 100_003 + i)
-            scores.append(discriminator_side(disc, tuple(corrupted.tolist()))[keep])
-            labels.append((corrupted != torch.tensor(enc.input_ids))[keep])
-    return detection_metrics(torch.cat(scores), torch.cat(labels))
 
 
 # ----------------------------------------------------------------------------- ask the class

@@ -28,7 +28,7 @@ import torch
 
 from app import coverage, masking, mlm, span_boundary
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.masking import KEEP, MASKED, RANDOM, UNCHANGED, MaskingConfig
 from app.masking import STRATEGIES, STRATEGY_LABELS, STRATEGY_READING, STRATEGY_SHORT, STRATEGY_TABLE  # noqa: F401
 from app.models import catalogue
@@ -443,24 +443,9 @@ def fill_masks(
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = SPEC.text.default
-    variant: str = SPEC.variant.default
-    strategy: str = SPEC.strategy.default
-    unit: str = SPEC.unit.default
-    epochs: int = SPEC.epochs.default
-    rate: float = SPEC.rate.default
-    mask_frac: float = SPEC.mask_frac.default
-    random_frac: float = SPEC.random_frac.default
-    span_p: float = SPEC.span_p.default
-    max_span: int = SPEC.max_span.default
-    seed: int = SPEC.seed.default
-    epoch: int = SPEC.epoch.default
-    topk: int = SPEC.topk.default
-    span: int = SPEC.span.default
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,8 @@ import numpy as np
 import torch
 
 from app import mlm
-from app.core import lesson
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.core.text import ordinal
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
@@ -968,17 +967,9 @@ def published(loaded, base_params: int) -> tuple[Published, ...]:
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    word: int = DEFAULT_WORD
-    layer: int = 1
-    seed: int = 0
-    shift: int = 1000
-    length: int = 256
-    batch: int = 8
-
-    from_values = classmethod(lesson.from_values)
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)

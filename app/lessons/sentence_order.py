@@ -32,18 +32,27 @@ from app.core import preload  # noqa: F401  (first: the router calls preload.loa
 
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
-import json
 import math
 import random
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-import torch
 
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
-from app.models import device as devices
+from app.sentence_heads import (  # noqa: F401  (the heads, scored as training and the report score them)
+    CHUNK,
+    MAX_TOKENS,
+    POOL_PAIRS,
+    POOL_SEED,
+    SOP_KEYS,
+    encode_pairs,
+    head_probs,
+    in_length_order,
+    sentence_logits,
+    sop_head_weights,
+    task_accuracy,
+)
 from app.sentence_pairs import (  # noqa: F401
     FUNCTION_WORDS,
     KIND_LABELS,
@@ -69,14 +78,14 @@ LINE = (
 
 @dataclass(frozen=True)
 class Defaults:
-    max_tokens: int = 96  # a pair's tokens, specials included: the NSP stand-in was trained on pairs of at most 96
+    max_tokens: int = MAX_TOKENS  # a pair's tokens, specials included: the NSP stand-in trained on at most 96
     examples: int = 3  # generated pairs of each kind shown in the table
-    sample_pairs: int = (
-        60  # base pairs behind the accuracy grid (each gives an in-order, an other-story, a swapped pair)
-    )
+    sample_pairs: int = POOL_PAIRS  # base pairs behind the accuracy grid (each in order, other story, swapped)
     large_pairs: int = 12  # ... the first this many of them when a head is of the real checkpoints' size:
     large_params: int = 20_000_000  # a head with more parameters than this (bert-base: 110 M; the stand-ins: ~1 M)
-    pool_seed: int = 0  # the pool of base pairs is fixed (scored once per model); the page's seed picks those shown
+    pool_seed: int = (
+        POOL_SEED  # the pool of base pairs is fixed (scored once per model); the page's seed picks those shown
+    )
     segment_sentences: tuple[int, int] = (
         SEGMENT_SENTENCES  # sentences per generated segment (A, B): uniform in this range,
     )
@@ -130,118 +139,6 @@ Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 # ----------------------------------------------------------------------------- the two heads
 
 
-def _checkpoint_folder(loaded) -> Path | None:
-    """The folder the loaded model's weights were read from (bundled folder or hub-cache snapshot)."""
-    if loaded.is_bundled:
-        return Path(loaded.location)
-    from app.models.loading import cached_snapshot
-
-    return cached_snapshot(loaded.variant.hub_id)
-
-
-SOP_KEYS = (
-    "albert.pooler.weight",
-    "albert.pooler.bias",
-    "sop_classifier.classifier.weight",
-    "sop_classifier.classifier.bias",
-)
-
-
-def sop_head_weights(folder: Path | None) -> dict[str, torch.Tensor] | None:
-    """ALBERT's pooler and sentence-order classifier, read from the checkpoint's safetensors file(s), in
-    float32 on the CPU; None when the checkpoint does not ship them (a masked-LM-only export)."""
-    from safetensors import safe_open
-
-    if folder is None:
-        return None
-    folder = Path(folder)
-    index = folder / "model.safetensors.index.json"
-    if index.exists():
-        where = json.loads(index.read_text())["weight_map"]
-        files = {k: folder / where[k] for k in SOP_KEYS if k in where}
-    else:
-        files = {k: folder / "model.safetensors" for k in SOP_KEYS}
-    if len(files) < len(SOP_KEYS) or not all(f.exists() for f in files.values()):
-        return None
-    out = {}
-    for key, f in files.items():
-        with safe_open(str(f), framework="pt") as fh:
-            if key not in fh.keys():
-                return None
-            out[key] = fh.get_tensor(key).float()
-    return out
-
-
-def encode_pairs(tokenizer, pairs: tuple[tuple[str, str], ...], max_tokens: int, device) -> dict:
-    """``[CLS] A [SEP] B [SEP]`` for every (A, B), padded, cut to ``max_tokens`` (longest side first)."""
-    enc = tokenizer(
-        [a for a, _ in pairs],
-        [b for _, b in pairs],
-        padding=True,
-        truncation="longest_first",
-        max_length=max_tokens,
-        return_tensors="pt",
-    )
-    return {k: enc[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
-
-
-def in_length_order(inputs: dict, chunk: int, right_padded: bool):
-    """A padded batch in chunks of ``chunk`` rows of similar length, longest first, each cut to its longest row
-    (only where padding is on the right): (the chunk's row indices, its inputs). The pool's pairs are 53 tokens
-    long on average and padded to 87: a forward over the chunks reads 40% fewer positions, and holds less at once."""
-    lengths = inputs["attention_mask"].sum(1)
-    order = torch.argsort(lengths, descending=True, stable=True)
-    for start in range(0, len(order), chunk):
-        rows = order[start : start + chunk]
-        width = int(lengths[rows].max()) if right_padded else inputs["attention_mask"].shape[1]
-        yield rows, {k: v[rows, :width] for k, v in inputs.items()}
-
-
-def sentence_logits(loaded, pairs: tuple[tuple[str, str], ...], max_tokens: int = DEFAULTS.max_tokens):
-    """The sentence head's logits for every (A, B): (N, 2) float32 on the CPU, index 0 = B follows A,
-    1 = it does not; or None when the checkpoint has no sentence head.
-
-    NSP: ``BertForPreTraining``'s ``seq_relationship_logits``, computed as it computes them (its encoder's pooled
-    ``[CLS]``, then ``cls.seq_relationship``) without its masked-LM logits over the vocabulary, which this page
-    does not read. SOP: ALBERT's encoder (the loaded masked LM's ``albert``), then the checkpoint's pooler (tanh
-    of a dense layer on ``[CLS]``) and ``sop_classifier``, as ``AlbertForPreTraining`` computes ``sop_logits``.
-    Pairs go through in chunks of similar length (:func:`in_length_order`)."""
-    model = loaded.model
-    if hasattr(model, "cls") and hasattr(model.cls, "seq_relationship") and hasattr(model, "bert"):
-
-        def head(x):
-            return model.cls.seq_relationship(model.bert(**x).pooler_output).float().cpu()  # (n, 2)
-    else:
-        weights = sop_head_weights(_checkpoint_folder(loaded))
-        if weights is None or not hasattr(model, "albert"):
-            return None
-
-        def head(x):
-            cls = model.albert(**x).last_hidden_state[:, 0].float().cpu()  # (n, H)
-            pooled = torch.tanh(cls @ weights["albert.pooler.weight"].T + weights["albert.pooler.bias"])  # (n, H)
-            return pooled @ weights["sop_classifier.classifier.weight"].T + weights["sop_classifier.classifier.bias"]
-
-    inputs = encode_pairs(loaded.tokenizer, pairs, max_tokens, model.device)
-    logits = torch.empty(len(pairs), 2)
-    with devices.forward(model):
-        for rows, chunk in in_length_order(inputs, CHUNK, loaded.tokenizer.padding_side == "right"):
-            logits[rows.cpu()] = head(chunk)
-    return logits
-
-
-#: pairs a forward reads at once (:func:`in_length_order`)
-CHUNK = 32
-
-
-def head_probs(loaded, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[float, float], ...] | None:
-    """softmax of :func:`sentence_logits`: (P(B follows A), P(it does not)) per pair, or None without a head.
-    The expensive step: cached by the page per model and pairs."""
-    logits = sentence_logits(loaded, pairs)
-    if logits is None:
-        return None
-    return tuple((float(p0), float(p1)) for p0, p1 in torch.softmax(logits, dim=-1).tolist())
-
-
 def mcnemar_exact(only_first: int, only_second: int) -> float:
     """Two-sided exact McNemar test: the pairs where exactly one of two heads is right (``only_first`` of them the
     first head, ``only_second`` the second), against a fair coin. 1.0 when there are none."""
@@ -293,14 +190,9 @@ def compare_heads(heads, hits: dict[tuple[str, str], list[bool]]) -> tuple[str, 
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_A
-    text_b: str = DEFAULT_B
-    seed: int = 0
-    examples: int = DEFAULTS.examples
-
-    from_values = classmethod(from_values)
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)
@@ -628,13 +520,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     texts = tuple((p.a, p.b) for p in sample)
     p_not = {h.key: [p1 for _, p1 in cache(head_probs, dict(usable)[h.key], texts)] for h in heads}
     scored = tuple(Scored(p, shared_words(p.a, p.b), {k: v[i] for k, v in p_not.items()}) for i, p in enumerate(sample))
-    accuracy = {
-        h.key: {
-            task: _mean(float((s.p_not[h.key] > 0.5) == bool(s.pair.label)) for s in scored if s.pair.kind in kinds)
-            for task, kinds in TASKS.items()
-        }
-        for h in heads
-    }
+    accuracy = {h.key: task_accuracy(sample, p_not[h.key]) for h in heads}
     cells, hits = [], {}
     for h in heads:
         for task, kinds in TASKS.items():

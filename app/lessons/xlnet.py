@@ -37,7 +37,7 @@ from app import mlm
 from app.permutation import partial_prediction_masks  # noqa: F401  (the training rule the lesson's masks follow)
 from app.permutation import CONTEXT, EARLIER, HIDDEN, OWN, MaskView  # noqa: F401  (also xlnet.*: the figures' view)
 from app.core import text as txt
-from app.core.lesson import Note, Stop, direct, from_values
+from app.core.lesson import Note, Stop, direct, inputs_from
 from app.core.state import INT, Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
 
@@ -525,21 +525,9 @@ def masked_lm_all_at_once(model, tokenizer, text: str, target_spans: list[tuple[
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
 
 
-@dataclass(frozen=True)
+@inputs_from(SPEC)
 class Inputs:
-    text: str = DEFAULT_TEXT
-    order: str = "random"
-    seed: int = 0
-    typed: str = ""
-    split: str = "k"  # "k": the last ceil(n / K) of the order are predicted; "count": n_targets of them
-    k: int = DEFAULTS.k
-    n_targets: int = DEFAULTS.n_targets
-    specials: bool = True  # <sep> <cls> visible to the targets (as in training)
-    top_k: int = DEFAULTS.top_k
-    stream: str = "query"
-    layer: int = 0  # 0 = the last layer; else counted from 1
-
-    from_values = classmethod(from_values)  # Inputs from the page's values, by field name
+    """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,16 @@ def resolve(device: str, dtype: str) -> tuple[str, str, str | None]:
     return device, dtype, notice
 
 
+def check_resolved(device: str, dtype: str) -> None:
+    """Raise ValueError unless (device, dtype) is what :func:`resolve` gives: a concrete device ("cpu" or "cuda",
+    never "auto") and a dtype it offers there (float32 on the CPU). A loader takes the pair as resolved once by
+    its caller; it never resolves it again."""
+    if device not in CHOICES[1:] or dtype not in DTYPES or (device == "cpu" and dtype != "float32"):
+        raise ValueError(
+            f"device {device!r} with dtype {dtype!r} is not resolved: pass what app.models.device.resolve gives"
+        )
+
+
 def torch_dtype(name: str):
     import torch
 

@@ -184,6 +184,8 @@ def load(
     progress: Callable[[int, int | None], None] | None = None,
 ) -> Loaded:
     """Load a catalogue variant on a device, from the hub (falling back to the bundled copy) or bundled.
+    ``device`` and ``dtype`` are a resolved pair ("cpu" or "cuda"; float32 on the CPU): the caller resolves the
+    visitor's choice once (``app.models.device.resolve``; a page: ``app.ui.model_settings.settings``, once per run).
 
     Loads from disk go one at a time; the hub source's download (the cache first, then the network) runs
     outside that lock, so others load meanwhile, and calls ``progress(done, total)`` (bytes) as it goes.
@@ -192,6 +194,7 @@ def load(
     variant = get(key)
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
+    devices.check_resolved(device, dtype)
     started = time.perf_counter()
     with _LOAD_LOCK:
         preload.load()
@@ -232,9 +235,6 @@ def _finish(
             )
         model, tok = _from_pretrained(variant, variant.bundled_path, local_only=True)
         src, where = "bundled", str(variant.bundled_path)
-    device, dtype, why = devices.resolve(device, dtype)
-    if why:
-        notices.append(why)
     try:
         model = model.to(device=device, dtype=devices.torch_dtype(dtype))
     except torch.cuda.OutOfMemoryError:
@@ -277,6 +277,19 @@ def paired(key: str) -> tuple[str, ...]:
     return next((pair for pair in PAIRS if key in pair), (key,))
 
 
+def tie_pairs(loaded: dict[str, Loaded], among=None) -> list[tuple[str, str]]:
+    """Tie every pair of ``PAIRS`` whose two models are both in ``loaded`` ({catalogue key: Loaded}) and, when
+    ``among`` is given, both among those keys (a brought pair: ``app.models.own.load_set`` ties its admitted models
+    only with each other, never with a catalogue one). The one place a pair is tied, for the catalogue's pairs and
+    brought ones alike (:func:`tie_electra_pair`). Returns the pairs that now share their embeddings."""
+    tied = []
+    for pair in PAIRS:
+        if all(key in loaded and (among is None or key in among) for key in pair):
+            if tie_electra_pair(*(loaded[key] for key in pair)):
+                tied.append(pair)
+    return tied
+
+
 def load_set(
     keys,
     source: str = "bundled",
@@ -300,7 +313,5 @@ def load_set(
         except Exception:
             if not partial:
                 raise
-    for generator, discriminator in PAIRS:
-        if generator in loaded and discriminator in loaded:
-            tie_electra_pair(loaded[generator], loaded[discriminator])
+    tie_pairs(loaded)
     return loaded

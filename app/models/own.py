@@ -306,7 +306,7 @@ def load_set(
 ) -> dict[str, loading.Loaded]:
     """``loading.load_set(keys, ...)`` with the keys in ``own`` ({catalogue key: admitted spec}, e.g.
     ``{spec.replaces: spec}``) loaded from the admitted models instead, under the same keys, so a lesson's code
-    runs unchanged. An admitted ELECTRA pair is tied again (``loading.tie_electra_pair``); an admitted model
+    runs unchanged. An admitted ELECTRA pair is tied again (``loading.tie_pairs``, as the catalogue's); an admitted model
     never pairs with a catalogue one."""
     own = own or {}
     keys = list(dict.fromkeys(keys))
@@ -316,9 +316,7 @@ def load_set(
     for key in keys:
         if key in own:
             loaded[key] = load_admitted(own[key], device=device, dtype=dtype)
-    for generator, discriminator in loading.PAIRS:
-        if generator in own and discriminator in own and generator in loaded and discriminator in loaded:
-            loading.tie_electra_pair(loaded[generator], loaded[discriminator])
+    loading.tie_pairs(loaded, among=own)  # the catalogue's pairs were tied by loading.load_set, with the same function
     return {k: loaded[k] for k in keys if k in loaded}
 
 

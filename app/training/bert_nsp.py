@@ -33,6 +33,7 @@ from types import SimpleNamespace
 import torch
 from transformers import AutoTokenizer, BertForPreTraining
 
+from app import sentence_heads
 from app.masking import MaskingConfig, mlm_batch
 from app.training import common, data, pairs, units
 
@@ -90,17 +91,9 @@ def head_accuracy(model, p: pairs.Pairs, batch_size: int = 256) -> float:
 
 def page_pool_accuracy(model, tok) -> dict[str, float]:
     """The head on the NSP vs SOP page's own pool (60 base pairs of assets/sentence_order/stories.txt, each in
-    order, with B from another story, and swapped), scored as the page scores it: P(not next) > 0.5."""
-    from app.lessons import sentence_order as so
-
-    sample = so.generate_pairs(so.load_stories(), so.DEFAULTS.sample_pairs, so.DEFAULTS.pool_seed)
-    loaded = SimpleNamespace(model=model, tokenizer=tok)
-    p_not = [p1 for _, p1 in so.head_probs(loaded, tuple((p.a, p.b) for p in sample))]
-    return {
-        task: sum((q > 0.5) == bool(p.label) for p, q in zip(sample, p_not) if p.kind in kinds)
-        / sum(p.kind in kinds for p in sample)
-        for task, kinds in so.TASKS.items()
-    }
+    order, with B from another story, and swapped), scored as the page scores it: P(not next) > 0.5
+    (app/sentence_heads.py, which the page uses too)."""
+    return sentence_heads.pool_accuracy(SimpleNamespace(model=model, tokenizer=tok))
 
 
 def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:

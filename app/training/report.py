@@ -54,8 +54,7 @@ def measure() -> dict[str, dict]:
     import torch
 
     from app import cloze
-    from app.lessons import electra
-    from app.lessons import sentence_order
+    from app import detection, sentence_heads
     from app.models import loading
     from app.training.distilbert import forward_speedup
 
@@ -74,12 +73,12 @@ def measure() -> dict[str, dict]:
             auc = f.get("discriminator", {}).get("auc")
             row["checks"].append(("held-out ROC-AUC", auc, AUC_FLOOR, auc is not None and auc >= AUC_FLOOR))
             if "electra-generator" in loaded:  # live, on sentences in the repo (the held-out corpus is not)
-                row["live_auc"] = electra.pooled_detection(
+                row["live_auc"] = detection.pooled_detection(
                     {"electra-generator": loaded["electra-generator"], key: m}, [i.filled for i in items]
                 ).auc
                 row["live_sentences"] = len(items)
         if key == "electra-generator" and "electra-discriminator" in loaded:
-            share = electra.plausible_share(
+            share = detection.plausible_share(
                 {"electra-generator": m, "electra-discriminator": loaded["electra-discriminator"]}
             )
             row["checks"].append(
@@ -104,10 +103,9 @@ def measure() -> dict[str, dict]:
             row["checks"].append(
                 ("held-out SOP accuracy on story segments", sop, SOP_FLOOR, sop is not None and sop >= SOP_FLOOR)
             )
-            if "bert-nsp" in loaded:
-                row["pool"] = sentence_order.run(
-                    {key: m, "bert-nsp": loaded["bert-nsp"]}, sentence_order.Inputs()
-                ).accuracy[key]
+            pool = sentence_heads.pool_accuracy(m)  # the page's own pool, scored as the page scores it
+            if pool is not None:
+                row["pool"] = pool
         if key == "bert-nsp":
             nsp, sop = f.get("nsp_accuracy"), f.get("sop_accuracy")
             row["checks"].append(("held-out NSP accuracy", nsp, NSP_FLOOR, nsp is not None and nsp >= NSP_FLOOR))
@@ -119,8 +117,9 @@ def measure() -> dict[str, dict]:
                     sop is not None and abs(sop - 0.5) <= SOP_NEAR_CHANCE,
                 )
             )
-            heads = {"albert": loaded.get("albert", "not loaded for the report"), key: m}
-            row["pool"] = sentence_order.run(heads, sentence_order.Inputs()).accuracy[key]  # the page's own grid
+            pool = sentence_heads.pool_accuracy(m)  # the page's own pool, scored as the page scores it
+            if pool is not None:
+                row["pool"] = pool
         out[key] = row
     return out
 

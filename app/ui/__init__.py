@@ -30,7 +30,7 @@ import streamlit as st
 from app.core import lesson, startup, text, visitors
 from app.models import catalogue, device as devices
 from app.core.state import Param, Spec
-from app.ui import classroom, keep, layout, lecture, loading, own, stage, url, warm
+from app.ui import classroom, keep, layout, lecture, loading, model_settings, own, stage, url, warm
 from app.ui.cache import cache, shared_result  # noqa: F401  (ui.cache is the function: it hides the module of its name)
 from app.ui.url import GLOBAL_SPEC, SOURCES, key_of
 
@@ -281,7 +281,9 @@ def models(*keys: str) -> dict:
 
 
 def sidebar() -> None:
-    """The settings every page shares: model source, device, dtype, presenter mode, export format."""
+    """The settings every page shares: model source, device, dtype, presenter mode, export format. The router's
+    first step that asks for them: a new run, whose first ask resolves the device (once, for the whole run)."""
+    model_settings.forget()
     url.bind_globals()
     sb = st.sidebar
     g = GLOBAL_SPEC

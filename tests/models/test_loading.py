@@ -130,6 +130,27 @@ def test_electra_pair_shares_embeddings_again(bundled):
     )
 
 
+def test_one_tie_for_the_catalogues_pairs_and_brought_ones(monkeypatch):
+    """loading.tie_pairs ties every pair whose two models were loaded (load_set), or, for brought models, only a pair
+    whose two are both brought (own.load_set): one function, and the same tensor after it on both paths."""
+    require_bundled("electra-generator", "electra-discriminator")
+    tied, tie_pairs = [], loading.tie_pairs
+    monkeypatch.setattr(loading, "tie_pairs", lambda loaded, among=None: tied.append(among) or tie_pairs(loaded, among))
+    pair = loading.load_set(["electra-generator", "electra-discriminator"])
+    assert tied == [None]
+    gen, disc = pair["electra-generator"].model, pair["electra-discriminator"].model
+    assert gen.electra.embeddings.word_embeddings.weight is disc.electra.embeddings.word_embeddings.weight
+    assert gen.generator_lm_head.weight is disc.electra.embeddings.word_embeddings.weight
+    # brought: two fresh copies of the pair, tied only when both are among the brought keys
+    fresh = {k: loading.load(k) for k in ("electra-generator", "electra-discriminator")}
+    assert tie_pairs(fresh, among={"electra-generator"}) == []  # one brought, one catalogue: never tied
+    gen, disc = fresh["electra-generator"].model, fresh["electra-discriminator"].model
+    assert gen.electra.embeddings is not disc.electra.embeddings
+    assert tie_pairs(fresh, among=set(fresh)) == [("electra-generator", "electra-discriminator")]
+    assert gen.electra.embeddings.word_embeddings.weight is disc.electra.embeddings.word_embeddings.weight
+    assert gen.generator_lm_head.weight is disc.electra.embeddings.word_embeddings.weight
+
+
 @pytest.fixture
 def machine(monkeypatch):
     """machine(driver=..., cuda_build=..., cuda_works=...): what this host has, for the device answer."""
@@ -152,8 +173,20 @@ def test_a_driver_with_a_cpu_only_torch_is_cpu_everywhere(machine):
     assert devices.resolve("auto", "float32") == ("cpu", "float32", None)
     dev, dtype, notice = devices.resolve("cuda", "float32")
     assert (dev, dtype) == ("cpu", "float32") and "CUDA is not available" in notice
-    loaded = loading.load("distilbert", device="cuda")
+    device, dtype, _ = devices.resolve("cuda", "float32")  # resolved once, as a page's run does
+    loaded = loading.load("distilbert", device=device, dtype=dtype)
     assert loaded.device == "cpu" and loaded.badge_line()[1] == "cpu"
+
+
+def test_a_loader_takes_the_device_resolved_and_never_resolves_it_again(monkeypatch):
+    """The device is resolved once, by the caller (a page: app.ui.model_settings, once per run); load and load_set
+    take the pair as it is, and refuse one that was never resolved rather than resolve it a second time."""
+    monkeypatch.setattr(devices, "resolve", lambda *a: pytest.fail("the loader resolved the device again"))
+    loaded = loading.load_set(["distilbert"], "bundled", "cpu", "float32")["distilbert"]
+    assert (loaded.device, loaded.dtype) == ("cpu", "float32")
+    for device, dtype in (("auto", "float32"), ("cpu", "float16"), ("tpu", "float32"), ("cpu", "int4")):
+        with pytest.raises(ValueError, match="not resolved"):
+            loading.load("distilbert", device=device, dtype=dtype)
 
 
 def test_cuda_is_asked_of_torch_only_when_it_could_be_there(machine):
@@ -223,7 +256,9 @@ def test_app_cache_is_keyed_by_variant_source_device_dtype():
     a = ui_loading._load("distilbert", "bundled", "cpu", "float32")
     assert ui_loading._load("distilbert", "bundled", "cpu", "float32") is a  # shared, loaded once
     assert ui_loading._load("bert", "bundled", "cpu", "float32") is not a
-    assert ui_loading._load("distilbert", "bundled", "cpu", "bfloat16") is not a  # another key, another entry
+    assert ui_loading._load("distilbert", "auto", "cpu", "float32") is not a  # another key, another entry
+    with pytest.raises(ValueError, match="not resolved"):  # the page resolves the device first (model_settings)
+        ui_loading._load("distilbert", "bundled", "cpu", "bfloat16")
     assert a.identity == ("distilbert", "bundled", a.location, "cpu", "float32")
 
 

@@ -90,17 +90,20 @@ def test_a_brought_checkpoint_downloads_then_loads_offline_like_the_catalogues(
     assert written_outside(tmp_path, tmp_path / "hf") == []
 
 
-def test_electras_base_pair_is_admitted_together_and_tied_after_loading(own_hub, tmp_path):
+def test_electras_base_pair_is_admitted_together_and_tied_after_loading(own_hub, tmp_path, monkeypatch):
     pair = admission.admit_pair("google/electra-base-generator", "google/electra-base-discriminator")
     assert not isinstance(pair, Refusal), pair
     generator, discriminator = pair
     assert generator.embeddings == discriminator.embeddings
     for spec in pair:
         assert own.fetch_admitted(spec).ok
+    tied, tie_pairs = [], loading.tie_pairs
+    monkeypatch.setattr(loading, "tie_pairs", lambda loaded, among=None: tied.extend(tie_pairs(loaded, among)) or tied)
     models = own.load_set(
         ["electra-generator", "electra-discriminator"],
         own={generator.replaces: generator, discriminator.replaces: discriminator},
     )
+    assert tied == [("electra-generator", "electra-discriminator")]  # by the catalogue's own tie (loading.tie_pairs)
     g, d = models["electra-generator"].model, models["electra-discriminator"].model
     assert g.electra.embeddings is d.electra.embeddings
     assert g.generator_lm_head.weight.data_ptr() == d.electra.embeddings.word_embeddings.weight.data_ptr()

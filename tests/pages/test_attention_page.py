@@ -166,13 +166,13 @@ def test_export_format_reaches_the_heatmap(app_page):
 
 def test_a_long_input_sends_bertviz_fewer_layers_and_says_so(app_page, monkeypatch, bundled):
     needs("bert")
-    from app.figures import bertviz_offline
+    from app import bertviz_fit
 
     r = attention.run({"bert": bundled("bert")}, attention.Inputs())
     if r.n_layers < 3:
         pytest.skip("needs a model with 3 layers or more")
     per_layer = r.n_heads * len(r.tokens) ** 2
-    monkeypatch.setattr(bertviz_offline, "MAX_WEIGHTS", 2 * per_layer + 1)  # as if the input were long for a big model
+    monkeypatch.setattr(bertviz_fit, "MAX_WEIGHTS", 2 * per_layer + 1)  # as if the input were long for a big model
     at = app_page(PAGE, layer="2", view="model")
     assert not at.exception
     assert any("layers 2–3" in i.value for i in at.info)  # 2 of them fit in the budget
