@@ -97,7 +97,8 @@ def main() -> None:
                 page.screenshot(path=str(file), full_page=a.full)
                 print(file, where(box, h) if a.presenter and path else "", "exceptions:", len(exception_boxes(page)))
                 if a.figures:
-                    for i, fig in enumerate(page.locator(".js-plotly-plot").all(), 1):
+                    # the page's figures, not the hidden one a projector's sidebar loads plotly with
+                    for i, fig in enumerate(page.locator('[data-testid="stMain"] .js-plotly-plot').all(), 1):
                         fig.scroll_into_view_if_needed()
                         page.wait_for_timeout(300)
                         fig.screenshot(path=str(a.out / f"{name}-fig-{i:02d}.png"))

@@ -48,6 +48,8 @@ UNFOLD = "_slides_unfolded"  # session state: the lecturer asked slides to draw 
 FOLDED_STYLE = "font-size:0.8em;color:#555"
 BELOW = "_stage_below"  # session state: figures under the stage waiting for the stage figure (drawn after it)
 HOLD = "_stage_hold"  # session state: a question to the class holds the stage (app.ui.classroom); its figure waits
+PLOTLY_LOADED = "_plotly_loaded"  # session state: this session's browser was sent the chart that loads plotly
+PRELOAD_KEY = "bve-plotly-preload"  # that chart (hidden: CSS class st-key-bve-plotly-preload)
 
 
 def presenting() -> bool:
@@ -414,6 +416,23 @@ def show_chart(chart, name: str) -> None:
     st.altair_chart(chart, width="stretch", key=f"chart-{name}")
 
 
+def load_plotly(where) -> None:
+    """On a projector, once a session, before the page computes: an empty chart, hidden, so that the browser loads
+    Streamlit's plotly before the page's figures arrive. The order the server sends figures in (the stage figure
+    first: :func:`_later`) is the order the browser draws them only once plotly is loaded. Streamlit loads it (4.7 MB
+    of script, 2-3 s to run on two busy cores) when the first chart arrives; a chart that arrives meanwhile waits, and
+    once it is ready React draws the charts arriving then before those that waited. ModernBERT sends its figures over
+    ~0.5 s: on its first load the stage figure, sent first, drew 1.3-3.1 s after figures sent after it in 5 of 10 cold
+    loads (issue 51, measured). Loaded while the page computes, plotly is ready when the figures come, and they are
+    drawn as they arrive; had they all come while it loads, they are drawn together, the stage first."""
+    if st.session_state.get(PLOTLY_LOADED):
+        return
+    import plotly.graph_objects as go
+
+    st.session_state[PLOTLY_LOADED] = True
+    where.plotly_chart(go.Figure(), key=PRELOAD_KEY, theme=None, config={"staticPlot": True, "displayModeBar": False})
+
+
 def presenter_css() -> None:
     """Large type and no chrome on a projector; tight margins; the title on one line. The stage (when a figure is
     on it) is the window's height less the header above it (``HEADER``, or ``DECK_HEADER`` under a deck's bar);
@@ -438,6 +457,8 @@ h2, h3 {{ font-size: 1.6rem !important; }}
         .st-key-{STAGE_KEY} > div:has(> [class*="st-key-{FIGURE_BOX}-"]) {{ flex: 1 1 0 !important; min-height: 0;
             display: flex; flex-direction: column; }}
         .st-key-{STAGE_KEY} [class*="st-key-{FIGURE_BOX}-"] {{ flex: 1 1 0 !important; min-height: 0; }}
+        .st-key-{PRELOAD_KEY} {{ display: none !important; }}
         </style>""",
         unsafe_allow_html=True,
     )
+    load_plotly(st.sidebar)

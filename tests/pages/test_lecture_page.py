@@ -9,6 +9,7 @@ import json
 import pytest
 
 from app.lecture import deck
+from app.ui import stage
 from tests.conftest import shown_text
 
 DEFAULT = deck.default_deck()
@@ -237,24 +238,41 @@ def _folded(at) -> list[str]:
 def test_a_slide_draws_its_stage_figure_and_folds_the_others_until_the_lecturer_asks(open_page):
     """On a projector a slide is its stage: the lesson's other figures are folded (a line names each), which took
     a slide change from 1.1-2.0 s to 0.3-0.8 s (scripts/benchmark.py --only deck). One button draws them, on every
-    slide from then on; another folds them again. Presenter mode without a deck, and a student's page, draw all."""
+    slide from then on; another folds them again. Presenter mode without a deck, and a student's page, draw all.
+    The page's figures are counted (the main area): a projector's sidebar holds the hidden chart that loads plotly."""
     v = DEFAULT[ELECTRA - 1]
     at = open_page("pages/electra.py", slide=str(ELECTRA), presenter="1", **v.params)
     assert not at.exception and has_bar(at)
     folded = len(_folded(at))
-    assert len(at.get("plotly_chart")) == 1 and folded >= 2  # the stage figure alone is drawn
+    assert len(at.main.get("plotly_chart")) == 1 and folded >= 2  # the stage figure alone is drawn
     assert "Folded on this slide:" in _folded(at)[0] and any(b.key == "bve-unfold" for b in at.button)
     at.button(key="bve-unfold").click().run()
-    assert not at.exception and not _folded(at) and len(at.get("plotly_chart")) == 1 + folded
+    assert not at.exception and not _folded(at) and len(at.main.get("plotly_chart")) == 1 + folded
     at.button(key="bve-fold").click().run()
-    assert not at.exception and len(_folded(at)) == folded and len(at.get("plotly_chart")) == 1
+    assert not at.exception and len(_folded(at)) == folded and len(at.main.get("plotly_chart")) == 1
     at.button(key="bve-unfold").click().run()
     at.button(key="bve-deck-next").click().run()  # the lecturer's choice holds on the next slide
     assert not at.exception and at.session_state["_page"] == DEFAULT[ELECTRA].page and not _folded(at)
     assert any(b.key == "bve-fold" for b in at.button)
     for query in ({"presenter": "1", **v.params}, dict(v.params)):
         at = open_page("pages/electra.py", **query)
-        assert not at.exception and not _folded(at) and len(at.get("plotly_chart")) == 1 + folded
+        assert not at.exception and not _folded(at) and len(at.main.get("plotly_chart")) == 1 + folded
+
+
+def test_a_projector_is_sent_the_chart_that_loads_plotly_once_before_the_page_computes(open_page):
+    """The stage first (issue 51): a projector's first run sends a hidden empty chart in the sidebar, ahead of the
+    page, so that the browser loads plotly while the page computes and then draws the figures in the order they are
+    sent, the stage figure first (app/ui/stage.py ``load_plotly``); later runs do not send it again, a student's page
+    never does."""
+    key = stage.PRELOAD_KEY
+    at = open_page("pages/electra.py", presenter="1")
+    assert not at.exception and [c.key for c in at.sidebar.get("plotly_chart")] == [key]
+    assert key not in [c.key for c in at.main.get("plotly_chart")] and at.main.get("plotly_chart")
+    assert any(f".st-key-{key} {{ display: none !important; }}" in m.value for m in at.sidebar.markdown)
+    at.run()
+    assert not at.exception and not at.sidebar.get("plotly_chart") and at.main.get("plotly_chart")
+    at = open_page("pages/electra.py")
+    assert not at.exception and key not in [c.key for c in at.get("plotly_chart")]
 
 
 def test_on_a_projector_a_tool_page_folds_its_intro_as_a_page_a_lesson_as_a_lesson(app_page):
