@@ -144,7 +144,15 @@ def widget(p: Param, where=None, **overrides):
     """Draw the widget that sets parameter ``p`` (its key, label, help, range and format from ``p``) in
     ``where`` (the page, a column, the sidebar). ``overrides`` go to the widget: ``options`` for choices
     known only at run time (a sentence's words), ``disabled``, ``format_func``, ``horizontal``."""
-    where = where or st
+    # a reconnected tab's value wins over its URL's; a disabled widget's cannot be the visitor's (the frontend
+    # keeps its own default for one whose value the server set, and sends that)
+    yielded = url.yield_to_client(key_of(p)) if not overrides.get("disabled") else (False, None)
+    value = _draw(p, where or st, overrides)
+    url.settle(yielded, value)
+    return value
+
+
+def _draw(p: Param, where, overrides: dict):
     key = key_of(p)
     kw = dict(label=p.label or p.name, key=key, help=p.help)
     kw.update({k: v for k, v in overrides.items() if k not in ("options", "format_func", "horizontal")})
@@ -285,10 +293,16 @@ def sidebar() -> None:
     url.bind_globals()
     sb = st.sidebar
     g = GLOBAL_SPEC
-    sb.selectbox(
+
+    def keyed(draw, key: str, *args, **kw):  # a reconnected tab's value wins over its URL's (url.yield_to_client)
+        yielded = url.yield_to_client(key)
+        url.settle(yielded, draw(*args, key=key, **kw))
+
+    keyed(
+        sb.selectbox,
+        "source",
         g.source.label,
         SOURCES,
-        key="source",
         format_func=g.source.shown,
         help="Auto never uses the network. Prepare a lecture with `python -m app.models.prefetch`.",
     )
@@ -296,12 +310,18 @@ def sidebar() -> None:
     offered = ["auto", "cpu"] + (["cuda"] if devices.cuda_available() else [])
     if st.session_state.get("device") not in offered:
         st.session_state["device"] = "auto"
-    sb.selectbox(g.device.label, offered, key="device", format_func=g.device.shown)
+    keyed(sb.selectbox, "device", g.device.label, offered, format_func=g.device.shown)
     if settings()[1] == "cuda":
-        sb.selectbox(g.dtype.label, devices.DTYPES, key="dtype")
-    sb.toggle(g.presenter.label, key="presenter", help=g.presenter.help)
-    sb.radio(
-        g.export.label, ("png", "svg"), key="export", horizontal=True, format_func=g.export.shown, help=g.export.help
+        keyed(sb.selectbox, "dtype", g.dtype.label, devices.DTYPES)
+    keyed(sb.toggle, "presenter", g.presenter.label, help=g.presenter.help)
+    keyed(
+        sb.radio,
+        "export",
+        g.export.label,
+        ("png", "svg"),
+        horizontal=True,
+        format_func=g.export.shown,
+        help=g.export.help,
     )
     keep.keep(sb, lecture.PUBLIC_URL)  # the deck and the address students use, kept in this browser
     lecture.address_box(sb)
