@@ -49,7 +49,7 @@ st.markdown(
     f"{count(len(s.ids), 'piece')}, {count(r.n_words, 'word')} (counted from 0; tokenizer of {r.shown_as}). {r.marker} "
     "Special tokens (★) are added by the tokenizer, or typed as one, and are **never** prediction targets."
 )
-st.dataframe(
+ui.dataframe(
     {
         "": ["piece", "id", "word", "special"],
         **{
@@ -172,7 +172,7 @@ elif r.predictions:
             f"Guesses by {r.shown_as}. The model sees only the corrupted row and must recover the original at "
             "*every* target — the random and unchanged ones included, so it cannot trust any token blindly."
         )
-    st.dataframe(
+    ui.dataframe(
         [
             {
                 "position": p.position,

@@ -172,3 +172,62 @@ def test_a_folded_figure_is_named_by_its_title_read_once():
     ``<b>`` on screen, not ``&lt;b&gt;`` (the builders escape user words in titles; ``fold`` escapes again)."""
     fig = go.Figure(layout={"title": {"text": "Soft targets for &lt;b&gt; &amp; co<br><sup>second line</sup>"}})
     assert stage.figure_title(fig) == "Soft targets for <b> & co"
+
+
+def test_an_untouched_kept_figure_is_sent_and_described_without_being_made(monkeypatch):
+    """A kept figure given back is made (plotly's deep copies) only when something reads or changes it; sent to the
+    browser unchanged, its wire form and words come from the store by its digest, equal to the built figure's."""
+    from app.figures.words import figure_words
+
+    r = Result((7.0, 1.0, 4.0), "Sent as kept")
+    built = bars.__wrapped__(r)
+    bars(r)
+    made = []
+    real_init = go.Figure.__init__
+    monkeypatch.setattr(go.Figure, "__init__", lambda self, *a, **k: (made.append(1), real_init(self, *a, **k))[1])
+    first = bars(r)
+    assert isinstance(first, go.Figure) and figures.kept_key(first) is not None
+    assert figures.wire_form(first) == plain(built) and figure_words(first) == figure_words(built)
+    assert figures.kept_key(first) is None  # made once, for the first sending; the store says it from now on
+    figure_words(bars(r))  # (the words of a made figure are not kept: those of the next untouched one are)
+    again, wire, words = bars(r), plain(built), figure_words(built)
+    made.clear()
+    assert figures.wire_form(again) == wire and figure_words(again) == words
+    assert made == [] and figures.kept_key(again) is not None  # sent and described without being made
+    # read or changed, it is the figure it stands for, made from a fresh copy
+    assert list(again.data[0].y) == [7.0, 1.0, 4.0] and figures.kept_key(again) is None and made == [1]
+    changed = bars(r)
+    changed.update_layout(height=123)
+    assert figures.wire_form(changed)["layout"]["height"] == 123 and bars(r).layout.height == 300
+    # copied or pickled, it is a plain Figure equal to the built one
+    import pickle
+
+    for twin in (copy.deepcopy(bars(r)), pickle.loads(pickle.dumps(bars(r)))):
+        assert type(twin) is go.Figure and plain(twin) == plain(built)
+
+
+def test_the_same_result_object_is_not_pickled_again_to_find_its_figure(monkeypatch):
+    """A Result is one shared, frozen object: its digest is remembered by its identity (held weakly), so a rerun
+    finds its figure without pickling it again; an equal Result that is another object is pickled and finds it too."""
+    import pickle as real_pickle
+
+    calls.clear()
+    r = Result((2.0, 9.0), "the same object")
+    bars(r)
+    pickled = []
+
+    class Counting:
+        HIGHEST_PROTOCOL = real_pickle.HIGHEST_PROTOCOL
+        loads = staticmethod(real_pickle.loads)
+
+        @staticmethod
+        def dumps(obj, protocol=None):
+            pickled.append(obj)
+            return real_pickle.dumps(obj, protocol=protocol)
+
+    monkeypatch.setattr(figures, "pickle", Counting)
+    assert list(bars(r).data[0].y) == [2.0, 9.0] and pickled == []
+    assert bars(Result((2.0, 9.0), "the same object")).layout.title.text == "the same object" and len(pickled) == 1
+    assert len(calls) == 1
+    other = Result((2.0, 9.5), "the same object")  # another Result: its own figure
+    assert list(bars(other).data[0].y) == [2.0, 9.5] and len(calls) == 2

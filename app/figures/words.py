@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 import math
 import re
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -20,6 +22,9 @@ from app.core.text import count
 TAG = re.compile(r"<[^>]*>")
 MAX_TRACES = 6  # traces described one by one; the rest are counted
 MAX_CHARS = 700
+KEPT_WORDS = 256  # the words of kept figures (app.figures.kept), by the figure's digest
+_said: OrderedDict[bytes, str] = OrderedDict()
+_said_lock = threading.Lock()
 
 
 def _plain(value) -> str:
@@ -143,7 +148,27 @@ def _trace_words(tr) -> str:
 
 def figure_words(fig) -> str:
     """The figure in words, plain text of at most ``MAX_CHARS``: title, axes, then each trace (at most
-    ``MAX_TRACES``)."""
+    ``MAX_TRACES``). An untouched kept figure's words are kept by its digest (``app.figures.kept_key``): reading
+    them again would make the figure (``app.figures._Kept``) only to say what was said before."""
+    from app.figures import kept_key
+
+    key = kept_key(fig)
+    if key is None:
+        return _words(fig)
+    with _said_lock:
+        said = _said.get(key)
+        if said is not None:
+            _said.move_to_end(key)
+            return said
+    said = _words(fig)
+    with _said_lock:
+        _said[key] = said
+        while len(_said) > KEPT_WORDS:
+            _said.popitem(last=False)
+    return said
+
+
+def _words(fig) -> str:
     layout = fig.layout
     parts = []
     title = _title(layout)

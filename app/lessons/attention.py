@@ -306,7 +306,8 @@ class Result:
     attentions: (layers, heads, T, T), rows = the attending token. layer / head: the ones shown (from 1;
     head 0 = every head), moved into range with a note when a link asked for more than the model has.
     layers_sent: the layers bertviz's document carries (all, unless the input is long); height: the pixels the view
-    needs. weights: (T, T) the map for ``agg``, described by ``what``. type_vocab_size: the config's (None when it has none)."""
+    needs. weights: (T, T) the map for ``agg``, described by ``what``. type_vocab_size: the config's (None when it
+    has none)."""
 
     variant: str
     label: str

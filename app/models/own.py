@@ -306,8 +306,8 @@ def load_set(
 ) -> dict[str, loading.Loaded]:
     """``loading.load_set(keys, ...)`` with the keys in ``own`` ({catalogue key: admitted spec}, e.g.
     ``{spec.replaces: spec}``) loaded from the admitted models instead, under the same keys, so a lesson's code
-    runs unchanged. An admitted ELECTRA pair is tied again (``loading.tie_pairs``, as the catalogue's); an admitted model
-    never pairs with a catalogue one."""
+    runs unchanged. An admitted ELECTRA pair is tied again (``loading.tie_pairs``, as the catalogue's); an admitted
+    model never pairs with a catalogue one."""
     own = own or {}
     keys = list(dict.fromkeys(keys))
     loaded = loading.load_set(

@@ -23,6 +23,7 @@ their page (``electra.seed``), except the text a student types (``text``), which
 
 from __future__ import annotations
 
+import threading
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -144,7 +145,15 @@ def widget(p: Param, where=None, **overrides):
     """Draw the widget that sets parameter ``p`` (its key, label, help, range and format from ``p``) in
     ``where`` (the page, a column, the sidebar). ``overrides`` go to the widget: ``options`` for choices
     known only at run time (a sentence's words), ``disabled``, ``format_func``, ``horizontal``."""
-    where = where or st
+    # a reconnected tab's value wins over its URL's; a disabled widget's cannot be the visitor's (the frontend
+    # keeps its own default for one whose value the server set, and sends that)
+    yielded = url.yield_to_client(key_of(p)) if not overrides.get("disabled") else (False, None)
+    value = _draw(p, where or st, overrides)
+    url.settle(yielded, value)
+    return value
+
+
+def _draw(p: Param, where, overrides: dict):
     key = key_of(p)
     kw = dict(label=p.label or p.name, key=key, help=p.help)
     kw.update({k: v for k, v in overrides.items() if k not in ("options", "format_func", "horizontal")})
@@ -243,6 +252,61 @@ def claim_line(experiment: str) -> None:
         )
 
 
+KEPT_TABLES = 128  # tables kept in their Arrow form, the least recently used dropped first
+_tables: dict[bytes, object] = {}  # digest of the plain data -> (its Arrow table, whether Streamlit hides the index)
+_tables_lock = threading.Lock()
+
+
+def dataframe(data, where=None, **kw):
+    """``st.dataframe`` of plain data (a dict of columns, a list of records or rows), its Arrow form kept by a digest of
+    the data (:func:`arrow_form`): Streamlit turns such data into a pandas DataFrame and that into Arrow on every
+    rerun (3–10 ms a table on 2 cores), the same table each time a rerun changes nothing. Kept, it is handed to
+    Streamlit as the Arrow table it would have made, with the index hidden where Streamlit hides it for that kind of
+    data. Anything else (a DataFrame, a Styler, data that cannot be pickled) goes to ``st.dataframe`` as it is."""
+    where = where or st
+    kept = arrow_form(data)
+    if kept is None:
+        return where.dataframe(data, **kw)
+    table, hidden = kept
+    if hidden and kw.get("hide_index") is None:
+        kw["hide_index"] = True
+    return where.dataframe(table, **kw)
+
+
+def arrow_form(data):
+    """(the Arrow table Streamlit makes of plain ``data``, whether it hides its index for that kind of data), kept by a
+    digest of the data's pickle; None for anything but a dict, list or tuple, or what cannot be pickled."""
+    import hashlib
+    import pickle
+
+    if type(data) not in (dict, list, tuple):
+        return None
+    try:
+        key = hashlib.blake2b(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).digest()
+    except Exception:  # noqa: BLE001 — not plain data
+        return None
+    with _tables_lock:
+        kept = _tables.pop(key, None)
+        if kept is not None:
+            _tables[key] = kept  # most recently used last
+            return kept
+    from streamlit import dataframe_util
+    from streamlit.elements.lib.column_config_utils import INDEX_IDENTIFIER, apply_data_specific_configs
+
+    config: dict = {}
+    apply_data_specific_configs(config, dataframe_util.determine_data_format(data))
+    frame = dataframe_util.convert_anything_to_pandas_df(data, ensure_copy=False)
+    kept = (
+        dataframe_util.convert_pandas_df_to_arrow_table(frame),
+        bool(config.get(INDEX_IDENTIFIER, {}).get("hidden")),
+    )
+    with _tables_lock:
+        _tables[key] = kept
+        while len(_tables) > KEPT_TABLES:
+            _tables.pop(next(iter(_tables)))
+    return kept
+
+
 def show_notes(notes) -> None:
     """Notes from a lesson (markdown whose user values went through text.md)."""
     for note in notes:
@@ -287,10 +351,16 @@ def sidebar() -> None:
     url.bind_globals()
     sb = st.sidebar
     g = GLOBAL_SPEC
-    sb.selectbox(
+
+    def keyed(draw, key: str, *args, **kw):  # a reconnected tab's value wins over its URL's (url.yield_to_client)
+        yielded = url.yield_to_client(key)
+        url.settle(yielded, draw(*args, key=key, **kw))
+
+    keyed(
+        sb.selectbox,
+        "source",
         g.source.label,
         SOURCES,
-        key="source",
         format_func=g.source.shown,
         help="Auto never uses the network. Prepare a lecture with `python -m app.models.prefetch`.",
     )
@@ -298,12 +368,18 @@ def sidebar() -> None:
     offered = ["auto", "cpu"] + (["cuda"] if devices.cuda_available() else [])
     if st.session_state.get("device") not in offered:
         st.session_state["device"] = "auto"
-    sb.selectbox(g.device.label, offered, key="device", format_func=g.device.shown)
+    keyed(sb.selectbox, "device", g.device.label, offered, format_func=g.device.shown)
     if settings()[1] == "cuda":
-        sb.selectbox(g.dtype.label, devices.DTYPES, key="dtype")
-    sb.toggle(g.presenter.label, key="presenter", help=g.presenter.help)
-    sb.radio(
-        g.export.label, ("png", "svg"), key="export", horizontal=True, format_func=g.export.shown, help=g.export.help
+        keyed(sb.selectbox, "dtype", g.dtype.label, devices.DTYPES)
+    keyed(sb.toggle, "presenter", g.presenter.label, help=g.presenter.help)
+    keyed(
+        sb.radio,
+        "export",
+        g.export.label,
+        ("png", "svg"),
+        horizontal=True,
+        format_func=g.export.shown,
+        help=g.export.help,
     )
     keep.keep(sb, lecture.PUBLIC_URL)  # the deck and the address students use, kept in this browser
     lecture.address_box(sb)

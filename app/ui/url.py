@@ -168,6 +168,47 @@ def read(spec: Spec) -> tuple[dict, list[str]]:
     return {p.name: st.session_state[key_of(p)] for p in spec}, notes
 
 
+def sent_by_client(key: str) -> bool:
+    """Whether the browser sent the value of the widget of ``key`` with this run although this session has never
+    drawn it: a tab whose session is new — its app process died behind the load balancer, or its websocket
+    reconnected to a fresh session — sends every widget it shows with the new session's first rerun, the one change
+    the visitor just made included. (A tab that opens a link sends none; a session knows its own widgets.) Read
+    from Streamlit's session state, which keeps such values by widget id until their widgets are drawn; the id ends
+    with the widget's key (``streamlit.runtime.state.common.user_key_from_element_id``)."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+        from streamlit.runtime.state.common import is_element_id, user_key_from_element_id
+
+        inner = get_script_run_ctx().session_state._state
+        mapper = inner._key_id_mapper
+        if mapper.get_id_from_key(key, None) is not None:  # drawn by this session: its own value (every rerun)
+            return False
+        states, drawn = inner._new_widget_state.states, mapper.id_key_mapping
+    except Exception:  # noqa: BLE001 — no run context (a bare import) or another Streamlit: the link decides
+        return False
+    return any(w not in drawn and is_element_id(w) and user_key_from_element_id(w) == key for w in states)
+
+
+def yield_to_client(key: str) -> tuple[bool, object]:
+    """Before drawing the widget of ``key``: when the browser sent its value (:func:`sent_by_client`), that value
+    wins over the link's, which :func:`read` put in session state (the URL a reconnected tab still shows is the
+    state before its last change): forget the link's value, so the widget takes the browser's. Returns whether it
+    did and the link's value, for :func:`settle`."""
+    if key not in st.session_state or not sent_by_client(key):
+        return False, None
+    was = st.session_state[key]
+    del st.session_state[key]
+    return True, was
+
+
+def settle(yielded: tuple[bool, object], value) -> None:
+    """After drawing the widget that :func:`yield_to_client` let the browser set: when its value is not the one
+    this run's page was bound with, run the page again with it (once: the widget is this session's now)."""
+    did, was = yielded
+    if did and value != was:
+        st.rerun()
+
+
 def bound_spec() -> Spec:
     """The spec the page last bound (empty before any)."""
     return st.session_state.get(SPEC, ())

@@ -160,8 +160,8 @@ def test_nginx_spreads_sessions_and_a_crash_loses_nothing(deployment):
 
 def test_a_browser_tab_on_a_dead_process_reconnects_and_reruns_on_the_survivor():
     """Streamlit's own frontend in chromium: its app process is killed; it reconnects through nginx by itself (to the
-    other process), and its next widget change is answered there: the new session runs the page from the URL and
-    the widget states the tab sends (widget ids are the same in every process)."""
+    other process), and its next widget change is answered there and applied: the new session runs the page from the
+    widget states the tab sends (widget ids are the same in every process), which win over the URL it shows."""
     from tests.e2e.browser import browser, exception_boxes, wait_for_app
 
     nginx_binary()
@@ -199,19 +199,23 @@ def test_a_browser_tab_on_a_dead_process_reconnects_and_reruns_on_the_survivor()
         page.wait_for_function(f"() => ({state})() !== 'CONNECTED'", timeout=60_000, polling=50)
         page.wait_for_function(f"() => ({state})() === 'CONNECTED'", timeout=120_000, polling=100)
         assert page.url == url_before and exception_boxes(page) == []
-        # the next change is answered by the survivor: the new session's first run draws the page from its URL (the
-        # state the tab had: the app's rule for a session's first run, so this one change is not applied) ...
-        script = "() => document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state')"
+        # the next change is answered by the survivor: the new session's first run carries the widget values the tab
+        # sends (the change included), which win over the URL it still shows (the state before the change) ...
         step_up.click()
-        page.wait_for_function(f"() => ({script})() === 'running'", timeout=60_000, polling=50)
+        page.wait_for_function("u => location.href !== u", arg=url_before, timeout=180_000, polling=100)
         wait_for_app(page, timeout_ms=180_000)
-        assert page.url == url_before and exception_boxes(page) == []
+        url_reconnected = page.url
+        assert exception_boxes(page) == []
         # ... and every change after it as before
         step_up.click()
-        page.wait_for_function("u => location.href !== u", arg=url_before, timeout=120_000, polling=100)
+        page.wait_for_function("u => location.href !== u", arg=url_reconnected, timeout=120_000, polling=100)
         wait_for_app(page, timeout_ms=120_000)
         assert exception_boxes(page) == [] and watcher.page_errors == [] and watcher.blocked == []
-        after, before, key = parse_qs(page.url.split("?", 1)[1]), parse_qs(url_before.split("?", 1)[1]), changed.pop()
-        assert after[key] != before[key] and {k: v for k, v in after.items() if k != key} == {
-            k: v for k, v in before.items() if k != key
-        }  # one step of that input; the rest of the state kept
+        query = lambda address: parse_qs(address.split("?", 1)[1])  # noqa: E731
+        before, middle, after, key = query(url_before), query(url_reconnected), query(page.url), changed.pop()
+        steps = [float(v[key][0]) for v in (before, middle, after)]
+        assert steps[0] < steps[1] < steps[2]  # a step of that input each click, the first after the crash included
+        assert all(
+            {k: v for k, v in q.items() if k != key} == {k: v for k, v in before.items() if k != key}
+            for q in (middle, after)
+        )  # the rest of the state kept
