@@ -153,27 +153,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         name="bert-nsp-tinystories",
         family="bert",
         stands_in_for="google-bert/bert-base-uncased",
-        recipe="masked LM (dynamic 15%, 80/10/10) + next-sentence prediction, starting from the bundled BERT "
-        "stand-in (`assets/models/bert`: its encoder, masked-LM head and WordPiece tokenizer; the pooler and the "
-        "NSP head `cls.seq_relationship` start fresh). Pairs `[CLS] A [SEP] B [SEP]` drawn as the NSP vs SOP "
-        f"lesson draws its pool: A and B consecutive segments of {r.min_sentences}–{r.max_sentences} sentences of one "
-        "whole story (paragraph breaks crossed; stories as `data.read_whole_stories` reads them), "
-        f"at most {cfg.seq_len} tokens (cut longest side first); half the pairs of every batch keep their B "
-        "(IsNext, label 0), half take a segment of another story (NotNext, label 1)"
-        + (
-            ", from its second sentence on (never an opening line, which a true B never is)"
-            if r.mid_story_negatives and not r.negatives_placed_as_b
-            else ""
-        )
-        + (
-            ", starting where a true B of as many sentences could (at sentence k of its story or later, k the "
-            "segment's sentences: an early segment, which introduces the characters, is never a true B)"
-            if r.negatives_placed_as_b
-            else ""
-        )
-        + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
-        + f"{model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}, "
-        f"{model.config.num_attention_heads} heads; vocabulary {len(tok)}",
+        recipe=card_recipe(r, cfg, model, tok),
         model=model,
         cfg=cfg,
         curves=curves,
@@ -201,6 +181,33 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     curves["final"] = final
     curves["starts_from"] = "the BERT stand-in"  # the report's training column says so
     common.save_checkpoint(model, tok, out / "bert-nsp", curves, card)
+
+
+def card_recipe(r: Recipe, cfg: common.LoopConfig, model, tok) -> str:
+    """The card's recipe line: where it starts, the pairs it trains on and the loss."""
+    return (
+        "masked LM (dynamic 15%, 80/10/10) + next-sentence prediction, starting from the bundled BERT "
+        "stand-in (`assets/models/bert`: its encoder, masked-LM head and WordPiece tokenizer; the pooler and the "
+        "NSP head `cls.seq_relationship` start fresh). Pairs `[CLS] A [SEP] B [SEP]` drawn as the NSP vs SOP "
+        f"lesson draws its pool: A and B consecutive segments of {r.min_sentences}–{r.max_sentences} sentences of one "
+        "whole story (paragraph breaks crossed; stories as `data.read_whole_stories` reads them), "
+        f"at most {cfg.seq_len} tokens (cut longest side first); half the pairs of every batch keep their B "
+        "(IsNext, label 0), half take a segment of another story (NotNext, label 1)"
+        + (
+            ", from its second sentence on (never an opening line, which a true B never is)"
+            if r.mid_story_negatives and not r.negatives_placed_as_b
+            else ""
+        )
+        + (
+            ", starting where a true B of as many sentences could (at sentence k of its story or later, k the "
+            "segment's sentences: an early segment, which introduces the characters, is never a true B)"
+            if r.negatives_placed_as_b
+            else ""
+        )
+        + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
+        + f"{model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}, "
+        f"{model.config.num_attention_heads} heads; vocabulary {len(tok)}"
+    )
 
 
 # ----------------------------------------------------------------------------- where the head's SOP signal comes from
