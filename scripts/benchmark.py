@@ -1682,6 +1682,12 @@ async def _class_run(hosts, presenter, q, phones: int, window_s: float):
     got = await presenter("tally")
     expected = Counter(final.values())
     tally = Counter(got.get("tally") or {})
+    return errors, expected, tally, rtts, _count_lags(acks, seen, errors), join_bytes, answer_bytes
+
+
+def _count_lags(acks: list[float], seen: list[tuple[float, int]], errors: list[str]) -> list[float]:
+    """For the k-th acknowledged answer, the ms until the projector's count first read k or more (a count that never
+    got there is an error)."""
     lags = []
     for k, t in enumerate(sorted(acks), start=1):
         when = next((s for s, c in seen if s >= t and c >= k), None)
@@ -1689,7 +1695,7 @@ async def _class_run(hosts, presenter, q, phones: int, window_s: float):
             errors.append(f"count never reached {k}")
         else:
             lags.append((when - t) * 1000)
-    return errors, expected, tally, rtts, lags, join_bytes, answer_bytes
+    return lags
 
 
 def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, answer_bytes, reruns, phones, window_s):
