@@ -424,24 +424,30 @@ def mlm_evaluation(logits_at, model: nn.Module, tok, seqs, device: str = "cpu") 
 
 
 def train_masked_lm(
-    name: str, model: nn.Module, logits_at, step_loss_of, tok, valid, cfg: LoopConfig, work: Path
+    name: str, model: nn.Module, evaluation, step_loss_of, valid, cfg: LoopConfig, work: Path
 ) -> tuple[dict, dict]:
-    """Masked-LM training (``step_loss_of(model)`` gives the step) evaluated on 256 held-out sequences, then the
-    held-out and cloze numbers on the CPU. Returns (curves, final metrics); the model ends on the CPU in eval
+    """Training (``step_loss_of(model)`` gives the step) evaluated on 256 held-out sequences, then the held-out and
+    cloze numbers on the CPU. ``evaluation(model, seqs, device)`` gives {"top1", "top5", "n_targets", cloze...}
+    (``mlm_evaluation`` for a masked LM). Returns (curves, final metrics); the model ends on the CPU in eval
     mode."""
     model.to(cfg.device)
     eval_set = valid.subset(slice(0, 256))
 
     def evaluate():
-        r = mlm_evaluation(logits_at, model, tok, eval_set, cfg.device)
+        r = evaluation(model, eval_set, cfg.device)
         del r["n_targets"]
         return {"valid_top1": r.pop("top1"), "valid_top5": r.pop("top5"), **r}
 
     curves = train_loop(name, model, step_loss_of(model), evaluate, cfg, work)
     model.cpu()
     with torch.no_grad():
-        final = mlm_evaluation(logits_at, model, tok, valid)
+        final = evaluation(model, valid, "cpu")
     return curves, final
+
+
+def masked_lm_evaluation(logits_at, tok):
+    """``evaluation(model, seqs, device)`` of a masked LM whose logits at the targets ``logits_at`` gives."""
+    return lambda model, seqs, device: mlm_evaluation(logits_at, model, tok, seqs, device)
 
 
 def train_dynamic_mlm(
@@ -452,7 +458,7 @@ def train_dynamic_mlm(
     attention_mask, targets)`` returns (n_targets, V) logits in the order of ``targets.nonzero()``.
     Returns (curves, final metrics); the model ends on the CPU in eval mode."""
     step_loss_of = lambda m: dynamic_mlm_step(m, logits_at, tok, train, cfg)  # noqa: E731
-    return train_masked_lm(name, model, logits_at, step_loss_of, tok, valid, cfg, work)
+    return train_masked_lm(name, model, masked_lm_evaluation(logits_at, tok), step_loss_of, valid, cfg, work)
 
 
 def dynamic_mlm_step(model: nn.Module, logits_at, tok, train, cfg: LoopConfig):

@@ -118,12 +118,13 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     tok = DistilBertTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
     student = student_from_teacher(teacher).to(cfg.device)
     step_loss_of = lambda s: distillation_step(s, teacher, tok, train, cfg, recipe)  # noqa: E731
+    evaluation = common.masked_lm_evaluation(logits_at, tok)
     curves, final = common.train_masked_lm(
-        "distilbert", student, logits_at, step_loss_of, tok, valid, cfg, work / "distilbert"
+        "distilbert", student, evaluation, step_loss_of, valid, cfg, work / "distilbert"
     )
     teacher.cpu()
     with torch.no_grad():
-        t_final = common.mlm_evaluation(logits_at, teacher, tok, valid)
+        t_final = evaluation(teacher, valid, "cpu")
     speed = forward_speedup(teacher, student, tok)
     retained = final["top1"] / t_final["top1"]
     curves["final"] = {**final, "teacher": t_final, "retained_top1": retained, **speed}

@@ -31,14 +31,15 @@ class Shape:
 VALID_CHARS = 400_000  # the held-out text read for the final numbers
 
 
-def packed_sequences(tok, corpus, work: Path, seq_len: int, cross_documents: bool = False):
+def packed_sequences(tok, corpus, work: Path, seq_len: int, cross_documents: bool = False, specials_at_end=False):
     """(train, valid) single-segment sequences ``[CLS] x [SEP]`` of whole sentences packed into ``seq_len``
     tokens, across documents in training where ``cross_documents`` says so; cached in ``work``."""
     train_file, valid_file = data.corpus_files(corpus)
 
     def seqs(f, cross, limit=None):
         stories = data.encode_sentences(tok, data.read_stories(f, limit))
-        return data.single_segment(tok, data.pack(stories, seq_len - 2, cross, tok.sep_token_id), seq_len)
+        chunks = data.pack(stories, seq_len - 2, cross, tok.sep_token_id)
+        return data.single_segment(tok, chunks, seq_len, specials_at_end=specials_at_end)
 
     train = common.cached(work / "train.pt", lambda: seqs(train_file, cross_documents))
     valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, False, VALID_CHARS))
@@ -64,6 +65,7 @@ class MaskedLMRecipe:
     stands_in_for: str  # the hub checkpoint it stands in for
     shape: Shape = Shape()
     cross_documents: bool = False  # training sequences packed across documents (RoBERTa's FULL-SENTENCES)
+    specials_at_end: bool = False  # ``x <sep> <cls>``, padded on the left (XLNet)
     notes: str = ""  # the card's closing notes
 
     def build_tokenizer(self, train_file: Path):
@@ -85,7 +87,15 @@ class MaskedLMRecipe:
         """(tokenizer, train sequences, valid sequences), cached in ``work`` so that a resumed run keeps them."""
         train_file, _ = data.corpus_files(corpus)
         tok = common.cached_tokenizer(work, lambda: self.build_tokenizer(train_file))
-        return (tok, *packed_sequences(tok, corpus, work, cfg.seq_len, self.cross_documents))
+        return (tok, *packed_sequences(tok, corpus, work, cfg.seq_len, self.cross_documents, self.specials_at_end))
+
+    def evaluation(self, tok):
+        """``evaluation(model, seqs, device)``: masked top-1/top-5 and the cloze set (``common.train_masked_lm``)."""
+        return common.masked_lm_evaluation(self.logits_at, tok)
+
+    def metrics(self, final: dict) -> dict:
+        """The card's quality rows."""
+        return masked_lm_metrics(final)
 
     def step_loss(self, model: nn.Module, tok, train, cfg: common.LoopConfig, work: Path):
         """``step_loss(step, gen)`` for ``common.train_loop``."""
@@ -97,7 +107,7 @@ class MaskedLMRecipe:
         step_loss_of = lambda model: self.step_loss(model, tok, train, cfg, work)  # noqa: E731
         torch.manual_seed(cfg.seed)
         model = self.build_model(tok)
-        curves, final = common.train_masked_lm(self.name, model, self.logits_at, step_loss_of, tok, valid, cfg, work)
+        curves, final = common.train_masked_lm(self.name, model, self.evaluation(tok), step_loss_of, valid, cfg, work)
         baseline = common.unigram_baseline(train, valid, len(tok))
         card = common.model_card(
             name=f"{self.name}-tiny-tinystories",
@@ -107,7 +117,7 @@ class MaskedLMRecipe:
             model=model,
             cfg=cfg,
             curves=curves,
-            metrics=masked_lm_metrics(final),
+            metrics=self.metrics(final),
             baseline=baseline,
             corpus=data.corpus_files(corpus)[0].name,
             notes=self.notes,
