@@ -58,8 +58,8 @@ def masked_lm_metrics(final: dict) -> dict:
 
 class MaskedLMRecipe:
     """A masked-LM stand-in trained from scratch. A variant sets the class attributes and overrides
-    ``build_tokenizer``, ``build_model``, ``logits_at`` and ``describe``; ``step_loss`` (dynamic masking here) and
-    ``prepare`` where it differs."""
+    ``build_tokenizer``, ``build_model``, ``logits_at`` and ``describe``; and where it differs ``prepare``,
+    ``step_loss`` (dynamic masking here), ``evaluation`` and ``metrics`` (masked top-k and the cloze set here)."""
 
     name: str  # the work folder, the loop's name, the card's family and the folder it writes under ``out``
     stands_in_for: str  # the hub checkpoint it stands in for

@@ -84,10 +84,9 @@ class XLNetRecipe(recipe.MaskedLMRecipe):
 
     def prepare(self, corpus, work, cfg):
         global _SPECIAL
-        train_file, _ = data.corpus_files(corpus)
-        tok = common.cached_tokenizer(work, lambda: self.build_tokenizer(train_file))
-        _SPECIAL = torch.tensor(tok.all_special_ids)
-        return (tok, *recipe.packed_sequences(tok, corpus, work, cfg.seq_len, specials_at_end=True))
+        tok, train, valid = super().prepare(corpus, work, cfg)
+        _SPECIAL = torch.tensor(tok.all_special_ids)  # what forward() never draws as a target
+        return tok, train, valid
 
     def build_model(self, tok):
         shape = self.shape
