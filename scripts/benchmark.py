@@ -335,6 +335,52 @@ def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.1f} s ({min(xs):.1f}–{max(xs):.1f})" if len(xs) > 1 else f"{xs[0]:.1f} s"
 
 
+def _browser_cpu_rows(served: list[dict], floor: float) -> list[tuple]:
+    """The browser's CPU on the server's cores until the first lesson is drawn (none where it was not read)."""
+    rows = []
+    cpu = [(r["browser_cpu"], r["lesson"]) for r in served if r.get("browser_cpu") is not None]
+    if cpu:
+        used, span = statistics.median(c for c, _ in cpu), statistics.median(t for _, t in cpu)
+        rows.append(
+            (
+                "Start-up: the browser's CPU on the server's cores, until the first lesson is drawn",
+                f"{used:.1f} core-s of {2 * span:.1f}",
+                f"Debian chromium (headless, software rendering) on the same {os.cpu_count()} cores as the server, "
+                f"median of {STARTS} starts, from server start to the first lesson drawn ({span:.1f} s): the "
+                "server's Python runs on one core at a time (the GIL), so the heavy imports "
+                f"({floor:.1f} s of one core) and the browser loading and drawing the app share the machine",
+            )
+        )
+    return rows
+
+
+def _cold_disk_rows() -> list[tuple]:
+    """Again from a cold disk, ``STARTS`` times: the import floor, then a start (none where the page cache cannot be
+    emptied)."""
+    rows = []
+    med = lambda runs, k: statistics.median(r[k] for r in runs)  # noqa: E731
+    if drop_disk_cache():  # again from a cold disk, STARTS times: the import floor, then a start
+        cold_floors, cold = [], []
+        for _ in range(STARTS):
+            drop_disk_cache()
+            cold_floors.append(import_floor())
+            drop_disk_cache()
+            cold.append(_one_start(True, walk=False))
+        above = med(cold, "lesson") - statistics.median(cold_floors)
+        rows.append(
+            (
+                "Start-up, cold disk: server start → home / first lesson interactive",
+                f"{_spread([r['home'] for r in cold])} / {_spread([r['lesson'] for r in cold])}",
+                f"the kernel's page cache emptied before each, {STARTS} fresh servers; the heavy imports alone take "
+                f"{_spread(cold_floors)} from a cold disk, so the first lesson is {above:.1f} s above that floor "
+                f"(medians; goal ≤ 2 s: {'met' if above <= 2 else 'NOT MET'}); the server asks the disk to read "
+                "ahead what those imports read, then the project's sources and bundled models, once it is up "
+                "(app/core/prefetch.py)",
+            )
+        )
+    return rows
+
+
 def browser_start() -> list[tuple]:
     """Server start to the home page, to the first lesson, and every other lesson opened in a row from the sidebar,
     in Debian's chromium, on fresh servers (``STARTS`` each way), with the breakdown of the way there."""
@@ -360,17 +406,14 @@ def browser_start() -> list[tuple]:
         (
             "Start-up: server start → home page interactive",
             _spread([r["home"] for r in served]),
-            f"`python -m app.serve`, median (min–max) of {STARTS} fresh servers; "
-            f"{held(med(served, 'home'), GOALS['home'])}; "
+            f"`python -m app.serve`, median (min–max) of {STARTS} fresh servers; {held(med(served, 'home'), GOALS['home'])}; "
             f"{note}; {where}",
         ),
         (
             f"Start-up: server start → first lesson ({first}) interactive",
             _spread([r["lesson"] for r in served]),
-            "home first, then a click on the lesson in the sidebar; "
-            f"{held(med(served, 'lesson'), GOALS['lesson'])}; the heavy imports alone "
-            f"take {floor:.1f} s (median of {STARTS} fresh interpreters, warm disk), so "
-            f"{med(served, 'lesson') - floor:.1f} s "
+            f"home first, then a click on the lesson in the sidebar; {held(med(served, 'lesson'), GOALS['lesson'])}; the heavy imports alone "
+            f"take {floor:.1f} s (median of {STARTS} fresh interpreters, warm disk), so {med(served, 'lesson') - floor:.1f} s "
             "above that floor",
         ),
         (
@@ -409,38 +452,7 @@ def browser_start() -> list[tuple]:
             f"{med(alone, 'lesson') + lesson_drawn_s:.1f} s against the {GOALS['lesson']:g} s goal",
         )
     )
-    cpu = [(r["browser_cpu"], r["lesson"]) for r in served if r.get("browser_cpu") is not None]
-    if cpu:
-        used, span = statistics.median(c for c, _ in cpu), statistics.median(t for _, t in cpu)
-        rows.append(
-            (
-                "Start-up: the browser's CPU on the server's cores, until the first lesson is drawn",
-                f"{used:.1f} core-s of {2 * span:.1f}",
-                f"Debian chromium (headless, software rendering) on the same {os.cpu_count()} cores as the server, "
-                f"median of {STARTS} starts, from server start to the first lesson drawn ({span:.1f} s): the "
-                "server's Python runs on one core at a time (the GIL), so the heavy imports "
-                f"({floor:.1f} s of one core) and the browser loading and drawing the app share the machine",
-            )
-        )
-    if drop_disk_cache():  # again from a cold disk, STARTS times: the import floor, then a start
-        cold_floors, cold = [], []
-        for _ in range(STARTS):
-            drop_disk_cache()
-            cold_floors.append(import_floor())
-            drop_disk_cache()
-            cold.append(_one_start(True, walk=False))
-        above = med(cold, "lesson") - statistics.median(cold_floors)
-        rows.append(
-            (
-                "Start-up, cold disk: server start → home / first lesson interactive",
-                f"{_spread([r['home'] for r in cold])} / {_spread([r['lesson'] for r in cold])}",
-                f"the kernel's page cache emptied before each, {STARTS} fresh servers; the heavy imports alone take "
-                f"{_spread(cold_floors)} from a cold disk, so the first lesson is {above:.1f} s above that floor "
-                f"(medians; goal ≤ 2 s: {'met' if above <= 2 else 'NOT MET'}); the server asks the disk to read "
-                "ahead what those imports read, then the project's sources and bundled models, once it is up "
-                "(app/core/prefetch.py)",
-            )
-        )
+    rows += _browser_cpu_rows(served, floor) + _cold_disk_rows()
     rows.append(
         (
             "Browser: blocked network requests / console errors",
@@ -464,8 +476,7 @@ def _slide_shown(page, n: int, total: int, figure: bool, timeout_ms: int = 120_0
              return new URLSearchParams(location.search).get('slide') === String(n)
                     && app && app.getAttribute('data-test-script-state') === 'notRunning'
                     && bar && bar.innerText.includes(`${n} / ${total}`)
-                    && (!figure || document.querySelector(\
-'.st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe'));
+                    && (!figure || document.querySelector('.st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe'));
            }""",
         arg=[n, total, figure],
         timeout=timeout_ms,
@@ -520,9 +531,8 @@ def deck_changes() -> list[tuple]:
         (
             f"Lecture: slide change → next slide shown, warm ({total} slides)",
             row(warm),
-            f"the second time through, no pause; goal p95 ≤ 1 s: {met(warm)}; console errors {errors}; a slide "
-            "draws its stage figure and folds the lesson's other figures (a line names each) until the lecturer asks "
-            "for them",
+            f"the second time through, no pause; goal p95 ≤ 1 s: {met(warm)}; console errors {errors}; a slide draws its "
+            "stage figure and folds the lesson's other figures (a line names each) until the lecturer asks for them",
         ),
         (
             f"Lecture: slide change → next slide shown, warm, every figure drawn ({total} slides)",
@@ -836,8 +846,7 @@ def variants(repeats: int) -> list[tuple]:
             (
                 f"Variant {v.label}: load · forward p50/p95 ({enc['input_ids'].shape[1]} tokens)",
                 f"{load_s * 1000:.0f} ms · {fmt_ms(pct(samples, 0.5))}/{fmt_ms(pct(samples, 0.95))}",
-                f"{sum(p.numel() for p in params.values()) / 1e6:.2f} M parameters, {mem:.1f} MiB weights, "
-                f"{loaded.device}",
+                f"{sum(p.numel() for p in params.values()) / 1e6:.2f} M parameters, {mem:.1f} MiB weights, {loaded.device}",
             )
         )
     rows.append(("All bundled checkpoints: total load time (CPU)", f"{total_load:.2f} s", "budget ≤ 3 s"))
@@ -908,177 +917,106 @@ def lesson_sections() -> list[tuple]:
 CLASS_EVENTS: Path | None = None  # --events: where the class run writes every interaction and server sample
 
 
-def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0) -> list[tuple]:
-    """A class at once: ``sessions`` chromium tabs open the lesson pages together on a fresh server; once
-    every tab has opened, the class interacts for ``seconds`` (starts spread over one ``think``): each changes the first
-    visible number input (its +) or slider (one keyboard step) on its page, waits until the page has rerun (the URL
-    carries the new value and the script has finished), reads the result for ``think`` seconds, and again. Counts errors
-    (console errors, exception boxes, interactions that take over 60 s), times each interaction, and reads the server's
-    peak memory. Models are shared through st.cache_resource, not loaded per session."""
-    import asyncio
+CLASS_CONTROLS = (
+    '[data-testid="stMain"] [data-testid="stNumberInputStepUp"], [data-testid="stMain"] [data-testid="stSlider"]'
+)
 
-    from playwright.async_api import async_playwright
 
-    from app.lessons import LESSONS
-    from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, LOOPBACK, streamlit_server
+async def _class_tab(browser, blocked: list, errors: list):
+    """(context, page): a chromium tab that reaches loopback only (other requests into ``blocked``) and records
+    console errors and page errors into ``errors`` (Streamlit's 404 base-path probes on a deep link are by design)."""
+    from urllib.parse import urlparse
 
-    done_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
-                         return a && a.getAttribute('data-test-script-state') === 'notRunning' \
-&& document.querySelector('h1'); }"""
-    state_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
-                          const w = document.querySelector('[data-testid="stStatusWidget"]');
-                          return {script: a && a.getAttribute('data-test-script-state'), \
-h1: !!document.querySelector('h1'),
-                                  status: w ? w.innerText.slice(0, 80) : null, url: location.href}; }"""
-    slugs = [lesson.slug for lesson in LESSONS] or [""]
-    reruns, errors, blocked, events, opened = [], [], [], [], []
-    everyone = None  # set in run(): every tab has opened its page
-    CONTROLS = (
-        '[data-testid="stMain"] [data-testid="stNumberInputStepUp"], [data-testid="stMain"] [data-testid="stSlider"]'
+    from tests.e2e.browser import LOOPBACK
+
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+
+    async def route(r):
+        if (urlparse(r.request.url).hostname or "") in LOOPBACK or r.request.url.startswith(("data:", "blob:")):
+            await r.continue_()
+        else:
+            blocked.append(r.request.url)
+            await r.abort()
+
+    await context.route("**/*", route)
+    page = await context.new_page()
+    page.set_default_timeout(120_000)
+    probes = []  # Streamlit's base-path probes on a deep link (/<page>/_stcore/health): 404 by design
+    page.on("response", lambda r: probes.append(1) if r.status == 404 and "/_stcore/" in r.url else None)
+    page.on(
+        "console",
+        lambda m: (
+            (probes.pop() if probes and "status of 404" in m.text else errors.append(f"console: {m.text}"))
+            if m.type == "error"
+            else None
+        ),
     )
-    t_zero = time.perf_counter()
+    page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    return context, page
 
-    async def student(browser, base, i):
-        from urllib.parse import urlparse
 
-        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+async def _open_lesson(page, url: str, done_js: str):
+    """Open ``url`` and wait for its run to end; returns (the control a student changes, its kind: "step" for a
+    number input's +, "slider", or "reload" where the page has neither)."""
+    control = page.locator(CLASS_CONTROLS).locator("visible=true").first
+    await page.goto(url, timeout=300_000)
+    await page.wait_for_function(done_js, timeout=300_000, polling=100)
+    try:  # the page's widgets are drawn a beat after its script has finished
+        await control.wait_for(state="visible", timeout=120_000)
+        kind = "slider" if await control.get_attribute("data-testid") == "stSlider" else "step"
+        # pin that widget by its key (Streamlit's st-key-<key> class): "the first visible control"
+        # is a different widget later, while the rest of the page is still being drawn
+        key = await control.evaluate("""e => { const c = e.closest('[class*="st-key-"]');
+            return c ? [...c.classList].find(x => x.startsWith('st-key-')) : null; }""")
+        inner = 'input[type="range"]' if kind == "slider" else '[data-testid="stNumberInputStepUp"]'
+        control = page.locator(f'[data-testid="stMain"] .{key} {inner}' if key else inner).first
+    except Exception:
+        kind = "reload"  # no number input or slider on this page: a student reloads it with a new seed
+    return control, kind
 
-        async def route(r):
-            if (urlparse(r.request.url).hostname or "") in LOOPBACK or r.request.url.startswith(("data:", "blob:")):
-                await r.continue_()
-            else:
-                blocked.append(r.request.url)
-                await r.abort()
 
-        await context.route("**/*", route)
-        page = await context.new_page()
-        page.set_default_timeout(120_000)
-        probes = []  # Streamlit's base-path probes on a deep link (/<page>/_stcore/health): 404 by design
-        page.on("response", lambda r: probes.append(1) if r.status == 404 and "/_stcore/" in r.url else None)
-        page.on(
-            "console",
-            lambda m: (
-                (probes.pop() if probes and "status of 404" in m.text else errors.append(f"console: {m.text}"))
-                if m.type == "error"
-                else None
-            ),
-        )
-        page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-        slug = slugs[i % len(slugs)]
-        control = page.locator(CONTROLS).locator("visible=true").first
+async def _interact(page, control, kind: str, reload_url: str, done_js: str, left) -> None:
+    """One student's change (``kind`` from :func:`_open_lesson`), then the wait for the page's rerun to end;
+    ``left()`` is the milliseconds left of the interaction's 60 s."""
+    before = page.url
+    if kind == "step":  # the first number input's +
+        await control.click(timeout=left())
+    elif kind == "slider":  # one keyboard step, back down at the end of the range
+        value, top = float(await control.input_value()), float(await control.get_attribute("max"))
+        await control.focus()
+        await control.press("ArrowRight" if value < top else "ArrowLeft")
+    else:
+        await page.goto(reload_url, timeout=left())
+    if kind != "reload":  # the rerun has happened when the page has written the new value to the URL
+        await page.wait_for_function("u => location.href !== u", arg=before, timeout=left(), polling=100)
+    await page.wait_for_function(done_js, timeout=left(), polling=100)
+
+
+def _watch_server(stop, samples: list, t_zero: float) -> None:
+    """The server's CPU seconds and thread count, once a second, into ``samples`` until ``stop`` is set."""
+    pid = _server_pid()
+    while pid and not stop.wait(1.0):
         try:
-            await page.goto(f"{base}/{slug}?seed={i}", timeout=300_000)
-            await page.wait_for_function(done_js, timeout=300_000, polling=100)
-            try:  # the page's widgets are drawn a beat after its script has finished
-                await control.wait_for(state="visible", timeout=120_000)
-                kind = "slider" if await control.get_attribute("data-testid") == "stSlider" else "step"
-                # pin that widget by its key (Streamlit's st-key-<key> class): "the first visible control"
-                # is a different widget later, while the rest of the page is still being drawn
-                key = await control.evaluate("""e => { const c = e.closest('[class*="st-key-"]');
-                    return c ? [...c.classList].find(x => x.startsWith('st-key-')) : null; }""")
-                inner = 'input[type="range"]' if kind == "slider" else '[data-testid="stNumberInputStepUp"]'
-                control = page.locator(f'[data-testid="stMain"] .{key} {inner}' if key else inner).first
-            except Exception:
-                kind = "reload"  # no number input or slider on this page: a student reloads it with a new seed
-        except Exception as e:
-            errors.append(f"{type(e).__name__} opening /{slug}")
-            await context.close()
-            return
-        finally:  # the class starts interacting once every tab has opened (or failed to)
-            opened.append(time.perf_counter() - t_zero)
-            if len(opened) == sessions:
-                everyone.set()
-        await everyone.wait()
-        await asyncio.sleep(think * i / sessions)  # students do not all click in the same instant
-        end = time.perf_counter() + seconds
-        k = 0
-        while time.perf_counter() < end:
-            k += 1
-            t = time.perf_counter()
-            left = lambda: max(1.0, 60_000 - (time.perf_counter() - t) * 1000)  # noqa: E731  (60 s in all)
-            try:
-                before = page.url
-                if kind == "step":  # the first number input's +
-                    await control.click(timeout=left())
-                elif kind == "slider":  # one keyboard step, back down at the end of the range
-                    value, top = float(await control.input_value()), float(await control.get_attribute("max"))
-                    await control.focus()
-                    await control.press("ArrowRight" if value < top else "ArrowLeft")
-                else:
-                    await page.goto(f"{base}/{slug}?seed={i * 1000 + k}", timeout=left())
-                if kind != "reload":  # the rerun has happened when the page has written the new value to the URL
-                    await page.wait_for_function("u => location.href !== u", arg=before, timeout=left(), polling=100)
-                await page.wait_for_function(done_js, timeout=left(), polling=100)
-            except Exception as e:  # a session that stalls is an error of the run, not a crash of the script
-                errors.append(f"{type(e).__name__} on /{slug} after {time.perf_counter() - t:.0f} s")
-                try:
-                    seen = await page.evaluate(state_js)
-                except Exception as e2:
-                    seen = {"evaluate": type(e2).__name__}
-                events.append(
-                    {
-                        "student": i,
-                        "slug": slug,
-                        "action": kind,
-                        "t": t - t_zero,
-                        "s": time.perf_counter() - t,
-                        "error": type(e).__name__,
-                        "seen": seen,
-                    }
-                )
-                continue
-            reruns.append((time.perf_counter() - t) * 1000)
-            events.append({"student": i, "slug": slug, "action": kind, "t": t - t_zero, "s": time.perf_counter() - t})
-            for box in await page.query_selector_all('[data-testid="stException"]'):
-                errors.append(f"exception box on /{slug}: {(await box.inner_text())[:200]}")
-            await page.wait_for_timeout(think * 1000)  # a student reads the result
-        await context.close()
-
-    async def run(base):
-        nonlocal everyone
-        everyone = asyncio.Event()
-        async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            await asyncio.gather(*(student(browser, base, i) for i in range(sessions)))
-            await browser.close()
-
-    samples = []
-
-    def monitor(stop):  # the server's CPU seconds and thread count, once a second
-        pid = _server_pid()
-        while pid and not stop.wait(1.0):
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                threads = next(
-                    int(x.split()[1])
-                    for x in Path(f"/proc/{pid}/status").read_text().splitlines()
-                    if x.startswith("Threads:")
-                )
-            except (OSError, StopIteration):
-                return
-            samples.append(
-                {
-                    "t": time.perf_counter() - t_zero,
-                    "cpu_s": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
-                    "threads": threads,
-                    "load1": os.getloadavg()[0],
-                }
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            threads = next(
+                int(x.split()[1])
+                for x in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if x.startswith("Threads:")
             )
+        except (OSError, StopIteration):
+            return
+        samples.append(
+            {
+                "t": time.perf_counter() - t_zero,
+                "cpu_s": (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK"),
+                "threads": threads,
+                "load1": os.getloadavg()[0],
+            }
+        )
 
-    import threading
 
-    with streamlit_server() as (base, _):
-        stop = threading.Event()
-        watcher = threading.Thread(target=monitor, args=(stop,), daemon=True)
-        t_zero = time.perf_counter()
-        watcher.start()
-        asyncio.run(run(base))
-        stop.set()
-        rss = _server_peak_rss_mib()
-    if CLASS_EVENTS:
-        import json
-
-        CLASS_EVENTS.write_text(json.dumps({"events": events, "server": samples, "errors": errors}, indent=1))
+def _class_at_once_rows(sessions, seconds, think, slugs, errors, reruns, events, blocked, opened, samples, rss):
+    """The rows of :func:`class_at_once`."""
     first = min((e["t"] for e in events), default=None)
     busy = [x for x in samples if first is not None and x["t"] >= first]
     share = (
@@ -1123,6 +1061,107 @@ h1: !!document.querySelector('h1'),
     ]
 
 
+def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0) -> list[tuple]:
+    """A class at once: ``sessions`` chromium tabs open the lesson pages together on a fresh server; once
+    every tab has opened, the class interacts for ``seconds`` (starts spread over one ``think``): each changes the first visible number input (its +) or slider (one
+    keyboard step) on its page, waits until the page has rerun (the URL carries the new value and the
+    script has finished), reads the result for ``think`` seconds, and again. Counts errors (console errors, exception
+    boxes, interactions that take over 60 s), times each interaction, and reads the server's peak
+    memory. Models are shared through st.cache_resource, not loaded per session."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from app.lessons import LESSONS
+    from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+    done_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
+                         return a && a.getAttribute('data-test-script-state') === 'notRunning' && document.querySelector('h1'); }"""
+    state_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
+                          const w = document.querySelector('[data-testid="stStatusWidget"]');
+                          return {script: a && a.getAttribute('data-test-script-state'), h1: !!document.querySelector('h1'),
+                                  status: w ? w.innerText.slice(0, 80) : null, url: location.href}; }"""
+    slugs = [lesson.slug for lesson in LESSONS] or [""]
+    reruns, errors, blocked, events, opened = [], [], [], [], []
+    everyone = None  # set in run(): every tab has opened its page
+    t_zero = time.perf_counter()
+
+    async def student(browser, base, i):
+
+        context, page = await _class_tab(browser, blocked, errors)
+        slug = slugs[i % len(slugs)]
+        try:
+            control, kind = await _open_lesson(page, f"{base}/{slug}?seed={i}", done_js)
+        except Exception as e:
+            errors.append(f"{type(e).__name__} opening /{slug}")
+            await context.close()
+            return
+        finally:  # the class starts interacting once every tab has opened (or failed to)
+            opened.append(time.perf_counter() - t_zero)
+            if len(opened) == sessions:
+                everyone.set()
+        await everyone.wait()
+        await asyncio.sleep(think * i / sessions)  # students do not all click in the same instant
+        end = time.perf_counter() + seconds
+        k = 0
+        while time.perf_counter() < end:
+            k += 1
+            t = time.perf_counter()
+            left = lambda: max(1.0, 60_000 - (time.perf_counter() - t) * 1000)  # noqa: E731  (60 s in all)
+            try:
+                await _interact(page, control, kind, f"{base}/{slug}?seed={i * 1000 + k}", done_js, left)
+            except Exception as e:  # a session that stalls is an error of the run, not a crash of the script
+                errors.append(f"{type(e).__name__} on /{slug} after {time.perf_counter() - t:.0f} s")
+                try:
+                    seen = await page.evaluate(state_js)
+                except Exception as e2:
+                    seen = {"evaluate": type(e2).__name__}
+                events.append(
+                    {
+                        "student": i,
+                        "slug": slug,
+                        "action": kind,
+                        "t": t - t_zero,
+                        "s": time.perf_counter() - t,
+                        "error": type(e).__name__,
+                        "seen": seen,
+                    }
+                )
+                continue
+            reruns.append((time.perf_counter() - t) * 1000)
+            events.append({"student": i, "slug": slug, "action": kind, "t": t - t_zero, "s": time.perf_counter() - t})
+            for box in await page.query_selector_all('[data-testid="stException"]'):
+                errors.append(f"exception box on /{slug}: {(await box.inner_text())[:200]}")
+            await page.wait_for_timeout(think * 1000)  # a student reads the result
+        await context.close()
+
+    async def run(base):
+        nonlocal everyone
+        everyone = asyncio.Event()
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            await asyncio.gather(*(student(browser, base, i) for i in range(sessions)))
+            await browser.close()
+
+    samples = []
+
+    import threading
+
+    with streamlit_server() as (base, _):
+        stop = threading.Event()
+        t_zero = time.perf_counter()
+        watcher = threading.Thread(target=_watch_server, args=(stop, samples, t_zero), daemon=True)
+        watcher.start()
+        asyncio.run(run(base))
+        stop.set()
+        rss = _server_peak_rss_mib()
+    if CLASS_EVENTS:
+        import json
+
+        CLASS_EVENTS.write_text(json.dumps({"events": events, "server": samples, "errors": errors}, indent=1))
+    return _class_at_once_rows(sessions, seconds, think, slugs, errors, reruns, events, blocked, opened, samples, rss)
+
+
 CLASS_SIZES = (20, 30)  # class-server: the class sizes measured (--class-sizes)
 
 
@@ -1142,34 +1181,38 @@ def _machine_load() -> str:
     )
 
 
-def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
-    """``sessions`` websocket sessions speak Streamlit's protocol (tests/e2e/stclient.py), open the
-    lessons together on a fresh server and change their first number input (or reopen with a new seed)
-    ``think`` seconds after each rerun has finished, for ``seconds``. What the server alone can do with
-    the 2 cores to itself: a real class brings its own browsers."""
+def _drive_class(base: str, sessions: int, seconds: float, think: float, connect, entered=None):
+    """The class runs' session driver: ``sessions`` websocket sessions (``await connect(base, slug)`` gives one, an
+    async context manager speaking Streamlit's protocol: tests/e2e/stclient.py) open the lessons together, then each
+    changes its first number input (or reopens with a new seed) ``think`` seconds after each rerun has finished, for
+    ``seconds``. ``entered(session)``, if given, sees each session once it is open. Returns (open times in ms, rerun
+    times in ms, errors, wall seconds); a timeout, an exception box or a closed websocket is an error, not a crash."""
     import asyncio
 
     from app.lessons import LESSONS
-    from tests.e2e.browser import SERVER_PIDS, rss_mib, streamlit_server
-    from tests.e2e.stclient import Session
 
     slugs = [lesson.slug for lesson in LESSONS] or [""]
     opens, reruns, errors = [], [], []
 
     async def timed(request, slug: str, what: str, into: list):
-        """Await one open or rerun: its time into ``into``, a timeout or an exception box into errors."""
+        """Await one open or rerun: its time into ``into``, a timeout or an exception into errors."""
         try:
             run = await request
         except TimeoutError:
             errors.append(f"timeout {what} /{slug}")
             return None
+        except Exception as e:  # noqa: BLE001 — a closed websocket is a finding
+            errors.append(f"{type(e).__name__} {what} /{slug}")
+            return None
         into.append(run.seconds * 1000)
         errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
         return run
 
-    async def student(base, i):
+    async def student(i):
         slug = slugs[i % len(slugs)]
-        async with Session(base) as s:
+        async with await connect(base, slug) as s:
+            if entered is not None:
+                entered(s)
             if not await timed(s.open(slug, f"seed={i}", timeout=300), slug, "opening", opens):
                 return
             end, k = time.perf_counter() + seconds, 0
@@ -1184,14 +1227,28 @@ def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
                     return
                 await asyncio.sleep(think)
 
-    async def run(base):
-        await asyncio.gather(*(student(base, i) for i in range(sessions)))
+    async def run():
+        await asyncio.gather(*(student(i) for i in range(sessions)))
+
+    t = time.perf_counter()
+    asyncio.run(run())
+    return opens, reruns, errors, time.perf_counter() - t
+
+
+def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
+    """``sessions`` websocket sessions speak Streamlit's protocol (tests/e2e/stclient.py), open the
+    lessons together on a fresh server and change their first number input (or reopen with a new seed)
+    ``think`` seconds after each rerun has finished, for ``seconds``. What the server alone can do with
+    the 2 cores to itself: a real class brings its own browsers."""
+    from tests.e2e.browser import SERVER_PIDS, rss_mib, streamlit_server
+    from tests.e2e.stclient import Session
+
+    async def connect(base, slug):
+        return Session(base)
 
     before = _machine_load()
     with streamlit_server() as (base, _):
-        t = time.perf_counter()
-        asyncio.run(run(base))
-        wall = time.perf_counter() - t
+        opens, reruns, errors, wall = _drive_class(base, sessions, seconds, think, connect)
         peak = rss_mib(SERVER_PIDS[base], "VmHWM")
     after = os.getloadavg()[0]
     what = f"A class of {sessions} at once, server only, a change every {think:g} s"
@@ -1236,48 +1293,18 @@ def _class_replicas(sessions: int, seconds: float, think: float, replicas: int =
     from collections import Counter
 
     from app.deploy import Deployment, free_port
-    from app.lessons import LESSONS
     from tests.e2e.balanced import BalancedSession, first_visit
     from tests.e2e.browser import rss_mib
 
-    slugs = [lesson.slug for lesson in LESSONS] or [""]
-    opens, reruns, errors, spread = [], [], [], Counter()
+    spread = Counter()
     load_before = os.getloadavg()[0]
 
-    async def timed(request, slug: str, what: str, into: list):
-        try:
-            run = await request
-        except TimeoutError:
-            errors.append(f"timeout {what} /{slug}")
-            return None
-        except Exception as e:  # noqa: BLE001 — a closed websocket is a finding
-            errors.append(f"{type(e).__name__} {what} /{slug}")
-            return None
-        into.append(run.seconds * 1000)
-        errors.extend(f"exception on /{slug}: {x}" for x in run.exceptions)
-        return run
-
-    async def student(base, i):
-        slug = slugs[i % len(slugs)]
+    async def connect(base, slug):
         cookie, _ = await asyncio.to_thread(first_visit, base, f"/{slug}")
-        async with BalancedSession(base, cookie) as s:
-            spread[s.served_by] += 1
-            if not await timed(s.open(slug, f"seed={i}", timeout=300), slug, "opening", opens):
-                return
-            end, k = time.perf_counter() + seconds, 0
-            while time.perf_counter() < end:
-                k += 1
-                if s.last.number_inputs:
-                    label, (_, value, _) = next(iter(s.last.number_inputs.items()))
-                    request = s.set_number(label, value + 1, timeout=60)
-                else:
-                    request = s.open(slug, f"seed={i * 1000 + k}", timeout=60)
-                if not await timed(request, slug, "(60 s) on", reruns):
-                    return
-                await asyncio.sleep(think)
+        return BalancedSession(base, cookie)
 
-    async def run(base):
-        await asyncio.gather(*(student(base, i) for i in range(sessions)))
+    def entered(session):
+        spread[session.served_by] += 1
 
     with Deployment(
         replicas,
@@ -1287,9 +1314,7 @@ def _class_replicas(sessions: int, seconds: float, think: float, replicas: int =
         served_by=True,
         env={"HF_HUB_OFFLINE": "1", "BVE_WARM_START": "1"},
     ) as d:
-        t = time.perf_counter()
-        asyncio.run(run(d.url))
-        wall = time.perf_counter() - t
+        opens, reruns, errors, wall = _drive_class(d.url, sessions, seconds, think, connect, entered)
         peaks = [rss_mib(p.pid, "VmHWM") for p in d.apps]
     cores = os.cpu_count() or 1
     machine = (
@@ -1307,8 +1332,7 @@ def _class_replicas(sessions: int, seconds: float, think: float, replicas: int =
         (
             f"{what}: all open together on fresh servers p50 · p95",
             f"{fmt_ms(pct(opens, 0.5))} · {fmt_ms(pct(opens, 0.95))}" if opens else "—",
-            "includes each process's first imports and model loads; nginx, redis-server and the sessions on the "
-            "same machine",
+            "includes each process's first imports and model loads; nginx, redis-server and the sessions on the same machine",
         ),
         (
             f"{what}: rerun p50 · p95",
@@ -1658,6 +1682,12 @@ async def _class_run(hosts, presenter, q, phones: int, window_s: float):
     got = await presenter("tally")
     expected = Counter(final.values())
     tally = Counter(got.get("tally") or {})
+    return errors, expected, tally, rtts, _count_lags(acks, seen, errors), join_bytes, answer_bytes
+
+
+def _count_lags(acks: list[float], seen: list[tuple[float, int]], errors: list[str]) -> list[float]:
+    """For the k-th acknowledged answer, the ms until the projector's count first read k or more (a count that never
+    got there is an error)."""
     lags = []
     for k, t in enumerate(sorted(acks), start=1):
         when = next((s for s, c in seen if s >= t and c >= k), None)
@@ -1665,7 +1695,7 @@ async def _class_run(hosts, presenter, q, phones: int, window_s: float):
             errors.append(f"count never reached {k}")
         else:
             lags.append((when - t) * 1000)
-    return errors, expected, tally, rtts, lags, join_bytes, answer_bytes
+    return lags
 
 
 def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, answer_bytes, reruns, phones, window_s):
@@ -1700,8 +1730,8 @@ def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, a
         (
             f"Class: count's lag on the projector p50 · p95 ({how})",
             f"{fmt_ms(pct(lags, 0.5))} · {fmt_ms(pct(lags, 0.95))}" if lags else "—",
-            "k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k (includes up to 0.2 s "
-            f"of polling); max {fmt_ms(max(lags))}"
+            f"k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k (includes up to 0.2 s of "
+            f"polling); max {fmt_ms(max(lags))}"
             if lags
             else "",
         ),
@@ -1714,11 +1744,10 @@ def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, a
         (
             f"Class: presenter call during the class p50 · max ({how})",
             f"{fmt_ms(pct(reruns, 0.5))} · {fmt_ms(max(reruns))}" if reruns else "—",
-            f"{len(reruns)} calls, one every 2 s during the class: a Streamlit session's script run that reads the "
-            "tally (a new session each: websocket open → script finished)"
+            f"{len(reruns)} calls, one every 2 s during the class: a Streamlit session's script run that reads the tally "
+            "(a new session each: websocket open → script finished)"
             if "in process" in how
-            else f"{len(reruns)} calls, one every 2 s during the class: RedisRooms.tally + view from the "
-            "presenter's process",
+            else f"{len(reruns)} calls, one every 2 s during the class: RedisRooms.tally + view from the presenter's process",
         ),
     ]
 
@@ -1993,10 +2022,7 @@ def main() -> None:
     rows.append((PEAK, f"{peak:.0f} MiB", "ru_maxrss" + (f" of {how}" if partial else "")))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     n = torch.get_num_threads()
-    machine = (
-        f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, "
-        f"{n} thread{'s' if n > 1 else ''}"
-    )
+    machine = f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {n} thread{'s' if n > 1 else ''}"
     before = a.out.read_text(encoding="utf-8") if a.out.exists() else ""
     head, old, tail = parse(before)
     update = f"Rows last updated by {how} on {when} ({machine}); every other row is kept from earlier runs."

@@ -41,8 +41,7 @@ def _write_benchmarks(store: Path, measured: list[dict]) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m app.experiments", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -100,68 +99,44 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--corpus", default=None)
     t.add_argument("--work", type=Path, default=None)
     t.add_argument("--write-benchmarks", action="store_true", help="update the experiments section of BENCHMARKS.md")
-    a = p.parse_args(argv)
-    if a.cmd == "list":
-        for name, e in EXPERIMENTS.items():
-            print(f"{name:13s} {e.claim.title}\n{'':13s} {e.claim.claim}\n")
-        return 0
-    if a.cmd == "plans":
-        from app.experiments import plans
+    return p
 
-        print(plans.table())
-        if a.json:
-            for path in plans.record_in_results():
-                print(f"plan -> {path}")
-        return 0
-    if a.cmd == "verdicts":
-        from app.experiments import results
 
-        print(results.measured_table())
-        if a.readme:
-            results.write_measured(a.readme)
-        if a.json:
-            for path in results.rewrite_verdicts():
-                print(f"verdicts -> {path}")
-        return 0
+def _time(a, names: list[str]) -> int:
+    """`time`: what a full run of each experiment would cost here, projected from a few timed steps."""
+    import json
 
-    import torch
+    from app.experiments import runner, timing
 
+    grand, measured = 0.0, []
+    for name in names:
+        r = timing.time_experiment(
+            name,
+            steps=a.steps,
+            seeds=a.seeds,
+            jobs=a.jobs,
+            device=a.device,
+            corpus=a.corpus or runner.DEFAULT_CORPUS,
+            work=a.work or runner.DEFAULT_WORK,
+        )
+        grand += r["projected_s"]
+        measured.append(r)
+        print(json.dumps(r), flush=True)
+        print(
+            f"[{name}] projected {r['projected_s'] / 60:.1f} min with {a.jobs} job(s) of {a.threads} thread(s) "
+            f"(reference step {r['reference_ms_before']:.0f}/{r['reference_ms_after']:.0f} ms)",
+            flush=True,
+        )
+    print(f"[{' '.join(names)}] projected {grand / 60:.1f} min", flush=True)
+    if a.write_benchmarks:
+        _write_benchmarks((a.work or runner.DEFAULT_WORK) / "timing.json", measured)
+    return 0
+
+
+def _run(a, argv: list[str], names: list[str]) -> int:
+    """`run`: each experiment in turn, its JSON, and the tables that follow from it."""
     from app.experiments import runner
 
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    names = list(EXPERIMENTS) if "all" in a.names else a.names
-    for name in names:
-        if name not in EXPERIMENTS:
-            p.error(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)} or all")
-    if a.cmd == "time":
-        import json
-
-        from app.experiments import timing
-
-        grand, measured = 0.0, []
-        for name in names:
-            r = timing.time_experiment(
-                name,
-                steps=a.steps,
-                seeds=a.seeds,
-                jobs=a.jobs,
-                device=a.device,
-                corpus=a.corpus or runner.DEFAULT_CORPUS,
-                work=a.work or runner.DEFAULT_WORK,
-            )
-            grand += r["projected_s"]
-            measured.append(r)
-            print(json.dumps(r), flush=True)
-            print(
-                f"[{name}] projected {r['projected_s'] / 60:.1f} min with {a.jobs} job(s) of {a.threads} thread(s) "
-                f"(reference step {r['reference_ms_before']:.0f}/{r['reference_ms_after']:.0f} ms)",
-                flush=True,
-            )
-        print(f"[{' '.join(names)}] projected {grand / 60:.1f} min", flush=True)
-        if a.write_benchmarks:
-            _write_benchmarks((a.work or runner.DEFAULT_WORK) / "timing.json", measured)
-        return 0
     work = a.work or runner.DEFAULT_WORK
     out = a.out or (work / "quick-results" if a.quick else runner.DEFAULT_OUT)
     command = "python -m app.experiments " + " ".join(shlex.quote(x) for x in argv)
@@ -202,6 +177,46 @@ def main(argv: list[str] | None = None) -> int:
             ):
                 print(f"[sentence] checkpoint -> {folder}", flush=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = _parser()
+    a = p.parse_args(argv)
+    if a.cmd == "list":
+        for name, e in EXPERIMENTS.items():
+            print(f"{name:13s} {e.claim.title}\n{'':13s} {e.claim.claim}\n")
+        return 0
+    if a.cmd == "plans":
+        from app.experiments import plans
+
+        print(plans.table())
+        if a.json:
+            for path in plans.record_in_results():
+                print(f"plan -> {path}")
+        return 0
+    if a.cmd == "verdicts":
+        from app.experiments import results
+
+        print(results.measured_table())
+        if a.readme:
+            results.write_measured(a.readme)
+        if a.json:
+            for path in results.rewrite_verdicts():
+                print(f"verdicts -> {path}")
+        return 0
+
+    import torch
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    names = list(EXPERIMENTS) if "all" in a.names else a.names
+    for name in names:
+        if name not in EXPERIMENTS:
+            p.error(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)} or all")
+    if a.cmd == "time":
+        return _time(a, names)
+    return _run(a, argv, names)
 
 
 if __name__ == "__main__":

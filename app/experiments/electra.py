@@ -250,6 +250,53 @@ def identity_auc(tokens: torch.Tensor, replaced: torch.Tensor, vocab_size: int) 
     return roc_auc((hits / seen)[tokens[n:]], replaced[n:])
 
 
+def detection_aucs(generator, discriminator, tok, rand_ids, seqs, temperature: float, identity: bool = False) -> dict:
+    """ROC-AUC of the discriminator on held-out text corrupted by its generator (content tokens), and with
+    ``identity`` that of the token-identity-only detector on the same fakes (:func:`identity_auc`)."""
+    dev = next(discriminator.parameters()).device
+    gen = torch.Generator().manual_seed(99)
+    scores, labels, tokens = [], [], []
+    for s in range(0, len(seqs), 128):
+        part = seqs.subset(slice(s, s + 128))
+        _, corrupted, replaced, _ = corrupt(
+            generator, part.input_ids, part.attention_mask, part.maskable, tok, rand_ids, gen, temperature=temperature
+        )
+        d = discriminator(input_ids=corrupted, attention_mask=part.attention_mask.to(dev)).logits.float().cpu()
+        keep = part.maskable
+        scores.append(d[keep])
+        labels.append(replaced.cpu()[keep])
+        tokens.append(corrupted.cpu()[keep])
+    out = {"rtd_auc": roc_auc(torch.cat(scores), torch.cat(labels))}
+    if identity:
+        out["rtd_auc_identity"] = identity_auc(torch.cat(tokens), torch.cat(labels), len(tok))
+    return out
+
+
+def arm_details(ctx: Context, objective: str, steps: int, warm, encoder, gcfg, generator) -> dict:
+    """What the results file records of an arm beside its numbers: steps, budget, sizes, the warm start."""
+    b = ctx.budget
+    details = {
+        "steps": steps,
+        "flop_budget": b.steps * sum(step_flops(ctx, "mlm").values()),
+        "encoder_params": common.count_parameters(encoder),
+    }
+    if warm:
+        details["warm_start"] = {
+            "steps": warm["steps"],
+            "flops": warm["flops"],
+            "valid_top1": (warm["curves"].get("valid_top1") or [None])[-1],
+            "total_flops": warm["flops"] + details["flop_budget"],
+        }
+    if generator is not None:
+        details["generator"] = {
+            "hidden_size": gcfg.hidden_size,
+            "intermediate_size": gcfg.intermediate_size,
+            "num_attention_heads": gcfg.num_attention_heads,
+            "params": common.count_parameters(generator),
+        }
+    return details
+
+
 def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     b, tok, dev = ctx.budget, ctx.data.tokenizer, ctx.device
     train, rand_ids = ctx.data.train, ctx.data.random_ids()
@@ -304,33 +351,9 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         return recipe.generator_logits(masked_lm, ids, att, targets)
 
     def detection(seqs, identity: bool = False) -> dict[str, float]:
-        """ROC-AUC of the discriminator on held-out text corrupted by its generator (content tokens), and with
-        ``identity`` that of the token-identity-only detector on the same fakes (:func:`identity_auc`)."""
         if objective == "mlm":
             return {"rtd_auc": float("nan")} | ({"rtd_auc_identity": float("nan")} if identity else {})
-        gen = torch.Generator().manual_seed(99)
-        scores, labels, tokens = [], [], []
-        for s in range(0, len(seqs), 128):
-            part = seqs.subset(slice(s, s + 128))
-            _, corrupted, replaced, _ = corrupt(
-                generator,
-                part.input_ids,
-                part.attention_mask,
-                part.maskable,
-                tok,
-                rand_ids,
-                gen,
-                temperature=b.generator_temperature,
-            )
-            d = discriminator(input_ids=corrupted, attention_mask=part.attention_mask.to(dev)).logits.float().cpu()
-            keep = part.maskable
-            scores.append(d[keep])
-            labels.append(replaced.cpu()[keep])
-            tokens.append(corrupted.cpu()[keep])
-        out = {"rtd_auc": roc_auc(torch.cat(scores), torch.cat(labels))}
-        if identity:
-            out["rtd_auc_identity"] = identity_auc(torch.cat(tokens), torch.cat(labels), len(tok))
-        return out
+        return detection_aucs(generator, discriminator, tok, rand_ids, seqs, b.generator_temperature, identity)
 
     during, final_set = eval_sets(ctx)
 
@@ -349,25 +372,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
         }
 
     parts = step_flops(ctx, objective)
-    details = {
-        "steps": steps,
-        "flop_budget": b.steps * sum(step_flops(ctx, "mlm").values()),
-        "encoder_params": common.count_parameters(encoder),
-    }
-    if warm:
-        details["warm_start"] = {
-            "steps": warm["steps"],
-            "flops": warm["flops"],
-            "valid_top1": (warm["curves"].get("valid_top1") or [None])[-1],
-            "total_flops": warm["flops"] + details["flop_budget"],
-        }
-    if objective != "mlm":
-        details["generator"] = {
-            "hidden_size": gcfg.hidden_size,
-            "intermediate_size": gcfg.intermediate_size,
-            "num_attention_heads": gcfg.num_attention_heads,
-            "params": common.count_parameters(generator),
-        }
+    details = arm_details(ctx, objective, steps, warm, encoder, gcfg, None if objective == "mlm" else generator)
     return ArmSetup(
         model=model,
         step_loss=step_loss,

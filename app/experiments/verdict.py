@@ -297,6 +297,79 @@ def boundary_of(kind: str, margin: float, diff: float) -> float:
     return margin if diff >= 0 else -margin
 
 
+def _paired_or_welch(ca: dict, cb: dict, shared: list, sign: float):
+    """(design, diffs, diff, sd, n, se, df, seeds, values a, values b) of a paired test over the ``shared`` seeds, or
+    of Welch's over the arms' own; None where neither has the seeds it needs."""
+    n_a, n_b = len(ca), len(cb)
+    if len(shared) >= MIN_SEEDS:
+        design = "paired"
+        diffs = tuple(sign * (ca[s] - cb[s]) for s in shared)
+        diff = statistics.fmean(diffs)
+        sd = _sd(list(diffs))
+        n = len(diffs)
+        se, df = sd / math.sqrt(n), float(n - 1)
+        seeds = tuple(shared)
+        va_, vb_ = tuple(ca[s] for s in shared), tuple(cb[s] for s in shared)
+        return design, diffs, diff, sd, n, se, df, seeds, va_, vb_
+    if n_a >= MIN_SEEDS and n_b >= MIN_SEEDS:
+        design, diffs, seeds, sd = "Welch", (), (), None
+        mean_a, mean_b = statistics.fmean(ca.values()), statistics.fmean(cb.values())
+        sd_a, sd_b = _sd(list(ca.values())), _sd(list(cb.values()))
+        va_, vb_ = tuple(ca.values()), tuple(cb.values())
+        diff = sign * (mean_a - mean_b)
+        va, vb = sd_a**2 / n_a, sd_b**2 / n_b
+        se = math.sqrt(va + vb)
+        n = n_a + n_b
+        df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1)) if va + vb > 0 else float(n_a + n_b - 2)
+        return design, diffs, diff, sd, n, se, df, seeds, va_, vb_
+    return None
+
+
+def _too_small(kind: str, margin: float, scale: str, ca: dict, cb: dict, diff: float, moments, shared: int) -> Verdict:
+    """The verdict of a comparison with too few seeds to know the spread: no test, the difference shown."""
+    n_a, n_b, nan = len(ca), len(cb), float("nan")
+    mean_a, mean_b, sd_a, sd_b = moments
+    reason = f"{n_a} and {n_b} seeds, {shared} shared: at least {MIN_SEEDS} per arm are needed to know the spread"
+    return Verdict(
+        TOO_SMALL,
+        TOO_SMALL,
+        kind,
+        margin,
+        boundary_of(kind, margin, diff),
+        "",
+        n_a,
+        n_b,
+        0,
+        (),
+        tuple(ca.values()),
+        tuple(cb.values()),
+        (),
+        diff,
+        mean_a,
+        mean_b,
+        sd_a,
+        sd_b,
+        None,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        0,
+        0,
+        nan,
+        nan,
+        False,
+        0,
+        False,
+        scale,
+        reason,
+    )
+
+
 def compare(
     a,
     b,
@@ -329,66 +402,11 @@ def compare(
     except TypeError:
         pass
     nan = float("nan")
-    if len(shared) >= MIN_SEEDS:
-        design = "paired"
-        diffs = tuple(sign * (ca[s] - cb[s]) for s in shared)
-        diff = statistics.fmean(diffs)
-        sd = _sd(list(diffs))
-        n = len(diffs)
-        se, df = sd / math.sqrt(n), float(n - 1)
-        seeds = tuple(shared)
-        va_, vb_ = tuple(ca[s] for s in shared), tuple(cb[s] for s in shared)
-    elif n_a >= MIN_SEEDS and n_b >= MIN_SEEDS:
-        design, diffs, seeds, sd = "Welch", (), (), None
-        va_, vb_ = tuple(ca.values()), tuple(cb.values())
+    tested = _paired_or_welch(ca, cb, shared, sign)
+    if tested is None:
         diff = sign * (mean_a - mean_b)
-        va, vb = sd_a**2 / n_a, sd_b**2 / n_b
-        se = math.sqrt(va + vb)
-        n = n_a + n_b
-        df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1)) if va + vb > 0 else float(n_a + n_b - 2)
-    else:
-        diff = sign * (mean_a - mean_b)
-        reason = (
-            f"{n_a} and {n_b} seeds, {len(shared)} shared: at least {MIN_SEEDS} per arm are needed to know the spread"
-        )
-        return Verdict(
-            TOO_SMALL,
-            TOO_SMALL,
-            kind,
-            margin,
-            boundary_of(kind, margin, diff),
-            "",
-            n_a,
-            n_b,
-            0,
-            (),
-            tuple(ca.values()),
-            tuple(cb.values()),
-            (),
-            diff,
-            mean_a,
-            mean_b,
-            sd_a,
-            sd_b,
-            None,
-            nan,
-            nan,
-            nan,
-            nan,
-            nan,
-            nan,
-            nan,
-            nan,
-            0,
-            0,
-            nan,
-            nan,
-            False,
-            0,
-            False,
-            scale,
-            reason,
-        )
+        return _too_small(kind, margin, scale, ca, cb, diff, (mean_a, mean_b, sd_a, sd_b), len(shared))
+    design, diffs, diff, sd, n, se, df, seeds, va_, vb_ = tested
     boundary = boundary_of(kind, margin, diff)
     gap = diff - boundary
     if se > 0:

@@ -192,6 +192,27 @@ FAMILY_EDGE = 8.0  # the overview's x-axis runs over ± this many margins; longe
 KIND_MARK = {"superiority": ">", "noninferiority": "≥", "equivalence": "≈"}
 
 
+def _boundaries(rows, labels: list[str]) -> go.Scatter:
+    """The trace of what each claim needs: a tick at 0 (superiority), −1 (noninferiority) or ±1 margins."""
+    bx, by = [], []
+    for row, label in zip(rows, labels):
+        if row.kind == "superiority":
+            bx.append(0.0), by.append(label)
+        elif row.kind == "noninferiority":
+            bx.append(-1.0), by.append(label)
+        else:
+            bx += [-1.0, 1.0]
+            by += [label, label]
+    return go.Scatter(
+        x=bx,
+        y=by,
+        mode="markers",
+        name="what the claim needs (boundary)",
+        marker=dict(symbol="line-ns-open", size=16, color="#222", line=dict(width=2)),
+        hoverinfo="skip",
+    )
+
+
 @kept
 def family_figure(r) -> go.Figure:
     """Every comparison of the page (``r.family``: app.lessons.claims.FamilyRow), one row each, top to bottom in
@@ -263,25 +284,7 @@ def family_figure(r) -> go.Figure:
                 hovertemplate="%{hovertext}<extra></extra>",
             )
         )
-    bx, by = [], []
-    for row, label in zip(rows, labels):
-        if row.kind == "superiority":
-            bx.append(0.0), by.append(label)
-        elif row.kind == "noninferiority":
-            bx.append(-1.0), by.append(label)
-        else:
-            bx += [-1.0, 1.0]
-            by += [label, label]
-    fig.add_trace(
-        go.Scatter(
-            x=bx,
-            y=by,
-            mode="markers",
-            name="what the claim needs (boundary)",
-            marker=dict(symbol="line-ns-open", size=16, color="#222", line=dict(width=2)),
-            hoverinfo="skip",
-        )
-    )
+    fig.add_trace(_boundaries(rows, labels))
     for label, x in notes:
         fig.add_annotation(
             x=edge if x > 0 else -edge,

@@ -178,6 +178,35 @@ def _score_bar(title="P(replaced)") -> dict:
     return dict(title=dict(text=title, side="right"), thickness=14, len=0.9, tickvals=[0, 0.5, 1])
 
 
+def _generator_row(rnd, tok: list[str]) -> tuple[list, list, list]:
+    """(z, text, hover) of the generator's row: at each masked position the sampled token, whether it is the original
+    back, and the generator's top proposals."""
+    n = len(rnd.tokens)
+    g_z, g_text, g_hover = [], [], []
+    for i in range(n):
+        if not rnd.masked[i]:
+            g_z.append(None)
+            g_text.append("")
+            g_hover.append(f"position {i}: not masked, nothing sampled")
+            continue
+        rep, same = esc(rnd.replacement[i]), rnd.same_as_original[i]
+        alts = "<br>".join(
+            f"{'▶ ' if a == rnd.replacement[i] else '   '}{esc(a)}  {p:.4f}" for a, p in rnd.alternatives[i]
+        )
+        verdict = (
+            "<b>sampled the original token</b>: counts as original (label 0), as in the paper"
+            if same
+            else f"replaces <b>{tok[i]}</b>"
+        )
+        g_z.append(0.0 if same else 1.0)
+        g_text.append(f"{rep} (=)" if same else rep)
+        g_hover.append(
+            f"position {i}: sampled <b>{rep}</b> with p = {rnd.replacement_prob[i]:.4f}<br>{verdict}"
+            f"<br><br>top {len(rnd.alternatives[i])} proposals:<br>{alts}"
+        )
+    return g_z, g_text, g_hover
+
+
 @kept
 def pipeline_figure(
     rnd, threshold: float = 0.5, per_line: int = PER_LINE, phone: bool = False, stage: bool = False
@@ -214,29 +243,7 @@ def pipeline_figure(
         MASKED,
     )
 
-    g_z, g_text, g_hover = [], [], []
-    for i in range(n):
-        if not rnd.masked[i]:
-            g_z.append(None)
-            g_text.append("")
-            g_hover.append(f"position {i}: not masked, nothing sampled")
-            continue
-        rep, same = esc(rnd.replacement[i]), rnd.same_as_original[i]
-        alts = "<br>".join(
-            f"{'▶ ' if a == rnd.replacement[i] else '   '}{esc(a)}  {p:.4f}" for a, p in rnd.alternatives[i]
-        )
-        verdict = (
-            "<b>sampled the original token</b>: counts as original (label 0), as in the paper"
-            if same
-            else f"replaces <b>{tok[i]}</b>"
-        )
-        g_z.append(0.0 if same else 1.0)
-        g_text.append(f"{rep} (=)" if same else rep)
-        g_hover.append(
-            f"position {i}: sampled <b>{rep}</b> with p = {rnd.replacement_prob[i]:.4f}<br>{verdict}"
-            f"<br><br>top {len(rnd.alternatives[i])} proposals:<br>{alts}"
-        )
-    generator = _stage(STAGES[2], g_z, g_text, g_hover, SAMPLED)
+    generator = _stage(STAGES[2], *_generator_row(rnd, tok), SAMPLED)
 
     corrupted = _stage(
         STAGES[3],

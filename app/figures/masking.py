@@ -456,6 +456,54 @@ def _short(token: str, most: int = PHONE_CELL_CHARS) -> str:
     return token if len(token) <= most else token[: most - 1] + "…"
 
 
+def _phone_grid_frame(fig: go.Figure, title: str, pick: int, T: int, E: int) -> None:
+    """The phone grid's frame around the inspected epoch, its axes, its wrapped title and its legend below."""
+    fig.add_shape(
+        type="rect", x0=pick + 0.5, x1=pick + 1.5, y0=-0.5, y1=T - 0.5, line=dict(color="#000", width=2), row=1, col=1
+    )
+    fig.update_xaxes(
+        side="top",
+        tickfont=dict(size=12),
+        row=1,
+        col=1,
+        title=dict(text="epoch", font=dict(size=12)),
+        tickmode="array",
+        tickvals=sorted({1, *range(5, E + 1, 5), E}),
+        range=[0.5, E + 0.5],
+    )
+    fig.update_xaxes(side="top", tickfont=dict(size=12), row=1, col=2)
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=12), row=1, col=1)
+    lines = textwrap.wrap(title, PHONE_TITLE_CHARS) or [""]
+    top = 84 + 20 * len(lines)  # the title's lines, then the epochs' numbers and their axis title
+    fig.update_layout(
+        title=dict(
+            text="<br>".join(lines),
+            x=0,
+            xanchor="left",
+            y=1,
+            yref="container",
+            yanchor="top",
+            pad=dict(t=20),
+            font=dict(size=14),
+        ),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
+        height=top + 150 + PHONE_ROW_PX * T,
+        showlegend=True,
+        legend=dict(
+            orientation="h",
+            x=0,
+            xanchor="left",
+            y=-0.01,
+            yanchor="top",
+            font=dict(size=12),
+            itemclick=False,
+            itemdoubleclick=False,
+        ),
+        margin=dict(l=6, r=6, t=top, b=140),
+        plot_bgcolor="white",
+        meta="phone",
+    )
+
+
 @kept
 def phone_grid_figure(
     tokens: list[str],
@@ -539,50 +587,7 @@ def phone_grid_figure(
             row=1,
             col=1,
         )
-    fig.add_shape(
-        type="rect", x0=pick + 0.5, x1=pick + 1.5, y0=-0.5, y1=T - 0.5, line=dict(color="#000", width=2), row=1, col=1
-    )
-    fig.update_xaxes(
-        side="top",
-        tickfont=dict(size=12),
-        row=1,
-        col=1,
-        title=dict(text="epoch", font=dict(size=12)),
-        tickmode="array",
-        tickvals=sorted({1, *range(5, E + 1, 5), E}),
-        range=[0.5, E + 0.5],
-    )
-    fig.update_xaxes(side="top", tickfont=dict(size=12), row=1, col=2)
-    fig.update_yaxes(autorange="reversed", tickfont=dict(size=12), row=1, col=1)
-    lines = textwrap.wrap(title, PHONE_TITLE_CHARS) or [""]
-    top = 84 + 20 * len(lines)  # the title's lines, then the epochs' numbers and their axis title
-    fig.update_layout(
-        title=dict(
-            text="<br>".join(lines),
-            x=0,
-            xanchor="left",
-            y=1,
-            yref="container",
-            yanchor="top",
-            pad=dict(t=20),
-            font=dict(size=14),
-        ),  # plotly places a title of several lines from the top only with pad.t: with less, its first line is cut
-        height=top + 150 + PHONE_ROW_PX * T,
-        showlegend=True,
-        legend=dict(
-            orientation="h",
-            x=0,
-            xanchor="left",
-            y=-0.01,
-            yanchor="top",
-            font=dict(size=12),
-            itemclick=False,
-            itemdoubleclick=False,
-        ),
-        margin=dict(l=6, r=6, t=top, b=140),
-        plot_bgcolor="white",
-        meta="phone",
-    )
+    _phone_grid_frame(fig, title, pick, T, E)
     return fig
 
 

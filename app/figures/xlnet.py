@@ -216,6 +216,40 @@ TITLE_FONT, STREAM_PLOT_PX = 13, 680
 LEGEND_ROOM = 150  # px under the panels: their rotated position labels and axis titles, then the colour key
 
 
+def _stream_axes(fig: go.Figure, labels: list[str], length: int, targets) -> None:
+    """The three panels' axes: positions j along every panel, rows i on the two masks, predictions k on the mapping."""
+    for col in (1, 2, 3):
+        fig.update_xaxes(
+            tickvals=list(range(length)),
+            ticktext=labels,
+            tickangle=-60,
+            tickfont=dict(size=10),
+            row=1,
+            col=col,
+            title="j (attended to)" if col < 3 else "j (position)",
+        )
+    for col in (1, 2):
+        fig.update_yaxes(
+            tickvals=list(range(length)),
+            ticktext=labels,
+            autorange="reversed",
+            row=1,
+            col=col,
+            tickfont=dict(size=10),
+            title="i (attending)" if col == 1 else None,
+            showticklabels=col == 1,
+        )
+    fig.update_yaxes(
+        tickvals=list(range(len(targets))),
+        autorange="reversed",
+        row=1,
+        col=3,
+        side="right",
+        ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(targets)],
+        tickfont=dict(size=10),
+    )
+
+
 @kept
 def stream_masks_figure(view: MaskView) -> go.Figure:
     """Three aligned panels on the same columns (positions j): the content-stream mask (T, T), the
@@ -294,36 +328,7 @@ def stream_masks_figure(view: MaskView) -> go.Figure:
         row=1,
         col=3,
     )
-    for col in (1, 2, 3):
-        fig.update_xaxes(
-            tickvals=list(range(length)),
-            ticktext=labels,
-            tickangle=-60,
-            tickfont=dict(size=10),
-            row=1,
-            col=col,
-            title="j (attended to)" if col < 3 else "j (position)",
-        )
-    for col in (1, 2):
-        fig.update_yaxes(
-            tickvals=list(range(length)),
-            ticktext=labels,
-            autorange="reversed",
-            row=1,
-            col=col,
-            tickfont=dict(size=10),
-            title="i (attending)" if col == 1 else None,
-            showticklabels=col == 1,
-        )
-    fig.update_yaxes(
-        tickvals=list(range(len(view.targets))),
-        autorange="reversed",
-        row=1,
-        col=3,
-        side="right",
-        ticktext=[f"k={k}: {labels[t]}" for k, t in enumerate(view.targets)],
-        tickfont=dict(size=10),
-    )
+    _stream_axes(fig, labels, length, view.targets)
     fig.update_layout(
         height=max(500, 24 * length + 340),
         margin=dict(l=10, r=10, t=100, b=LEGEND_ROOM),

@@ -873,28 +873,8 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     the curves' metric and x-axis, and summarise every arm: curves over seeds and final numbers."""
     name = inputs.claim
     claim = CLAIMS[name]
-    notes: list[Note] = []
     doc = cache(load_results, name, *_version(name))
-    if doc is not None:
-        problems = results.validate(doc)
-        if problems:
-            notes.append(
-                Note(
-                    "The results file has problems ("
-                    + "; ".join(txt.md(p, 80) for p in problems[:3])
-                    + ("; …" if len(problems) > 3 else "")
-                    + "): what can be read is shown.",
-                    "warning",
-                )
-            )
-        if doc.get("quick"):
-            notes.append(
-                Note(
-                    "These results come from a `--quick` smoke run (a handful of steps on a sample of the "
-                    "corpus): they show that the experiment runs, not whether the claim holds.",
-                    "warning",
-                )
-            )
+    notes: list[Note] = _file_notes(doc)
     found = family(name, doc)
     comps = comparisons(name, doc, found.get(name, {}))
     chosen = inputs.compare
@@ -940,24 +920,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
             curves.append(
                 Curve(arm, label, tuple(b["x"]), tuple(b["mean"]), tuple(b["lo"]), tuple(b["hi"]), b["n"], arm in pair)
             )
-        for arm, a in doc["arms"].items():
-            kept = [(r["seed"], r["final"].get(comp.metric)) for r in a["seeds"]]
-            kept = [(s, float(v)) for s, v in kept if _finite(v)]
-            sp = results.spread([v for _, v in kept])
-            finals.append(
-                Final(
-                    arm,
-                    a["label"],
-                    tuple(s for s, _ in kept),
-                    tuple(v for _, v in kept),
-                    sp["mean"],
-                    sp["sd"],
-                    sp["min"],
-                    sp["max"],
-                    a.get("params"),
-                    arm in pair,
-                )
-            )
+        finals = _finals(doc, comp.metric, pair)
         for note in (
             teacher_note(doc) if name == "distillation" else None,
             other_metrics_note(name, doc, comp),
@@ -999,6 +962,56 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         family=family_rows(found, name, comp.key),
         m=max((v["m"] for d in found.values() for v in d.values()), default=0),
     )
+
+
+def _file_notes(doc) -> list[Note]:
+    """Warnings about the results file itself: its problems, a ``--quick`` smoke run."""
+    notes: list[Note] = []
+    if doc is not None:
+        problems = results.validate(doc)
+        if problems:
+            notes.append(
+                Note(
+                    "The results file has problems ("
+                    + "; ".join(txt.md(p, 80) for p in problems[:3])
+                    + ("; …" if len(problems) > 3 else "")
+                    + "): what can be read is shown.",
+                    "warning",
+                )
+            )
+        if doc.get("quick"):
+            notes.append(
+                Note(
+                    "These results come from a `--quick` smoke run (a handful of steps on a sample of the "
+                    "corpus): they show that the experiment runs, not whether the claim holds.",
+                    "warning",
+                )
+            )
+    return notes
+
+
+def _finals(doc, metric: str, pair: set) -> list[Final]:
+    """Every arm's final numbers of ``metric`` over its seeds (the compared pair marked)."""
+    finals = []
+    for arm, a in doc["arms"].items():
+        kept = [(r["seed"], r["final"].get(metric)) for r in a["seeds"]]
+        kept = [(s, float(v)) for s, v in kept if _finite(v)]
+        sp = results.spread([v for _, v in kept])
+        finals.append(
+            Final(
+                arm,
+                a["label"],
+                tuple(s for s, _ in kept),
+                tuple(v for _, v in kept),
+                sp["mean"],
+                sp["sd"],
+                sp["min"],
+                sp["max"],
+                a.get("params"),
+                arm in pair,
+            )
+        )
+    return finals
 
 
 def curves_caption(r: Result) -> str:

@@ -311,33 +311,8 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
             f"**BERT or DistilBERT?** Here DistilBERT is {speed} BERT with "
             f"{100 * (1 - d['params'] / b['params']):.0f}% fewer parameters."
         )
-    if "albert" in by and "bert" in by:
-        a, b = by["albert"], by["bert"]
-        if a["params"] < b["params"]:
-            iv = _interval(b, a) if b["latency_ms"] >= a["latency_ms"] else None
-            faster = measure.clearly(iv) == "quicker" if iv else a["latency_ms"] < (1 - noise) * b["latency_ms"]
-            if not faster:
-                iv = iv or (_interval(a, b) if a["latency_ms"] > b["latency_ms"] else None)
-                why = (
-                    ""
-                    if not iv
-                    else f" (the difference is within timing noise on this machine: {measure.interval_words(iv)})"
-                    if measure.clearly(iv) == "noise"
-                    else f" ({iv['ratio']:.1f}× the time: {measure.interval_words(iv)})"
-                )
-                out.append(
-                    f"**ALBERT saves memory, not time:** {b['params'] / a['params']:.1f}× fewer parameters than "
-                    f"BERT, yet {a['latency_ms']:.1f} ms against BERT's {b['latency_ms']:.1f} ms{why} — its "
-                    "shared layer still runs once per layer."
-                )
-            else:
-                out.append(
-                    f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
-                    f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms, {measure.interval_words(iv)})."
-                    if iv
-                    else f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
-                    f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms)."
-                )
+    if "albert" in by and "bert" in by and by["albert"]["params"] < by["bert"]["params"]:
+        out.append(_albert_line(by["albert"], by["bert"], noise))
     guessed = [r for r in rows if r.get("rank_first")]
     if guessed:
         best = sorted(guessed, key=lambda r: (r["rank_first"], -(r.get("p_word") or 0.0)))
@@ -360,6 +335,35 @@ def selection_guide(rows: list[dict], noise: float = DEFAULTS.noise) -> list[str
             f"{e['n_tokens']} tokens in one {e['latency_ms']:.1f} ms pass; it cannot fill in a blank."
         )
     return out
+
+
+def _albert_line(a: dict, b: dict, noise: float) -> str:
+    """The guide's ALBERT bullet (``a``: ALBERT's row, ``b``: BERT's, ALBERT the smaller): fewer parameters, and
+    faster only where the timing says so clearly."""
+    iv = _interval(b, a) if b["latency_ms"] >= a["latency_ms"] else None
+    faster = measure.clearly(iv) == "quicker" if iv else a["latency_ms"] < (1 - noise) * b["latency_ms"]
+    if not faster:
+        iv = iv or (_interval(a, b) if a["latency_ms"] > b["latency_ms"] else None)
+        why = (
+            ""
+            if not iv
+            else f" (the difference is within timing noise on this machine: {measure.interval_words(iv)})"
+            if measure.clearly(iv) == "noise"
+            else f" ({iv['ratio']:.1f}× the time: {measure.interval_words(iv)})"
+        )
+        return (
+            f"**ALBERT saves memory, not time:** {b['params'] / a['params']:.1f}× fewer parameters than "
+            f"BERT, yet {a['latency_ms']:.1f} ms against BERT's {b['latency_ms']:.1f} ms{why} — its "
+            "shared layer still runs once per layer."
+        )
+    else:
+        return (
+            f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
+            f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms, {measure.interval_words(iv)})."
+            if iv
+            else f"**ALBERT:** {b['params'] / a['params']:.1f}× fewer parameters than BERT and faster here "
+            f"({a['latency_ms']:.1f} ms against {b['latency_ms']:.1f} ms)."
+        )
 
 
 # ----------------------------------------------------------------------------- the lesson: inputs -> run -> result
@@ -511,31 +515,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         electra = tuple(electra)
 
     timed = cache(measure.latencies, tuple(models.values()), fitted, bool(inputs.settled))
-    costs = []
-    for k, m in models.items():
-        size, lat, p = cache(measure.size_of, m), timed[m.variant.key], preds.get(k)
-        costs.append(
-            {
-                "key": k,
-                "label": m.variant.label,
-                "tokenizer": m.variant.tokenizer_kind,
-                "shown_as": m.shown_as,
-                "source": m.source,
-                "device": f"{m.device} · {m.dtype}",
-                "n_tokens": lat["n_tokens"],
-                "params": size["params"],
-                "memory_bytes": size["memory_bytes"],
-                "load_s": m.load_seconds,
-                "latency_ms": lat["median_ms"],
-                "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
-                "timed": len(lat["samples_ms"]),
-                "samples_ms": tuple(lat["samples_ms"]),
-                "rank_first": p.rank if p and p.n_pieces else None,
-                "p_word": p.p_word if p and p.n_pieces else None,
-            }
-        )
-        iv = measure.median_interval(lat["samples_ms"])  # the median's interval, from the rounds timed in turns
-        costs[-1].update(latency_low_ms=iv["low"], latency_high_ms=iv["high"], latency_coverage=iv["coverage"])
+    costs = _costs(models, preds, timed, cache)
     ties = measure.overlapping(
         {
             c["label"]: {"median": c["latency_ms"], "low": c["latency_low_ms"], "high": c["latency_high_ms"]}
@@ -564,6 +544,37 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         any_bundled=any(m.is_bundled for m in models.values()),
         notes=tuple(notes),
     )
+
+
+def _costs(models: dict, preds: dict, timed: dict, cache) -> list[dict]:
+    """One row a variant for the cost table and the guide: sizes, the forward times timed in turns with the median's
+    interval, and how it ranked the hidden word."""
+    costs = []
+    for k, m in models.items():
+        size, lat, p = cache(measure.size_of, m), timed[m.variant.key], preds.get(k)
+        costs.append(
+            {
+                "key": k,
+                "label": m.variant.label,
+                "tokenizer": m.variant.tokenizer_kind,
+                "shown_as": m.shown_as,
+                "source": m.source,
+                "device": f"{m.device} · {m.dtype}",
+                "n_tokens": lat["n_tokens"],
+                "params": size["params"],
+                "memory_bytes": size["memory_bytes"],
+                "load_s": m.load_seconds,
+                "latency_ms": lat["median_ms"],
+                "spread_ms": max(lat["samples_ms"]) - min(lat["samples_ms"]),
+                "timed": len(lat["samples_ms"]),
+                "samples_ms": tuple(lat["samples_ms"]),
+                "rank_first": p.rank if p and p.n_pieces else None,
+                "p_word": p.p_word if p and p.n_pieces else None,
+            }
+        )
+        iv = measure.median_interval(lat["samples_ms"])  # the median's interval, from the rounds timed in turns
+        costs[-1].update(latency_low_ms=iv["low"], latency_high_ms=iv["high"], latency_coverage=iv["coverage"])
+    return costs
 
 
 # ----------------------------------------------------------------------------- ask the class

@@ -656,19 +656,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     shares = tuple(int((kinds == k).sum()) / n_targets for k in (MASKED, RANDOM, UNCHANGED)) if n_targets else None
     cov = cache(coverage_of, sentence, inputs.unit, cfg.mlm_probability, cfg.span_p, cfg.max_span, inputs.seed)
 
-    spans = None
-    if inputs.unit == "span":
-        drawn = cache(drawn_span_lengths, cfg.span_p, cfg.max_span, inputs.seed)
-        spans = SpanLengths(
-            tuple(masking.span_length_pmf(cfg.span_p, cfg.max_span)),
-            drawn,
-            cov.placed,
-            {
-                "expected": masking.clipped_geometric_mean(cfg.span_p, cfg.max_span),
-                "drawn": _mean(drawn),
-                "placed": _mean(cov.placed),
-            },
-        )
+    spans = _span_lengths(cfg, inputs.seed, cov, cache) if inputs.unit == "span" else None
 
     pieces_of = Counter(w for w in sentence.word_of if w is not None)
     multi = [w for w, c in pieces_of.items() if c > 1]
@@ -676,25 +664,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
 
     row = epoch - 1
     targets = plan.targets[row]
-    predictions: tuple[Blank, ...] = ()
-    if targets.any():
-        try:
-            predictions = cache(
-                predictions_of,
-                loaded,
-                tuple(plan.corrupted[row].tolist()),
-                tuple(targets.tolist()),
-                sentence.ids,
-                tuple(plan.kinds[row].tolist()),
-            )
-        except (RuntimeError, ValueError, IndexError) as e:  # a checkpoint that loads but cannot run
-            notes.append(
-                Note(
-                    f"{label} could not fill the blanks ({type(e).__name__}: {txt.md(str(e), 160)}). "
-                    "Choose another model.",
-                    "error",
-                )
-            )
+    predictions = _fill_blanks(loaded, plan, row, sentence, cache, notes) if targets.any() else ()
     sbo = None
     if inputs.unit == "span":
         fed_row = tuple(tok.convert_ids_to_tokens(plan.corrupted[row].tolist()))
@@ -730,6 +700,44 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         tuple(notes),
         sbo,
     )
+
+
+def _span_lengths(cfg, seed: int, cov, cache) -> SpanLengths:
+    """Span lengths: the clipped geometric distribution, lengths drawn with ``seed``, and those placed in the text."""
+    drawn = cache(drawn_span_lengths, cfg.span_p, cfg.max_span, seed)
+    return SpanLengths(
+        tuple(masking.span_length_pmf(cfg.span_p, cfg.max_span)),
+        drawn,
+        cov.placed,
+        {
+            "expected": masking.clipped_geometric_mean(cfg.span_p, cfg.max_span),
+            "drawn": _mean(drawn),
+            "placed": _mean(cov.placed),
+        },
+    )
+
+
+def _fill_blanks(loaded, plan, row: int, sentence, cache, notes: list) -> tuple[Blank, ...]:
+    """The model's guesses at the targets of epoch ``row + 1``; () with an error note where the checkpoint loads but
+    cannot run."""
+    label, targets = loaded.variant.label, plan.targets[row]
+    try:
+        return cache(
+            predictions_of,
+            loaded,
+            tuple(plan.corrupted[row].tolist()),
+            tuple(targets.tolist()),
+            sentence.ids,
+            tuple(plan.kinds[row].tolist()),
+        )
+    except (RuntimeError, ValueError, IndexError) as e:  # a checkpoint that loads but cannot run
+        notes.append(
+            Note(
+                f"{label} could not fill the blanks ({type(e).__name__}: {txt.md(str(e), 160)}). Choose another model.",
+                "error",
+            )
+        )
+    return ()
 
 
 SBO_CONTEXT = 3  # positions the SBO figure shows on each side of the boundaries

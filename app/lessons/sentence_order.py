@@ -521,6 +521,25 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
     p_not = {h.key: [p1 for _, p1 in cache(head_probs, dict(usable)[h.key], texts)] for h in heads}
     scored = tuple(Scored(p, shared_words(p.a, p.b), {k: v[i] for k, v in p_not.items()}) for i, p in enumerate(sample))
     accuracy = {h.key: task_accuracy(sample, p_not[h.key]) for h in heads}
+    cells, hits = _cells(heads, scored)
+    grid = summarize_grid(heads, tuple(cells))
+    grid = replace(grid, lines=grid.lines + compare_heads(heads, hits))  # the two heads on the same pairs
+    mean_not = {
+        h.key: {kind: _mean(s.p_not[h.key] for s in scored if s.pair.kind == kind) for kind in KINDS} for h in heads
+    }
+    mean_shared = {kind: _mean(s.shared for s in scored if s.pair.kind == kind) for kind in KINDS}
+    picked = shown_bases(inputs.seed, inputs.examples, pool)
+    shown = tuple(
+        sorted(
+            (s for s in scored if s.pair.base in picked),
+            key=lambda s: (picked.index(s.pair.base), KINDS.index(s.pair.kind)),
+        )
+    )
+    return Result(tuple(heads), a, b, user, pieces, shown, accuracy, mean_not, mean_shared, pool, tuple(notes), grid)
+
+
+def _cells(heads, scored) -> tuple[list[Cell], dict]:
+    """(one Cell per head and task: its right answers with a Wilson interval, each answer's hit by (head, task))."""
     cells, hits = [], {}
     for h in heads:
         for task, kinds in TASKS.items():
@@ -536,20 +555,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
                     *wilson_interval(right, len(hits[(h.key, task)])),
                 )
             )
-    grid = summarize_grid(heads, tuple(cells))
-    grid = replace(grid, lines=grid.lines + compare_heads(heads, hits))  # the two heads on the same pairs
-    mean_not = {
-        h.key: {kind: _mean(s.p_not[h.key] for s in scored if s.pair.kind == kind) for kind in KINDS} for h in heads
-    }
-    mean_shared = {kind: _mean(s.shared for s in scored if s.pair.kind == kind) for kind in KINDS}
-    picked = shown_bases(inputs.seed, inputs.examples, pool)
-    shown = tuple(
-        sorted(
-            (s for s in scored if s.pair.base in picked),
-            key=lambda s: (picked.index(s.pair.base), KINDS.index(s.pair.kind)),
-        )
-    )
-    return Result(tuple(heads), a, b, user, pieces, shown, accuracy, mean_not, mean_shared, pool, tuple(notes), grid)
+    return cells, hits
 
 
 # ----------------------------------------------------------------------------- ask the class

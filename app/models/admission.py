@@ -508,6 +508,107 @@ def decide(
         )
 
 
+def _config_problem(config, files, r, role: str) -> tuple[str, str] | None:
+    """(rule, why) where the config or the file list refuses a checkpoint for role ``r``: not a config, remote code,
+    another family, or a head the lesson cannot use; None where they pass."""
+    if not isinstance(config, dict):
+        return ("config", "its config.json is not a JSON object, so it cannot be checked")
+    if depth(config) > MAX_DEPTH:
+        return ("config", f"its config.json nests objects more than {MAX_DEPTH} deep, which no model config does")
+    if not isinstance(files, dict) or not all(
+        isinstance(f, str) and (n is None or isinstance(n, int) and n >= 0) for f, n in files.items()
+    ):
+        return ("config", "its file list is not a list of files with sizes")
+    if config.get("auto_map") or config.get("trust_remote_code"):
+        return (
+            "remote-code",
+            "its config.json asks for remote code (auto_map), and this app never runs code "
+            "from a model repository; choose a checkpoint that transformers supports natively",
+        )
+    mt = config.get("model_type")
+    if not isinstance(mt, str) or mt not in r.model_types:
+        other = next((o.lesson for o in ROLES.values() if mt in o.model_types and o.name != role), None)
+        what = f"its model_type is {json.dumps(mt)[:40]}" if mt else "its config.json names no model_type"
+        return (
+            "family",
+            f"{what}, and that lesson reads {_either(r.model_types)}"
+            + (f"; use it as {other} instead" if other else ""),
+        )
+    named = config.get("architectures") or []
+    if not isinstance(named, list):
+        return ("config", "its config.json's architectures is not a list of class names")
+    architectures = [a for a in named if isinstance(a, str)]
+    discriminator = any(a == "ElectraForPreTraining" for a in architectures)
+    if (
+        architectures
+        and not any(a.endswith(h) for a in architectures for h in r.heads)
+        or (r.variant_role != "discriminator" and discriminator)
+    ):
+        fits = next(
+            (
+                o
+                for o in ROLES.values()
+                if mt in o.model_types and any(a.endswith(h) for a in architectures for h in o.heads)
+            ),
+            None,
+        )
+        return (
+            "head",
+            f"its config names {', '.join(architectures)[:80]}, which has no "
+            f"{_head_of(r)}; "
+            + (f"use it as {fits.lesson} instead" if fits else "choose a checkpoint pre-trained with that head"),
+        )
+    return None
+
+
+def _file_sets(files: dict) -> tuple[list[str], list[str], list[str]]:
+    """(weight files, every file to fetch, tokenizer files) of a checkpoint's file list."""
+    chosen = list(download.files_to_fetch(list(files)))
+    weights = [
+        f
+        for f in chosen
+        if f.endswith((".safetensors", ".bin", ".json")) and f not in download.CONFIG_AND_TOKENIZER_FILES
+    ]
+    tokenizer_files = [f for f in chosen if f in TOKENIZER_FILES or f in ("merges.txt", "added_tokens.json")]
+    return weights, chosen, tokenizer_files
+
+
+def _files_problem(files: dict) -> tuple[str, str] | None:
+    """(rule, why) where the files refuse a checkpoint: no safetensors weights, no tokenizer, sizes unknown, or a
+    tokenizer too large to read; None where they pass."""
+    weights, chosen, tokenizer_files = _file_sets(files)
+    if not any(f.endswith(".safetensors") for f in weights):
+        pickled = [f for f in files if f.endswith((".bin", ".pt", ".pth", ".ckpt"))]
+        return (
+            "safetensors",
+            (
+                "it ships its weights only as pickle ("
+                + ", ".join(sorted(pickled)[:2])
+                + "), which can run code when loaded; choose a checkpoint with "
+                "model.safetensors (or its safetensors conversion, e.g. revision refs/pr/1)"
+            )
+            if pickled
+            else "it has no weights transformers can load (model.safetensors)",
+        )
+    if not any(f in files for f in TOKENIZER_FILES):
+        return (
+            "tokenizer",
+            "it has no tokenizer (tokenizer.json, vocab.txt, vocab.json or a SentencePiece "
+            "model); choose a checkpoint that ships its tokenizer",
+        )
+    if any(files.get(f) is None for f in chosen):
+        return ("size", "the hub did not say how large its files are, so its size cannot be checked before downloading")
+    big = next((f for f in tokenizer_files if files[f] > TOKENIZER_CAP), None)
+    if big is not None:
+        return (
+            "tokenizer",
+            f"its {big} is {download._human(files[big])}, more than the "
+            f"{download._human(TOKENIZER_CAP)} this app reads for a tokenizer (the largest "
+            "published tokenizer of a family here, XLM-RoBERTa's, is 17 MB)",
+        )
+    return None
+
+
 def _decide(
     source: str,
     role: str,
@@ -532,91 +633,12 @@ def _decide(
     def for_role(rule: str) -> str:
         return f" for {r.lesson}" if rule in ("family", "head", "pair") else ""
 
-    if not isinstance(config, dict):
-        return refuse("config", "its config.json is not a JSON object, so it cannot be checked")
-    if depth(config) > MAX_DEPTH:
-        return refuse("config", f"its config.json nests objects more than {MAX_DEPTH} deep, which no model config does")
-    if not isinstance(files, dict) or not all(
-        isinstance(f, str) and (n is None or isinstance(n, int) and n >= 0) for f, n in files.items()
-    ):
-        return refuse("config", "its file list is not a list of files with sizes")
-    if config.get("auto_map") or config.get("trust_remote_code"):
-        return refuse(
-            "remote-code",
-            "its config.json asks for remote code (auto_map), and this app never runs code "
-            "from a model repository; choose a checkpoint that transformers supports natively",
-        )
-    mt = config.get("model_type")
-    if not isinstance(mt, str) or mt not in r.model_types:
-        other = next((o.lesson for o in ROLES.values() if mt in o.model_types and o.name != role), None)
-        what = f"its model_type is {json.dumps(mt)[:40]}" if mt else "its config.json names no model_type"
-        return refuse(
-            "family",
-            f"{what}, and that lesson reads {_either(r.model_types)}"
-            + (f"; use it as {other} instead" if other else ""),
-        )
-    named = config.get("architectures") or []
-    if not isinstance(named, list):
-        return refuse("config", "its config.json's architectures is not a list of class names")
-    architectures = [a for a in named if isinstance(a, str)]
-    discriminator = any(a == "ElectraForPreTraining" for a in architectures)
-    if (
-        architectures
-        and not any(a.endswith(h) for a in architectures for h in r.heads)
-        or (r.variant_role != "discriminator" and discriminator)
-    ):
-        fits = next(
-            (
-                o
-                for o in ROLES.values()
-                if mt in o.model_types and any(a.endswith(h) for a in architectures for h in o.heads)
-            ),
-            None,
-        )
-        return refuse(
-            "head",
-            f"its config names {', '.join(architectures)[:80]}, which has no "
-            f"{_head_of(r)}; "
-            + (f"use it as {fits.lesson} instead" if fits else "choose a checkpoint pre-trained with that head"),
-        )
-    weights = [
-        f
-        for f in download.files_to_fetch(list(files))
-        if f.endswith((".safetensors", ".bin", ".json")) and f not in download.CONFIG_AND_TOKENIZER_FILES
-    ]
-    if not any(f.endswith(".safetensors") for f in weights):
-        pickled = [f for f in files if f.endswith((".bin", ".pt", ".pth", ".ckpt"))]
-        return refuse(
-            "safetensors",
-            (
-                "it ships its weights only as pickle ("
-                + ", ".join(sorted(pickled)[:2])
-                + "), which can run code when loaded; choose a checkpoint with "
-                "model.safetensors (or its safetensors conversion, e.g. revision refs/pr/1)"
-            )
-            if pickled
-            else "it has no weights transformers can load (model.safetensors)",
-        )
-    if not any(f in files for f in TOKENIZER_FILES):
-        return refuse(
-            "tokenizer",
-            "it has no tokenizer (tokenizer.json, vocab.txt, vocab.json or a SentencePiece "
-            "model); choose a checkpoint that ships its tokenizer",
-        )
-    chosen = [f for f in download.files_to_fetch(list(files))]
-    if any(files.get(f) is None for f in chosen):
-        return refuse(
-            "size", "the hub did not say how large its files are, so its size cannot be checked before downloading"
-        )
-    tokenizer_files = [f for f in chosen if f in TOKENIZER_FILES or f in ("merges.txt", "added_tokens.json")]
-    big = next((f for f in tokenizer_files if files[f] > TOKENIZER_CAP), None)
-    if big is not None:
-        return refuse(
-            "tokenizer",
-            f"its {big} is {download._human(files[big])}, more than the "
-            f"{download._human(TOKENIZER_CAP)} this app reads for a tokenizer (the largest "
-            "published tokenizer of a family here, XLM-RoBERTa's, is 17 MB)",
-        )
+    problem = _config_problem(config, files, r, role) or _files_problem(files)
+    if problem:
+        return refuse(*problem)
+    mt = config["model_type"]
+    architectures = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    weights, chosen, tokenizer_files = _file_sets(files)
     try:
         parameters = estimate_parameters(config)
     except ValueError as e:

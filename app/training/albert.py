@@ -14,8 +14,7 @@ from pathlib import Path
 import torch
 from transformers import AlbertConfig, AlbertForPreTraining
 
-from app.masking import MaskingConfig, mlm_batch
-from app.training import common, data
+from app.training import common, data, pairs
 
 # One shared layer learns slowly: the cloze floor (0.40) was reached only past 10000 steps (the bundled one was
 # trained to 5000, then extended to 8000 and 11000: its model card says how).
@@ -58,9 +57,36 @@ def forward(model: AlbertForPreTraining, ids, att, types, targets):
     return model.predictions(out.last_hidden_state[targets]), model.sop_classifier(out.pooler_output)
 
 
-def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
-    work = work / "albert"
-    shape = Shape()
+def as_pairs(seqs: data.Sequences) -> pairs.Pairs:
+    """Packed chunk pairs (``data.sentence_pairs``) as the sentence-head helpers read them, labelled for SOP."""
+    return pairs.Pairs(seqs, seqs.sop_labels, "sop")
+
+
+def sop_accuracy(model: AlbertForPreTraining, seqs: data.Sequences) -> float:
+    return pairs.model_head_accuracy(forward, model, as_pairs(seqs))
+
+
+def masked_topk(model: AlbertForPreTraining, tok, seqs: data.Sequences) -> dict:
+    """Masked top-1/top-5, batch by batch: token types matter for ALBERT, so each batch keeps its own segments."""
+    hits1 = hits5 = n = 0
+    for s in range(0, len(seqs), 128):
+        part = seqs.subset(slice(s, s + 128))
+        dev = next(model.parameters()).device
+        r = common.masked_topk(
+            lambda i, a, t: forward(model, i, a, part.token_type_ids.to(dev), t)[0],
+            part,
+            tok.mask_token_id,
+            seed=1234 + s,
+            device=str(dev),
+        )
+        hits1 += r["top1"] * r["n_targets"]
+        hits5 += r["top5"] * r["n_targets"]
+        n += r["n_targets"]
+    return {"top1": hits1 / n, "top5": hits5 / n, "n_targets": n}
+
+
+def prepare(corpus, work: Path, cfg: common.LoopConfig, shape: Shape):
+    """(tokenizer, train, valid): chunk pairs of packed sentences, half swapped, cached in ``work``."""
     train_file, valid_file = data.corpus_files(corpus)
     tok = common.cached_tokenizer(work, lambda: data.build_albert(train_file, shape.vocab_size))
 
@@ -70,68 +96,38 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
 
     train = common.cached(work / "train.pt", lambda: seqs(train_file, 1))
     valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 2, 400_000))
+    return tok, train, valid
+
+
+def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
+    work = work / "albert"
+    shape = Shape()
+    tok, train, valid = prepare(corpus, work, cfg, shape)
+    train_file = data.corpus_files(corpus)[0]
     torch.manual_seed(cfg.seed)
     model = AlbertForPreTraining(albert_config(len(tok), tok, shape)).to(cfg.device)
-    mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
+    rand_ids = data.random_ids(tok)
     eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
         idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
-        ids, labels = mlm_batch(train.input_ids[idx], train.maskable[idx], tok.mask_token_id, rand_ids, mcfg, gen)
-        ids, labels, dev = ids.to(cfg.device), labels.to(cfg.device), cfg.device
-        targets = labels != -100
-        mlm, sop = forward(model, ids, train.attention_mask[idx].to(dev), train.token_type_ids[idx].to(dev), targets)
-        mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
-        sop_loss = torch.nn.functional.cross_entropy(sop, train.sop_labels[idx].to(dev))
-        return mlm_loss + sop_loss, {"sop_loss": float(sop_loss.detach())}
-
-    def sop_accuracy(subset):
-        correct = 0
-        for s in range(0, len(subset), 256):
-            part = subset.subset(slice(s, s + 256))
-            dev = next(model.parameters()).device
-            _, sop = forward(
-                model,
-                part.input_ids.to(dev),
-                part.attention_mask.to(dev),
-                part.token_type_ids.to(dev),
-                torch.zeros_like(part.input_ids, dtype=torch.bool, device=dev),
-            )
-            correct += int((sop.argmax(-1).cpu() == part.sop_labels).sum())
-        return correct / len(subset)
-
-    def topk(subset):
-        # token types matter for ALBERT, so score batch by batch with each batch's own segments
-        hits1 = hits5 = n = 0
-        for s in range(0, len(subset), 128):
-            part = subset.subset(slice(s, s + 128))
-            dev = next(model.parameters()).device
-            r = common.masked_topk(
-                lambda i, a, t: forward(model, i, a, part.token_type_ids.to(dev), t)[0],
-                part,
-                tok.mask_token_id,
-                seed=1234 + s,
-                device=str(dev),
-            )
-            hits1 += r["top1"] * r["n_targets"]
-            hits5 += r["top5"] * r["n_targets"]
-            n += r["n_targets"]
-        return {"top1": hits1 / n, "top5": hits5 / n, "n_targets": n}
+        batch = as_pairs(train.subset(idx))
+        return pairs.mlm_and_head_loss(forward, model, tok, batch, 1.0, "sop", rand_ids, gen, cfg.device)
 
     def evaluate():
-        r = topk(eval_set)
+        r = masked_topk(model, tok, eval_set)
         return {
             "valid_top1": r["top1"],
             "valid_top5": r["top5"],
-            "valid_sop_acc": sop_accuracy(eval_set),
+            "valid_sop_acc": sop_accuracy(model, eval_set),
             **common.cloze_top5(model, tok),
         }
 
     curves = common.train_loop("albert", model, step_loss, evaluate, cfg, work)
     model.cpu()
     with torch.no_grad():
-        final = topk(valid)
-        final["sop_accuracy"] = sop_accuracy(valid)
+        final = masked_topk(model, tok, valid)
+        final["sop_accuracy"] = sop_accuracy(model, valid)
         final.update(common.cloze_top5(model, tok))
     baseline = common.unigram_baseline(train, valid, len(tok))
     # shipped whole, as the pre-training model: AlbertForPreTraining loads the MLM and sentence-order heads,

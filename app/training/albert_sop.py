@@ -30,8 +30,7 @@ from pathlib import Path
 import torch
 from transformers import AlbertForPreTraining, AutoTokenizer
 
-from app.masking import MaskingConfig, mlm_batch
-from app.training import albert, common, data, pairs, units
+from app.training import albert, common, data, pairs
 
 LOOP = common.LoopConfig(steps=1500, batch_size=32, seq_len=96, lr=3e-4, warmup=100, eval_every=250)
 
@@ -53,14 +52,7 @@ OUT = "albert"  # the folder it writes: the ALBERT stand-in's own (python -m app
 
 def head_accuracy(model: AlbertForPreTraining, p: pairs.Pairs, batch_size: int = 256) -> float:
     """The SOP head's argmax against the labels (1 = swapped, or, on the NSP task, B from another story)."""
-    dev = next(model.parameters()).device
-
-    def logits(ids, att, types):
-        return albert.forward(
-            model, ids.to(dev), att.to(dev), types.to(dev), torch.zeros_like(ids, dtype=torch.bool, device=dev)
-        )[1]
-
-    return pairs.head_accuracy(logits, p, batch_size)
+    return pairs.model_head_accuracy(albert.forward, model, p, batch_size)
 
 
 def stage1(out: Path, work: Path) -> Path:
@@ -79,6 +71,38 @@ def stage1(out: Path, work: Path) -> Path:
     return start
 
 
+def sop_step(model, tok, train_stories, cfg: common.LoopConfig, r: Recipe):
+    """``step_loss(step, gen)``: masked LM + SOP on story-segment pairs, half of every batch swapped."""
+    rand_ids, half = data.random_ids(tok), cfg.batch_size // 2
+
+    def step_loss(step, gen):
+        tri = pairs.segment_triples(train_stories, cfg.batch_size, gen, r.max_sentences, 1, r.min_sentences)
+        rows = [(a, b, 0) for a, b, _ in tri[:half]] + [(b, a, 1) for a, b, _ in tri[half:]]
+        batch = pairs.encode_segment_pairs(tok, rows, cfg.seq_len, "sop")
+        return pairs.mlm_and_head_loss(
+            albert.forward, model, tok, batch, r.sop_weight, "sop", rand_ids, gen, cfg.device
+        )
+
+    return step_loss
+
+
+def final_numbers(model, tok, valid: dict, start: Path) -> dict:
+    """The held-out numbers of stage 2, and of the stage-1 checkpoint it started from (its heads on the same pairs)."""
+    m = pairs.in_order_mlm_scores(albert.forward, model, tok, valid["sop"])
+    final = {
+        "segment_sop_accuracy": head_accuracy(model, valid["sop"]),
+        "segment_nsp_accuracy": head_accuracy(model, valid["nsp"]),
+        "held_out_pairs": len(valid["sop"]),
+        "top1": m["valid_top1"],
+        "top5": m["valid_top5"],
+        **common.cloze_top5(model, tok),
+    }
+    before = AlbertForPreTraining.from_pretrained(start).eval()
+    final["stage1_segment_sop_accuracy"] = head_accuracy(before, valid["sop"])
+    final["stage1_segment_nsp_accuracy"] = head_accuracy(before, valid["nsp"])
+    return final
+
+
 def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = RECIPE) -> None:
     work = work / "albert-sop"
     start = stage1(out, work)
@@ -91,66 +115,36 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
     torch.manual_seed(cfg.seed)
     model = AlbertForPreTraining.from_pretrained(start).to(cfg.device)
     model.train()
-    mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
-    half = cfg.batch_size // 2
-
-    def step_loss(step, gen):
-        tri = pairs.segment_triples(train_stories, cfg.batch_size, gen, r.max_sentences, 1, r.min_sentences)
-        rows = [(a, b, 0) for a, b, _ in tri[:half]] + [(b, a, 1) for a, b, _ in tri[half:]]
-        batch = pairs.encode_segment_pairs(tok, rows, cfg.seq_len, "sop")
-        s, dev = batch.seqs, cfg.device
-        ids, labels = mlm_batch(s.input_ids, s.maskable, tok.mask_token_id, rand_ids, mcfg, gen)
-        labels = labels.to(dev)
-        targets = labels != -100
-        mlm, sop = albert.forward(model, ids.to(dev), s.attention_mask.to(dev), s.token_type_ids.to(dev), targets)
-        mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
-        sop_loss = torch.nn.functional.cross_entropy(sop, batch.labels.to(dev))
-        return mlm_loss + r.sop_weight * sop_loss, {
-            "mlm_loss": float(mlm_loss.detach()),
-            "sop_loss": float(sop_loss.detach()),
-        }
-
-    def mlm_scores(p: pairs.Pairs) -> dict:
-        inorder = p.seqs.subset(p.labels == 0)
-        m = units.masked_lm_eval(
-            lambda i, a, t, ty: albert.forward(model, i, a, ty, t)[0],
-            inorder,
-            None,
-            tok.mask_token_id,
-            device=str(next(model.parameters()).device),
-        )
-        return {"valid_top1": m["top1"], "valid_top5": m["top5"]}
 
     def evaluate():
         return {
             "valid_sop_acc": head_accuracy(model, eval_sets["sop"]),
             "valid_nsp_acc": head_accuracy(model, eval_sets["nsp"]),
-            **mlm_scores(eval_sets["sop"]),
+            **pairs.in_order_mlm_scores(albert.forward, model, tok, eval_sets["sop"]),
             **common.cloze_top5(model, tok),
         }
 
+    step_loss = sop_step(model, tok, train_stories, cfg, r)
     curves = common.train_loop("albert-sop", model, step_loss, evaluate, cfg, work)
     model.cpu().eval()
     with torch.no_grad():
-        m = mlm_scores(valid["sop"])
-        final = {
-            "segment_sop_accuracy": head_accuracy(model, valid["sop"]),
-            "segment_nsp_accuracy": head_accuracy(model, valid["nsp"]),
-            "held_out_pairs": len(valid["sop"]),
-            "top1": m["valid_top1"],
-            "top5": m["valid_top5"],
-            **common.cloze_top5(model, tok),
-        }
-        before = AlbertForPreTraining.from_pretrained(start).eval()
-        final["stage1_segment_sop_accuracy"] = head_accuracy(before, valid["sop"])
-        final["stage1_segment_nsp_accuracy"] = head_accuracy(before, valid["nsp"])
-    f1 = first.get("final", {})
+        final = final_numbers(model, tok, valid, start)
     model.config.architectures = ["AlbertForPreTraining"]
-    n = len(valid["sop"])
+    card = stage2_card(model, tok, cfg, r, curves, final, first, train_file)
+    curves["final"] = {**final, "sop_accuracy": final["segment_sop_accuracy"]}
+    curves["stage2"] = STAGE
+    curves["stage1"] = {k: first.get(k) for k in ("steps_done", "train_seconds", "final", "devices") if k in first}
+    common.save_checkpoint(model, tok, out / OUT, curves, card)
+
+
+def stage2_card(model, tok, cfg: common.LoopConfig, r: Recipe, curves: dict, final: dict, first: dict, train_file):
+    """The model card of the two-stage stand-in."""
+    f1 = first.get("final", {})
+    n = final["held_out_pairs"]
     s1_min = first.get("train_seconds", 0) / 60
     s1_on = f" on {' + '.join(first['devices'])}" if first.get("devices") else ""
     s1_sop = final["stage1_segment_sop_accuracy"]
-    card = common.model_card(
+    return common.model_card(
         name="albert-tiny-tinystories",
         family="albert",
         stands_in_for="albert/albert-base-v2",
@@ -193,7 +187,3 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, recipe: Recipe = 
         "`python -m app.training --recipe albert albert-sop` (stage 2 keeps the stage-1 checkpoint it started "
         "from in its work folder, `.train/albert-sop/start`).\n",
     )
-    curves["final"] = {**final, "sop_accuracy": final["segment_sop_accuracy"]}
-    curves["stage2"] = STAGE
-    curves["stage1"] = {k: first.get(k) for k in ("steps_done", "train_seconds", "final", "devices") if k in first}
-    common.save_checkpoint(model, tok, out / OUT, curves, card)

@@ -16,18 +16,13 @@ import torch
 from transformers import BertConfig, BertForMaskedLM
 
 from app.masking import MaskingConfig, mlm_batch
-from app.training import common, data
+from app.training import common, data, recipe
 
 LOOP = common.LoopConfig(steps=6000)
 
 
 @dataclass(frozen=True)
-class Shape:
-    vocab_size: int = 4096
-    hidden_size: int = 192
-    num_hidden_layers: int = 4
-    num_attention_heads: int = 4
-    intermediate_size: int = 768
+class Shape(recipe.Shape):
     duplication: int = 10
 
 
@@ -50,7 +45,7 @@ def prepare(corpus, work: Path, seq_len: int, vocabulary_of: Path | None = None)
     from that checkpoint's weights. Training a WordPiece vocabulary is not reproducible across machines and library
     versions (two builds on the same corpus differed in 8 pieces and 185 ids), so rebuilding it would misalign the
     embedding rows a warm start copies."""
-    train_file, valid_file = data.corpus_files(corpus)
+    train_file, _ = data.corpus_files(corpus)
     if vocabulary_of is not None:
         from transformers import AutoTokenizer
 
@@ -63,14 +58,7 @@ def prepare(corpus, work: Path, seq_len: int, vocabulary_of: Path | None = None)
             )
     else:
         tok = common.cached_tokenizer(work, lambda: data.build_wordpiece(train_file, Shape.vocab_size))
-
-    def seqs(f, limit=None):
-        stories = data.read_stories(f, limit)
-        return data.single_segment(tok, data.pack(data.encode_sentences(tok, stories), seq_len - 2, False), seq_len)
-
-    train = common.cached(work / "train.pt", lambda: seqs(train_file))
-    valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 400_000))
-    return tok, train, valid
+    return (tok, *recipe.packed_sequences(tok, corpus, work, seq_len))
 
 
 def static_masks(train, tok, copies: int, cfg: MaskingConfig, seed: int):
@@ -92,55 +80,41 @@ def masked_lm_logits(model: BertForMaskedLM, ids, att, targets):
     return model.cls(h[targets])  # (n_targets, V)
 
 
-def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
-    work = work / "bert"
-    tok, train, valid = prepare(corpus, work, cfg.seq_len)
+class BertRecipe(recipe.MaskedLMRecipe):
+    """The base recipe with BERT's static masking: ``shape.duplication`` masked copies made before training."""
+
+    name = "bert"
+    stands_in_for = "google/bert_uncased_L-4_H-256_A-4"
     shape = Shape()
-    mcfg = MaskingConfig()
-    inputs, labels, att = common.cached(
-        work / "static.pt", lambda: static_masks(train, tok, shape.duplication, mcfg, cfg.seed)
-    )
-    torch.manual_seed(cfg.seed)
-    model = BertForMaskedLM(bert_config(len(tok), shape)).to(cfg.device)
-    eval_set = valid.subset(slice(0, 256))
+    logits_at = staticmethod(masked_lm_logits)
 
-    def step_loss(step, gen):
-        idx = common.shuffled_batch(len(inputs), cfg.batch_size, step, cfg.seed)
-        y = labels[idx].to(cfg.device)
-        targets = y != -100
-        logits = masked_lm_logits(model, inputs[idx].to(cfg.device), att[idx].to(cfg.device), targets)
-        return torch.nn.functional.cross_entropy(logits, y[targets]), {}
+    def prepare(self, corpus, work, cfg):
+        return prepare(corpus, work, cfg.seq_len)
 
-    def evaluate():
-        r = common.masked_topk(
-            lambda i, a, t: masked_lm_logits(model, i, a, t), eval_set, tok.mask_token_id, device=cfg.device
+    def build_model(self, tok):
+        return BertForMaskedLM(bert_config(len(tok), self.shape))
+
+    def step_loss(self, model, tok, train, cfg, work):
+        inputs, labels, att = common.cached(
+            work / "static.pt", lambda: static_masks(train, tok, self.shape.duplication, MaskingConfig(), cfg.seed)
         )
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(model, tok)}
 
-    curves = common.train_loop("bert", model, step_loss, evaluate, cfg, work)
-    model.cpu()
-    with torch.no_grad():
-        final = common.masked_topk(lambda i, a, t: masked_lm_logits(model, i, a, t), valid, tok.mask_token_id)
-        final.update(common.cloze_top5(model, tok))
-    baseline = common.unigram_baseline(train, valid, len(tok))
-    card = common.model_card(
-        name="bert-tiny-tinystories",
-        family="bert",
-        stands_in_for="google/bert_uncased_L-4_H-256_A-4",
-        recipe=f"masked LM, static masking fixed at preprocessing and duplicated ×{shape.duplication} "
-        "(BERT), 15% targets with the 80/10/10 rule, no NSP; WordPiece uncased vocabulary of "
-        f"{len(tok)}; {shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
-        model=model,
-        cfg=cfg,
-        curves=curves,
-        metrics={
-            "masked top-1 (15% masking)": final["top1"],
-            "masked top-5 (15% masking)": final["top5"],
-            "held-out targets": final["n_targets"],
-            "cloze top-5 (content words)": final["cloze_top5"],
-        },
-        baseline=baseline,
-        corpus=str(data.corpus_files(corpus)[0].name),
-    )
-    curves["final"] = {**final, "baseline": baseline}
-    common.save_checkpoint(model, tok, out / "bert", curves, card)
+        def step_loss(step, gen):
+            idx = common.shuffled_batch(len(inputs), cfg.batch_size, step, cfg.seed)
+            y = labels[idx].to(cfg.device)
+            targets = y != -100
+            logits = masked_lm_logits(model, inputs[idx].to(cfg.device), att[idx].to(cfg.device), targets)
+            return torch.nn.functional.cross_entropy(logits, y[targets]), {}
+
+        return step_loss
+
+    def describe(self, tok):
+        shape = self.shape
+        return (
+            f"masked LM, static masking fixed at preprocessing and duplicated ×{shape.duplication} "
+            "(BERT), 15% targets with the 80/10/10 rule, no NSP; WordPiece uncased vocabulary of "
+            f"{len(tok)}; {shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads"
+        )
+
+
+run = BertRecipe().run

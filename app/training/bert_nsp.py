@@ -34,8 +34,7 @@ import torch
 from transformers import AutoTokenizer, BertForPreTraining
 
 from app import sentence_heads
-from app.masking import MaskingConfig, mlm_batch
-from app.training import common, data, pairs, units
+from app.training import common, data, pairs
 
 # Issue 26. Earlier attempts drew pairs inside a paragraph (``read_stories``: about 3.6 sentences, so A and B
 # were one sentence each, most of the time): the best reached held-out NSP 0.815 in 14,500 steps and was flat.
@@ -79,14 +78,7 @@ def forward(model: BertForPreTraining, ids, att, types, targets):
 
 def head_accuracy(model, p: pairs.Pairs, batch_size: int = 256) -> float:
     """The NSP head's argmax against the labels (1 = not next / swapped)."""
-    dev = next(model.parameters()).device
-
-    def logits(ids, att, types):
-        return forward(
-            model, ids.to(dev), att.to(dev), types.to(dev), torch.zeros_like(ids, dtype=torch.bool, device=dev)
-        )[1]
-
-    return pairs.head_accuracy(logits, p, batch_size)
+    return pairs.model_head_accuracy(forward, model, p, batch_size)
 
 
 def page_pool_accuracy(model, tok) -> dict[str, float]:
@@ -110,8 +102,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     torch.manual_seed(cfg.seed)  # the fresh pooler and NSP head
     model = BertForPreTraining.from_pretrained(out / "bert").to(cfg.device)
     model.train()
-    mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
-    half = cfg.batch_size // 2
+    rand_ids, half = data.random_ids(tok), cfg.batch_size // 2
 
     def step_loss(step, gen):
         tri = pairs.segment_triples(
@@ -125,28 +116,10 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         )
         rows = [(a, b, 0) for a, b, _ in tri[:half]] + [(a, c, 1) for a, _, c in tri[half:]]
         batch = pairs.encode_segment_pairs(tok, rows, cfg.seq_len, "nsp")
-        s, dev = batch.seqs, cfg.device
-        ids, labels = mlm_batch(s.input_ids, s.maskable, tok.mask_token_id, rand_ids, mcfg, gen)
-        labels = labels.to(dev)
-        targets = labels != -100
-        mlm, nsp = forward(model, ids.to(dev), s.attention_mask.to(dev), s.token_type_ids.to(dev), targets)
-        mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
-        nsp_loss = torch.nn.functional.cross_entropy(nsp, batch.labels.to(dev))
-        return mlm_loss + r.nsp_weight * nsp_loss, {
-            "mlm_loss": float(mlm_loss.detach()),
-            "nsp_loss": float(nsp_loss.detach()),
-        }
+        return pairs.mlm_and_head_loss(forward, model, tok, batch, r.nsp_weight, "nsp", rand_ids, gen, cfg.device)
 
     def mlm_scores(p: pairs.Pairs) -> dict:
-        inorder = p.seqs.subset(p.labels == 0)
-        m = units.masked_lm_eval(
-            lambda i, a, t, ty: forward(model, i, a, ty, t)[0],
-            inorder,
-            None,
-            tok.mask_token_id,
-            device=str(next(model.parameters()).device),
-        )
-        return {"valid_top1": m["top1"], "valid_top5": m["top5"]}
+        return pairs.in_order_mlm_scores(forward, model, tok, p)
 
     def evaluate():
         return {
@@ -173,27 +146,7 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         name="bert-nsp-tinystories",
         family="bert",
         stands_in_for="google-bert/bert-base-uncased",
-        recipe="masked LM (dynamic 15%, 80/10/10) + next-sentence prediction, starting from the bundled BERT "
-        "stand-in (`assets/models/bert`: its encoder, masked-LM head and WordPiece tokenizer; the pooler and the "
-        "NSP head `cls.seq_relationship` start fresh). Pairs `[CLS] A [SEP] B [SEP]` drawn as the NSP vs SOP "
-        f"lesson draws its pool: A and B consecutive segments of {r.min_sentences}–{r.max_sentences} sentences of one "
-        "whole story (paragraph breaks crossed; stories as `data.read_whole_stories` reads them), "
-        f"at most {cfg.seq_len} tokens (cut longest side first); half the pairs of every batch keep their B "
-        "(IsNext, label 0), half take a segment of another story (NotNext, label 1)"
-        + (
-            ", from its second sentence on (never an opening line, which a true B never is)"
-            if r.mid_story_negatives and not r.negatives_placed_as_b
-            else ""
-        )
-        + (
-            ", starting where a true B of as many sentences could (at sentence k of its story or later, k the "
-            "segment's sentences: an early segment, which introduces the characters, is never a true B)"
-            if r.negatives_placed_as_b
-            else ""
-        )
-        + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
-        + f"{model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}, "
-        f"{model.config.num_attention_heads} heads; vocabulary {len(tok)}",
+        recipe=card_recipe(r, cfg, model, tok),
         model=model,
         cfg=cfg,
         curves=curves,
@@ -221,6 +174,33 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
     curves["final"] = final
     curves["starts_from"] = "the BERT stand-in"  # the report's training column says so
     common.save_checkpoint(model, tok, out / "bert-nsp", curves, card)
+
+
+def card_recipe(r: Recipe, cfg: common.LoopConfig, model, tok) -> str:
+    """The card's recipe line: where it starts, the pairs it trains on and the loss."""
+    return (
+        "masked LM (dynamic 15%, 80/10/10) + next-sentence prediction, starting from the bundled BERT "
+        "stand-in (`assets/models/bert`: its encoder, masked-LM head and WordPiece tokenizer; the pooler and the "
+        "NSP head `cls.seq_relationship` start fresh). Pairs `[CLS] A [SEP] B [SEP]` drawn as the NSP vs SOP "
+        f"lesson draws its pool: A and B consecutive segments of {r.min_sentences}–{r.max_sentences} sentences of one "
+        "whole story (paragraph breaks crossed; stories as `data.read_whole_stories` reads them), "
+        f"at most {cfg.seq_len} tokens (cut longest side first); half the pairs of every batch keep their B "
+        "(IsNext, label 0), half take a segment of another story (NotNext, label 1)"
+        + (
+            ", from its second sentence on (never an opening line, which a true B never is)"
+            if r.mid_story_negatives and not r.negatives_placed_as_b
+            else ""
+        )
+        + (
+            ", starting where a true B of as many sentences could (at sentence k of its story or later, k the "
+            "segment's sentences: an early segment, which introduces the characters, is never a true B)"
+            if r.negatives_placed_as_b
+            else ""
+        )
+        + f". Loss = MLM + {r.nsp_weight:g} × NSP. "
+        + f"{model.config.num_hidden_layers} layers, hidden {model.config.hidden_size}, "
+        f"{model.config.num_attention_heads} heads; vocabulary {len(tok)}"
+    )
 
 
 # ----------------------------------------------------------------------------- where the head's SOP signal comes from

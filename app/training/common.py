@@ -417,6 +417,40 @@ def shuffled_batch(n: int, batch_size: int, step: int, seed: int) -> torch.Tenso
     return order[k * batch_size : (k + 1) * batch_size]
 
 
+def mlm_evaluation(logits_at, model: nn.Module, tok, seqs, device: str = "cpu") -> dict[str, float]:
+    """Masked top-1/top-5 on ``seqs`` (``masked_topk``) and the cloze set's numbers, of ``model`` whose logits at
+    the targets ``logits_at(model, ids, attention_mask, targets)`` gives: the evaluation of every masked-LM recipe."""
+    r = masked_topk(lambda i, a, t: logits_at(model, i, a, t), seqs, tok.mask_token_id, device=device)
+    return {**r, **cloze_top5(model, tok)}
+
+
+def train_masked_lm(
+    name: str, model: nn.Module, evaluation, step_loss_of, valid, cfg: LoopConfig, work: Path
+) -> tuple[dict, dict]:
+    """Training (``step_loss_of(model)`` gives the step) evaluated on 256 held-out sequences, then the held-out and
+    cloze numbers on the CPU. ``evaluation(model, seqs, device)`` gives {"top1", "top5", "n_targets", cloze...}
+    (``mlm_evaluation`` for a masked LM). Returns (curves, final metrics); the model ends on the CPU in eval
+    mode."""
+    model.to(cfg.device)
+    eval_set = valid.subset(slice(0, 256))
+
+    def evaluate():
+        r = evaluation(model, eval_set, cfg.device)
+        del r["n_targets"]
+        return {"valid_top1": r.pop("top1"), "valid_top5": r.pop("top5"), **r}
+
+    curves = train_loop(name, model, step_loss_of(model), evaluate, cfg, work)
+    model.cpu()
+    with torch.no_grad():
+        final = evaluation(model, valid, "cpu")
+    return curves, final
+
+
+def masked_lm_evaluation(logits_at, tok):
+    """``evaluation(model, seqs, device)`` of a masked LM whose logits at the targets ``logits_at`` gives."""
+    return lambda model, seqs, device: mlm_evaluation(logits_at, model, tok, seqs, device)
+
+
 def train_dynamic_mlm(
     name: str, model: nn.Module, logits_at, tok, train, valid, cfg: LoopConfig, work: Path
 ) -> tuple[dict, dict]:
@@ -424,12 +458,17 @@ def train_dynamic_mlm(
     DeBERTa's and ModernBERT's objective — then the held-out and cloze numbers. ``logits_at(model, ids,
     attention_mask, targets)`` returns (n_targets, V) logits in the order of ``targets.nonzero()``.
     Returns (curves, final metrics); the model ends on the CPU in eval mode."""
-    from app.masking import MaskingConfig, mlm_batch
+    step_loss_of = lambda m: dynamic_mlm_step(m, logits_at, tok, train, cfg)  # noqa: E731
+    return train_masked_lm(name, model, masked_lm_evaluation(logits_at, tok), step_loss_of, valid, cfg, work)
+
+
+def dynamic_mlm_step(model: nn.Module, logits_at, tok, train, cfg: LoopConfig):
+    """``step_loss(step, gen)`` with a fresh 15% mask (80/10/10) every batch — RoBERTa's dynamic masking, also
+    DeBERTa's and ModernBERT's. ``logits_at(model, ids, attention_mask, targets)`` returns (n_targets, V) logits."""
+    from app.masking import mlm_batch
     from app.training import data
 
-    model.to(cfg.device)
     mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
-    eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
         idx = shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
@@ -439,13 +478,4 @@ def train_dynamic_mlm(
         logits = logits_at(model, ids, train.attention_mask[idx].to(cfg.device), targets)
         return torch.nn.functional.cross_entropy(logits, labels[targets]), {}
 
-    def evaluate():
-        r = masked_topk(lambda i, a, t: logits_at(model, i, a, t), eval_set, tok.mask_token_id, device=cfg.device)
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"], **cloze_top5(model, tok)}
-
-    curves = train_loop(name, model, step_loss, evaluate, cfg, work)
-    model.cpu()
-    with torch.no_grad():
-        final = masked_topk(lambda i, a, t: logits_at(model, i, a, t), valid, tok.mask_token_id)
-        final.update(cloze_top5(model, tok))
-    return curves, final
+    return step_loss

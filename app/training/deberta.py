@@ -13,24 +13,14 @@ relative distances up to the model's length (``max_relative_positions=-1``), and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
-import torch
 from transformers import DebertaConfig, DebertaForMaskedLM
 
-from app.training import common, data
+from app.training import common, data, recipe
 
 LOOP = common.LoopConfig(steps=3000, precision="fp32")  # bf16 autocast overflows DeBERTa's masked_fill (float32 min)
 
 
-@dataclass(frozen=True)
-class Shape:
-    vocab_size: int = 4096
-    hidden_size: int = 192
-    num_hidden_layers: int = 4
-    num_attention_heads: int = 4
-    intermediate_size: int = 768
+Shape = recipe.Shape
 
 
 def deberta_config(tok, shape: Shape = Shape()) -> DebertaConfig:
@@ -57,44 +47,30 @@ def masked_lm_logits(model: DebertaForMaskedLM, ids, att, targets):
     return model.lm_predictions(h[targets], model.deberta.embeddings.word_embeddings)  # (n_targets, V)
 
 
-def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
-    work = work / "deberta"
-    shape = Shape()
-    train_file, valid_file = data.corpus_files(corpus)
-    tok = common.cached_tokenizer(work, lambda: data.build_deberta(train_file, shape.vocab_size))
-
-    def seqs(f, limit=None):
-        stories = data.encode_sentences(tok, data.read_stories(f, limit))
-        return data.single_segment(tok, data.pack(stories, cfg.seq_len - 2, False), cfg.seq_len)
-
-    train = common.cached(work / "train.pt", lambda: seqs(train_file))
-    valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 400_000))
-    torch.manual_seed(cfg.seed)
-    model = DebertaForMaskedLM(deberta_config(tok, shape))
-    curves, final = common.train_dynamic_mlm("deberta", model, masked_lm_logits, tok, train, valid, cfg, work)
-    baseline = common.unigram_baseline(train, valid, len(tok))
-    card = common.model_card(
-        name="deberta-tiny-tinystories",
-        family="deberta",
-        stands_in_for="microsoft/deberta-base",
-        recipe="masked LM with dynamic masking (15%, 80/10/10); disentangled attention (c2p + p2c, relative "
-        f"distances up to {data.MAX_LENGTH}), no absolute positions in the encoder, no enhanced mask decoder "
-        f"(transformers has none); GPT-2 style byte-level BPE vocabulary of {len(tok)}, cased, `[CLS] [SEP] [MASK]`; "
-        f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
-        model=model,
-        cfg=cfg,
-        curves=curves,
-        metrics={
-            "masked top-1 (15% masking)": final["top1"],
-            "masked top-5 (15% masking)": final["top5"],
-            "held-out targets": final["n_targets"],
-            "cloze top-5 (content words)": final["cloze_top5"],
-        },
-        baseline=baseline,
-        corpus=train_file.name,
-        notes="\nThe masked-LM head is `lm_predictions.lm_head` (`legacy=False` in config.json), as in "
+class DebertaRecipe(recipe.MaskedLMRecipe):
+    name = "deberta"
+    stands_in_for = "microsoft/deberta-base"
+    logits_at = staticmethod(masked_lm_logits)
+    notes = (
+        "\nThe masked-LM head is `lm_predictions.lm_head` (`legacy=False` in config.json), as in "
         "microsoft/deberta-base, whose hub config does not say so: load that checkpoint with "
-        "`DebertaForMaskedLM.from_pretrained('microsoft/deberta-base', legacy=False)` or its head is left random.\n",
+        "`DebertaForMaskedLM.from_pretrained('microsoft/deberta-base', legacy=False)` or its head is left random.\n"
     )
-    curves["final"] = {**final, "baseline": baseline}
-    common.save_checkpoint(model, tok, out / "deberta", curves, card)
+
+    def build_tokenizer(self, train_file):
+        return data.build_deberta(train_file, self.shape.vocab_size)
+
+    def build_model(self, tok):
+        return DebertaForMaskedLM(deberta_config(tok, self.shape))
+
+    def describe(self, tok):
+        shape = self.shape
+        return (
+            "masked LM with dynamic masking (15%, 80/10/10); disentangled attention (c2p + p2c, relative "
+            f"distances up to {data.MAX_LENGTH}), no absolute positions in the encoder, no enhanced mask decoder "
+            f"(transformers has none); GPT-2 style byte-level BPE vocabulary of {len(tok)}, cased, `[CLS] [SEP] [MASK]`; "
+            f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads"
+        )
+
+
+run = DebertaRecipe().run

@@ -67,19 +67,16 @@ def student_logits(student: DistilBertForMaskedLM, ids, att, select):
     return student.vocab_projector(x), h
 
 
-def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
-    recipe = Recipe()
-    if not (out / "bert" / "config.json").exists():
-        raise SystemExit("DistilBERT needs its teacher: build the bert recipe first")
-    teacher = BertForMaskedLM.from_pretrained(out / "bert").eval().to(cfg.device)
-    for p in teacher.parameters():
-        p.requires_grad_(False)
-    tok, train, valid = bert.prepare(corpus, work / "bert-vocabulary", cfg.seq_len, vocabulary_of=out / "bert")
-    tok = DistilBertTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
-    work = work / "distilbert"
-    student = student_from_teacher(teacher).to(cfg.device)
+def logits_at(model, ids, att, targets):
+    """Masked-LM logits at the targets of the student (a ``DistilBertForMaskedLM``) or of its BERT teacher."""
+    if isinstance(model, DistilBertForMaskedLM):
+        return student_logits(model, ids, att, targets)[0]
+    return bert.masked_lm_logits(model, ids, att, targets)
+
+
+def distillation_step(student, teacher, tok, train, cfg: common.LoopConfig, recipe: Recipe):
+    """``step_loss(step, gen)``: the triple loss on a dynamically masked batch, soft targets on every real token."""
     mcfg, rand_ids = MaskingConfig(), data.random_ids(tok)
-    eval_set = valid.subset(slice(0, 256))
 
     def step_loss(step, gen):
         idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
@@ -101,23 +98,33 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
         loss = recipe.alpha_ce * terms["kl"] + recipe.alpha_mlm * terms["mlm"] + recipe.alpha_cos * terms["cos"]
         return loss, {k: float(v) for k, v in terms.items()}
 
-    def logits_at(model, i, a, t):
-        return student_logits(model, i, a, t)[0] if model is student else bert.masked_lm_logits(model, i, a, t)
+    return step_loss
 
-    def evaluate():
-        r = common.masked_topk(
-            lambda i, a, t: logits_at(student, i, a, t), eval_set, tok.mask_token_id, device=cfg.device
-        )
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(student, tok)}
 
-    curves = common.train_loop("distilbert", student, step_loss, evaluate, cfg, work)
-    student.cpu()
+def frozen_teacher(out: Path, device: str) -> BertForMaskedLM:
+    """The bundled BERT stand-in, built first by the bert recipe, in eval mode with no gradients."""
+    if not (out / "bert" / "config.json").exists():
+        raise SystemExit("DistilBERT needs its teacher: build the bert recipe first")
+    teacher = BertForMaskedLM.from_pretrained(out / "bert").eval().to(device)
+    for p in teacher.parameters():
+        p.requires_grad_(False)
+    return teacher
+
+
+def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
+    recipe = Recipe()
+    teacher = frozen_teacher(out, cfg.device)
+    tok, train, valid = bert.prepare(corpus, work / "bert-vocabulary", cfg.seq_len, vocabulary_of=out / "bert")
+    tok = DistilBertTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
+    student = student_from_teacher(teacher).to(cfg.device)
+    step_loss_of = lambda s: distillation_step(s, teacher, tok, train, cfg, recipe)  # noqa: E731
+    evaluation = common.masked_lm_evaluation(logits_at, tok)
+    curves, final = common.train_masked_lm(
+        "distilbert", student, evaluation, step_loss_of, valid, cfg, work / "distilbert"
+    )
     teacher.cpu()
     with torch.no_grad():
-        final = common.masked_topk(lambda i, a, t: logits_at(student, i, a, t), valid, tok.mask_token_id)
-        t_final = common.masked_topk(lambda i, a, t: logits_at(teacher, i, a, t), valid, tok.mask_token_id)
-        final.update(common.cloze_top5(student, tok))
-        t_final.update(common.cloze_top5(teacher, tok))
+        t_final = evaluation(teacher, valid, "cpu")
     speed = forward_speedup(teacher, student, tok)
     retained = final["top1"] / t_final["top1"]
     curves["final"] = {**final, "teacher": t_final, "retained_top1": retained, **speed}

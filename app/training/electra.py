@@ -131,6 +131,190 @@ def freeze(module: torch.nn.Module) -> None:
         p.requires_grad_(False)
 
 
+class Stages:
+    """What ELECTRA's three stages share: the data, the pair of models (the generator is replaced in stage 1) and
+    the measures. Each stage is a method; ``run`` calls them in turn."""
+
+    def __init__(self, corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape):
+        warm = shape.init_from_bert and (out / "bert" / "config.json").exists()
+        tok, self.train, self.valid = bert.prepare(
+            corpus,
+            work / ("bert-vocabulary" if warm else "bert"),
+            cfg.seq_len,
+            vocabulary_of=out / "bert" if warm else None,
+        )  # its embeddings' rows
+        self.tok = ElectraTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
+        self.cfg, self.shape, self.root = cfg, shape, work
+        self.joint_work = work / ("electra-disc-from-bert" if warm else "electra")
+        torch.manual_seed(cfg.seed)
+        self.gcfg, dcfg = configs(len(self.tok), shape)
+        self.generator, self.discriminator = ElectraForMaskedLM(self.gcfg), ElectraForPreTraining(dcfg)
+        if warm:
+            init_discriminator_from_bert(self.discriminator, out / "bert")
+        tie_embeddings(self.generator, self.discriminator)
+        self.generator.to(cfg.device)
+        self.discriminator.to(cfg.device)
+        self.rand_ids = data.random_ids(self.tok)
+        self.eval_set = self.valid.subset(slice(0, 256))
+
+    # ---- the pieces every stage uses
+
+    def batch(self, step):
+        idx = common.shuffled_batch(len(self.train), self.cfg.batch_size, step, self.cfg.seed)
+        return self.train.input_ids[idx], self.train.attention_mask[idx], self.train.maskable[idx]
+
+    def corrupt(self, ids, att, maskable, gen):
+        return corrupt_with_generator(self.generator, ids, att, maskable, self.tok, self.rand_ids, gen)
+
+    def rtd_loss(self, corrupted, att, replaced):
+        att = att.to(self.cfg.device)
+        d_logits = self.discriminator(input_ids=corrupted, attention_mask=att).logits  # (B, T)
+        real = att.bool()
+        return torch.nn.functional.binary_cross_entropy_with_logits(d_logits[real], replaced[real])
+
+    def generator_quality(self, seqs):
+        return common.masked_topk(
+            lambda i, a, t: generator_logits(self.generator, i, a, t),
+            seqs,
+            self.tok.mask_token_id,
+            device=self.cfg.device,
+        )
+
+    def detection(self, subset, seed=99):
+        """The discriminator on the generator's fakes: ROC-AUC, precision and recall at 0.5 (the lesson's own
+        measure), the replaced share and how many fakes are words."""
+        gen = torch.Generator().manual_seed(seed)
+        scores, labels, words, n_fakes = [], [], 0, 0
+        for s in range(0, len(subset), 128):
+            part = subset.subset(slice(s, s + 128))
+            _, corrupted, replaced = self.corrupt(part.input_ids, part.attention_mask, part.maskable, gen)
+            att = part.attention_mask.to(corrupted.device)
+            d = torch.sigmoid(self.discriminator(input_ids=corrupted, attention_mask=att).logits.float()).cpu()
+            keep = part.maskable  # content tokens (special tokens are never replaced)
+            scores.append(d[keep])
+            labels.append(replaced.cpu()[keep])
+            fakes = corrupted.cpu()[replaced.cpu().bool()]
+            words += sum(w.isalpha() for w in self.tok.convert_ids_to_tokens(fakes.tolist()))
+            n_fakes += len(fakes)
+        scores, labels = torch.cat(scores), torch.cat(labels)
+        m = detection_metrics(scores, labels.bool())  # the lesson's own measure (threshold 0.5)
+        return {
+            "auc": m.auc,
+            "precision": m.precision,
+            "recall": m.recall,
+            "replaced_share": float(labels.mean()),
+            "fakes_that_are_words": words / max(n_fakes, 1),
+        }
+
+    # ---- the stages
+
+    def joint(self) -> dict:
+        """Stage 0, the paper's joint recipe (resumes the work folder of the earlier joint-only recipe)."""
+        shape, cfg = self.shape, self.cfg
+        joint_cfg = common.LoopConfig(
+            **{
+                **cfg.__dict__,
+                "steps": shape.joint_steps,
+                "lr": common.LoopConfig.lr,
+                "warmup": common.LoopConfig.warmup,
+            }
+        )
+
+        def joint_loss(step, gen):
+            ids, att, maskable = self.batch(step)
+            g_loss, corrupted, replaced = self.corrupt(ids, att, maskable, gen)
+            d_loss = self.rtd_loss(corrupted, att, replaced)
+            return g_loss + shape.rtd_weight * d_loss, {
+                "gen_loss": float(g_loss.detach()),
+                "disc_loss": float(d_loss.detach()),
+            }
+
+        def joint_eval():
+            return {
+                "gen_top5": self.generator_quality(self.eval_set)["top5"],
+                "disc_auc": self.detection(self.eval_set)["auc"],
+                **common.cloze_top5(self.generator, self.tok),
+            }
+
+        both = torch.nn.ModuleDict({"generator": self.generator, "discriminator": self.discriminator})
+        return common.train_loop("electra-joint", both, joint_loss, joint_eval, joint_cfg, self.joint_work)
+
+    def generator_alone(self) -> tuple[dict, common.LoopConfig]:
+        """Stage 1: a fresh generator alone, masked LM, on the shared embeddings, frozen from now on; stopped at the
+        first evaluation where its masked top-5 reaches ``shape.generator_top5``. Returns (curves, its loop)."""
+        shape, cfg = self.shape, self.cfg
+        torch.manual_seed(cfg.seed + 1)
+        self.generator = ElectraForMaskedLM(self.gcfg)
+        tie_embeddings(self.generator, self.discriminator)
+        freeze(self.discriminator.electra.embeddings)
+        self.generator.to(cfg.device)
+        gen_cfg = common.LoopConfig(
+            **{
+                **cfg.__dict__,
+                "steps": shape.generator_steps,
+                "warmup": shape.generator_warmup,
+                "lr": common.LoopConfig.lr,
+                "eval_every": shape.generator_eval_every,
+            }
+        )
+
+        def generator_loss(step, gen):
+            g_loss, _, _ = self.corrupt(*self.batch(step), gen)
+            return g_loss, {"gen_loss": float(g_loss.detach())}
+
+        def generator_eval():
+            return {
+                "gen_top5": self.generator_quality(self.eval_set)["top5"],
+                **common.cloze_top5(self.generator, self.tok),
+            }
+
+        curves = common.train_loop(
+            "electra-generator",
+            self.generator,
+            generator_loss,
+            generator_eval,
+            gen_cfg,
+            self.root / "electra-generator",
+            stop_when=lambda m: m["gen_top5"] >= shape.generator_top5,
+        )
+        return curves, gen_cfg
+
+    def discriminator_alone(self) -> dict:
+        """Stage 2: the generator frozen, the discriminator learns to spot its fakes."""
+        freeze(self.generator)
+        self.generator.eval()
+
+        def discriminator_loss(step, gen):
+            ids, att, maskable = self.batch(step)
+            with torch.no_grad():
+                _, corrupted, replaced = self.corrupt(ids, att, maskable, gen)
+            d_loss = self.rtd_loss(corrupted, att, replaced)
+            return d_loss, {"disc_loss": float(d_loss.detach())}
+
+        def discriminator_eval():
+            d = self.detection(self.eval_set)
+            return {"disc_auc": d["auc"], "fakes_that_are_words": d["fakes_that_are_words"]}
+
+        return common.train_loop(
+            "electra-discriminator",
+            self.discriminator,
+            discriminator_loss,
+            discriminator_eval,
+            self.cfg,
+            self.root / "electra-discriminator",
+        )
+
+    def final_numbers(self) -> tuple[dict, dict, dict]:
+        """(generator, discriminator, unigram baseline) on the held-out set, on the CPU."""
+        self.generator.cpu()
+        self.discriminator.cpu()
+        with torch.no_grad():
+            g = self.generator_quality(self.valid)
+            g.update(common.cloze_top5(self.generator, self.tok))
+            d = self.detection(self.valid)
+        return g, d, common.unigram_baseline(self.train, self.valid, len(self.tok))
+
+
 def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Shape()) -> None:
     """Three stages; ``cfg`` (and so ``--steps``) is stage 2's.
 
@@ -155,167 +339,28 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
 
     The embeddings stay frozen after stage 0, so the frozen generator's fakes do not drift while the
     discriminator learns, and the app re-ties the pair exactly as trained."""
-    warm = shape.init_from_bert and (out / "bert" / "config.json").exists()
-    tok, train, valid = bert.prepare(
-        corpus,
-        work / ("bert-vocabulary" if warm else "bert"),
-        cfg.seq_len,
-        vocabulary_of=out / "bert" if warm else None,
-    )  # its embeddings' rows
-    tok = ElectraTokenizer(vocab=tok.get_vocab(), do_lower_case=True, model_max_length=data.MAX_LENGTH)
-    root = work
-    work = work / ("electra-disc-from-bert" if warm else "electra")
-    torch.manual_seed(cfg.seed)
-    gcfg, dcfg = configs(len(tok), shape)
-    generator, discriminator = ElectraForMaskedLM(gcfg), ElectraForPreTraining(dcfg)
-    if warm:
-        init_discriminator_from_bert(discriminator, out / "bert")
-    tie_embeddings(generator, discriminator)
-    generator.to(cfg.device)
-    discriminator.to(cfg.device)
-    rand_ids = data.random_ids(tok)
-    eval_set = valid.subset(slice(0, 256))
-
-    def rtd_loss(corrupted, att, replaced):
-        att = att.to(cfg.device)
-        d_logits = discriminator(input_ids=corrupted, attention_mask=att).logits  # (B, T)
-        real = att.bool()
-        return torch.nn.functional.binary_cross_entropy_with_logits(d_logits[real], replaced[real])
-
-    def batch(step):
-        idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
-        return train.input_ids[idx], train.attention_mask[idx], train.maskable[idx]
-
-    def generator_quality(seqs):
-        return common.masked_topk(
-            lambda i, a, t: generator_logits(generator, i, a, t), seqs, tok.mask_token_id, device=cfg.device
-        )
-
-    def detection(subset, seed=99):
-        gen = torch.Generator().manual_seed(seed)
-        scores, labels, words, n_fakes = [], [], 0, 0
-        for s in range(0, len(subset), 128):
-            part = subset.subset(slice(s, s + 128))
-            _, corrupted, replaced = corrupt_with_generator(
-                generator, part.input_ids, part.attention_mask, part.maskable, tok, rand_ids, gen
-            )
-            att = part.attention_mask.to(corrupted.device)
-            d = torch.sigmoid(discriminator(input_ids=corrupted, attention_mask=att).logits.float()).cpu()
-            keep = part.maskable  # content tokens (special tokens are never replaced)
-            scores.append(d[keep])
-            labels.append(replaced.cpu()[keep])
-            fakes = corrupted.cpu()[replaced.cpu().bool()]
-            words += sum(w.isalpha() for w in tok.convert_ids_to_tokens(fakes.tolist()))
-            n_fakes += len(fakes)
-        scores, labels = torch.cat(scores), torch.cat(labels)
-        m = detection_metrics(scores, labels.bool())  # the lesson's own measure (threshold 0.5)
-        return {
-            "auc": m.auc,
-            "precision": m.precision,
-            "recall": m.recall,
-            "replaced_share": float(labels.mean()),
-            "fakes_that_are_words": words / max(n_fakes, 1),
-        }
-
-    # ---- stage 0: the paper's joint recipe (resumes the work folder of the earlier joint-only recipe)
-    joint_cfg = common.LoopConfig(
-        **{**cfg.__dict__, "steps": shape.joint_steps, "lr": common.LoopConfig.lr, "warmup": common.LoopConfig.warmup}
-    )
-
-    def joint_loss(step, gen):
-        ids, att, maskable = batch(step)
-        g_loss, corrupted, replaced = corrupt_with_generator(generator, ids, att, maskable, tok, rand_ids, gen)
-        d_loss = rtd_loss(corrupted, att, replaced)
-        return g_loss + shape.rtd_weight * d_loss, {
-            "gen_loss": float(g_loss.detach()),
-            "disc_loss": float(d_loss.detach()),
-        }
-
-    def joint_eval():
-        return {
-            "gen_top5": generator_quality(eval_set)["top5"],
-            "disc_auc": detection(eval_set)["auc"],
-            **common.cloze_top5(generator, tok),
-        }
-
-    both = torch.nn.ModuleDict({"generator": generator, "discriminator": discriminator})
-    joint_curves = common.train_loop("electra-joint", both, joint_loss, joint_eval, joint_cfg, work)
-
-    # ---- stage 1: a fresh generator alone, masked LM, on the shared embeddings, frozen from now on
-    torch.manual_seed(cfg.seed + 1)
-    generator = ElectraForMaskedLM(gcfg)
-    tie_embeddings(generator, discriminator)
-    freeze(discriminator.electra.embeddings)
-    generator.to(cfg.device)
-    gen_cfg = common.LoopConfig(
-        **{
-            **cfg.__dict__,
-            "steps": shape.generator_steps,
-            "warmup": shape.generator_warmup,
-            "lr": common.LoopConfig.lr,
-            "eval_every": shape.generator_eval_every,
-        }
-    )
-
-    def generator_loss(step, gen):
-        g_loss, _, _ = corrupt_with_generator(generator, *batch(step), tok, rand_ids, gen)
-        return g_loss, {"gen_loss": float(g_loss.detach())}
-
-    def generator_eval():
-        return {"gen_top5": generator_quality(eval_set)["top5"], **common.cloze_top5(generator, tok)}
-
-    gen_curves = common.train_loop(
-        "electra-generator",
-        generator,
-        generator_loss,
-        generator_eval,
-        gen_cfg,
-        root / "electra-generator",
-        stop_when=lambda m: m["gen_top5"] >= shape.generator_top5,
-    )
-
-    # ---- stage 2: the generator frozen, the discriminator learns to spot its fakes
-    freeze(generator)
-    generator.eval()
-
-    def discriminator_loss(step, gen):
-        ids, att, maskable = batch(step)
-        with torch.no_grad():
-            _, corrupted, replaced = corrupt_with_generator(generator, ids, att, maskable, tok, rand_ids, gen)
-        d_loss = rtd_loss(corrupted, att, replaced)
-        return d_loss, {"disc_loss": float(d_loss.detach())}
-
-    def discriminator_eval():
-        d = detection(eval_set)
-        return {"disc_auc": d["auc"], "fakes_that_are_words": d["fakes_that_are_words"]}
-
-    curves = common.train_loop(
-        "electra-discriminator",
-        discriminator,
-        discriminator_loss,
-        discriminator_eval,
-        cfg,
-        root / "electra-discriminator",
-    )
+    stages = Stages(corpus, out, work, cfg, shape)
+    joint_curves = stages.joint()
+    gen_curves, gen_cfg = stages.generator_alone()
+    curves = stages.discriminator_alone()
     curves["generator_stage"], curves["joint_stage"] = gen_curves, joint_curves
-    generator.cpu()
-    discriminator.cpu()
-    with torch.no_grad():
-        g = generator_quality(valid)
-        g.update(common.cloze_top5(generator, tok))
-        d = detection(valid)
-    baseline = common.unigram_baseline(train, valid, len(tok))
+    g, d, baseline = stages.final_numbers()
     curves["final"] = {"generator": g, "discriminator": d, "baseline": baseline}
+    recipe = card_recipe(shape, cfg, joint_curves, gen_curves, curves, g, len(stages.tok))
+    save_pair(stages, corpus, out, recipe, gen_cfg, gen_curves, curves, g, d, baseline)
+
+
+def card_recipe(shape: Shape, cfg, joint_curves: dict, gen_curves: dict, curves: dict, g: dict, vocab: int) -> str:
+    """The cards' recipe line: the three stages, what each trained and for how long."""
     minutes = lambda c: c.get("train_seconds", 0) / 60  # noqa: E731
-    recipe = (
+    return (
         (
             f"replaced-token detection in three stages (see `app/training/electra.py`). **0.** The paper's joint "
             f"recipe, MLM + {shape.rtd_weight:g} · BCE, {joint_curves.get('steps_done', 0)} steps "
             f"({minutes(joint_curves):.0f} min), the discriminator started from the bundled BERT stand-in (from "
             "scratch it stayed on the predict-'original' plateau, AUC ≈ 0.54 after 1,300 steps); its same-size "
             f"generator became as good as BERT (cloze top-5 {joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}) "
-            "and the discriminator's held-out ROC-AUC stayed at "
-            f"{joint_curves.get('disc_auc', [float('nan')])[-1]:.2f}: "
+            f"and the discriminator's held-out ROC-AUC stayed at {joint_curves.get('disc_auc', [float('nan')])[-1]:.2f}: "
             "its fakes were real words in context. That generator is not kept. **1.** A fresh generator of the "
             f"same size learns alone with MLM ({gen_curves.get('steps_done', 0)} steps, {minutes(gen_curves):.0f} min) "
             "on the shared token/position embeddings, frozen from here on — the paper's two-stage variant (§3.2) — "
@@ -329,21 +374,25 @@ def run(corpus, out: Path, work: Path, cfg: common.LoopConfig, shape: Shape = Sh
                 else f"its masked top-5 never reached {shape.generator_top5:g} in {shape.generator_steps} steps"
             )
             + ". **2.** With the generator frozen too, the "
-            f"discriminator goes on learning on its fakes ({curves.get('steps_done', 0)} steps, "
-            f"{minutes(curves):.0f} min, peak learning rate {cfg.lr:g}). Both models have the same size "
-            f"({shape.num_hidden_layers} layers, hidden {shape.hidden_size}, FFN {shape.intermediate_size}, "
-            f"{shape.num_attention_heads} heads), as in the released "
+            f"discriminator goes on learning on its fakes ({curves.get('steps_done', 0)} steps, {minutes(curves):.0f} min, "
+            f"peak learning rate {cfg.lr:g}). Both models have the same size ({shape.num_hidden_layers} layers, hidden "
+            f"{shape.hidden_size}, FFN {shape.intermediate_size}, {shape.num_attention_heads} heads), as in the released "
             "ELECTRA-Small pair (generator size 1, google-research/electra#39), and share their embeddings (size "
-            f"{shape.embedding_size}); 15% masking; replacements sampled from the generator at T = 1; "
-            f"WordPiece uncased vocabulary of {len(tok)} (the BERT stand-in's). **What it costs:** the "
-            "generator is stopped early, so it is weaker than this size allows (cloze top-5 {g:.2f} against the joint "
-            "generator's {j:.2f}): a generator as good as the discriminator makes fakes it cannot tell from real "
-            "words, which is why the paper found generators ¼–½ the discriminator's size best. With the size fixed at "
-            "1, the generator's training length sets its strength instead."
+            f"{shape.embedding_size}); 15% masking; replacements sampled from the generator at T = 1; WordPiece uncased "
+            f"vocabulary of {vocab} (the BERT stand-in's). **What it costs:** the generator is stopped early, so it "
+            "is weaker than this size allows (cloze top-5 {g:.2f} against the joint generator's "
+            "{j:.2f}): a generator as good as the discriminator makes fakes it cannot tell from real words, which is "
+            "why the paper found generators ¼–½ the discriminator's size best. With the size fixed at 1, the "
+            "generator's training length sets its strength instead."
         )
         .replace("{g:.2f}", f"{g['cloze_top5']:.2f}")
         .replace("{j:.2f}", f"{joint_curves.get('cloze_top5', [float('nan')])[-1]:.2f}")
     )
+
+
+def save_pair(stages: Stages, corpus, out: Path, recipe: str, gen_cfg, gen_curves, curves, g, d, baseline) -> None:
+    """Both checkpoints, each with its card (the curves of stage 2, with stages 0 and 1 inside, in both)."""
+    generator, discriminator, tok, cfg = stages.generator, stages.discriminator, stages.tok, stages.cfg
     pair = (
         "\nThe generator and discriminator share their embeddings (frozen after stage 0); load both (the app "
         "re-ties them). `curves.json` holds stage 2's curves at the top level and stages 0 and 1 under "

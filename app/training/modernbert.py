@@ -13,22 +13,16 @@ local on a 128-token input; ModernBERT-base's is 128 of 8,192.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-
-import torch
 from transformers import ModernBertConfig, ModernBertForMaskedLM
 
-from app.training import common, data
+from app.training import common, data, recipe
 
 LOOP = common.LoopConfig(steps=4000)
 
 
 @dataclass(frozen=True)
-class Shape:
-    vocab_size: int = 4096
-    hidden_size: int = 192
+class Shape(recipe.Shape):
     num_hidden_layers: int = 4  # layers 0 and 3 global, 1 and 2 local
-    num_attention_heads: int = 4
     intermediate_size: int = 512  # GeGLU: 3·H·I = 8·H² parameters, the same as BERT's 2·H·4H feed-forward
     global_attn_every_n_layers: int = 3
     local_attention: int = 64
@@ -58,46 +52,32 @@ def masked_lm_logits(model: ModernBertForMaskedLM, ids, att, targets):
     return model.decoder(model.head(h[targets]))  # (n_targets, V)
 
 
-def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
-    work = work / "modernbert"
+class ModernBertRecipe(recipe.MaskedLMRecipe):
+    name = "modernbert"
+    stands_in_for = "answerdotai/ModernBERT-base"
     shape = Shape()
-    train_file, valid_file = data.corpus_files(corpus)
-    tok = common.cached_tokenizer(
-        work, lambda: data.build_modernbert(train_file, shape.vocab_size, shape.max_position_embeddings)
+    cross_documents = True
+    logits_at = staticmethod(masked_lm_logits)
+    notes = (
+        f"\nTrained on 128-token sequences; it accepts up to {Shape.max_position_embeddings} (RoPE has no "
+        "position table), but positions past 128 were never seen in training.\n"
     )
 
-    def seqs(f, cross, limit=None):
-        stories = data.encode_sentences(tok, data.read_stories(f, limit))
-        return data.single_segment(tok, data.pack(stories, cfg.seq_len - 2, cross, tok.sep_token_id), cfg.seq_len)
+    def build_tokenizer(self, train_file):
+        return data.build_modernbert(train_file, self.shape.vocab_size, self.shape.max_position_embeddings)
 
-    train = common.cached(work / "train.pt", lambda: seqs(train_file, True))
-    valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, False, 400_000))
-    torch.manual_seed(cfg.seed)
-    model = ModernBertForMaskedLM(modernbert_config(tok, shape))
-    curves, final = common.train_dynamic_mlm("modernbert", model, masked_lm_logits, tok, train, valid, cfg, work)
-    baseline = common.unigram_baseline(train, valid, len(tok))
-    card = common.model_card(
-        name="modernbert-tiny-tinystories",
-        family="modernbert",
-        stands_in_for="answerdotai/ModernBERT-base",
-        recipe="masked LM with dynamic masking (15%, 80/10/10), sequences packed across documents; rotary "
-        f"positions (θ 160,000 global / 10,000 local), GeGLU feed-forward ({shape.intermediate_size} wide), no "
-        f"biases, global attention every {shape.global_attn_every_n_layers} layers and a {shape.local_attention}-token "
-        f"sliding window in the others; cased byte-level BPE vocabulary of {len(tok)} with `[CLS] [SEP] [MASK]`; "
-        f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads",
-        model=model,
-        cfg=cfg,
-        curves=curves,
-        metrics={
-            "masked top-1 (15% masking)": final["top1"],
-            "masked top-5 (15% masking)": final["top5"],
-            "held-out targets": final["n_targets"],
-            "cloze top-5 (content words)": final["cloze_top5"],
-        },
-        baseline=baseline,
-        corpus=train_file.name,
-        notes=f"\nTrained on 128-token sequences; it accepts up to {shape.max_position_embeddings} (RoPE has no "
-        "position table), but positions past 128 were never seen in training.\n",
-    )
-    curves["final"] = {**final, "baseline": baseline}
-    common.save_checkpoint(model, tok, out / "modernbert", curves, card)
+    def build_model(self, tok):
+        return ModernBertForMaskedLM(modernbert_config(tok, self.shape))
+
+    def describe(self, tok):
+        shape = self.shape
+        return (
+            "masked LM with dynamic masking (15%, 80/10/10), sequences packed across documents; rotary "
+            f"positions (θ 160,000 global / 10,000 local), GeGLU feed-forward ({shape.intermediate_size} wide), no "
+            f"biases, global attention every {shape.global_attn_every_n_layers} layers and a {shape.local_attention}-token "
+            f"sliding window in the others; cased byte-level BPE vocabulary of {len(tok)} with `[CLS] [SEP] [MASK]`; "
+            f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads"
+        )
+
+
+run = ModernBertRecipe().run

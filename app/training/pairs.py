@@ -238,3 +238,51 @@ def head_accuracy(logits, p: Pairs, batch_size: int = 256) -> float:
         x = q.seqs
         correct += int((logits(x.input_ids, x.attention_mask, x.token_type_ids).argmax(-1).cpu() == q.labels).sum())
     return correct / max(1, len(p))
+
+
+# The sentence-head recipes (bert-nsp, albert-sop) train and score a model with two heads the same way; each passes
+# its ``forward(model, ids, attention, token_types, targets)`` -> (masked-LM logits at the targets (n, V), the
+# sentence head's logits (B, 2)).
+
+
+def mlm_and_head_loss(forward, model, tok, batch: Pairs, weight: float, head: str, rand_ids, gen, device: str):
+    """(masked-LM loss + ``weight`` × the sentence head's loss, {"mlm_loss", "<head>_loss"}) on ``batch``, masked
+    dynamically (15%, 80/10/10) with ``gen``."""
+    from app.masking import MaskingConfig, mlm_batch
+
+    s = batch.seqs
+    ids, labels = mlm_batch(s.input_ids, s.maskable, tok.mask_token_id, rand_ids, MaskingConfig(), gen)
+    labels = labels.to(device)
+    targets = labels != -100
+    mlm, sentence = forward(model, ids.to(device), s.attention_mask.to(device), s.token_type_ids.to(device), targets)
+    mlm_loss = torch.nn.functional.cross_entropy(mlm, labels[targets])
+    head_loss = torch.nn.functional.cross_entropy(sentence, batch.labels.to(device))
+    return mlm_loss + weight * head_loss, {
+        "mlm_loss": float(mlm_loss.detach()),
+        f"{head}_loss": float(head_loss.detach()),
+    }
+
+
+def model_head_accuracy(forward, model, p: Pairs, batch_size: int = 256) -> float:
+    """``head_accuracy`` of ``model``'s sentence head, on the model's device."""
+    dev = next(model.parameters()).device
+
+    def logits(ids, att, types):
+        no_targets = torch.zeros_like(ids, dtype=torch.bool, device=dev)
+        return forward(model, ids.to(dev), att.to(dev), types.to(dev), no_targets)[1]
+
+    return head_accuracy(logits, p, batch_size)
+
+
+def in_order_mlm_scores(forward, model, tok, p: Pairs) -> dict:
+    """Masked top-1/top-5 (``units.masked_lm_eval``, token targets) on the in-order pairs of ``p``."""
+    from app.training import units
+
+    m = units.masked_lm_eval(
+        lambda i, a, t, ty: forward(model, i, a, ty, t)[0],
+        p.seqs.subset(p.labels == 0),
+        None,
+        tok.mask_token_id,
+        device=str(next(model.parameters()).device),
+    )
+    return {"valid_top1": m["top1"], "valid_top5": m["top5"]}

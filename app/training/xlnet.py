@@ -10,12 +10,11 @@ see. Both are driven by ``perm_mask`` and ``target_mapping`` (see app/lessons/xl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from transformers import XLNetConfig, XLNetLMHeadModel
 
-from app.training import common, data
+from app.training import common, data, recipe
 from app.permutation import partial_prediction_masks
 
 LOOP = common.LoopConfig(steps=3000)
@@ -70,75 +69,77 @@ def permutation_topk(model, seqs, k: int, seed: int = 1234, batch_size: int = 12
     return {"top1": hits1 / max(n, 1), "top5": hits5 / max(n, 1), "n_targets": n}
 
 
-def run(corpus, out: Path, work: Path, cfg: common.LoopConfig) -> None:
-    global _SPECIAL
-    work = work / "xlnet"
+class XLNetRecipe(recipe.MaskedLMRecipe):
+    """The base recipe with XLNet's objective: permutation LM on sequences ending ``<sep> <cls>``, scored on the
+    permutation targets."""
+
+    name = "xlnet"
+    stands_in_for = "xlnet/xlnet-base-cased"
     shape = Shape()
-    train_file, valid_file = data.corpus_files(corpus)
-    tok = common.cached_tokenizer(work, lambda: data.build_xlnet(train_file, shape.vocab_size))
-    _SPECIAL = torch.tensor(tok.all_special_ids)
+    specials_at_end = True
+    notes = "\nLoad with `AutoModelForCausalLM` (gives `XLNetLMHeadModel`); XLNet is not a masked LM.\n"
 
-    def seqs(f, limit=None):
-        chunks = data.pack(data.encode_sentences(tok, data.read_stories(f, limit)), cfg.seq_len - 2, False)
-        return data.single_segment(tok, chunks, cfg.seq_len, specials_at_end=True)
+    def build_tokenizer(self, train_file):
+        return data.build_xlnet(train_file, self.shape.vocab_size)
 
-    train = common.cached(work / "train.pt", lambda: seqs(train_file))
-    valid = common.cached(work / "valid.pt", lambda: seqs(valid_file, 400_000))
-    torch.manual_seed(cfg.seed)
-    model = XLNetLMHeadModel(
-        XLNetConfig(
-            vocab_size=len(tok),
-            d_model=shape.d_model,
-            n_layer=shape.n_layer,
-            n_head=shape.n_head,
-            d_inner=shape.d_inner,
-            ff_activation="gelu",
-            dropout=0.0,
-            untie_r=True,
-            attn_type="bi",
-            mem_len=None,
-            pad_token_id=tok.pad_token_id,
-            bos_token_id=tok.bos_token_id,
-            eos_token_id=tok.eos_token_id,
+    def prepare(self, corpus, work, cfg):
+        global _SPECIAL
+        tok, train, valid = super().prepare(corpus, work, cfg)
+        _SPECIAL = torch.tensor(tok.all_special_ids)  # what forward() never draws as a target
+        return tok, train, valid
+
+    def build_model(self, tok):
+        shape = self.shape
+        return XLNetLMHeadModel(
+            XLNetConfig(
+                vocab_size=len(tok),
+                d_model=shape.d_model,
+                n_layer=shape.n_layer,
+                n_head=shape.n_head,
+                d_inner=shape.d_inner,
+                ff_activation="gelu",
+                dropout=0.0,
+                untie_r=True,
+                attn_type="bi",
+                mem_len=None,
+                pad_token_id=tok.pad_token_id,
+                bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id,
+            )
         )
-    ).to(cfg.device)
-    eval_set = valid.subset(slice(0, 256))
 
-    def step_loss(step, gen):
-        idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
-        logits, gold = forward(model, train.input_ids[idx], train.attention_mask[idx], shape.k, gen)
-        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-100), {}
+    def step_loss(self, model, tok, train, cfg, work):
+        k = self.shape.k
 
-    def evaluate():
-        r = permutation_topk(model, eval_set, shape.k)
-        return {"valid_top1": r["top1"], "valid_top5": r["top5"], **common.cloze_top5(model, tok, permutation=True)}
+        def step_loss(step, gen):
+            idx = common.shuffled_batch(len(train), cfg.batch_size, step, cfg.seed)
+            logits, gold = forward(model, train.input_ids[idx], train.attention_mask[idx], k, gen)
+            return torch.nn.functional.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-100), {}
 
-    curves = common.train_loop("xlnet", model, step_loss, evaluate, cfg, work)
-    model.cpu()
-    with torch.no_grad():
-        final = permutation_topk(model, valid, shape.k)
-        final.update(common.cloze_top5(model, tok, permutation=True))
-    baseline = common.unigram_baseline(train, valid, len(tok))
-    card = common.model_card(
-        name="xlnet-tiny-tinystories",
-        family="xlnet",
-        stands_in_for="xlnet/xlnet-base-cased",
-        recipe=f"permutation language modelling with two-stream attention (perm_mask + target_mapping), "
-        f"partial prediction of the last 1/{shape.k} of a random factorization order; SentencePiece "
-        f"Unigram vocabulary of {len(tok)}, cased, `<sep> <cls>` at the end, left padding; "
-        f"{shape.n_layer} layers, d_model {shape.d_model}",
-        model=model,
-        cfg=cfg,
-        curves=curves,
-        metrics={
+        return step_loss
+
+    def evaluation(self, tok):
+        def evaluation(model, seqs, device):
+            return {**permutation_topk(model, seqs, self.shape.k), **common.cloze_top5(model, tok, permutation=True)}
+
+        return evaluation
+
+    def metrics(self, final):
+        return {
             "permutation-target top-1": final["top1"],
             "permutation-target top-5": final["top5"],
             "held-out targets": final["n_targets"],
             "cloze top-5 (content words; the blank the only target, everything else visible)": final["cloze_top5"],
-        },
-        baseline=baseline,
-        corpus=train_file.name,
-        notes="\nLoad with `AutoModelForCausalLM` (gives `XLNetLMHeadModel`); XLNet is not a masked LM.\n",
-    )
-    curves["final"] = {**final, "baseline": baseline}
-    common.save_checkpoint(model, tok, out / "xlnet", curves, card)
+        }
+
+    def describe(self, tok):
+        shape = self.shape
+        return (
+            f"permutation language modelling with two-stream attention (perm_mask + target_mapping), "
+            f"partial prediction of the last 1/{shape.k} of a random factorization order; SentencePiece "
+            f"Unigram vocabulary of {len(tok)}, cased, `<sep> <cls>` at the end, left padding; "
+            f"{shape.n_layer} layers, d_model {shape.d_model}"
+        )
+
+
+run = XLNetRecipe().run
