@@ -406,14 +406,17 @@ def browser_start() -> list[tuple]:
         (
             "Start-up: server start → home page interactive",
             _spread([r["home"] for r in served]),
-            f"`python -m app.serve`, median (min–max) of {STARTS} fresh servers; {held(med(served, 'home'), GOALS['home'])}; "
+            f"`python -m app.serve`, median (min–max) of {STARTS} fresh servers; "
+            f"{held(med(served, 'home'), GOALS['home'])}; "
             f"{note}; {where}",
         ),
         (
             f"Start-up: server start → first lesson ({first}) interactive",
             _spread([r["lesson"] for r in served]),
-            f"home first, then a click on the lesson in the sidebar; {held(med(served, 'lesson'), GOALS['lesson'])}; the heavy imports alone "
-            f"take {floor:.1f} s (median of {STARTS} fresh interpreters, warm disk), so {med(served, 'lesson') - floor:.1f} s "
+            "home first, then a click on the lesson in the sidebar; "
+            f"{held(med(served, 'lesson'), GOALS['lesson'])}; the heavy imports alone "
+            f"take {floor:.1f} s (median of {STARTS} fresh interpreters, warm disk), "
+            f"so {med(served, 'lesson') - floor:.1f} s "
             "above that floor",
         ),
         (
@@ -476,7 +479,8 @@ def _slide_shown(page, n: int, total: int, figure: bool, timeout_ms: int = 120_0
              return new URLSearchParams(location.search).get('slide') === String(n)
                     && app && app.getAttribute('data-test-script-state') === 'notRunning'
                     && bar && bar.innerText.includes(`${n} / ${total}`)
-                    && (!figure || document.querySelector('.st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe'));
+                    && (!figure
+                        || document.querySelector('.st-key-bve-stage .js-plotly-plot, .st-key-bve-stage iframe'));
            }""",
         arg=[n, total, figure],
         timeout=timeout_ms,
@@ -531,7 +535,8 @@ def deck_changes() -> list[tuple]:
         (
             f"Lecture: slide change → next slide shown, warm ({total} slides)",
             row(warm),
-            f"the second time through, no pause; goal p95 ≤ 1 s: {met(warm)}; console errors {errors}; a slide draws its "
+            f"the second time through, no pause; goal p95 ≤ 1 s: {met(warm)}; console errors {errors}; "
+            "a slide draws its "
             "stage figure and folds the lesson's other figures (a line names each) until the lecturer asks for them",
         ),
         (
@@ -846,7 +851,8 @@ def variants(repeats: int) -> list[tuple]:
             (
                 f"Variant {v.label}: load · forward p50/p95 ({enc['input_ids'].shape[1]} tokens)",
                 f"{load_s * 1000:.0f} ms · {fmt_ms(pct(samples, 0.5))}/{fmt_ms(pct(samples, 0.95))}",
-                f"{sum(p.numel() for p in params.values()) / 1e6:.2f} M parameters, {mem:.1f} MiB weights, {loaded.device}",
+                f"{sum(p.numel() for p in params.values()) / 1e6:.2f} M parameters, "
+                f"{mem:.1f} MiB weights, {loaded.device}",
             )
         )
     rows.append(("All bundled checkpoints: total load time (CPU)", f"{total_load:.2f} s", "budget ≤ 3 s"))
@@ -1062,11 +1068,11 @@ def _class_at_once_rows(sessions, seconds, think, slugs, errors, reruns, events,
 
 
 def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0) -> list[tuple]:
-    """A class at once: ``sessions`` chromium tabs open the lesson pages together on a fresh server; once
-    every tab has opened, the class interacts for ``seconds`` (starts spread over one ``think``): each changes the first visible number input (its +) or slider (one
-    keyboard step) on its page, waits until the page has rerun (the URL carries the new value and the
-    script has finished), reads the result for ``think`` seconds, and again. Counts errors (console errors, exception
-    boxes, interactions that take over 60 s), times each interaction, and reads the server's peak
+    """A class at once: ``sessions`` chromium tabs open the lesson pages together on a fresh server; once every tab has
+    opened, the class interacts for ``seconds`` (starts spread over one ``think``): each changes the first visible
+    number input (its +) or slider (one keyboard step) on its page, waits until the page has rerun (the URL carries the
+    new value and the script has finished), reads the result for ``think`` seconds, and again. Counts errors (console
+    errors, exception boxes, interactions that take over 60 s), times each interaction, and reads the server's peak
     memory. Models are shared through st.cache_resource, not loaded per session."""
     import asyncio
 
@@ -1076,10 +1082,12 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
     from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
     done_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
-                         return a && a.getAttribute('data-test-script-state') === 'notRunning' && document.querySelector('h1'); }"""
+                         return a && a.getAttribute('data-test-script-state') === 'notRunning'
+                                && document.querySelector('h1'); }"""
     state_js = """() => { const a = document.querySelector('[data-testid="stApp"]');
                           const w = document.querySelector('[data-testid="stStatusWidget"]');
-                          return {script: a && a.getAttribute('data-test-script-state'), h1: !!document.querySelector('h1'),
+                          return {script: a && a.getAttribute('data-test-script-state'),
+                                  h1: !!document.querySelector('h1'),
                                   status: w ? w.innerText.slice(0, 80) : null, url: location.href}; }"""
     slugs = [lesson.slug for lesson in LESSONS] or [""]
     reruns, errors, blocked, events, opened = [], [], [], [], []
@@ -1332,7 +1340,8 @@ def _class_replicas(sessions: int, seconds: float, think: float, replicas: int =
         (
             f"{what}: all open together on fresh servers p50 · p95",
             f"{fmt_ms(pct(opens, 0.5))} · {fmt_ms(pct(opens, 0.95))}" if opens else "—",
-            "includes each process's first imports and model loads; nginx, redis-server and the sessions on the same machine",
+            "includes each process's first imports and model loads; "
+            "nginx, redis-server and the sessions on the same machine",
         ),
         (
             f"{what}: rerun p50 · p95",
@@ -1730,7 +1739,8 @@ def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, a
         (
             f"Class: count's lag on the projector p50 · p95 ({how})",
             f"{fmt_ms(pct(lags, 0.5))} · {fmt_ms(pct(lags, 0.95))}" if lags else "—",
-            f"k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k (includes up to 0.2 s of "
+            "k-th answer acknowledged → a reader of view()'s count every 0.2 s first sees ≥ k "
+            "(includes up to 0.2 s of "
             f"polling); max {fmt_ms(max(lags))}"
             if lags
             else "",
@@ -1744,10 +1754,12 @@ def _class_ask_rows(how: str, errors, expected, tally, rtts, lags, join_bytes, a
         (
             f"Class: presenter call during the class p50 · max ({how})",
             f"{fmt_ms(pct(reruns, 0.5))} · {fmt_ms(max(reruns))}" if reruns else "—",
-            f"{len(reruns)} calls, one every 2 s during the class: a Streamlit session's script run that reads the tally "
+            f"{len(reruns)} calls, one every 2 s during the class: "
+            "a Streamlit session's script run that reads the tally "
             "(a new session each: websocket open → script finished)"
             if "in process" in how
-            else f"{len(reruns)} calls, one every 2 s during the class: RedisRooms.tally + view from the presenter's process",
+            else f"{len(reruns)} calls, one every 2 s during the class: "
+            "RedisRooms.tally + view from the presenter's process",
         ),
     ]
 
@@ -2022,7 +2034,10 @@ def main() -> None:
     rows.append((PEAK, f"{peak:.0f} MiB", "ru_maxrss" + (f" of {how}" if partial else "")))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     n = torch.get_num_threads()
-    machine = f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, {n} thread{'s' if n > 1 else ''}"
+    machine = (
+        f"{platform.machine()}, {cpu_name()}, {os.cpu_count()} CPU cores, "
+        f"torch {torch.__version__}, {n} thread{'s' if n > 1 else ''}"
+    )
     before = a.out.read_text(encoding="utf-8") if a.out.exists() else ""
     head, old, tail = parse(before)
     update = f"Rows last updated by {how} on {when} ({machine}); every other row is kept from earlier runs."

@@ -113,7 +113,8 @@ class BertRecipe(recipe.MaskedLMRecipe):
         return (
             f"masked LM, static masking fixed at preprocessing and duplicated ×{shape.duplication} "
             "(BERT), 15% targets with the 80/10/10 rule, no NSP; WordPiece uncased vocabulary of "
-            f"{len(tok)}; {shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads"
+            f"{len(tok)}; {shape.num_hidden_layers} layers, hidden {shape.hidden_size}, "
+            f"{shape.num_attention_heads} heads"
         )
 
 

@@ -68,7 +68,8 @@ class DebertaRecipe(recipe.MaskedLMRecipe):
         return (
             "masked LM with dynamic masking (15%, 80/10/10); disentangled attention (c2p + p2c, relative "
             f"distances up to {data.MAX_LENGTH}), no absolute positions in the encoder, no enhanced mask decoder "
-            f"(transformers has none); GPT-2 style byte-level BPE vocabulary of {len(tok)}, cased, `[CLS] [SEP] [MASK]`; "
+            f"(transformers has none); GPT-2 style byte-level BPE vocabulary of {len(tok)}, "
+            "cased, `[CLS] [SEP] [MASK]`; "
             f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads"
         )
 

@@ -74,7 +74,8 @@ class ModernBertRecipe(recipe.MaskedLMRecipe):
         return (
             "masked LM with dynamic masking (15%, 80/10/10), sequences packed across documents; rotary "
             f"positions (θ 160,000 global / 10,000 local), GeGLU feed-forward ({shape.intermediate_size} wide), no "
-            f"biases, global attention every {shape.global_attn_every_n_layers} layers and a {shape.local_attention}-token "
+            f"biases, global attention every {shape.global_attn_every_n_layers} layers "
+            f"and a {shape.local_attention}-token "
             f"sliding window in the others; cased byte-level BPE vocabulary of {len(tok)} with `[CLS] [SEP] [MASK]`; "
             f"{shape.num_hidden_layers} layers, hidden {shape.hidden_size}, {shape.num_attention_heads} heads"
         )
