@@ -16,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("BVE_WARM_START", "0")
+# Under pytest-xdist (the fast tier: -n auto) each worker is a process with its share of the cores: torch's default
+# (as many threads as cores) in every worker puts more threads than cores to work, and its OpenMP threads spin while
+# they wait for each other. Measured single-process on the loaded 2-core machine, tests/test_questions.py took 29.0 s
+# of CPU with 2 threads and 8.9 s with 1 (the same tests, the same results). Set before torch is imported (its
+# thread count is read then: app.core.preload.torch_threads); a run without xdist keeps torch's default.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 # Hypothesis's default deadline (200 ms an example) is a wall-clock limit: on a loaded machine it failed
 # test_compare.py::test_word_window_holds_the_chosen_word (DeadlineExceeded). No example is timed here.
 hypothesis_settings.register_profile("bve", deadline=None)
