@@ -16,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("BVE_WARM_START", "0")
+# Under pytest-xdist (the fast tier: -n auto) each worker is a process with its share of the cores: torch's default
+# (as many threads as cores) in every worker puts more threads than cores to work, and its OpenMP threads spin while
+# they wait for each other. Measured single-process on the loaded 2-core machine, tests/test_questions.py took 29.0 s
+# of CPU with 2 threads and 8.9 s with 1 (the same tests, the same results). Set before torch is imported (its
+# thread count is read then: app.core.preload.torch_threads); a run without xdist keeps torch's default.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 # Hypothesis's default deadline (200 ms an example) is a wall-clock limit: on a loaded machine it failed
 # test_compare.py::test_word_window_holds_the_chosen_word (DeadlineExceeded). No example is timed here.
 hypothesis_settings.register_profile("bve", deadline=None)
@@ -56,6 +64,66 @@ def bundled():
         return cache[key]
 
     return get
+
+
+def lesson_models(lib, inputs, bundled) -> dict:
+    """{key: the bundled model} a lesson's ``run`` is given on ``inputs``: its ``MODELS``, else the variant chosen
+    in ``inputs`` (a lesson whose model is the visitor's choice states no MODELS)."""
+    keys = tuple(getattr(lib, "MODELS", ())) or ((inputs.variant,) if hasattr(inputs, "variant") else ())
+    return {k: bundled(k) for k in keys}
+
+
+def page_models(models: dict) -> dict | None:
+    """The models a page loads on the default settings (``app.ui.loading``, shared by every AppTest run in this
+    process), when they are the very checkpoints in ``models`` (the same identity: key, source, folder, device,
+    dtype); else None (a real checkpoint in the local Hugging Face cache, which a page on "auto" would use)."""
+    from app.ui import loading as ui_loading
+
+    settings = ui_loading.default_settings()
+    try:
+        page = {k: ui_loading.shared_model(k, *settings) for k in models}
+    except Exception:
+        return None
+    same = all(getattr(page[k], "identity", None) == getattr(models[k], "identity", ()) for k in models)
+    return page if same else None
+
+
+@pytest.fixture(scope="session")
+def default_result(bundled):
+    """default_result("masking") -> the lesson's Result on its defaults (``Inputs()``) with the bundled models,
+    computed once per test process (a lesson's default view costs up to 14 s of CPU: sentence_order's pair pools,
+    compare's every variant) and shared by every test that reads it — and by the pages: it is the Result a page
+    opened on its defaults gets from ``app.ui.cache.shared_result`` (the app's store of whole Results, on the
+    models the page loaded), whichever of the two asks first. A Result is a frozen dataclass, but it may hold lists
+    and arrays: at the end of the session each one is checked against a digest taken when it was computed, so a
+    test that changed one fails instead of misleading the tests after it."""
+    import hashlib
+    import importlib
+    import pickle
+
+    kept: dict = {}
+
+    def digest(result) -> str | None:
+        try:
+            return hashlib.sha256(pickle.dumps(result)).hexdigest()
+        except Exception:  # a Result that cannot be pickled (a closure inside): not checked
+            return None
+
+    def get(slug: str):
+        if slug not in kept:
+            from app.ui.cache import shared_result
+
+            lib = importlib.import_module(f"app.lessons.{slug}")
+            inputs = lib.Inputs()
+            models = lesson_models(lib, inputs, bundled)
+            page = page_models(models)
+            result = lib.run(models, inputs) if page is None else shared_result(lib.run, page, inputs)
+            kept[slug] = (result, digest(result))
+        return kept[slug][0]
+
+    yield get
+    changed = [slug for slug, (result, before) in kept.items() if before is not None and digest(result) != before]
+    assert not changed, f"a test changed the shared default Result of {changed}: copy it before changing it"
 
 
 def app_device_label() -> str:

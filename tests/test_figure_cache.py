@@ -118,26 +118,16 @@ def plain(fig: go.Figure):
     return json.loads(pio.to_json(fig, validate=False))
 
 
-LESSONS = {  # lessons whose figures have subplots, shapes, annotations and heatmaps
-    "modernbert": ("modernbert", "bert"),
-    "xlnet": ("xlnet", "bert"),
-    "compare": None,
-    "deberta": ("deberta", "bert"),
-    "masking": ("bert",),
-    "albert_activations": ("albert", "bert"),
-}
+LESSONS = ("albert_activations", "compare", "deberta", "masking", "modernbert", "xlnet")  # lessons whose figures
+# have subplots, shapes, annotations and heatmaps
 
 
 @pytest.mark.parametrize("slug", sorted(LESSONS))
-def test_every_figure_of_a_lesson_comes_back_from_the_store_as_it_was_built(slug):
+def test_every_figure_of_a_lesson_comes_back_from_the_store_as_it_was_built(slug, default_result):
     import importlib
 
-    from app.models import loading
-
-    lib = importlib.import_module(f"app.lessons.{slug}")
     module = importlib.import_module(f"app.figures.{slug}")
-    keys = LESSONS[slug] or tuple(lib.MODELS)
-    r = lib.run({k: loading.load(k) for k in keys}, lib.Inputs())
+    r = default_result(slug)  # the session's default view (tests/conftest.py): its MODELS, the bundled ones
     builders = {
         name: getattr(module, name)
         for name in dir(module)

@@ -14,14 +14,13 @@ SLUGS = ("masking", "compare", "electra", "xlnet", "albert_params", "distillatio
 
 
 @pytest.fixture(scope="module")
-def asked(bundled):
-    """slug -> (Result on the lesson's defaults with the bundled models, its Question)."""
+def asked(default_result):
+    """slug -> (Result on the lesson's defaults with the bundled models, its Question). The Results are the
+    session's (tests/conftest.py ``default_result``): other tests read the same default views."""
     out = {}
     for slug in SLUGS:
         lesson = importlib.import_module(f"app.lessons.{slug}")
-        inputs = lesson.Inputs()
-        keys = [*getattr(lesson, "MODELS", ()), *([inputs.variant] if hasattr(inputs, "variant") else [])]
-        result = lesson.run({k: bundled(k) for k in keys}, inputs)
+        result = default_result(slug)
         out[slug] = (result, lesson.question(result))
     return out
 

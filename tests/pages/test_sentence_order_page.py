@@ -11,7 +11,7 @@ import pytest
 
 from app.lessons import sentence_order as so
 from tests.conftest import app_device_label, shown_text
-from tests.test_sentence_order import models, standin_root  # noqa: F401  (fixtures)
+from tests.test_sentence_order import standin_root  # noqa: F401  (a fixture)
 
 PAGE = "pages/sentence_order.py"
 K = "sentence_order."  # the page's widget keys are scoped to it; sentence A is the shared text box ("text")
@@ -32,10 +32,26 @@ def chart(at, name: str) -> dict:
     return json.loads(next(c for c in at.get("plotly_chart") if f"fig-{name}" in c.proto.id).proto.spec)
 
 
-def test_defaults_show_both_heads_on_the_pair_the_examples_and_the_grid(app_page, models):  # noqa: F811
+def page_result(inputs):
+    """The Result the page drew for ``inputs``: ``so.run`` on the models the page loaded, from the page's own store
+    (``app.ui.cache.shared_result``) — the page computed exactly that key, so nothing runs again (the default view's
+    pair pools cost 14 s of CPU). Fails if the page did not compute that very key."""
+    from app.ui import loading as ui_loading
+    from app.ui.cache import result_key, shared_counts, shared_result
+
+    settings = ui_loading.default_settings()
+    page_models = {k: ui_loading.shared_model(k, *settings) for k in so.MODELS}
+    assert result_key(so.run, page_models, inputs) is not None  # kept, so shared
+    computed = shared_counts().get("computed", 0)
+    r = shared_result(so.run, page_models, inputs)
+    assert shared_counts().get("computed", 0) == computed, "the page did not run so.run on these inputs"
+    return r
+
+
+def test_defaults_show_both_heads_on_the_pair_the_examples_and_the_grid(app_page):
     at = app_page(PAGE)
     assert not at.exception
-    r = so.run(models, so.Inputs())
+    r = page_result(so.Inputs())
     order = chart(at, "sentence-order-your-pair")["data"]
     assert [t["y"] for t in order] == [
         pytest.approx([r.user[k][0][1], r.user[k][1][1]]) for k in ("albert", "bert-nsp")
