@@ -1075,6 +1075,7 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
     errors, exception boxes, interactions that take over 60 s), times each interaction, and reads the server's peak
     memory. Models are shared through st.cache_resource, not loaded per session."""
     import asyncio
+    import threading
 
     from playwright.async_api import async_playwright
 
@@ -1152,9 +1153,6 @@ def class_at_once(sessions: int = 20, seconds: float = 120.0, think: float = 5.0
             await browser.close()
 
     samples = []
-
-    import threading
-
     with streamlit_server() as (base, _):
         stop = threading.Event()
         t_zero = time.perf_counter()
