@@ -15,7 +15,8 @@ change every 5 s) and at a stress pace (``class-stress``, every 0.5 s), and with
 (``class-server``, classes of 20 and 30: ``--class-sizes``), and the same through nginx over 2 app processes
 (``class-replicas``: ``python -m app.deploy``; ``--replica-sessions``, ``--replica-seconds``); and Ask the class
 (``class-ask``): 200 simulated phones answer one question on the light
-page (app/classroom), in process and through Redis with two app processes (rows "Class: …").
+page (app/classroom), in process and through Redis with two app processes (rows "Class: …"); and the server's
+own time for a rerun that changes nothing (``nochange``: masking, ELECTRA, attention; scripts/nochange_rerun.py).
 
 A partial run (``--only``, ``--skip``, ``--pages``) replaces the rows it measured (by their "what") and keeps
 every other row, the prose after the table and the sections other tools keep between their markers
@@ -1871,6 +1872,46 @@ def own_checkpoint() -> list[tuple]:
     return rows
 
 
+NOCHANGE_PAGES = ("masking", "electra", "attention")  # the pages issue 53 measured a no-change rerun on
+NOCHANGE_GOAL_MS = 20.0
+
+
+def nochange_reruns(repeats: int) -> list[tuple]:
+    """Per page in :data:`NOCHANGE_PAGES`: the server's own time for a rerun that changes nothing (the script run,
+    timed inside Streamlit's script runner, in a child process per page: scripts/nochange_rerun.py), p50 · p95 over
+    ``repeats`` reruns, with its thread's CPU time; goal p50 ≤ 20 ms (issue 53)."""
+    import json
+    import subprocess
+
+    from app.lessons import LESSONS
+
+    rows, load_note = [], _load_note()
+    for slug in NOCHANGE_PAGES:
+        title = next((lesson.title for lesson in LESSONS if lesson.slug == slug), slug)
+        what = f"A rerun that changes nothing, {title}: server time p50 · p95"
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "nochange_rerun.py"), slug, str(repeats)],
+            cwd=ROOT, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        if done.returncode != 0:
+            rows.append((what, "not measured", done.stderr.strip().splitlines()[-1][:200] if done.stderr else "failed"))
+            continue
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+        wall, cpu = got["wall_ms"], got["cpu_ms"]
+        met = "met" if pct(wall, 0.5) <= NOCHANGE_GOAL_MS else "NOT MET"
+        rows.append(
+            (
+                what,
+                f"{pct(wall, 0.5):.1f} ms · {pct(wall, 0.95):.1f} ms",
+                f"the script run of {len(wall)} reruns with nothing changed (AppTest, one script cache, routed as the "
+                f"server routes); its thread's CPU p50 {pct(cpu, 0.5):.1f} ms; goal p50 ≤ {NOCHANGE_GOAL_MS:g} ms: "
+                f"{met}; {load_note}",
+            )
+        )
+        print(f"[benchmark]   {rows[-1][0]} {rows[-1][1]}", flush=True)
+    return rows
+
+
 SECTIONS = {
     "browser": browser_start,
     "deck": deck_changes,
@@ -1886,8 +1927,9 @@ SECTIONS = {
     "class-ask": class_ask,
     "class-replicas": class_replicas,
     "own": own_checkpoint,
+    "nochange": nochange_reruns,
 }
-TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline")
+TAKES_REPEATS = ("pages", "pages-base", "variants", "pipeline", "nochange")
 
 # ----------------------------------------------------------------------------- BENCHMARKS.md
 
