@@ -72,6 +72,25 @@ def test_a_round_of_ask_the_class_from_projector_to_phones_and_back(launcher):
             browser.close()
 
 
+def _next_slide(projector, n: int) -> None:
+    """→ on slide ``n``. A key pressed while the page is still settling can be lost under a loaded CI machine (the
+    URL then never leaves slide ``n``): once the page has finished its run and still shows slide ``n``, → again. A
+    page that has moved on (to any slide) is left to the caller's check, so a slide is never skipped by a retry."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    slide = "() => new URLSearchParams(location.search).get('slide')"
+    for _ in range(4):
+        projector.locator(".bve-slide-headline").first.click()  # the arrow keys belong to the deck, not a button
+        projector.keyboard.press("ArrowRight")
+        try:
+            projector.wait_for_function(f"() => ({slide})() !== '{n}'", timeout=30_000)
+            return
+        except PlaywrightTimeout:
+            wait_for_app(projector)
+            if projector.evaluate(slide) != str(n):
+                return
+
+
 def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
     """The issue's lecture: the default deck presented slide by slide with the arrow keys; on every slide whose
     lesson makes a question the class of three phones answers before the reveal; the next slide clears it."""
@@ -124,10 +143,7 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
                     asked.append(view.page)
                     assert exception_boxes(projector) == [], (n, view.page)
                 if n < len(deck):
-                    projector.locator(
-                        ".bve-slide-headline"
-                    ).first.click()  # the arrow keys belong to the deck, not a button
-                    projector.keyboard.press("ArrowRight")
+                    _next_slide(projector, n)
                     if phones is not None:
                         for ph in phones:
                             ph.wait_text("#msg", "Waiting for the next question", timeout=120_000)
