@@ -6,7 +6,8 @@ background load falls on every model alike rather than on whichever happened to 
 timed forward runs in the forward context (app.models.device.forward), the one every lesson's model call
 runs in, and on a GPU the device is synchronised so queued kernels are counted. A lesson times a sentence
 once through its cache (:func:`latencies`); timings taken while the server's warm start was still loading
-models are provisional (:func:`warm_done` keys the cache) and are taken again once, after it. The
+models, or while other visitors' pages were computing, are provisional (:func:`quiet` keys the cache): a short
+look, taken again once, when the server is quiet. The
 side-by-side lesson measures every variant here, DistilBERT's lesson its teacher and student.
 
 Pure (no streamlit); runs on any device the models are on.
@@ -39,6 +40,10 @@ class Defaults:
     budget_ms: float = 1500.0  # ... but rounds stop once this much was timed (base-size models: a round takes ~1 s)
     least: int = 5  # ... after at least this many rounds: enough for an interval of a ratio (ratio_interval, 4 df)
     warmup: int = 2  # untimed rounds first (allocations, lazy init); one when it already took a third of the budget
+    # A provisional timing (taken while the server is not quiet: :func:`quiet`) is taken again once it is, so it only
+    # needs its interval's fewest rounds: a class opening a fresh server at once spent 1.5 s of its 2 cores on timings
+    # of the other pages' work (the side-by-side lesson's, on 2026-11-28), which it then threw away.
+    provisional_budget_ms: float = 300.0
 
 
 DEFAULTS = Defaults()
@@ -132,8 +137,11 @@ def forward_latencies(
     repeats: int = DEFAULTS.repeats,
     clock: Callable[[], float] = time.perf_counter,
     budget_ms: float | None = None,
+    least: int = DEFAULTS.least,
+    warmup: int = DEFAULTS.warmup,
 ) -> dict[str, dict]:
-    """Time each model's plain forward pass on ``text`` in the forward context (app.models.device.forward), in turns.
+    """Time each model's plain forward pass on ``text`` in the forward context (app.models.device.forward), in turns
+    (:func:`measure_interleaved`: ``repeats``, ``budget_ms``, ``least`` and ``warmup`` are its).
 
     models: name -> (model, tokenizer). Returns name -> {"median_ms", "samples_ms", "n_tokens"}.
     """
@@ -146,7 +154,13 @@ def forward_latencies(
         cuda = cuda or model.device.type == "cuda"
     with devices.timing():  # at a page's threads, whichever thread times (the warm start computes lessons ahead)
         samples = measure_interleaved(
-            forwards, repeats=repeats, clock=clock, sync=torch.cuda.synchronize if cuda else None, budget_ms=budget_ms
+            forwards,
+            repeats=repeats,
+            warmup=warmup,
+            clock=clock,
+            sync=torch.cuda.synchronize if cuda else None,
+            budget_ms=budget_ms,
+            least=least,
         )
     return {
         name: {"median_ms": statistics.median(s), "samples_ms": s, "n_tokens": n_tokens[name]}
@@ -161,14 +175,21 @@ def _timed_forward(model, inputs: dict):
 
 
 def latencies(models: tuple, text: str, settled: bool, encoders: bool = False) -> dict[str, dict]:
-    """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled`` (whether
-    the server's warm start had finished loading models) only keys the cache: timings taken while it still
-    loaded are taken again once, after it; otherwise a sentence is timed once, whatever else changes.
-    ``encoders``: also time each model's encoder alone (:func:`with_encoders`)."""
+    """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled``
+    (:func:`quiet`: the server's warm start had finished loading models and no other visitor's page was computing)
+    keys the cache: a timing taken while the server was busy is provisional, a short look (the fewest rounds an
+    interval needs, one warm-up round, ``provisional_budget_ms``), and is taken again once, when it is quiet;
+    otherwise a sentence is timed once, whatever else changes. ``encoders``: also time each model's encoder alone
+    (:func:`with_encoders`)."""
     pairs = {m.variant.key: (m.model, m.tokenizer) for m in models}
+    timing = (
+        {"budget_ms": DEFAULTS.budget_ms}
+        if settled
+        else {"budget_ms": DEFAULTS.provisional_budget_ms, "least": MIN_ROUNDS, "warmup": 1}
+    )
     if encoders:
-        return with_encoders(pairs, text, budget_ms=DEFAULTS.budget_ms)
-    return forward_latencies(pairs, text, budget_ms=DEFAULTS.budget_ms)
+        return with_encoders(pairs, text, **timing)
+    return forward_latencies(pairs, text, **timing)
 
 
 def with_encoders(models: dict[str, tuple[object, object]], text: str, **timing) -> dict[str, dict]:
@@ -258,3 +279,10 @@ def interval_words(iv: dict) -> str:
 def warm_done(progress: dict | None) -> bool:
     """Whether the server's warm start (``ui.warm_progress()``) has finished, or was never started."""
     return progress is None or progress.get("seconds") is not None
+
+
+def quiet(progress: dict | None, others: int = 0) -> bool:
+    """Whether a timing taken now measures the models rather than the server's other work: its warm start
+    (``ui.warm_progress()``) has finished or never began, and no other visitor's page is computing (``others``:
+    ``ui.other_pages()``). Otherwise a lesson's timings are provisional (:func:`latencies`)."""
+    return warm_done(progress) and others <= 0

@@ -27,7 +27,7 @@ left, right = st.columns([2, 1])
 ui.widget(SPEC.top_k, right)
 
 models = {k: ui.try_model(k) for k in compare.MODELS}  # a variant that cannot be loaded is left out, with a note
-r = ui.run(compare.run, models, compare.Inputs.from_values(values, ui.warm_progress()))
+r = ui.run(compare.run, models, compare.Inputs.from_values(values, ui.warm_progress(), ui.other_pages()))
 ui.set_value(SPEC.word, r.word)
 ui.widget(SPEC.word, left, options=range(len(r.words)), format_func=lambda i: f"{i} · {visible(r.words[i])}")
 ui.show_notes(r.notes)
@@ -102,8 +102,9 @@ if r.electra is not None:
 st.header("4 · What each costs here, measured")
 if r.provisional:
     st.info(
-        "Models are still loading in the background, which slows everything down: these timings are "
-        "provisional and are measured again once loading has finished.",
+        "The server is busy (models still loading in the background, or other visitors' pages computing), "
+        "which slows everything down: these timings are provisional, a short look, and are measured again once "
+        "it is quiet.",
         icon=":material/hourglass_top:",
     )
 ui.show_figure(figures.key_figure(r), "compare-cost", key=True)

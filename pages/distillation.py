@@ -33,7 +33,7 @@ ui.widget(SPEC.temperature, c2)
 ui.widget(SPEC.top_k, c3)
 
 models = ui.models(*distillation.MODELS)
-r = ui.run(distillation.run, models, distillation.Inputs.from_values(values, ui.warm_progress()))
+r = ui.run(distillation.run, models, distillation.Inputs.from_values(values, ui.warm_progress(), ui.other_pages()))
 ui.set_value(SPEC.word, r.word)
 ui.widget(SPEC.word, c1, options=range(len(r.words)), format_func=lambda i: f"{i} · {visible(r.words[i])}")
 ui.show_notes(r.notes)
@@ -121,8 +121,9 @@ ui.show_figure(figures.position_kl_figure(r), "distillation-kl-per-token")
 st.header("4 · Smaller and faster? Measured here")
 if r.provisional:
     st.info(
-        "Models are still loading in the background, which slows everything down: these timings are "
-        "provisional and are measured again once loading has finished.",
+        "The server is busy (models still loading in the background, or other visitors' pages computing), "
+        "which slows everything down: these timings are provisional, a short look, and are measured again once "
+        "it is quiet.",
         icon=":material/hourglass_top:",
     )
 sz = r.size

@@ -416,6 +416,27 @@ def test_latencies_are_keyed_by_variant_and_the_warm_start_flag_only_keys_the_ca
     assert compare.Inputs.from_values({"text": "x", "word": 1, "top_k": 2}, {"seconds": None}).settled is False
 
 
+def test_timings_taken_while_other_pages_compute_are_provisional_and_short(bundled, monkeypatch):
+    """A class opening the server at once: the side-by-side timing is a short look (the fewest rounds an interval
+    needs) while other visitors' pages compute, and keyed apart from the quiet one, which is the full timing."""
+    values = {"text": "x", "word": 1, "top_k": 2}
+    assert compare.Inputs.from_values(values, None, 0).settled is True
+    assert compare.Inputs.from_values(values, None, 3).settled is False
+    assert compare.Inputs.from_values(values, {"done": ALL, "total": 9, "seconds": 4.2}, 1).settled is False
+    assert measure.quiet(None) and not measure.quiet(None, 1) and not measure.quiet({"seconds": None})
+    seen = []
+    real = measure.measure_interleaved
+    monkeypatch.setattr(measure, "measure_interleaved", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
+    pair = (bundled("bert"), bundled("distilbert"))
+    busy = measure.latencies(pair, "A ball.", False)
+    calm = measure.latencies(pair, "A ball.", True)
+    assert seen[0]["least"] == measure.MIN_ROUNDS and seen[0]["budget_ms"] == measure.DEFAULTS.provisional_budget_ms
+    assert seen[1]["least"] == measure.DEFAULTS.least and seen[1]["budget_ms"] == measure.DEFAULTS.budget_ms
+    assert seen[0]["warmup"] == 1 < seen[1]["warmup"] == measure.DEFAULTS.warmup
+    assert all(len(v["samples_ms"]) >= measure.MIN_ROUNDS for v in busy.values())
+    assert all(len(v["samples_ms"]) >= measure.DEFAULTS.least for v in calm.values())
+
+
 # ----------------------------------------------------------------------------- the guide
 
 

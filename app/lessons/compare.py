@@ -371,13 +371,14 @@ def _albert_line(a: dict, b: dict, noise: float) -> str:
 
 @inputs_from(SPEC)
 class Inputs:
-    settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
+    settled: bool = True  # the server was quiet (measure.quiet): timings taken while it was busy are taken again
     new_text: bool = False  # the text changed since ``word`` was chosen: mask its nearest content word instead
 
     @classmethod
-    def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
-        """From the page's values and ``ui.warm_progress()``."""
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=measure.warm_done(warm))
+    def from_values(cls, values: dict, warm: dict | None = None, others: int = 0) -> "Inputs":
+        """From the page's values, ``ui.warm_progress()`` and ``ui.other_pages()``."""
+        settled = measure.quiet(warm, others)
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=settled)
 
 
 @dataclass(frozen=True)
@@ -420,7 +421,7 @@ class Result:
         tuple[str, ...], ...
     ]  # variants (labels) whose forward-time intervals overlap: not ranked (``measure.overlapping``)
     device: str
-    provisional: bool  # timed while the server's warm start was still loading models
+    provisional: bool  # timed while the server was busy (its warm start loading models, or other visitors' pages)
     any_bundled: bool
     notes: tuple[Note, ...]
 

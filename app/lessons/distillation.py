@@ -435,13 +435,14 @@ def pair_notes(teacher_source: str, teacher_location: str, student_source: str) 
 
 @inputs_from(SPEC)
 class Inputs:
-    settled: bool = True  # the server's warm start has finished (timings taken before it are taken again)
+    settled: bool = True  # the server was quiet (measure.quiet): timings taken while it was busy are taken again
     new_text: bool = False  # the text changed since ``word`` was chosen: mask its nearest content word instead
 
     @classmethod
-    def from_values(cls, values: dict, warm: dict | None = None) -> "Inputs":
-        """From the page's values and ``ui.warm_progress()``."""
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=measure.warm_done(warm))
+    def from_values(cls, values: dict, warm: dict | None = None, others: int = 0) -> "Inputs":
+        """From the page's values, ``ui.warm_progress()`` and ``ui.other_pages()``."""
+        settled = measure.quiet(warm, others)
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=settled)
 
 
 @dataclass(frozen=True)
@@ -486,7 +487,7 @@ class Result:
     claims: dict
     summary: tuple[str, ...]
     device: str
-    provisional: bool  # timed while the server's warm start was still loading models
+    provisional: bool  # timed while the server was busy (its warm start loading models, or other visitors' pages)
     notes: tuple[Note, ...]
     recipe_temperature: float = RECIPE.temperature  # the T the bundled student was distilled at (figures mark it)
 

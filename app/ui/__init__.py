@@ -114,6 +114,12 @@ def after_page() -> None:
     warm.warm_start()
 
 
+def other_pages() -> int:
+    """Other visitors' page runs under way on this server now (a lesson's timings are provisional while there
+    are: ``measure.quiet``)."""
+    return max(0, visitors.running() - 1)
+
+
 def _reroute_if_unrouted() -> None:
     """A page run without the router in this very run (the first deep link a fresh server sees, a page
     Streamlit's pages-folder mode ran directly) reruns through it."""
