@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import ClassVar
 from pathlib import Path
 
 import torch
@@ -67,6 +68,11 @@ class DistillationBudget(Budget):
     teacher_steps: int = 10_000  # 10x the students' steps: a teacher clearly stronger than they get (2000: weaker)
     alpha_ce: float = distilbert.Recipe.alpha_ce
     alpha_mlm: float = distilbert.Recipe.alpha_mlm
+    teachers: int = 1  # teacher k trains with seed k; student seed s distils teacher s % teachers (plan v6: 2)
+
+    # added after runs were recorded: at 1 it is left out of the work folder's hash (runner.work_key), so a
+    # 1-teacher budget keeps the folder its runs had before the field existed
+    LATER_FIELDS: ClassVar[dict] = {"teachers": 1}
 
 
 FULL = DistillationBudget(steps=1000, eval_every=200)
@@ -117,7 +123,14 @@ def arms(budget: DistillationBudget) -> list[Arm]:
 # ----------------------------------------------------------------------------- the teacher
 
 
-def teacher_folder(ctx: Context) -> Path:
+def teacher_of(seed: int, budget: DistillationBudget) -> int:
+    """The teacher student seed ``seed`` distils: ``seed % teachers`` (seeds nested within teachers)."""
+    return seed % max(1, budget.teachers)
+
+
+def teacher_folder(ctx: Context, k: int = 0) -> Path:
+    """Teacher ``k``'s folder. Its key names ``k`` only when k > 0, so teacher 0's folder (and digest) is the one the
+    single teacher of every earlier run had."""
     b = ctx.budget
     key = {
         "data": b.data,
@@ -128,12 +141,15 @@ def teacher_folder(ctx: Context) -> Path:
         "lr": b.lr,
         "warmup": b.warmup,
     }
+    if k > 0:
+        key["teacher"] = k
     return ctx.root / "distillation" / f"teacher-{digest(key)}"
 
 
-def new_teacher(ctx: Context) -> BertForMaskedLM:
+def new_teacher(ctx: Context, k: int = 0) -> BertForMaskedLM:
+    """Teacher ``k``, untrained: its initialisation drawn from seed ``k`` (teacher 0: seed 0, as before)."""
     b, s, tok = ctx.budget, ctx.budget.shape, ctx.data.tokenizer
-    torch.manual_seed(0)
+    torch.manual_seed(k)
     shape = bert.Shape(
         vocab_size=len(tok),
         hidden_size=s.hidden_size,
@@ -144,28 +160,37 @@ def new_teacher(ctx: Context) -> BertForMaskedLM:
     return BertForMaskedLM(bert.bert_config(len(tok), shape))
 
 
-def prepare(ctx: Context) -> None:
-    """Train the teacher once (resumable), before any student: every arm and seed distils the same one."""
-    folder = teacher_folder(ctx)
+def train_teacher(ctx: Context, k: int = 0) -> None:
+    """Train teacher ``k`` once (resumable): its own seed ``k`` for the initialisation, the batch order and the
+    masks."""
+    folder = teacher_folder(ctx, k)
     if (folder / "model" / "config.json").exists():
         return
     b, tok = ctx.budget, ctx.data.tokenizer
-    teacher = new_teacher(ctx)
-    cfg = b.loop(0, ctx.device, steps=b.teacher_steps, eval_every=max(1, b.teacher_steps // 4))
+    teacher = new_teacher(ctx, k)
+    cfg = b.loop(k, ctx.device, steps=b.teacher_steps, eval_every=max(1, b.teacher_steps // 4))
     during, final_set = eval_sets(ctx)
+    name = "distillation/teacher" + (f"{k}" if k else "")
     curves, final = common.train_dynamic_mlm(
-        "distillation/teacher", teacher, bert.masked_lm_logits, tok, ctx.data.train, final_set, cfg, folder
+        name, teacher, bert.masked_lm_logits, tok, ctx.data.train, final_set, cfg, folder
     )
     teacher.save_pretrained(folder / "model")
     (folder / "model" / "final.json").write_text(
-        json.dumps({"final": final, "steps": curves["steps_done"], "train_seconds": curves["train_seconds"]})
+        json.dumps({"final": final, "steps": curves["steps_done"], "train_seconds": curves["train_seconds"], "seed": k})
     )
     (folder / "state.pt").unlink(missing_ok=True)
 
 
+def prepare(ctx: Context) -> None:
+    """Train every teacher once (resumable), before any student: each student seed distils its own teacher."""
+    for k in range(max(1, ctx.budget.teachers)):
+        train_teacher(ctx, k)
+
+
 def time_prepare(ctx: Context, steps: int) -> float:
-    """Seconds the teacher would take (app/experiments/timing.py), from ``steps`` timed steps of its
-    training; an untrained teacher stands in for the students' timing."""
+    """Seconds the teachers would take (app/experiments/timing.py), from ``steps`` timed steps of teacher 0's
+    training, times the budget's teachers (trained one after another, before any student); an untrained teacher
+    stands in for the students' timing."""
     from app.experiments import timing
     from app.experiments.runner import ArmSetup
 
@@ -182,16 +207,22 @@ def time_prepare(ctx: Context, steps: int) -> float:
 
     s = ArmSetup(teacher, step_loss, dict, dict, b.loop(0, dev, steps=b.teacher_steps), {}, 0)
     step_s = timing.time_steps(s, steps)
-    ctx.cache["teacher"] = teacher.eval().requires_grad_(False)
-    ctx.cache["teacher_final"] = {"final": {}, "steps": 0}
-    return b.teacher_steps * step_s * 1.05  # + its four evaluations, about 5%
+    for k in range(max(1, b.teachers)):  # every student distils this one stand-in while timing
+        ctx.cache[_key("teacher", k)] = teacher.eval().requires_grad_(False)
+        ctx.cache[_key("teacher_final", k)] = {"final": {}, "steps": 0}
+    return max(1, b.teachers) * b.teacher_steps * step_s * 1.05  # + its four evaluations, about 5%
 
 
-def load_teacher(ctx: Context) -> BertForMaskedLM:
-    folder = teacher_folder(ctx) / "model"
+def _key(what: str, k: int) -> str:
+    """The context cache's key of teacher ``k``'s model or scores ("teacher", "teacher1", ...)."""
+    return what if k == 0 else f"{what}{k}"
+
+
+def load_teacher(ctx: Context, k: int = 0) -> BertForMaskedLM:
+    folder = teacher_folder(ctx, k) / "model"
     if not (folder / "config.json").exists():
         raise FileNotFoundError(
-            f"no teacher at {folder}: run the distillation experiment (it trains its teacher first)"
+            f"no teacher {k} at {folder}: run the distillation experiment (it trains its teachers first)"
         )
     teacher = BertForMaskedLM.from_pretrained(folder).eval()
     for p in teacher.parameters():
@@ -205,7 +236,8 @@ def load_teacher(ctx: Context) -> BertForMaskedLM:
 def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     b, tok, dev = ctx.budget, ctx.data.tokenizer, ctx.device
     train, rand_ids, mcfg = ctx.data.train, ctx.data.random_ids(), MaskingConfig()
-    teacher = ctx.once("teacher", lambda: load_teacher(ctx)).to(dev)
+    k = teacher_of(seed, b)  # this seed's teacher
+    teacher = ctx.once(_key("teacher", k), lambda: load_teacher(ctx, k)).to(dev)
     student = distilbert.student_from_teacher(teacher.cpu())
     teacher.to(dev)
     if arm.change["init"] == "random":
@@ -273,7 +305,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
 
     n_scored = real_tokens(train, b.batch_size) if soft else expected_targets(train, b.batch_size)
     teacher_final = ctx.once(
-        "teacher_final", lambda: json.loads((teacher_folder(ctx) / "model" / "final.json").read_text())
+        _key("teacher_final", k), lambda: json.loads((teacher_folder(ctx, k) / "model" / "final.json").read_text())
     )
     return ArmSetup(
         model=student,
@@ -291,5 +323,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
             "student_layers": student.config.n_layers,
             "teacher_final": teacher_final["final"],
             "teacher_steps": teacher_final["steps"],
+            "teacher": k,  # which teacher this seed distilled (teacher k trained with seed k)
+            "teachers": max(1, b.teachers),
         },
     )

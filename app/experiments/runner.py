@@ -154,6 +154,17 @@ def digest(obj) -> str:
     return hashlib.sha1(payload.encode()).hexdigest()[:10]
 
 
+def work_key(budget: Budget) -> dict:
+    """What names a budget's work folder: its fields, less those added after runs were recorded (a budget class's
+    ``LATER_FIELDS``, {field: the value every earlier run had}) while they keep that value — so a budget that
+    gains a field keeps the folder its earlier runs trained in (distillation's ``teachers`` at 1)."""
+    key = asdict(budget)
+    for name, before in getattr(type(budget), "LATER_FIELDS", {}).items():
+        if key.get(name) == before:
+            key.pop(name)
+    return key
+
+
 # ----------------------------------------------------------------------------- data
 
 
@@ -282,11 +293,25 @@ def run_one(module, arm: Arm, seed: int, ctx: Context) -> dict:
 
 def context(name: str, budget: Budget, device: str, corpus, work: Path) -> Context:
     d = prepare_data(corpus, budget.data, work)
-    return Context(name, budget, d, device, Path(work) / name / digest(budget), Path(work))
+    return Context(name, budget, d, device, Path(work) / name / digest(work_key(budget)), Path(work))
 
 
 def budget_of(module, quick: bool = False, live: bool = False) -> Budget:
     return module.LIVE if live else module.QUICK if quick else module.FULL
+
+
+def planned_budget(name: str, module, quick: bool = False) -> Budget:
+    """The budget a run trains at: the module's FULL (or QUICK, its scale for a smoke run) with the settings the
+    current plan fixes (app/experiments/plans.py ``Plan.settings``: distillation's version 6 sets ``teachers`` = 2).
+    A quick run follows the plan's design too, at the quick scale."""
+    from dataclasses import fields, replace
+
+    from app.experiments import plans
+
+    budget = budget_of(module, quick)
+    known = {f.name for f in fields(budget)}
+    settings = {k: v for k, v in plans.current(name).budget_settings().items() if k in known}
+    return replace(budget, **settings) if settings else budget
 
 
 _WORKER_CONTEXTS: dict[tuple, Context] = {}
@@ -310,7 +335,7 @@ def _worker(
     key = (name, quick, device, corpus, work)
     if key not in _WORKER_CONTEXTS:
         _WORKER_CONTEXTS.clear()
-        _WORKER_CONTEXTS[key] = context(name, budget_of(module, quick), device, corpus, Path(work))
+        _WORKER_CONTEXTS[key] = context(name, planned_budget(name, module, quick), device, corpus, Path(work))
         _WORKER_CONTEXTS[key].cache["git"] = code or git_revision()
         if hasattr(module, "prepare"):
             module.prepare(_WORKER_CONTEXTS[key])
@@ -380,7 +405,7 @@ def run_experiment(
     from app.experiments import plans
 
     module = get(name).load()
-    ctx = context(name, budget_of(module, quick), device, corpus, Path(work))
+    ctx = context(name, planned_budget(name, module, quick), device, corpus, Path(work))
     ctx.cache["git"] = code
     if hasattr(module, "prepare"):
         module.prepare(ctx)
