@@ -814,24 +814,19 @@ def nsp_on_sop_note(doc: dict) -> Note | None:
 
 
 def teacher_note(doc: dict) -> Note | None:
-    """Distillation only: the teacher's held-out top-1 beside its students' (the same 15% masking of the same
-    held-out sequences), so the premise — a teacher much stronger than the student — is checked, not assumed."""
-    students, teacher = [], None
+    """Distillation only: each teacher's held-out top-1 beside its own students' (the same 15% masking of the same
+    held-out sequences), so the premise — a teacher much stronger than the student — is checked per teacher, not
+    assumed; with more than one teacher, which seeds distilled which (student seed s: teacher s mod K)."""
+    found = {
+        k: t for k, t in results.teachers(doc).items() if _finite((t["final"] or {}).get("top1")) and t["students"]
+    }
+    if not found:
+        return None
+    first = next(iter(found.values()))
+    layers, steps, student_layers = first["layers"], first["steps"], None
     for a in doc.get("arms", {}).values():
         for r in a.get("seeds", []):
-            d = r.get("details") or {}
-            if teacher is None and _finite((d.get("teacher_final") or {}).get("top1")):
-                teacher = (
-                    float(d["teacher_final"]["top1"]),
-                    d.get("teacher_layers"),
-                    d.get("teacher_steps"),
-                    d.get("student_layers"),
-                )
-            if _finite(r.get("final", {}).get("valid_top1")):
-                students.append(float(r["final"]["valid_top1"]))
-    if teacher is None or not students:
-        return None
-    top1, layers, steps, student_layers = teacher
+            student_layers = student_layers or (r.get("details") or {}).get("student_layers")
     shape = (
         (
             f" ({layers} layers, {steps} training steps; the students have {student_layers} layers and "
@@ -840,32 +835,57 @@ def teacher_note(doc: dict) -> Note | None:
         if layers and steps
         else ""
     )
-    said = (
-        f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
-        f"{min(students):.3f}–{max(students):.3f}."
-    )
+    weak = [k for k, t in found.items() if float(t["final"]["top1"]) <= max(t["students"])]
+    if len(found) == 1:
+        t = first
+        top1, students = float(t["final"]["top1"]), t["students"]
+        said = (
+            f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
+            f"{min(students):.3f}–{max(students):.3f}."
+        )
+    else:
+        per = "; ".join(
+            f"teacher {k} (seed {k}) {float(t['final']['top1']):.3f}, its students (seeds "
+            f"{', '.join(map(str, t['seeds']))}) {min(t['students']):.3f}–{max(t['students']):.3f}"
+            for k, t in found.items()
+        )
+        said = (
+            f"{len(found)} teachers{shape}, each trained with its own seed; student seed s distils teacher s mod "
+            f"{len(found)}. Held-out masked top-1: {per}."
+        )
     t = results.teacher_flops(doc)
     if t:
         arms = doc.get("arms", {})
         free = [txt.md(k) for k, a in arms.items() if not results.uses_teacher(a)]
-        said += (
-            f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
-            f"as the arms'), which {len(arms) - len(free)} of the {len(arms)} arms need"
-            + (f" (all but {', '.join(free)})" if free else "")
-            + ": its training counts in their compute, and its own "
-            "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
-            "teacher training, not run here."
+        needs = f"which {len(arms) - len(free)} of the {len(arms)} arms need" + (
+            f" (all but {', '.join(free)})" if free else ""
         )
-    if top1 <= max(students):
+        if t["count"] == 1:
+            said += (
+                f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
+                f"as the arms'), {needs}: its training counts in their compute, and its own "
+                "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
+                "teacher training, not run here."
+            )
+        else:
+            said += (
+                f" Each teacher was trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same "
+                f"count as the arms', {t['all'] / 1e12:.1f} TFLOP for all {t['count']}), {needs}: each seed's "
+                "recipe counts its own teacher's training. Every verdict is also checked within each teacher's "
+                f"seeds: a label must hold with each teacher, else it is inconclusive ({rule.DEPENDS}); the spread "
+                f"between {t['count']} teachers is not estimated."
+            )
+    if weak:
+        who = "The teacher is" if len(found) == 1 else f"Teacher {', '.join(map(str, weak))} is"
         return Note(
-            said + " The teacher is not stronger than every student: distillation's premise (a teacher "
+            said + f" {who} not stronger than every student it taught: distillation's premise (a teacher "
             "much better than its student) does not hold in these runs, so soft targets may pull a student "
             "toward a worse model. Read these verdicts with that in mind.",
             "warning",
         )
-    return Note(
-        said + f" It is stronger than every student by {top1 - max(students):.3f} or more, as distillation assumes."
-    )
+    lead = min(float(t["final"]["top1"]) - max(t["students"]) for t in found.values())
+    it = "It is" if len(found) == 1 else "Each is"
+    return Note(said + f" {it} stronger than every student it taught by {lead:.3f} or more, as distillation assumes.")
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
