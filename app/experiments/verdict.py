@@ -723,7 +723,7 @@ def across_teachers(v: Verdict, teacher_of: dict) -> Verdict:
     numbers = "; ".join(parts)
     if said is None:
         text = (
-            f"within each teacher: {numbers} (the label says no direction, so there is nothing to replicate; "
+            f"within each teacher: {numbers} (the label claims no effect, so there is nothing to replicate; "
             f"the spread between {len(checks)} teachers is not estimated)"
         )
         return replace(v, by_teacher=tuple(checks), teacher_check=text)

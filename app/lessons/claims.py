@@ -518,13 +518,13 @@ def verdict_text(c: Comparison, m: int) -> str:
             said += f"  \nOver the seeds alone, 95% interval {_n(v['ci_low'])} to {_n(v['ci_high'])}."
         if c.others:
             said += f"  \n**On the experiment's other metrics** (described, not tested): {c.others}."
-        return said
+        return said + teacher_line(v)
     if v.get("counted_in"):
         return (
             f"**Verdict: {rule.NOT_COUNTED}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
             f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, 95% "
             f"interval {_n(v['ci_low'])} to {_n(v['ci_high'])}, paired by seed ({c.pairing})."
-        )
+        ) + teacher_line(v)
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
@@ -563,7 +563,16 @@ def verdict_text(c: Comparison, m: int) -> str:
     lines = [f"**Verdict: {v['label']}**", measured, interval, test]
     if _finite(v.get("p_items")):
         lines.append(items_line(v))
-    return "  \n".join(lines + [margin_line(v), f"**Why**: {v['why']}."])
+    return "  \n".join(lines + [margin_line(v), f"**Why**: {v['why']}."]) + teacher_line(v)
+
+
+def teacher_line(v: dict) -> str:
+    """With more than one teacher, the verdict box's line on each teacher's seeds (verdict.across_teachers): each
+    teacher's mean difference and its own interval, and whether the label holds with each; "" with one teacher, or
+    where the why already says it (a label the teachers withdrew)."""
+    if not v.get("teacher_check") or rule.DEPENDS in (v.get("label") or ""):
+        return ""
+    return f"  \n**Across teachers**: {v['teacher_check']}."
 
 
 def items_line(v: dict) -> str:
@@ -876,7 +885,13 @@ def teacher_note(doc: dict) -> Note | None:
                 f"between {t['count']} teachers is not estimated."
             )
     if weak:
-        who = "The teacher is" if len(found) == 1 else f"Teacher {', '.join(map(str, weak))} is"
+        who = (
+            "The teacher is"
+            if len(found) == 1
+            else f"Teacher {weak[0]} is"
+            if len(weak) == 1
+            else f"Teachers {', '.join(map(str, weak))} are"
+        )
         return Note(
             said + f" {who} not stronger than every student it taught: distillation's premise (a teacher "
             "much better than its student) does not hold in these runs, so soft targets may pull a student "
