@@ -221,3 +221,4 @@ def test_the_bundled_one_teacher_results_read_as_before():
     assert verdict.DEPENDS not in results.measured_table(results.BUNDLED)
     note = claims.teacher_note(doc)
     assert "One teacher, trained once" in note.text
+    assert "The current plan (version 6, 2026-11-28, fixed before the data) trains 2 teachers" in note.text

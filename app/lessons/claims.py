@@ -876,6 +876,12 @@ def teacher_note(doc: dict) -> Note | None:
                 "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
                 "teacher training, not run here."
             )
+            plan = plans.current("distillation")
+            if plan.teachers > 1 and (doc.get("plan") or {}).get("version") != plan.version:
+                said += (
+                    f" The current plan (version {plan.version}, {plan.date}, fixed {plan.fixed}) trains "
+                    f"{plan.teachers} teachers; these results come from an earlier version."
+                )
         else:
             said += (
                 f" Each teacher was trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same "
