@@ -180,6 +180,9 @@ def test_two_teachers_are_trained_with_their_own_seeds_and_each_seed_records_its
             k = r["details"]["teacher"]
             assert k == r["seed"] % 2 and r["details"]["teachers"] == 2
             assert r["details"]["teacher_final"] == finals[k]["final"]  # its own teacher's held-out scores
+    assert distillation.prepare_parts(ctx) == []  # both trained: nothing left for --jobs to train at once
+    ctx.root = work / "elsewhere"
+    assert distillation.prepare_parts(ctx) == [0, 1]  # untrained: two independent parts, one per process
     found = results.teachers(doc)
     assert sorted(found) == [0, 1] and found[0]["seeds"] == [0, 2] and found[1]["seeds"] == [1, 3]
     assert found[1]["final"] == finals[1]["final"]

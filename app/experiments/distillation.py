@@ -38,6 +38,7 @@ student's top-1 agrees with the teacher's.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from typing import ClassVar
 from pathlib import Path
@@ -187,10 +188,21 @@ def prepare(ctx: Context) -> None:
         train_teacher(ctx, k)
 
 
-def time_prepare(ctx: Context, steps: int) -> float:
-    """Seconds the teachers would take (app/experiments/timing.py), from ``steps`` timed steps of teacher 0's
-    training, times the budget's teachers (trained one after another, before any student); an untrained teacher
-    stands in for the students' timing."""
+def prepare_parts(ctx: Context) -> list[int]:
+    """The teachers not trained yet: independent, so ``--jobs`` trains them at once (runner.run_experiment)."""
+    return [
+        k for k in range(max(1, ctx.budget.teachers)) if not (teacher_folder(ctx, k) / "model" / "config.json").exists()
+    ]
+
+
+def prepare_part(ctx: Context, k: int) -> None:
+    train_teacher(ctx, k)
+
+
+def time_prepare(ctx: Context, steps: int, jobs: int = 1) -> float:
+    """Wall seconds the teachers would take before any student (app/experiments/timing.py), from ``steps`` timed
+    steps of teacher 0's training: ``jobs`` teachers at once, in ⌈teachers / jobs⌉ rounds (their CPU time is
+    ``teachers`` × one teacher's); an untrained teacher stands in for the students' timing."""
     from app.experiments import timing
     from app.experiments.runner import ArmSetup
 
@@ -207,10 +219,12 @@ def time_prepare(ctx: Context, steps: int) -> float:
 
     s = ArmSetup(teacher, step_loss, dict, dict, b.loop(0, dev, steps=b.teacher_steps), {}, 0)
     step_s = timing.time_steps(s, steps)
-    for k in range(max(1, b.teachers)):  # every student distils this one stand-in while timing
+    n = max(1, b.teachers)
+    for k in range(n):  # every student distils this one stand-in while timing
         ctx.cache[_key("teacher", k)] = teacher.eval().requires_grad_(False)
         ctx.cache[_key("teacher_final", k)] = {"final": {}, "steps": 0}
-    return max(1, b.teachers) * b.teacher_steps * step_s * 1.05  # + its four evaluations, about 5%
+    at_once = max(1, min(n, jobs))  # --jobs trains the teachers at once (runner.run_experiment)
+    return math.ceil(n / at_once) * b.teacher_steps * step_s * 1.05  # + their four evaluations, about 5%
 
 
 def _key(what: str, k: int) -> str:

@@ -7,7 +7,9 @@ An experiment module provides:
   the page's live run train for);
 - ``arms(budget) -> list[Arm]``: the arms, each with the one setting it changes (``Arm.change``);
 - ``setup(arm, seed, ctx) -> ArmSetup``: the model, the step loss and the evaluations of one arm;
-- optionally ``prepare(ctx)`` (something all arms need first: DistilBERT's teacher) and
+- optionally ``prepare(ctx)`` (something all arms need first: DistilBERT's teachers), with
+  ``prepare_parts(ctx) -> list`` and ``prepare_part(ctx, part)`` where it splits into independent parts that
+  ``--jobs`` trains at once (one teacher each), and
   ``after(arm, seed, setup, ctx, folder, final, curves)`` (something to keep from a finished run: the NSP/SOP
   checkpoints).
 
@@ -344,6 +346,14 @@ def _worker(
     return run_one(module, arm, seed, ctx)
 
 
+def _prepare_worker(name: str, quick: bool, part, device: str, corpus: str, work: str, threads: int) -> None:
+    """One independent part of an experiment's prerequisites (``module.prepare_part``: one of distillation's
+    teachers) in a worker process; the data is already on disk."""
+    torch.set_num_threads(threads)
+    module = get(name).load()
+    module.prepare_part(context(name, planned_budget(name, module, quick), device, corpus, Path(work)), part)
+
+
 class Refused(RuntimeError):
     """A run the plan or the tree does not allow (the message says why and what to do)."""
 
@@ -407,8 +417,19 @@ def run_experiment(
     module = get(name).load()
     ctx = context(name, planned_budget(name, module, quick), device, corpus, Path(work))
     ctx.cache["git"] = code
+    parts = module.prepare_parts(ctx) if jobs > 1 and hasattr(module, "prepare_parts") else []
+    if len(parts) > 1:  # independent prerequisites (distillation's teachers): one per process, at once
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(jobs, len(parts)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            for fut in [
+                pool.submit(_prepare_worker, name, quick, part, device, str(corpus), str(work), threads or 1)
+                for part in parts
+            ]:
+                fut.result()
     if hasattr(module, "prepare"):
-        module.prepare(ctx)
+        module.prepare(ctx)  # what is left of it (nothing, after the parts)
     chosen = [a for a in module.arms(ctx.budget) if arms is None or a.name in arms]
     # seed by seed (every arm of seed 0, then of seed 1, ...): a run stopped part-way leaves complete pairs
     tasks = [(arm, seed) for seed in range(seeds) for arm in chosen]
