@@ -9,13 +9,13 @@ The claims (app/experiments/claims.py, ``DISTILLATION``):
 - Hinton et al. (2015): soft targets at a raised temperature carry the teacher's "dark knowledge"
   (which wrong answers are nearly right); for small students intermediate temperatures work best.
 
-The experiment is self-contained: it first trains its own teacher (a 2× deeper ``BertForMaskedLM`` of the
-same width, dynamic masking, ``common.train_dynamic_mlm``; seed 0, shared by every student arm and seed) for
-10× the students' steps, so that it is clearly stronger than any student (DistilBERT's premise: a teacher much
-better than the student; issue 26 found a 2000-step teacher at held-out top-1 0.20 under students at 0.28-0.32,
-and soft targets then pull a student toward a worse model). The page sets the teacher's score beside the
-students'. Students are DistilBERT's (``distilbert.student_from_teacher``: half the teacher's layers,
-initialised from every other teacher layer); every arm trains for the same steps on the same batches with the
+The experiment is self-contained: it first trains its own teachers (each a 2× deeper ``BertForMaskedLM`` of the
+same width, dynamic masking, ``common.train_dynamic_mlm``; see "Teachers" below) for 10× the students' steps,
+so that each is clearly stronger than any student (DistilBERT's premise: a teacher much better than the student;
+issue 26 found a 2000-step teacher at held-out top-1 0.20 under students at 0.28-0.32, and soft targets then pull
+a student toward a worse model). The page sets each teacher's score beside its students'. Students are
+DistilBERT's (``distilbert.student_from_teacher``: half the teacher's layers, initialised from every other teacher
+layer); every arm trains for the same steps on the same batches with the
 same 15% masking (80/10/10), and each comparison changes one thing:
 
 | arm | initialisation | loss |
@@ -33,6 +33,30 @@ every step: more compute per step than the hard arms (the page shows both arms' 
 held-out masked top-1 against the true token (token masking), which no arm trains on (the masked-LM loss is
 the hard arm's own objective); also scored: masked-LM loss and top-5, the cloze probe, and how often the
 student's top-1 agrees with the teacher's.
+
+Teachers (issue 49; plan version 6, app/experiments/plans.py, fixed before its data). With one teacher, "soft
+beats hard" or "starting from the teacher beats random" is shown for one teacher draw only. The budget's
+``teachers`` (K; 1 by default, which keeps every earlier run reproducible: the plan's version 6 sets 2) trains K
+teachers, teacher k with seed k (its initialisation, batch order and masks). Teacher k's folder key names k only
+when k > 0, so teacher 0's folder and digest are those of the one teacher before. Student seed s distils teacher
+s mod K — a nested design, seeds within teachers: with K = 2 and 10 seeds, 5 per teacher — and every arm of seed
+s shares that teacher, so the paired comparisons still pair like with like. Each seed records which teacher it used
+(``details.teacher``) and that teacher's own held-out scores (``details.teacher_final``); the page sets each
+teacher's score beside its own students'.
+
+- Verdicts: the seed-level paired test over all seeds stays the test (Holm as before). Then each teacher's seeds
+  alone give a mean difference and its own 95% interval (app/experiments/verdict.py ``across_teachers``): a label
+  (reproduces, reverses, equivalent) must hold with every teacher — a teacher whose mean lies on the other side
+  of the boundary (the teachers disagree in sign), or whose own interval lies wholly there (it clearly
+  contradicts), makes it "inconclusive: depends on the teacher". Why this and not a test of the between-teacher
+  variance: with 2 teachers that variance has 1 degree of freedom (a t on two teacher means, t₀.₉₇₅(1) = 12.7),
+  so it cannot be estimated usefully; what 2 teachers can show is whether the effect replicates with an
+  independent teacher, in direction — not that each half of the seeds is significant alone, which 5 seeds
+  rarely give.
+- Health: "the teacher must be stronger than its students" is checked per seed against that seed's own teacher.
+- Compute: each seed's recipe counts its own teacher's training once (app/experiments/results.py
+  ``recipe_flops``); the experiment's total counts each teacher once (``teacher_flops``: ``count`` × one teacher).
+  The teachers are independent: with ``--jobs`` > 1 they train at once (``prepare_parts``).
 """
 
 from __future__ import annotations
