@@ -254,7 +254,8 @@ def per_seed(doc: dict, arm: str, metric: str) -> dict:
 
 def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
     """The scale a comparison was measured at, from the document's budget and the arms' changes:
-    "hidden 128, 3 layers, E = 32 vs 128, 1000 steps, 3 seeds" (what it knows of it)."""
+    "hidden 128, 3 layers, E = 32 vs 128, 1000 steps, 3 seeds" (what it knows of it; "…, 10 seeds, 2 teachers"
+    where the students distilled more than one teacher)."""
     budget, parts = doc.get("budget") or {}, []
     shape = budget.get("shape") or {}
     if shape.get("hidden_size"):
@@ -269,6 +270,8 @@ def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
         parts.append(f"{budget['steps']} steps")
     if seeds:
         parts.append(f"{seeds} seed{'s' if seeds != 1 else ''}")
+    if teacher_count(doc) > 1:
+        parts.append(f"{teacher_count(doc)} teachers")
     return ", ".join(parts)
 
 
