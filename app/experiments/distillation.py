@@ -9,13 +9,13 @@ The claims (app/experiments/claims.py, ``DISTILLATION``):
 - Hinton et al. (2015): soft targets at a raised temperature carry the teacher's "dark knowledge"
   (which wrong answers are nearly right); for small students intermediate temperatures work best.
 
-The experiment is self-contained: it first trains its own teacher (a 2× deeper ``BertForMaskedLM`` of the
-same width, dynamic masking, ``common.train_dynamic_mlm``; seed 0, shared by every student arm and seed) for
-10× the students' steps, so that it is clearly stronger than any student (DistilBERT's premise: a teacher much
-better than the student; issue 26 found a 2000-step teacher at held-out top-1 0.20 under students at 0.28-0.32,
-and soft targets then pull a student toward a worse model). The page sets the teacher's score beside the
-students'. Students are DistilBERT's (``distilbert.student_from_teacher``: half the teacher's layers,
-initialised from every other teacher layer); every arm trains for the same steps on the same batches with the
+The experiment is self-contained: it first trains its own teachers (each a 2× deeper ``BertForMaskedLM`` of the
+same width, dynamic masking, ``common.train_dynamic_mlm``; see "Teachers" below) for 10× the students' steps,
+so that each is clearly stronger than any student (DistilBERT's premise: a teacher much better than the student;
+issue 26 found a 2000-step teacher at held-out top-1 0.20 under students at 0.28-0.32, and soft targets then pull
+a student toward a worse model). The page sets each teacher's score beside its students'. Students are
+DistilBERT's (``distilbert.student_from_teacher``: half the teacher's layers, initialised from every other teacher
+layer); every arm trains for the same steps on the same batches with the
 same 15% masking (80/10/10), and each comparison changes one thing:
 
 | arm | initialisation | loss |
@@ -33,12 +33,38 @@ every step: more compute per step than the hard arms (the page shows both arms' 
 held-out masked top-1 against the true token (token masking), which no arm trains on (the masked-LM loss is
 the hard arm's own objective); also scored: masked-LM loss and top-5, the cloze probe, and how often the
 student's top-1 agrees with the teacher's.
+
+Teachers (issue 49; plan version 6, app/experiments/plans.py, fixed before its data). With one teacher, "soft
+beats hard" or "starting from the teacher beats random" is shown for one teacher draw only. The budget's
+``teachers`` (K; 1 by default, which keeps every earlier run reproducible: the plan's version 6 sets 2) trains K
+teachers, teacher k with seed k (its initialisation, batch order and masks). Teacher k's folder key names k only
+when k > 0, so teacher 0's folder and digest are those of the one teacher before. Student seed s distils teacher
+s mod K — a nested design, seeds within teachers: with K = 2 and 10 seeds, 5 per teacher — and every arm of seed
+s shares that teacher, so the paired comparisons still pair like with like. Each seed records which teacher it used
+(``details.teacher``) and that teacher's own held-out scores (``details.teacher_final``); the page sets each
+teacher's score beside its own students'.
+
+- Verdicts: the seed-level paired test over all seeds stays the test (Holm as before). Then each teacher's seeds
+  alone give a mean difference and its own 95% interval (app/experiments/verdict.py ``across_teachers``): a label
+  (reproduces, reverses, equivalent) must hold with every teacher — a teacher whose mean lies on the other side
+  of the boundary (the teachers disagree in sign), or whose own interval lies wholly there (it clearly
+  contradicts), makes it "inconclusive: depends on the teacher". Why this and not a test of the between-teacher
+  variance: with 2 teachers that variance has 1 degree of freedom (a t on two teacher means, t₀.₉₇₅(1) = 12.7),
+  so it cannot be estimated usefully; what 2 teachers can show is whether the effect replicates with an
+  independent teacher, in direction — not that each half of the seeds is significant alone, which 5 seeds
+  rarely give.
+- Health: "the teacher must be stronger than its students" is checked per seed against that seed's own teacher.
+- Compute: each seed's recipe counts its own teacher's training once (app/experiments/results.py
+  ``recipe_flops``); the experiment's total counts each teacher once (``teacher_flops``: ``count`` × one teacher).
+  The teachers are independent: with ``--jobs`` > 1 they train at once (``prepare_parts``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
+from typing import ClassVar
 from pathlib import Path
 
 import torch
@@ -67,6 +93,11 @@ class DistillationBudget(Budget):
     teacher_steps: int = 10_000  # 10x the students' steps: a teacher clearly stronger than they get (2000: weaker)
     alpha_ce: float = distilbert.Recipe.alpha_ce
     alpha_mlm: float = distilbert.Recipe.alpha_mlm
+    teachers: int = 1  # teacher k trains with seed k; student seed s distils teacher s % teachers (plan v6: 2)
+
+    # added after runs were recorded: at 1 it is left out of the work folder's hash (runner.work_key), so a
+    # 1-teacher budget keeps the folder its runs had before the field existed
+    LATER_FIELDS: ClassVar[dict] = {"teachers": 1}
 
 
 FULL = DistillationBudget(steps=1000, eval_every=200)
@@ -117,7 +148,14 @@ def arms(budget: DistillationBudget) -> list[Arm]:
 # ----------------------------------------------------------------------------- the teacher
 
 
-def teacher_folder(ctx: Context) -> Path:
+def teacher_of(seed: int, budget: DistillationBudget) -> int:
+    """The teacher student seed ``seed`` distils: ``seed % teachers`` (seeds nested within teachers)."""
+    return seed % max(1, budget.teachers)
+
+
+def teacher_folder(ctx: Context, k: int = 0) -> Path:
+    """Teacher ``k``'s folder. Its key names ``k`` only when k > 0, so teacher 0's folder (and digest) is the one the
+    single teacher of every earlier run had."""
     b = ctx.budget
     key = {
         "data": b.data,
@@ -128,12 +166,15 @@ def teacher_folder(ctx: Context) -> Path:
         "lr": b.lr,
         "warmup": b.warmup,
     }
+    if k > 0:
+        key["teacher"] = k
     return ctx.root / "distillation" / f"teacher-{digest(key)}"
 
 
-def new_teacher(ctx: Context) -> BertForMaskedLM:
+def new_teacher(ctx: Context, k: int = 0) -> BertForMaskedLM:
+    """Teacher ``k``, untrained: its initialisation drawn from seed ``k`` (teacher 0: seed 0, as before)."""
     b, s, tok = ctx.budget, ctx.budget.shape, ctx.data.tokenizer
-    torch.manual_seed(0)
+    torch.manual_seed(k)
     shape = bert.Shape(
         vocab_size=len(tok),
         hidden_size=s.hidden_size,
@@ -144,28 +185,48 @@ def new_teacher(ctx: Context) -> BertForMaskedLM:
     return BertForMaskedLM(bert.bert_config(len(tok), shape))
 
 
-def prepare(ctx: Context) -> None:
-    """Train the teacher once (resumable), before any student: every arm and seed distils the same one."""
-    folder = teacher_folder(ctx)
+def train_teacher(ctx: Context, k: int = 0) -> None:
+    """Train teacher ``k`` once (resumable): its own seed ``k`` for the initialisation, the batch order and the
+    masks."""
+    folder = teacher_folder(ctx, k)
     if (folder / "model" / "config.json").exists():
         return
     b, tok = ctx.budget, ctx.data.tokenizer
-    teacher = new_teacher(ctx)
-    cfg = b.loop(0, ctx.device, steps=b.teacher_steps, eval_every=max(1, b.teacher_steps // 4))
+    teacher = new_teacher(ctx, k)
+    cfg = b.loop(k, ctx.device, steps=b.teacher_steps, eval_every=max(1, b.teacher_steps // 4))
     during, final_set = eval_sets(ctx)
+    name = "distillation/teacher" + (f"{k}" if k else "")
     curves, final = common.train_dynamic_mlm(
-        "distillation/teacher", teacher, bert.masked_lm_logits, tok, ctx.data.train, final_set, cfg, folder
+        name, teacher, bert.masked_lm_logits, tok, ctx.data.train, final_set, cfg, folder
     )
     teacher.save_pretrained(folder / "model")
     (folder / "model" / "final.json").write_text(
-        json.dumps({"final": final, "steps": curves["steps_done"], "train_seconds": curves["train_seconds"]})
+        json.dumps({"final": final, "steps": curves["steps_done"], "train_seconds": curves["train_seconds"], "seed": k})
     )
     (folder / "state.pt").unlink(missing_ok=True)
 
 
-def time_prepare(ctx: Context, steps: int) -> float:
-    """Seconds the teacher would take (app/experiments/timing.py), from ``steps`` timed steps of its
-    training; an untrained teacher stands in for the students' timing."""
+def prepare(ctx: Context) -> None:
+    """Train every teacher once (resumable), before any student: each student seed distils its own teacher."""
+    for k in range(max(1, ctx.budget.teachers)):
+        train_teacher(ctx, k)
+
+
+def prepare_parts(ctx: Context) -> list[int]:
+    """The teachers not trained yet: independent, so ``--jobs`` trains them at once (runner.run_experiment)."""
+    return [
+        k for k in range(max(1, ctx.budget.teachers)) if not (teacher_folder(ctx, k) / "model" / "config.json").exists()
+    ]
+
+
+def prepare_part(ctx: Context, k: int) -> None:
+    train_teacher(ctx, k)
+
+
+def time_prepare(ctx: Context, steps: int, jobs: int = 1) -> float:
+    """Wall seconds the teachers would take before any student (app/experiments/timing.py), from ``steps`` timed
+    steps of teacher 0's training: ``jobs`` teachers at once, in ⌈teachers / jobs⌉ rounds (their CPU time is
+    ``teachers`` × one teacher's); an untrained teacher stands in for the students' timing."""
     from app.experiments import timing
     from app.experiments.runner import ArmSetup
 
@@ -182,16 +243,24 @@ def time_prepare(ctx: Context, steps: int) -> float:
 
     s = ArmSetup(teacher, step_loss, dict, dict, b.loop(0, dev, steps=b.teacher_steps), {}, 0)
     step_s = timing.time_steps(s, steps)
-    ctx.cache["teacher"] = teacher.eval().requires_grad_(False)
-    ctx.cache["teacher_final"] = {"final": {}, "steps": 0}
-    return b.teacher_steps * step_s * 1.05  # + its four evaluations, about 5%
+    n = max(1, b.teachers)
+    for k in range(n):  # every student distils this one stand-in while timing
+        ctx.cache[_key("teacher", k)] = teacher.eval().requires_grad_(False)
+        ctx.cache[_key("teacher_final", k)] = {"final": {}, "steps": 0}
+    at_once = max(1, min(n, jobs))  # --jobs trains the teachers at once (runner.run_experiment)
+    return math.ceil(n / at_once) * b.teacher_steps * step_s * 1.05  # + their four evaluations, about 5%
 
 
-def load_teacher(ctx: Context) -> BertForMaskedLM:
-    folder = teacher_folder(ctx) / "model"
+def _key(what: str, k: int) -> str:
+    """The context cache's key of teacher ``k``'s model or scores ("teacher", "teacher1", ...)."""
+    return what if k == 0 else f"{what}{k}"
+
+
+def load_teacher(ctx: Context, k: int = 0) -> BertForMaskedLM:
+    folder = teacher_folder(ctx, k) / "model"
     if not (folder / "config.json").exists():
         raise FileNotFoundError(
-            f"no teacher at {folder}: run the distillation experiment (it trains its teacher first)"
+            f"no teacher {k} at {folder}: run the distillation experiment (it trains its teachers first)"
         )
     teacher = BertForMaskedLM.from_pretrained(folder).eval()
     for p in teacher.parameters():
@@ -205,7 +274,8 @@ def load_teacher(ctx: Context) -> BertForMaskedLM:
 def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
     b, tok, dev = ctx.budget, ctx.data.tokenizer, ctx.device
     train, rand_ids, mcfg = ctx.data.train, ctx.data.random_ids(), MaskingConfig()
-    teacher = ctx.once("teacher", lambda: load_teacher(ctx)).to(dev)
+    k = teacher_of(seed, b)  # this seed's teacher
+    teacher = ctx.once(_key("teacher", k), lambda: load_teacher(ctx, k)).to(dev)
     student = distilbert.student_from_teacher(teacher.cpu())
     teacher.to(dev)
     if arm.change["init"] == "random":
@@ -273,7 +343,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
 
     n_scored = real_tokens(train, b.batch_size) if soft else expected_targets(train, b.batch_size)
     teacher_final = ctx.once(
-        "teacher_final", lambda: json.loads((teacher_folder(ctx) / "model" / "final.json").read_text())
+        _key("teacher_final", k), lambda: json.loads((teacher_folder(ctx, k) / "model" / "final.json").read_text())
     )
     return ArmSetup(
         model=student,
@@ -291,5 +361,7 @@ def setup(arm: Arm, seed: int, ctx: Context) -> ArmSetup:
             "student_layers": student.config.n_layers,
             "teacher_final": teacher_final["final"],
             "teacher_steps": teacher_final["steps"],
+            "teacher": k,  # which teacher this seed distilled (teacher k trained with seed k)
+            "teachers": max(1, b.teachers),
         },
     )

@@ -148,9 +148,20 @@ class Plan:
     power: Power | None = None  # None: no power calculation was stated
     looks: tuple[Look, ...] = ()  # runs recorded under this version
     commit: str = ""  # where the change entered the code, when known
+    settings: tuple[tuple[str, object], ...] = ()  # budget fields this version fixes over the module's FULL (and
+    # QUICK) budget, which the runner applies (runner.planned_budget): distillation v6 (("teachers", 2),)
 
     def comparison(self, key: str) -> Planned | None:
         return next((c for c in self.comparisons if c.key == key), None)
+
+    def budget_settings(self) -> dict:
+        """{budget field: value} this version fixes ({} : the module's budget as it is)."""
+        return dict(self.settings)
+
+    @property
+    def teachers(self) -> int:
+        """Distillation: how many independently trained teachers the students distil (1 before version 6)."""
+        return int(self.budget_settings().get("teachers", 1))
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -278,6 +289,19 @@ DISTIL_TOP1 = (
 DISTIL_3O = tuple(Planned(c.key, "valid_top1", S, TOP1) for c in DISTIL_TOP1)
 DISTIL_OLD_BUDGET = "student 2 layers from a 2000-step teacher"
 DISTIL_BUDGET = "student 2 layers, teacher 4 layers × 10000 steps (held-out top-1 0.529)"
+DISTIL_TEACHERS_BUDGET = (
+    "student 2 layers, 2 teachers of 4 layers × 10000 steps, teacher k trained with seed k (teacher 0 is the "
+    "one before, held-out top-1 0.529); student seed s distils teacher s mod 2: 5 seeds per teacher"
+)
+DISTIL_TEACHERS = (
+    "a second teacher seed (issue 49): whether each claim replicates with an independent teacher. Until now every "
+    "student of every seed distilled one teacher, so each verdict held for one teacher draw only. Comparisons, "
+    "kinds, margins and seeds as version 5; each verdict's direction must also hold within each teacher's 5 seeds "
+    "(a teacher whose mean difference lies on the other side of the boundary, or whose own 95% interval clearly "
+    "contradicts, makes it inconclusive: depends on the teacher; app/experiments/verdict.py across_teachers); each "
+    "seed's recipe counts its own teacher's training; the health check is per teacher. Fixed before any "
+    "2-teacher result"
+)
 
 PLANS: dict[str, tuple[Plan, ...]] = {
     "masking": (
@@ -593,6 +617,17 @@ PLANS: dict[str, tuple[Plan, ...]] = {
             AFTER,
             THREE_OUTCOMES + "; every student starting from the teacher needs a teacher stronger than itself",
             commit="9326ccc",
+        ),
+        Plan(
+            "distillation",
+            6,
+            "2026-11-28",
+            10,
+            DISTIL_3O,
+            DISTIL_TEACHERS_BUDGET,
+            BEFORE,
+            DISTIL_TEACHERS,
+            settings=(("teachers", 2),),
         ),
     ),
 }

@@ -254,7 +254,8 @@ def per_seed(doc: dict, arm: str, metric: str) -> dict:
 
 def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
     """The scale a comparison was measured at, from the document's budget and the arms' changes:
-    "hidden 128, 3 layers, E = 32 vs 128, 1000 steps, 3 seeds" (what it knows of it)."""
+    "hidden 128, 3 layers, E = 32 vs 128, 1000 steps, 3 seeds" (what it knows of it; "…, 10 seeds, 2 teachers"
+    where the students distilled more than one teacher)."""
     budget, parts = doc.get("budget") or {}, []
     shape = budget.get("shape") or {}
     if shape.get("hidden_size"):
@@ -269,6 +270,8 @@ def scale(doc: dict, comp: dict, seeds: int | None = None) -> str:
         parts.append(f"{budget['steps']} steps")
     if seeds:
         parts.append(f"{seeds} seed{'s' if seeds != 1 else ''}")
+    if teacher_count(doc) > 1:
+        parts.append(f"{teacher_count(doc)} teachers")
     return ", ".join(parts)
 
 
@@ -320,7 +323,65 @@ def teacher_flops(doc: dict) -> dict | None:
     if targets is None:
         return None
     per_step = sum(flops.mlm_step(config, budget["batch_size"], data["seq_len"], targets).values())
-    return {"steps": steps, "per_step": per_step, "total": per_step * steps, "layers": layers}
+    n = teacher_count(doc)
+    return {
+        "steps": steps,
+        "per_step": per_step,
+        "total": per_step * steps,
+        "layers": layers,
+        "count": n,
+        "all": n * per_step * steps,
+    }
+
+
+def teacher_count(doc: dict) -> int:
+    """How many teachers the experiment trained: the budget's ``teachers`` (1 when it does not say: every run
+    before plan version 6 of distillation)."""
+    n = (doc.get("budget") or {}).get("teachers", 1)
+    return n if isinstance(n, int) and n >= 1 else 1
+
+
+def teacher_of_seeds(doc: dict) -> dict:
+    """{seed: the teacher it distilled} from the seeds' ``details.teacher`` (0 where a seed does not say: one
+    teacher); {} for an experiment without a teacher."""
+    out = {}
+    for arm in (doc.get("arms") or {}).values():
+        for i, r in enumerate(arm.get("seeds", [])):
+            d = r.get("details") or {}
+            if "teacher_final" not in d and "teacher" not in d:
+                continue
+            out.setdefault(r.get("seed", i), int(d.get("teacher", 0)))
+    return out
+
+
+def teachers(doc: dict) -> dict[int, dict]:
+    """Each teacher's own numbers and its students: teacher -> {"final" (its held-out scores: top1, top5, ...),
+    "steps", "layers", "seeds" (the student seeds that distilled it), "students" (their held-out top-1, every arm's:
+    as the page has always set them beside the teacher)}. {} for an experiment without a teacher."""
+    out: dict[int, dict] = {}
+    for arm in (doc.get("arms") or {}).values():
+        for i, r in enumerate(arm.get("seeds", [])):
+            d = r.get("details") or {}
+            if not isinstance(d.get("teacher_final"), dict):
+                continue
+            k = int(d.get("teacher", 0))
+            t = out.setdefault(
+                k,
+                {
+                    "final": d["teacher_final"],
+                    "steps": d.get("teacher_steps"),
+                    "layers": d.get("teacher_layers"),
+                    "seeds": set(),
+                    "students": [],
+                },
+            )
+            t["seeds"].add(r.get("seed", i))
+            top1 = (r.get("final") or {}).get("valid_top1")
+            if isinstance(top1, (int, float)) and math.isfinite(top1):
+                t["students"].append(float(top1))
+    for t in out.values():
+        t["seeds"] = sorted(t["seeds"])
+    return dict(sorted(out.items()))
 
 
 def recipe_flops(doc: dict, arm: str) -> dict | None:
@@ -562,6 +623,9 @@ def judged(docs: dict[str, dict]) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {name: {} for name in docs}
     for (name, key), v in decided.items():
         c = rows[(name, key)]
+        by_teacher = teacher_of_seeds(docs[name])
+        if len(set(by_teacher.values())) > 1:  # more than one teacher: the label must hold within each one's seeds
+            v = verdict_rule.across_teachers(v, by_teacher)
         if c.get("ours"):  # tested away from where the paper made it: the label says whose claim it judges
             v = replace(v, label=f"{v.label} {OURS}")
         out[name][key] = {"better": c["better"], "worse": c["worse"], "metric": c["metric"], **v.as_dict()}
@@ -652,7 +716,23 @@ def measured_table(where: Path | None = None) -> str:
                     f"{head} {interval} | {margins} | {n} | {v['p']:.2g} (≤ {v['holm_threshold']:.2g}, rank "
                     f"{v['rank']}) | {tost_text(v)} | {v['label']} |"
                 )
-    return "\n".join(lines + ["", *items_table(found), *compute_lines(docs)])
+    return "\n".join(lines + ["", *items_table(found), *compute_lines(docs), *teacher_lines(found)])
+
+
+def teacher_lines(found: dict[str, dict[str, dict]]) -> list[str]:
+    """The measured table's across-teachers check (verdict.across_teachers), one line per comparison of an
+    experiment with more than one teacher; [] when none has."""
+    rows = [(name, key, v) for name, d in found.items() for key, v in d.items() if v.get("teacher_check")]
+    if not rows:
+        return []
+    out = [
+        "",
+        "**Across teachers.** Each verdict of an experiment with more than one teacher, checked within each "
+        "teacher's seeds (`verdict.across_teachers`): a label that a teacher's mean or whole interval contradicts "
+        f"becomes *{verdict_rule.INCONCLUSIVE}: {verdict_rule.DEPENDS}*.",
+        "",
+    ]
+    return out + [f"- {name}, `{key}` ({v['label']}): {v['teacher_check']}." for name, key, v in rows]
 
 
 def compute_lines(docs: dict[str, dict]) -> list[str]:
@@ -669,13 +749,25 @@ def compute_lines(docs: dict[str, dict]) -> list[str]:
             for arm, r in arms.items()
             if r
         )
+        if t["count"] == 1:
+            out += [
+                "",
+                f"**Compute, the whole recipe counted ({name}).** The teacher's training, by the arms' own count "
+                f"(`flops.mlm_step`, {t['layers']} layers, {t['steps']:,} steps): {t['total'] / 1e12:.1f} TFLOP, "
+                f"counted in every arm that needs the teacher (its layers or its soft targets). Each arm's total, "
+                f"in TFLOP: {parts}. One teacher, trained once: its own seed-to-seed spread is in none of the "
+                "intervals above.",
+            ]
+            continue
         out += [
             "",
-            f"**Compute, the whole recipe counted ({name}).** The teacher's training, by the arms' own count "
-            f"(`flops.mlm_step`, {t['layers']} layers, {t['steps']:,} steps): {t['total'] / 1e12:.1f} TFLOP, "
-            f"counted in every arm that needs the teacher (its layers or its soft targets). Each arm's total, "
-            f"in TFLOP: {parts}. One teacher, trained once: its own seed-to-seed spread is in none of the "
-            "intervals above.",
+            f"**Compute, the whole recipe counted ({name}).** {t['count']} teachers, teacher k trained with seed k; "
+            f"each one's training, by the arms' own count (`flops.mlm_step`, {t['layers']} layers, {t['steps']:,} "
+            f"steps): {t['total'] / 1e12:.1f} TFLOP, counted in every seed's recipe that needs a teacher (its "
+            f"layers or its soft targets) once, its own teacher's. Each arm's total per seed, in TFLOP: {parts}. "
+            f"The experiment trained its teachers once each: {t['all'] / 1e12:.1f} TFLOP in all. Student seed s "
+            f"distilled teacher s mod {t['count']}; every verdict's direction is also checked within each "
+            f"teacher's seeds (below); the spread between {t['count']} teachers is not estimated.",
         ]
     return out
 

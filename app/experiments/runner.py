@@ -7,7 +7,9 @@ An experiment module provides:
   the page's live run train for);
 - ``arms(budget) -> list[Arm]``: the arms, each with the one setting it changes (``Arm.change``);
 - ``setup(arm, seed, ctx) -> ArmSetup``: the model, the step loss and the evaluations of one arm;
-- optionally ``prepare(ctx)`` (something all arms need first: DistilBERT's teacher) and
+- optionally ``prepare(ctx)`` (something all arms need first: DistilBERT's teachers), with
+  ``prepare_parts(ctx) -> list`` and ``prepare_part(ctx, part)`` where it splits into independent parts that
+  ``--jobs`` trains at once (one teacher each), and
   ``after(arm, seed, setup, ctx, folder, final, curves)`` (something to keep from a finished run: the NSP/SOP
   checkpoints).
 
@@ -154,6 +156,17 @@ def digest(obj) -> str:
     return hashlib.sha1(payload.encode()).hexdigest()[:10]
 
 
+def work_key(budget: Budget) -> dict:
+    """What names a budget's work folder: its fields, less those added after runs were recorded (a budget class's
+    ``LATER_FIELDS``, {field: the value every earlier run had}) while they keep that value — so a budget that
+    gains a field keeps the folder its earlier runs trained in (distillation's ``teachers`` at 1)."""
+    key = asdict(budget)
+    for name, before in getattr(type(budget), "LATER_FIELDS", {}).items():
+        if key.get(name) == before:
+            key.pop(name)
+    return key
+
+
 # ----------------------------------------------------------------------------- data
 
 
@@ -282,11 +295,25 @@ def run_one(module, arm: Arm, seed: int, ctx: Context) -> dict:
 
 def context(name: str, budget: Budget, device: str, corpus, work: Path) -> Context:
     d = prepare_data(corpus, budget.data, work)
-    return Context(name, budget, d, device, Path(work) / name / digest(budget), Path(work))
+    return Context(name, budget, d, device, Path(work) / name / digest(work_key(budget)), Path(work))
 
 
 def budget_of(module, quick: bool = False, live: bool = False) -> Budget:
     return module.LIVE if live else module.QUICK if quick else module.FULL
+
+
+def planned_budget(name: str, module, quick: bool = False) -> Budget:
+    """The budget a run trains at: the module's FULL (or QUICK, its scale for a smoke run) with the settings the
+    current plan fixes (app/experiments/plans.py ``Plan.settings``: distillation's version 6 sets ``teachers`` = 2).
+    A quick run follows the plan's design too, at the quick scale."""
+    from dataclasses import fields, replace
+
+    from app.experiments import plans
+
+    budget = budget_of(module, quick)
+    known = {f.name for f in fields(budget)}
+    settings = {k: v for k, v in plans.current(name).budget_settings().items() if k in known}
+    return replace(budget, **settings) if settings else budget
 
 
 _WORKER_CONTEXTS: dict[tuple, Context] = {}
@@ -310,13 +337,21 @@ def _worker(
     key = (name, quick, device, corpus, work)
     if key not in _WORKER_CONTEXTS:
         _WORKER_CONTEXTS.clear()
-        _WORKER_CONTEXTS[key] = context(name, budget_of(module, quick), device, corpus, Path(work))
+        _WORKER_CONTEXTS[key] = context(name, planned_budget(name, module, quick), device, corpus, Path(work))
         _WORKER_CONTEXTS[key].cache["git"] = code or git_revision()
         if hasattr(module, "prepare"):
             module.prepare(_WORKER_CONTEXTS[key])
     ctx = _WORKER_CONTEXTS[key]
     arm = next(a for a in module.arms(ctx.budget) if a.name == arm_name)
     return run_one(module, arm, seed, ctx)
+
+
+def _prepare_worker(name: str, quick: bool, part, device: str, corpus: str, work: str, threads: int) -> None:
+    """One independent part of an experiment's prerequisites (``module.prepare_part``: one of distillation's
+    teachers) in a worker process; the data is already on disk."""
+    torch.set_num_threads(threads)
+    module = get(name).load()
+    module.prepare_part(context(name, planned_budget(name, module, quick), device, corpus, Path(work)), part)
 
 
 class Refused(RuntimeError):
@@ -380,10 +415,21 @@ def run_experiment(
     from app.experiments import plans
 
     module = get(name).load()
-    ctx = context(name, budget_of(module, quick), device, corpus, Path(work))
+    ctx = context(name, planned_budget(name, module, quick), device, corpus, Path(work))
     ctx.cache["git"] = code
+    parts = module.prepare_parts(ctx) if jobs > 1 and hasattr(module, "prepare_parts") else []
+    if len(parts) > 1:  # independent prerequisites (distillation's teachers): one per process, at once
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(jobs, len(parts)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            for fut in [
+                pool.submit(_prepare_worker, name, quick, part, device, str(corpus), str(work), threads or 1)
+                for part in parts
+            ]:
+                fut.result()
     if hasattr(module, "prepare"):
-        module.prepare(ctx)
+        module.prepare(ctx)  # what is left of it (nothing, after the parts)
     chosen = [a for a in module.arms(ctx.budget) if arms is None or a.name in arms]
     # seed by seed (every arm of seed 0, then of seed 1, ...): a run stopped part-way leaves complete pairs
     tasks = [(arm, seed) for seed in range(seeds) for arm in chosen]

@@ -95,10 +95,10 @@ def time_experiment(
     quick: bool = False,
 ) -> dict:
     module = get(name).load()
-    ctx = runner.context(name, runner.budget_of(module, quick), device, corpus, work)
+    ctx = runner.context(name, runner.planned_budget(name, module, quick), device, corpus, work)
     out = {"experiment": name, "arms": {}, "prepare_s": 0.0, "reference_ms_before": reference_ms()}
     if hasattr(module, "time_prepare"):
-        out["prepare_s"] = module.time_prepare(ctx, steps)
+        out["prepare_s"] = module.time_prepare(ctx, steps, jobs)
     elif hasattr(module, "prepare"):
         module.prepare(ctx)
     total = 0.0

@@ -61,6 +61,27 @@ The test, in plain numbers:
    per-item outcomes where stored, else from the stored accuracies, on the side that widens the interval), and
    Holm ranks the larger of the two p's (``p_test``; likewise for the equivalence test, ``p_equiv_test``).
 
+8. **Across teachers** (distillation with more than one teacher, plan version 6): student seed s distils teacher
+   s mod K, so the seeds are nested within K independently trained teachers. The seed-level paired test above stays
+   the test (over all seeds, Holm as before). :func:`across_teachers` adds a check computed from the same
+   per-seed differences, grouped by teacher: each teacher's mean difference and its own 95% interval (paired t
+   over its seeds). A label that says something — *reproduces*, *reverses*, *equivalent within ±M* — must hold
+   within every teacher's seeds: a teacher whose mean lies on the other side of the label's boundary (the
+   teachers disagree in sign; for *equivalent*, a teacher's mean outside ±M) or whose own interval lies wholly on
+   the other side (it clearly contradicts) turns the label into *inconclusive: depends on the teacher*, with each
+   teacher's numbers as the reason. The comparison stays in Holm's family (its p still counts in m): the check
+   can only withdraw a label, never lend one.
+
+   Why this test with 2 teachers: the teacher is a random draw too, and a claim about distillation is a claim
+   about teachers in general. The proper model has a between-teacher variance component, but with K = 2
+   teachers it has 1 degree of freedom: a test that used it (a t on the 2 teacher means, df 1, t₀.₉₇₅ = 12.7)
+   would have almost no power, and the seed-level interval cannot include it at all. What 2 teachers can show is
+   replication: whether the effect seen with one teacher appears again, in the same direction, with an
+   independent one. So the seed-level test decides the label and the teachers decide whether it may stand; the
+   page says that the between-teacher spread is not estimated. Only the sign and a clear contradiction are asked
+   of each teacher, not significance: 5 seeds per teacher have far less power than 10, and requiring each half to
+   clear the boundary alone would make the check a second, weaker test instead of a replication check.
+
 When every seed difference is the same (se = 0), any difference from the boundary is clear (p = 0).
 Pure Python: the page imports it without torch or scipy.
 """
@@ -78,6 +99,7 @@ EQUIVALENT = "equivalent within the margin"  # "A beats B" not shown: no differe
 REVERSES = "reverses"
 NO_VERDICT = "no verdict"  # an arm failed its health check: the comparison is not made (outside Holm's family)
 NOT_COUNTED = "not a separate test"  # re-measures an effect another comparison of the family tests: counted once there
+DEPENDS = "depends on the teacher"  # the label did not hold within every teacher's seeds (across_teachers)
 VERDICTS = (REPRODUCES, EQUIVALENT, TOO_SMALL, REVERSES)
 DIFFERENT, WITHIN, NEITHER = "different", "equivalent", "inconclusive"  # the three outcomes against the margin
 MIN_SEEDS = 2
@@ -238,6 +260,8 @@ class Verdict:
     items_high: float = float("nan")
     p_equiv_items: float = float("nan")  # its equivalence test against ± eq_margin
     items_how: str = ""  # how it was drawn and its limits
+    by_teacher: tuple = ()  # with more than one teacher: a TeacherCheck per teacher (across_teachers)
+    teacher_check: str = ""  # the across-teachers check in one sentence ("" with one teacher)
 
     @property
     def p_test(self) -> float:
@@ -615,6 +639,123 @@ def counted_once(v: Verdict, counted_in: str, why_not: str) -> Verdict:
         outcome="",
     )
     return replace(v, reason=reason(v), why=why(v))
+
+
+@dataclass(frozen=True)
+class TeacherCheck:
+    """One teacher's share of a comparison (:func:`across_teachers`): its seeds' differences A − B, signed as the
+    verdict's (positive = the claimed direction)."""
+
+    teacher: int
+    seeds: tuple  # the student seeds that distilled this teacher
+    diffs: tuple  # their differences A − B
+    difference: float  # their mean
+    sd: float | None  # None with one seed
+    ci_low: float  # 95% interval of the mean, paired t over this teacher's seeds (NaN with one seed)
+    ci_high: float
+    disagrees: bool  # its mean lies on the other side of what the label says
+    contradicts: bool  # its whole interval does
+
+
+def teacher_groups(v: Verdict, teacher_of: dict) -> dict:
+    """{teacher: [(seed, difference), ...]} of a paired verdict's seeds ({} when unpaired or a seed's teacher is
+    unknown)."""
+    if v.design != "paired" or not v.seeds:
+        return {}
+    groups: dict = {}
+    for s, d in zip(v.seeds, v.diffs):
+        if s not in teacher_of:
+            return {}
+        groups.setdefault(teacher_of[s], []).append((s, d))
+    return dict(sorted(groups.items()))
+
+
+def _asserts(v: Verdict):
+    """What the label says about the difference, as tests of a teacher's numbers: (in words, holds(mean),
+    clearly_not(low, high): the whole interval lies on the other side); None when the label says nothing a teacher
+    could contradict (inconclusive, no verdict, not a separate test)."""
+
+    def above(b):
+        return f"above {_s(b) if b else '0'}", lambda x: x > b, lambda lo, hi: hi <= b
+
+    def below(b):
+        return f"below {_s(b) if b else '0'}", lambda x: x < b, lambda lo, hi: lo >= b
+
+    def inside(m):
+        return f"inside ±{_g(m)}", lambda x: -m < x < m, lambda lo, hi: lo >= m or hi <= -m
+
+    if v.verdict in (REPRODUCES, REVERSES) and v.outcome in (DIFFERENT, WITHIN):
+        if v.kind == EQUIVALENCE and v.verdict == REPRODUCES:
+            return inside(v.margin)
+        return above(v.boundary) if v.difference > v.boundary else below(v.boundary)
+    if v.verdict == EQUIVALENT:
+        return inside(v.eq_margin)
+    return None
+
+
+def across_teachers(v: Verdict, teacher_of: dict) -> Verdict:
+    """``v`` checked within each teacher's seeds (point 8 of the module's doc). ``teacher_of``: {seed: teacher}.
+    With fewer than 2 teachers among the verdict's seeds (or an unpaired test) ``v`` comes back unchanged. Else each
+    teacher's mean and 95% interval are recorded (``by_teacher``) and said (``teacher_check``); a label that a teacher
+    disagrees with (its mean on the other side) or clearly contradicts (its whole interval on the other side) becomes
+    *inconclusive: depends on the teacher* (outcome NEITHER; Holm's numbers stay as they were)."""
+    groups = teacher_groups(v, teacher_of)
+    if len(groups) < 2:
+        return v
+    said = _asserts(v)
+    checks = []
+    for k, rows in groups.items():
+        diffs = tuple(d for _, d in rows)
+        mean = statistics.fmean(diffs)
+        if len(diffs) >= MIN_SEEDS:
+            sd = _sd(list(diffs))
+            half = t_critical(len(diffs) - 1) * sd / math.sqrt(len(diffs))
+            low, high = mean - half, mean + half
+        else:
+            sd, low, high = None, float("nan"), float("nan")
+        disagrees = bool(said) and not said[1](mean)
+        contradicts = bool(said) and low == low and said[2](low, high)
+        checks.append(TeacherCheck(k, tuple(s for s, _ in rows), diffs, mean, sd, low, high, disagrees, contradicts))
+    parts = []
+    for c in checks:
+        interval = f", 95% interval {_s(c.ci_low)} to {_s(c.ci_high)}" if c.ci_low == c.ci_low else ", one seed"
+        parts.append(f"teacher {c.teacher} ({count_seeds(len(c.seeds))}) {_s(c.difference)}{interval}")
+    numbers = "; ".join(parts)
+    if said is None:
+        text = (
+            f"within each teacher: {numbers} (the label claims no effect, so there is nothing to replicate; "
+            f"the spread between {len(checks)} teachers is not estimated)"
+        )
+        return replace(v, by_teacher=tuple(checks), teacher_check=text)
+    bad = [c for c in checks if c.disagrees or c.contradicts]
+    if not bad:
+        text = (
+            f"within each teacher: {numbers} — every teacher's mean lies {said[0]}, as the label says: it "
+            f"replicates with {len(checks)} independent teachers (their spread is not estimated from {len(checks)})"
+        )
+        return replace(v, by_teacher=tuple(checks), teacher_check=text)
+    how = "; ".join(
+        f"teacher {c.teacher}'s " + ("whole interval" if c.contradicts else "mean") + f" is not {said[0]}" for c in bad
+    )
+    text = (
+        f"within each teacher: {numbers} — {how}, where the seed-level test says {v.label}: the effect does not "
+        f"replicate with an independent teacher, so {INCONCLUSIVE}: {DEPENDS}"
+    )
+    label = f"{INCONCLUSIVE}: {DEPENDS}"
+    return replace(
+        v,
+        verdict=TOO_SMALL,
+        label=label,
+        outcome=NEITHER,
+        by_teacher=tuple(checks),
+        teacher_check=text,
+        why=f"{v.why}; but {text}",
+        reason=f"{v.reason}; but {text}",
+    )
+
+
+def count_seeds(n: int) -> str:
+    return f"{n} seed{'s' if n != 1 else ''}"
 
 
 def judge(tests: dict, alpha: float = ALPHA) -> dict:

@@ -518,13 +518,13 @@ def verdict_text(c: Comparison, m: int) -> str:
             said += f"  \nOver the seeds alone, 95% interval {_n(v['ci_low'])} to {_n(v['ci_high'])}."
         if c.others:
             said += f"  \n**On the experiment's other metrics** (described, not tested): {c.others}."
-        return said
+        return said + teacher_line(v)
     if v.get("counted_in"):
         return (
             f"**Verdict: {rule.NOT_COUNTED}** — {v['why']}. Measured, not tested: A {results.fmt(v['mean_a'], 4)} "
             f"vs B {results.fmt(v['mean_b'], 4)}, A − B = {_n(v['difference'])} in the claimed direction, 95% "
             f"interval {_n(v['ci_low'])} to {_n(v['ci_high'])}, paired by seed ({c.pairing})."
-        )
+        ) + teacher_line(v)
     if not v["enough_seeds"]:
         return f"**Verdict: {v['label']}** — {v['why']}."
     sign = "A − B" if c.higher_is_better else "B − A (a loss: lower is better)"
@@ -563,7 +563,16 @@ def verdict_text(c: Comparison, m: int) -> str:
     lines = [f"**Verdict: {v['label']}**", measured, interval, test]
     if _finite(v.get("p_items")):
         lines.append(items_line(v))
-    return "  \n".join(lines + [margin_line(v), f"**Why**: {v['why']}."])
+    return "  \n".join(lines + [margin_line(v), f"**Why**: {v['why']}."]) + teacher_line(v)
+
+
+def teacher_line(v: dict) -> str:
+    """With more than one teacher, the verdict box's line on each teacher's seeds (verdict.across_teachers): each
+    teacher's mean difference and its own interval, and whether the label holds with each; "" with one teacher, or
+    where the why already says it (a label the teachers withdrew)."""
+    if not v.get("teacher_check") or rule.DEPENDS in (v.get("label") or ""):
+        return ""
+    return f"  \n**Across teachers**: {v['teacher_check']}."
 
 
 def items_line(v: dict) -> str:
@@ -814,24 +823,19 @@ def nsp_on_sop_note(doc: dict) -> Note | None:
 
 
 def teacher_note(doc: dict) -> Note | None:
-    """Distillation only: the teacher's held-out top-1 beside its students' (the same 15% masking of the same
-    held-out sequences), so the premise — a teacher much stronger than the student — is checked, not assumed."""
-    students, teacher = [], None
+    """Distillation only: each teacher's held-out top-1 beside its own students' (the same 15% masking of the same
+    held-out sequences), so the premise — a teacher much stronger than the student — is checked per teacher, not
+    assumed; with more than one teacher, which seeds distilled which (student seed s: teacher s mod K)."""
+    found = {
+        k: t for k, t in results.teachers(doc).items() if _finite((t["final"] or {}).get("top1")) and t["students"]
+    }
+    if not found:
+        return None
+    first = next(iter(found.values()))
+    layers, steps, student_layers = first["layers"], first["steps"], None
     for a in doc.get("arms", {}).values():
         for r in a.get("seeds", []):
-            d = r.get("details") or {}
-            if teacher is None and _finite((d.get("teacher_final") or {}).get("top1")):
-                teacher = (
-                    float(d["teacher_final"]["top1"]),
-                    d.get("teacher_layers"),
-                    d.get("teacher_steps"),
-                    d.get("student_layers"),
-                )
-            if _finite(r.get("final", {}).get("valid_top1")):
-                students.append(float(r["final"]["valid_top1"]))
-    if teacher is None or not students:
-        return None
-    top1, layers, steps, student_layers = teacher
+            student_layers = student_layers or (r.get("details") or {}).get("student_layers")
     shape = (
         (
             f" ({layers} layers, {steps} training steps; the students have {student_layers} layers and "
@@ -840,32 +844,69 @@ def teacher_note(doc: dict) -> Note | None:
         if layers and steps
         else ""
     )
-    said = (
-        f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
-        f"{min(students):.3f}–{max(students):.3f}."
-    )
+    weak = [k for k, t in found.items() if float(t["final"]["top1"]) <= max(t["students"])]
+    if len(found) == 1:
+        t = first
+        top1, students = float(t["final"]["top1"]), t["students"]
+        said = (
+            f"The teacher{shape} scores held-out masked top-1 {top1:.3f}; its students reach "
+            f"{min(students):.3f}–{max(students):.3f}."
+        )
+    else:
+        per = "; ".join(
+            f"teacher {k} (seed {k}) {float(t['final']['top1']):.3f}, its students (seeds "
+            f"{', '.join(map(str, t['seeds']))}) {min(t['students']):.3f}–{max(t['students']):.3f}"
+            for k, t in found.items()
+        )
+        said = (
+            f"{len(found)} teachers{shape}, each trained with its own seed; student seed s distils teacher s mod "
+            f"{len(found)}. Held-out masked top-1: {per}."
+        )
     t = results.teacher_flops(doc)
     if t:
         arms = doc.get("arms", {})
         free = [txt.md(k) for k, a in arms.items() if not results.uses_teacher(a)]
-        said += (
-            f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
-            f"as the arms'), which {len(arms) - len(free)} of the {len(arms)} arms need"
-            + (f" (all but {', '.join(free)})" if free else "")
-            + ": its training counts in their compute, and its own "
-            "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
-            "teacher training, not run here."
+        needs = f"which {len(arms) - len(free)} of the {len(arms)} arms need" + (
+            f" (all but {', '.join(free)})" if free else ""
         )
-    if top1 <= max(students):
+        if t["count"] == 1:
+            said += (
+                f" One teacher, trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same count "
+                f"as the arms'), {needs}: its training counts in their compute, and its own "
+                "seed-to-seed spread is in none of these intervals — a second teacher seed is another full "
+                "teacher training, not run here."
+            )
+            plan = plans.current("distillation")
+            if plan.teachers > 1 and (doc.get("plan") or {}).get("version") != plan.version:
+                said += (
+                    f" The current plan (version {plan.version}, {plan.date}, fixed {plan.fixed}) trains "
+                    f"{plan.teachers} teachers; these results come from an earlier version."
+                )
+        else:
+            said += (
+                f" Each teacher was trained once ({t['steps']:,} steps, {t['total'] / 1e12:.1f} TFLOP by the same "
+                f"count as the arms', {t['all'] / 1e12:.1f} TFLOP for all {t['count']}), {needs}: each seed's "
+                "recipe counts its own teacher's training. Every verdict is also checked within each teacher's "
+                f"seeds: a label must hold with each teacher, else it is inconclusive ({rule.DEPENDS}); the spread "
+                f"between {t['count']} teachers is not estimated."
+            )
+    if weak:
+        who = (
+            "The teacher is"
+            if len(found) == 1
+            else f"Teacher {weak[0]} is"
+            if len(weak) == 1
+            else f"Teachers {', '.join(map(str, weak))} are"
+        )
         return Note(
-            said + " The teacher is not stronger than every student: distillation's premise (a teacher "
+            said + f" {who} not stronger than every student it taught: distillation's premise (a teacher "
             "much better than its student) does not hold in these runs, so soft targets may pull a student "
             "toward a worse model. Read these verdicts with that in mind.",
             "warning",
         )
-    return Note(
-        said + f" It is stronger than every student by {top1 - max(students):.3f} or more, as distillation assumes."
-    )
+    lead = min(float(t["final"]["top1"]) - max(t["students"]) for t in found.values())
+    it = "It is" if len(found) == 1 else "Each is"
+    return Note(said + f" {it} stronger than every student it taught by {lead:.3f} or more, as distillation assumes.")
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
