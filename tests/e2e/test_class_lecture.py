@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, exception_boxes, streamlit_server, wait_for_app
+from tests.e2e.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, exception_boxes, streamlit_server, wait_for_app
 from tests.e2e.test_class_phones import Phone
 
 pytestmark = pytest.mark.e2e
@@ -91,11 +91,31 @@ def _next_slide(projector, n: int) -> None:
                 return
 
 
+def _keep_what_was_seen(projector, n: int) -> None:
+    """The quarantined test's evidence when slide ``n`` never came (xfail hides its output): the projector's address,
+    its text, a screenshot and the server's log, kept in ``.e2e-deck-failure/`` (git ignores it) for the next person
+    to read after a fresh-clone run."""
+    import shutil
+
+    out = ROOT / ".e2e-deck-failure"
+    out.mkdir(exist_ok=True)
+    try:
+        projector.screenshot(path=str(out / "projector.png"))
+        text = projector.evaluate("document.body.innerText")
+    except Exception as e:  # noqa: BLE001 — a page that is gone is evidence too
+        text = f"(the page could not be read: {type(e).__name__})"
+    (out / "seen.txt").write_text(f"waited for slide {n}; the projector showed {projector.url}\n\n{text}\n")
+    if (ROOT / ".e2e-server.log").exists():
+        shutil.copy(ROOT / ".e2e-server.log", out / "server.log")
+
+
 @pytest.mark.xfail(
     reason="quarantined, cause not found: in the full suite of a fresh clone on the 2-core dev machine it failed "
     "both times on 2026-11-28 (the projector did not show the next slide within 120 s of →), and once in the "
     "sixteenth session; it passed alone and after tests/e2e/test_class.py, in main and in the same clone, 4 times, "
-    "and in the landing CI of stop 54. The round tests above and tests/e2e/test_deck.py cover its parts",
+    "and in the landing CI of stop 54; 26 tests of the suite in their order before it passed in a fresh clone on "
+    "2026-11-28 with two training runs beside them. The round tests above and tests/e2e/test_deck.py cover its "
+    "parts; a failure keeps what the projector showed in .e2e-deck-failure/",
     strict=False,
 )
 def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
@@ -118,9 +138,13 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
             for n, view in enumerate(deck, 1):
                 # a cold slide (no warm start here) on a loaded CI machine can take tens of seconds: generous waits,
                 # no timing asserted (BENCHMARKS.md measures the slide changes)
-                projector.wait_for_function(
-                    f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=120_000
-                )
+                try:
+                    projector.wait_for_function(
+                        f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=120_000
+                    )
+                except Exception:
+                    _keep_what_was_seen(projector, n)
+                    raise
                 wait_for_app(projector)
                 assert urlparse(projector.url).path.endswith(f"/{view.page}")
                 ask = projector.get_by_role("button", name="Ask the class")
