@@ -10,7 +10,7 @@ import pytest
 
 from app.core import visitors
 from app.models import catalogue
-from app.ui import loading, warm
+from app.ui import loading
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def fake(monkeypatch):
     calls = []
     monkeypatch.setattr(loading, "_load", lambda key, *settings: calls.append((key, settings)))
     monkeypatch.setattr(loading, "_all_loaded", set())
-    monkeypatch.setattr(warm, "on", lambda: True)
+    monkeypatch.setattr(loading, "warm_start_on", lambda: True)
     return calls
 
 
@@ -41,7 +41,7 @@ def test_a_lone_visitor_other_settings_or_no_warm_start_load_only_their_own(fake
     crowd(monkeypatch, 5)
     other = (defaults[0], defaults[1], "bfloat16" if defaults[2] != "bfloat16" else "float16")
     assert loading.load_all_when_crowded(*other) is False
-    monkeypatch.setattr(warm, "on", lambda: False)  # the unit tests' BVE_WARM_START=0, a script
+    monkeypatch.setattr(loading, "warm_start_on", lambda: False)  # the unit tests' BVE_WARM_START=0, a script
     assert loading.load_all_when_crowded(*defaults) is False
     assert fake == []
 

@@ -5,6 +5,7 @@ every session (a fallback after a failed hub only until it goes stale), and the 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -57,6 +58,12 @@ def shared_model(key: str, source: str, device: str, dtype: str, progress=None):
     return loaded
 
 
+def warm_start_on() -> bool:
+    """Whether this server runs its warm start (``app.ui.warm``); ``BVE_WARM_START=0`` turns it off (the unit tests,
+    to load only what they use). Here, below the warm start, which imports this module."""
+    return os.environ.get("BVE_WARM_START", "1") != "0"
+
+
 _all_lock = threading.Lock()
 _all_loaded: set[tuple[str, str, str]] = set()  # the settings whose catalogue load_all_when_crowded has loaded
 
@@ -73,9 +80,7 @@ def load_all_when_crowded(source: str, device: str, dtype: str) -> bool:
     9.6 s without; every lesson began within 0.1 s of the loads' end. Only on a server (its warm start on, which
     loads the same models anyway) and at the default settings, once per process: a lone visitor still loads only
     the models of their page, and the warm start the rest, after it."""
-    from app.ui import warm
-
-    if (source, device, dtype) in _all_loaded or visitors.running() <= 1 or not warm.on():
+    if (source, device, dtype) in _all_loaded or visitors.running() <= 1 or not warm_start_on():
         return False
     if (source, device, dtype) != default_settings():
         return False

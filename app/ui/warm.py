@@ -21,7 +21,6 @@ the queue behind it.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import deque
 import threading
@@ -43,7 +42,9 @@ QUEUE_LIMIT = 64  # views waiting to be computed (a deck's next slides), beyond 
 
 
 def on() -> bool:
-    return os.environ.get("BVE_WARM_START", "1") != "0"
+    from app.ui import loading
+
+    return loading.warm_start_on()
 
 
 # ----------------------------------------------------------------------------- the thread
