@@ -286,3 +286,12 @@ def quiet(progress: dict | None, others: int = 0) -> bool:
     (``ui.warm_progress()``) has finished or never began, and no other visitor's page is computing (``others``:
     ``ui.other_pages()``). Otherwise a lesson's timings are provisional (:func:`latencies`)."""
     return warm_done(progress) and others <= 0
+
+
+def timed_inputs(cls, values: dict, warm: dict | None = None, others: int = 0):
+    """A timing lesson's ``Inputs`` (``cls``) from the page's values, ``settled`` by :func:`quiet` (``warm``:
+    ``ui.warm_progress()``, ``others``: ``ui.other_pages()``)."""
+    from dataclasses import fields
+
+    kept = {f.name: values[f.name] for f in fields(cls) if f.name in values}
+    return cls(**kept, settled=quiet(warm, others))

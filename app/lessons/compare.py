@@ -31,7 +31,7 @@ from app.core import preload  # noqa: F401  (first: the heavy imports, once, in 
 
 preload.load()  # the heavy imports, once, in one thread, before this module's own (a page run outside the router too)
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import torch
 
@@ -377,8 +377,7 @@ class Inputs:
     @classmethod
     def from_values(cls, values: dict, warm: dict | None = None, others: int = 0) -> "Inputs":
         """From the page's values, ``ui.warm_progress()`` and ``ui.other_pages()``."""
-        settled = measure.quiet(warm, others)
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values}, settled=settled)
+        return measure.timed_inputs(cls, values, warm, others)
 
 
 @dataclass(frozen=True)
