@@ -101,12 +101,7 @@ if r.electra is not None:
 # ----------------------------------------------------------------------------- 4. cost
 st.header("4 · What each costs here, measured")
 if r.provisional:
-    st.info(
-        "The server is busy (models still loading in the background, or other visitors' pages computing), "
-        "which slows everything down: these timings are provisional, a short look, and are measured again once "
-        "it is quiet.",
-        icon=":material/hourglass_top:",
-    )
+    ui.provisional_timings()
 ui.show_figure(figures.key_figure(r), "compare-cost", key=True)
 st.dataframe(
     [

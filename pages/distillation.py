@@ -120,12 +120,7 @@ ui.show_figure(figures.position_kl_figure(r), "distillation-kl-per-token")
 # ----------------------------------------------------------------------------- 4. size and speed
 st.header("4 · Smaller and faster? Measured here")
 if r.provisional:
-    st.info(
-        "The server is busy (models still loading in the background, or other visitors' pages computing), "
-        "which slows everything down: these timings are provisional, a short look, and are measured again once "
-        "it is quiet.",
-        icon=":material/hourglass_top:",
-    )
+    ui.provisional_timings()
 sz = r.size
 latency_col = f"encoder, {r.device.upper()} (ms)"  # medians; short: the table fits a projector's width
 whole_col = "with MLM head (ms)"

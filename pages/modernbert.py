@@ -26,7 +26,7 @@ ui.widget(SPEC.seed, c3)
 
 models = ui.models(*modernbert.MODELS)
 mb = models["modernbert"]
-r = ui.run(modernbert.run, models, modernbert.Inputs.from_values(values))
+r = ui.run(modernbert.run, models, modernbert.Inputs.from_values(values, ui.warm_progress(), ui.other_pages()))
 ui.show_notes(r.notes)
 fill = r.fill
 ui.set_value(SPEC.word, fill.word)
@@ -143,11 +143,13 @@ with tabs[1]:
         f"{cost.base_global_layers[0]} of {cost.base_global_layers[1]} in ModernBERT-base): those still grow "
         "quadratically."
     )
+    if r.provisional:
+        ui.provisional_timings()
     ui.show_figure(figures.timing_figure(r), "modernbert-timing")
     st.caption(
-        f"Median of {D.repeats} forwards each, measured on this machine (other sessions share it). "
-        f"{modernbert.timing_story(cost)} The saving needs a kernel that skips the blocked cells — "
-        f"flash-attention's sliding window, which ModernBERT was built for. Model: {r.model}."
+        f"Medians of {modernbert.rounds_words(cost.rounds)} in turns (as built, then all global), measured on this "
+        f"machine (other sessions share it). {modernbert.timing_story(cost)} The saving needs a kernel that skips "
+        f"the blocked cells — flash-attention's sliding window, which ModernBERT was built for. Model: {r.model}."
     )
 
 # ----------------------------------------------------------------------------- 3. GeGLU
@@ -193,13 +195,15 @@ with tabs[3]:
     u2.metric(
         "Tokens, unpadded", f"{u.unpadded:,}", help=f"{1 - u.unpadded / u.padded:.0%} of the padded slots were padding."
     )
-    u3.metric("Padded batch", f"{u.ms_padded:.1f} ms")
-    u4.metric("Packed sequence", f"{u.ms_packed:.1f} ms")
+    u3.metric("Padded batch", f"{u.ms_padded:.1f} ms", help=f"Median of {count(u.rounds, 'round')} in turns.")
+    u4.metric("Packed sequence", f"{u.ms_packed:.1f} ms", help=f"Median of {count(u.rounds, 'round')} in turns.")
+    if u.provisional:
+        ui.provisional_timings()
     st.caption(
         f"Padding is {1 - u.unpadded / u.padded:.0%} of the padded batch. Your text is sentence 0; the others are "
         f"drawn from a story with seed {values['seed']}. Both forwards "
         f"give the same last hidden state at every real token (largest difference **{u.max_difference:.1e}**). "
-        f"Times are medians of {D.repeats} forwards on {mb.device.upper()}. Attention pairs of a global layer: "
+        f"{modernbert.unpadding_story(u)} Timed on {mb.device.upper()}. Attention pairs of a global layer: "
         f"{u.pairs_padded:,} padded, {u.pairs_packed:,} packed with a mask (what eager attention computes), "
         f"{u.pairs_blocks:,} in a kernel that skips the blocked blocks (flash-attention's variable-length mode, "
         f"which ModernBERT uses). Model: {r.model}."

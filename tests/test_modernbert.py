@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
+from app import measure
 from app.lessons import modernbert as mbl
 from app.core import text as app_text
 from app.figures import modernbert as figures
@@ -235,7 +236,7 @@ def test_attended_pairs_counts_the_rules_cells(length, half):
 def test_the_cost_sums_layers_and_modernbert_base_is_read_from_its_config(models):
     loaded = models["modernbert"]
     config = loaded.model.config
-    cost = mbl.attention_cost(loaded, ((128,), (1.0,), (1.0,)))
+    cost = mbl.attention_cost(loaded, ((128,), (1.0,), (1.0,), (3,), None))
     half = config.local_attention // 2
     for n, pairs, flops, full in zip(cost.lengths, cost.pairs, cost.flops, cost.pairs_global):
         assert pairs == sum(mbl.attended_pairs(n, None if t == "full_attention" else half) for t in config.layer_types)
@@ -249,9 +250,29 @@ def test_the_cost_sums_layers_and_modernbert_base_is_read_from_its_config(models
 
 
 def test_timed_forwards_measure_up_to_the_chosen_length(models):
-    lengths, as_built, all_global = mbl.timed_forwards(models["modernbert"], 200)
-    assert lengths == (128, 200) and len(as_built) == len(all_global) == 2
+    lengths, as_built, all_global, rounds, ratio = mbl.timed_forwards(models["modernbert"], 200)
+    assert lengths == (128, 200) and len(as_built) == len(all_global) == len(rounds) == 2
     assert all(t > 0 for t in as_built + all_global)
+    # the longest length is the one the page concludes from: rounds in turns, enough for an interval
+    assert rounds[-1] >= measure.DEFAULTS.least and ratio is not None and ratio["n"] == rounds[-1]
+    assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
+
+
+def test_a_busy_server_times_modernbert_provisionally_and_short(models):
+    """Taken while other pages compute (measure.quiet), a timing is the fewest rounds an interval needs, is kept
+    under its own key, and the page is told it is provisional; quiet, it gets the full look."""
+    _, _, _, rounds, ratio = mbl.timed_forwards(models["modernbert"], 200, settled=False)
+    assert rounds[-1] == measure.MIN_ROUNDS and ratio["n"] == measure.MIN_ROUNDS
+    busy = mbl.Inputs.from_values({}, None, others=3)
+    assert busy.settled is False and mbl.Inputs.from_values({}, None, others=0).settled is True
+    cache = CountingCache()
+    r = mbl.run(models, busy, cache)
+    assert r.provisional and r.cost.provisional and r.unpadding.provisional
+    assert r.cost.rounds[-1] == r.unpadding.rounds == measure.MIN_ROUNDS
+    calls = len(cache.calls)
+    quiet = mbl.run(models, mbl.Inputs(), cache)
+    assert not quiet.provisional and quiet.cost.rounds[-1] >= measure.DEFAULTS.least
+    assert sorted(cache.calls[calls:]) == ["timed_forwards", "unpadding"]  # only the timings are taken again
 
 
 # ----------------------------------------------------------------------------- 3. GeGLU
@@ -297,6 +318,8 @@ def test_unpadded_outputs_equal_padded_outputs_at_every_real_token(models):
     assert u.lengths == tuple(len(loaded.tokenizer(s)["input_ids"]) for s in sentences)
     assert u.pairs_blocks <= u.pairs_padded and u.pairs_blocks <= u.pairs_packed
     assert u.ms_padded > 0 and u.ms_packed > 0
+    assert u.rounds >= measure.DEFAULTS.least and u.ratio["n"] == u.rounds and not u.provisional
+    assert "rounds in turns" in mbl.unpadding_story(u)
 
 
 def test_unpadding_keeps_sentences_apart_even_past_the_local_window(fresh):
@@ -500,11 +523,29 @@ def test_tokens_in_figures_are_escaped():
     assert "<script>" not in fill.layout.title.text and "<i>" not in str(fill.data[0].y)
 
 
-def test_a_forward_slower_than_the_budget_is_timed_once_and_a_quick_one_every_time():
+def test_a_comparison_is_timed_for_an_interval_and_a_busy_server_gets_the_fewest_rounds():
+    quiet, busy = mbl.compared_timing(True), mbl.compared_timing(False)
+    assert quiet["least"] == measure.DEFAULTS.least and quiet["repeats"] >= quiet["least"]
+    assert busy["least"] == busy["repeats"] == measure.MIN_ROUNDS and busy["budget_ms"] < quiet["budget_ms"]
     calls = []
-    assert mbl.median_ms(lambda: calls.append(1), "cpu", repeats=3, budget_ms=100.0, first_ms=250.0) == 250.0
-    assert calls == []  # the first call was the measurement
-    mbl.median_ms(lambda: calls.append(1), "cpu", repeats=3, budget_ms=100.0, first_ms=1.0)
-    assert len(calls) == 3
-    out, ms = mbl.first_call(lambda: "out", "cpu")
-    assert out == "out" and ms >= 0
+    samples = mbl.timed_in_turns({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, "cpu", **busy)
+    assert calls == ["a", "b"] * (1 + measure.MIN_ROUNDS)  # one warm-up round, then in turns
+    assert len(samples["a"]) == len(samples["b"]) == measure.MIN_ROUNDS
+
+
+def _unpadding(ratio: dict | None) -> mbl.Unpadding:
+    """A 2-sentence batch (2 and 6 tokens: 12 slots padded, 8 packed) with ``ratio`` (packed / padded)."""
+    packed = 10.0 * (ratio["ratio"] if ratio else 1.0)
+    return mbl.Unpadding(("a", "b"), (("x",) * 2, ("x",) * 6), (2, 6), 0.0, 10.0, packed, 5, ratio)
+
+
+def test_unpadding_says_quicker_or_slower_only_when_the_interval_is_on_one_side_of_one():
+    def iv(r, lo, hi):
+        return {"ratio": r, "low": lo, "high": hi, "n": 5}
+
+    assert "was quicker here" in mbl.unpadding_story(_unpadding(iv(0.7, 0.6, 0.8)))
+    assert "was slower here" in mbl.unpadding_story(_unpadding(iv(1.3, 1.2, 1.4)))
+    noise = mbl.unpadding_story(_unpadding(iv(0.8, 0.5, 1.2)))
+    assert "within the noise" in noise and "was quicker" not in noise and "was slower" not in noise
+    assert "no conclusion" in mbl.unpadding_story(_unpadding(None))
+    assert mbl.rounds_words((3, 3, 9)) == "3, 3 and 9 rounds" and mbl.rounds_words((5, 5)) == "5 rounds"

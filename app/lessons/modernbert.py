@@ -36,16 +36,15 @@ preload.load()  # the heavy imports, once, in one thread, before this module's o
 
 import math
 import statistics
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from app import mlm
+from app import measure, mlm
 from app.core import text as txt
 from app.core.lesson import Note, Stop, direct, inputs_from
-from app.core.text import ordinal
+from app.core.text import count, ordinal
 from app.core.state import Param, Spec, figure_param, seed_param, text_param
 from app.models import device as devices
 
@@ -64,8 +63,13 @@ class ModernBertDefaults:
     rope_grid: int = 48  # the score heatmap covers positions 0 .. rope_grid - 1
     cost_lengths: tuple[int, ...] = (128, 256, 512, 1024, 2048, 4096, 8192)
     timed_lengths: tuple[int, ...] = (128, 256, 512)  # measured forwards, up to the chosen length
-    repeats: int = 3  # timed forwards per measurement; the median is reported
+    repeats: int = 3  # timed rounds of a curve point (as built, then all global: in turns); the median is reported
     budget_ms: float = 100.0  # ... fewer once the calls so far took this long (a base-size forward on a CPU)
+    # A comparison the page draws a conclusion from (the longest length timed; padded against packed) is timed in turns
+    # for an interval (app.measure): this many rounds at most, at least measure.DEFAULTS.least, within this budget;
+    # while the server is busy (measure.quiet) a provisional short look: measure.MIN_ROUNDS rounds, budget_ms.
+    compared_repeats: int = 9
+    compared_budget_ms: float = 400.0
     gate_closed: float = 0.1  # |gate| below this: the channel is (nearly) shut
 
 
@@ -199,41 +203,6 @@ SPEC = Spec(
 def parameter_count(module) -> int:
     """Distinct parameters (a tied weight counts once, as in ``module.parameters()``)."""
     return sum(p.numel() for p in module.parameters())
-
-
-def _sync(device) -> None:
-    if str(device).startswith("cuda"):
-        torch.cuda.synchronize()
-
-
-def first_call(fn, device):
-    """(``fn()``, its wall time in ms): a measurement's first call, which also warms it up (allocations, lazy
-    initialisation) and whose result the caller may use."""
-    t = time.perf_counter()
-    out = fn()
-    _sync(device)
-    return out, (time.perf_counter() - t) * 1000
-
-
-def median_ms(
-    fn, device, repeats: int = DEFAULTS.repeats, budget_ms: float = DEFAULTS.budget_ms, first_ms: float | None = None
-) -> float:
-    """Median wall time of ``fn()`` in milliseconds over ``repeats`` calls, after the caller's first call (see
-    :func:`first_call`), which took ``first_ms``. Calls stop once they took ``budget_ms`` in all, and a first
-    call slower than the budget is the measurement itself: ModernBERT-base on a CPU takes longer than that for
-    one forward, its warm-up is noise next to it, and every extra forward keeps the page waiting; the small
-    bundled model still gets every call."""
-    if first_ms is not None and first_ms >= budget_ms:
-        return first_ms
-    times = []
-    for _ in range(repeats):
-        if times and sum(times) >= budget_ms:
-            break
-        t = time.perf_counter()
-        fn()
-        _sync(device)
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
 
 
 def half_window(config) -> int:
@@ -441,6 +410,9 @@ class Cost:
     ms_global: tuple[float, ...]  # the same forward with every layer given the global mask
     global_layers: tuple[int, int]  # (global layers, layers) of this model
     base_global_layers: tuple[int, int]  # ... of ModernBERT-base
+    rounds: tuple[int, ...] = ()  # timed rounds behind each median of ms_model / ms_global
+    ratio: dict | None = None  # as built / all global at the longest length timed: measure.ratio_interval, or None
+    provisional: bool = False  # timed while the server was busy (measure.quiet): a short look, taken again later
 
     @property
     def shares(self) -> tuple[float, ...]:
@@ -457,49 +429,109 @@ def model_pairs(layer_types, half: int, length: int) -> int:
     return sum(attended_pairs(length, None if t == "full_attention" else half) for t in layer_types)
 
 
-def timed_forwards(loaded, length: int) -> tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]]:
-    """Median forward times (ms) of the story at growing lengths up to ``length``: as loaded, and with every
-    layer made global (an all-zero additive mask passed for both layer types)."""
+def compared_timing(settled: bool) -> dict:
+    """``measure.measure_interleaved``'s settings for a comparison the page concludes from: enough rounds in turns
+    for an interval when the server is quiet (``settled``), the fewest an interval needs otherwise."""
+    if settled:
+        return {
+            "repeats": DEFAULTS.compared_repeats,
+            "least": measure.DEFAULTS.least,
+            "budget_ms": DEFAULTS.compared_budget_ms,
+            "warmup": 1,
+        }
+    return {"repeats": measure.MIN_ROUNDS, "least": measure.MIN_ROUNDS, "budget_ms": DEFAULTS.budget_ms, "warmup": 1}
+
+
+def timed_in_turns(forwards: dict, device, **timing) -> dict[str, list[float]]:
+    """``measure.measure_interleaved`` of ``forwards`` at a page's threads, in the forward context, synchronised on
+    a GPU."""
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else None
+    with devices.timing():  # at a page's threads, in the warm start too
+        return measure.measure_interleaved(forwards, sync=sync, **timing)
+
+
+def timed_forwards(loaded, length: int, settled: bool = True) -> tuple:
+    """The story's forward at growing lengths up to ``length``, as loaded and with every layer made global (an
+    all-zero additive mask passed for both layer types), timed in turns: (lengths, median ms as loaded, median ms
+    all global, rounds per length, the ratio's interval at ``length``: ``measure.ratio_interval``). The longest
+    length gets the rounds of :func:`compared_timing` (``settled``: the server was quiet), the shorter ones
+    ``DEFAULTS.repeats`` at most (a point of the curve)."""
     model = loaded.model
     lengths = tuple(n for n in DEFAULTS.timed_lengths if n < length) + (length,)
-    as_loaded, all_global = [], []
+    as_loaded, all_global, rounds, ratio = [], [], [], None
     for n in lengths:
         ids = torch.tensor([long_ids(loaded.tokenizer, n)], device=model.device)  # (1, n)
         zero = torch.zeros(1, 1, n, n, device=model.device, dtype=model.dtype)  # additive: nothing blocked
         masks = {"full_attention": zero, "sliding_attention": zero}
-        with devices.forward(model), devices.timing():  # at a page's threads, in the warm start too
-            _, first = first_call(lambda: model.model(input_ids=ids), model.device)  # allocations for this length
-            as_loaded.append(median_ms(lambda: model.model(input_ids=ids), model.device, first_ms=first))
-            all_global.append(median_ms(lambda: model.model(input_ids=ids, attention_mask=masks), model.device))
-    return lengths, tuple(as_loaded), tuple(all_global)
+        timing = (
+            compared_timing(settled)
+            if n == length
+            else {"repeats": DEFAULTS.repeats, "least": 1, "budget_ms": DEFAULTS.budget_ms, "warmup": 1}
+        )
+        forwards = {
+            "built": lambda: model.model(input_ids=ids),
+            "global": lambda: model.model(input_ids=ids, attention_mask=masks),
+        }
+        with devices.forward(model):
+            samples = timed_in_turns(forwards, model.device, **timing)
+        as_loaded.append(statistics.median(samples["built"]))
+        all_global.append(statistics.median(samples["global"]))
+        rounds.append(len(samples["built"]))
+        if n == length:
+            ratio = measure.ratio_interval(samples["built"], samples["global"])
+    return lengths, tuple(as_loaded), tuple(all_global), tuple(rounds), ratio
 
 
 #: within this relative difference, two medians timed on a shared machine are "about equal"
 SAME_TIME = 0.15
 
 
+def rounds_words(rounds: tuple[int, ...]) -> str:
+    """ "3 rounds" when every length got as many, else "3, 3 and 9 rounds" (``Cost.rounds``)."""
+    if not rounds:
+        return "no rounds"
+    if len(set(rounds)) == 1:
+        return count(rounds[0], "round")
+    return f"{', '.join(map(str, rounds[:-1]))} and {rounds[-1]} rounds"
+
+
+def same_within(iv: dict | None, tolerance: float = SAME_TIME) -> bool:
+    """Whether a ratio's interval (``measure.ratio_interval``) lies wholly within ``tolerance`` of 1 either way."""
+    return iv is not None and iv["low"] >= 1 / (1 + tolerance) and iv["high"] <= 1 + tolerance
+
+
 def timing_story(cost: Cost) -> str:
     """What the timing figure shows, in one sentence computed from it: the forward as built against the same
-    forward with every layer global, at the longest length timed. Equal within ``SAME_TIME`` is the expected
-    result with eager attention (it computes every score and then blanks the blocked ones); a clear difference
-    either way is said as measured, with what can and cannot explain it."""
+    forward with every layer global, at the longest length timed, concluded from the ratio's interval (rounds in
+    turns, ``Cost.ratio``). "About equal" needs the whole interval within ``SAME_TIME`` of 1 (the expected result
+    with eager attention: it computes every score and then blanks the blocked ones); faster or slower needs it
+    wholly on one side of 1; anything else is within this machine's noise. Too few rounds for an interval: no
+    conclusion."""
     n, built, full = cost.timed_lengths[-1], cost.ms_model[-1], cost.ms_global[-1]
-    ratio = built / full if full > 0 else float("nan")
     at = f"At {n:,} tokens the forward as built took {built:.1f} ms and with every layer global {full:.1f} ms"
-    if abs(ratio - 1) <= SAME_TIME:
+    iv = cost.ratio
+    if iv is None:
+        return f"{at} (medians): too few rounds for an interval, so no conclusion is drawn from them."
+    within = f"as built / all global {iv['ratio']:.2f}×, {measure.interval_words(iv)}"
+    if same_within(iv):
         return (
-            f"{at}: about equal (within {SAME_TIME:.0%}), and that is the lesson: transformers' eager attention "
-            "computes **every** score and then blanks the blocked ones, so the window saves nothing here."
+            f"{at}: about equal ({within}, inside ±{SAME_TIME:.0%}), and that is the lesson: transformers' eager "
+            "attention computes **every** score and then blanks the blocked ones, so the window saves nothing here."
         )
-    if ratio < 1:
+    if iv["high"] < 1:
         return (
-            f"{at}: as built was faster ({ratio:.0%} of the time). Eager attention still computes every score, "
-            "so the window's blocked cells cannot explain it: the two were timed one after the other on a "
-            "shared machine, and other work may have slowed the second."
+            f"{at}: as built was faster ({within}). Eager attention still computes every score, "
+            "so the window's blocked cells cannot explain it: the two were timed in turns on a "
+            "shared machine, and other work may have slowed one more than the other."
+        )
+    if iv["low"] > 1:
+        return (
+            f"{at}: as built was slower ({within}): the window masks are built and applied on top of every "
+            "score eager attention computes anyway, so here the window only adds work."
         )
     return (
-        f"{at}: as built was slower ({ratio:.2f}×): the window masks are built and applied on top of every "
-        "score eager attention computes anyway, so here the window only adds work."
+        f"{at}: the difference is within the noise on this machine ({within}), so neither is shown to be quicker; "
+        "eager attention computes every score either way."
     )
 
 
@@ -511,8 +543,9 @@ def base_config(loaded):
     return loaded.model.config if not loaded.is_bundled else ModernBertConfig()
 
 
-def attention_cost(loaded, timed: tuple) -> Cost:
-    """The counted cost at DEFAULTS.cost_lengths, with ``timed`` (timed_forwards' result) attached."""
+def attention_cost(loaded, timed: tuple, provisional: bool = False) -> Cost:
+    """The counted cost at DEFAULTS.cost_lengths, with ``timed`` (timed_forwards' result) attached; ``provisional``:
+    timed while the server was busy."""
     config, base = loaded.model.config, base_config(loaded)
     half, base_half = half_window(config), half_window(base)
     lengths = DEFAULTS.cost_lengths
@@ -535,9 +568,12 @@ def attention_cost(loaded, timed: tuple) -> Cost:
         base_pairs,
         base_global,
         int(config.max_position_embeddings),
-        *timed,
+        *timed[:3],
         n_global(config.layer_types),
         n_global(base.layer_types),
+        rounds=timed[3],
+        ratio=timed[4],
+        provisional=provisional,
     )
 
 
@@ -685,7 +721,8 @@ class Unpadding:
 
     lengths[b]: tokens of sentence b ([CLS] and [SEP] included); padded = B · max(lengths) token slots,
     unpadded = sum(lengths). max_difference: the largest |padded - unpadded| over the last hidden state at
-    every real token. Times are medians in ms: the padded batch, and the same sentences packed in one sequence."""
+    every real token. Times are medians in ms of ``rounds`` rounds in turns: the padded batch, and the same sentences
+    packed in one sequence; ``ratio``: packed / padded, ``measure.ratio_interval`` (None with too few rounds)."""
 
     sentences: tuple[str, ...]
     pieces: tuple[tuple[str, ...], ...]
@@ -693,6 +730,9 @@ class Unpadding:
     max_difference: float
     ms_padded: float
     ms_packed: float
+    rounds: int = 1
+    ratio: dict | None = None
+    provisional: bool = False  # timed while the server was busy (measure.quiet): a short look, taken again later
 
     @property
     def padded(self) -> int:
@@ -732,8 +772,9 @@ def packed_inputs(lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     return segment, positions
 
 
-def unpadding(loaded, sentences: tuple[str, ...]) -> Unpadding:
-    """The batch's last hidden states, padded and unpadded, compared at every real token; and timed."""
+def unpadding(loaded, sentences: tuple[str, ...], settled: bool = True) -> Unpadding:
+    """The batch's last hidden states, padded and unpadded, compared at every real token; and timed in turns
+    (:func:`compared_timing`; ``settled``: the server was quiet)."""
     model, tok = loaded.model, loaded.tokenizer
     encoded = [
         tok(s, truncation=True, max_length=txt.token_limit(tok, DEFAULTS.max_tokens))["input_ids"] for s in sentences
@@ -757,17 +798,53 @@ def unpadding(loaded, sentences: tuple[str, ...]) -> Unpadding:
         return model.model(input_ids=packed_ids, attention_mask=masks, position_ids=positions).last_hidden_state
 
     with devices.forward(model):
-        (padded, ms_padded), (packed, ms_packed) = first_call(run_padded, device), first_call(run_packed, device)
-        packed = packed[0]  # padded: (B, width, H), packed: (N, H)
+        padded, packed = run_padded(), run_packed()[0]  # padded: (B, width, H), packed: (N, H); also the warm-up
         starts = np.cumsum([0] + lengths[:-1])
         diff = max(
             float((padded[b, :n] - packed[s : s + n]).abs().max())  # real tokens only
             for b, (s, n) in enumerate(zip(starts, lengths))
         )
-        times = [median_ms(fn, device, first_ms=ms) for fn, ms in ((run_padded, ms_padded), (run_packed, ms_packed))]
+        samples = timed_in_turns(
+            {"padded": run_padded, "packed": run_packed}, device, **{**compared_timing(settled), "warmup": 0}
+        )
     return Unpadding(
-        tuple(sentences), tuple(tuple(tok.convert_ids_to_tokens(e)) for e in encoded), tuple(lengths), diff, *times
+        tuple(sentences),
+        tuple(tuple(tok.convert_ids_to_tokens(e)) for e in encoded),
+        tuple(lengths),
+        diff,
+        statistics.median(samples["padded"]),
+        statistics.median(samples["packed"]),
+        rounds=len(samples["padded"]),
+        ratio=measure.ratio_interval(samples["packed"], samples["padded"]),
+        provisional=not settled,
     )
+
+
+def unpadding_story(u: Unpadding) -> str:
+    """What the two times show, concluded from their ratio's interval (rounds in turns): quicker or slower only when
+    the interval lies wholly on one side of 1."""
+    at = f"Padded {u.ms_padded:.1f} ms, packed {u.ms_packed:.1f} ms (medians of {count(u.rounds, 'round')} in turns)"
+    iv = u.ratio
+    if iv is None:
+        return f"{at}: too few rounds for an interval, so no conclusion is drawn from them."
+    within = f"packed / padded {iv['ratio']:.2f}×, {measure.interval_words(iv)}"
+    if iv["high"] < 1:
+        why = (
+            f": it reads {u.unpadded:,} token slots instead of {u.padded:,}"
+            if u.pairs_packed <= u.pairs_padded
+            else f", although eager attention computes {u.pairs_packed:,} pairs for it against {u.pairs_padded:,} "
+            f"padded: its {u.unpadded:,} token slots instead of {u.padded:,} saved more in the rest of the layer"
+        )
+        return f"{at}: the packed sequence was quicker here ({within}){why}."
+    if iv["low"] > 1:
+        why = (
+            f": eager attention computes all {u.pairs_packed:,} pairs of its one long sequence, against "
+            f"{u.pairs_padded:,} padded; the saving needs a kernel that skips the blocked blocks"
+            if u.pairs_packed > u.pairs_padded
+            else ", with fewer token slots and pairs: the mask it carries costs more than they save at this size"
+        )
+        return f"{at}: the packed sequence was slower here ({within}){why}."
+    return f"{at}: within the noise on this machine ({within}), so neither is shown to be quicker."
 
 
 # ----------------------------------------------------------------------------- 5. fill-mask, and what changed
@@ -971,6 +1048,13 @@ def published(loaded, base_params: int) -> tuple[Published, ...]:
 class Inputs:
     """The page's values as the lesson reads them: one field per SPEC parameter (app.core.lesson.inputs_from)."""
 
+    settled: bool = True  # the server was quiet (measure.quiet): timings taken while it was busy are taken again
+
+    @classmethod
+    def from_values(cls, values: dict, warm: dict | None = None, others: int = 0) -> "Inputs":
+        """From the page's values, ``ui.warm_progress()`` and ``ui.other_pages()``."""
+        return measure.timed_inputs(cls, values, warm, others)
+
 
 @dataclass(frozen=True)
 class Result:
@@ -995,6 +1079,7 @@ class Result:
     notes: tuple[Note, ...]
     label: str = "ModernBERT"  # the loaded ModernBERT's name (its variant's label)
     device: str = "cpu"  # where its forwards ran (and were timed)
+    provisional: bool = False  # timed while the server was busy (its warm start loading models, or other visitors')
 
 
 def run(models: dict, inputs: Inputs, cache=direct) -> Result:
@@ -1055,10 +1140,11 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
 
     rope = cache(rope_demo, mb, int(inputs.seed), int(inputs.shift))
     attention = cache(long_attention, mb, length)
-    cost = attention_cost(mb, cache(timed_forwards, mb, length))
+    settled = bool(inputs.settled)
+    cost = attention_cost(mb, cache(timed_forwards, mb, length, settled), provisional=not settled)
     gate = cache(gate_demo, mb, tk.ids, positions[0], layer)
     batch = batch_sentences(text, int(inputs.batch), int(inputs.seed))
-    unpad = cache(unpadding, mb, batch)
+    unpad = cache(unpadding, mb, batch, settled)
     rule = allowed(config.layer_types[layer], length, half_window(config)).numpy()
     return Result(
         mb.shown_as,
@@ -1080,6 +1166,7 @@ def run(models: dict, inputs: Inputs, cache=direct) -> Result:
         tuple(notes),
         label=mb.variant.label,
         device=str(mb.device),
+        provisional=not settled,
     )
 
 

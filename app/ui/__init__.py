@@ -120,6 +120,17 @@ def other_pages() -> int:
     return max(0, visitors.running() - 1)
 
 
+def provisional_timings() -> None:
+    """The notice above timings a lesson took while the server was busy (``measure.quiet``: its ``Result`` is
+    ``provisional``)."""
+    st.info(
+        "The server is busy (models still loading in the background, or other visitors' pages computing), "
+        "which slows everything down: these timings are provisional, a short look, and are measured again once "
+        "it is quiet.",
+        icon=":material/hourglass_top:",
+    )
+
+
 def _reroute_if_unrouted() -> None:
     """A page run without the router in this very run (the first deep link a fresh server sees, a page
     Streamlit's pages-folder mode ran directly) reruns through it."""

@@ -193,32 +193,33 @@ def test_deberta_page_does_not_put_moved_scores_on_the_diagonal(monkeypatch):
 
 
 def test_timing_story_says_equal_only_when_equal():
+    """Concluded from the ratio's interval (rounds in turns), never from two medians: "about equal" needs the whole
+    interval within ±SAME_TIME, faster / slower the whole interval on one side of 1."""
     from app.lessons.modernbert import Cost, timing_story
 
-    cost = lambda built, full: Cost(  # noqa: E731
-        (8,),
-        (1,),
-        (1,),
-        (1,),
-        (1,),
-        (1,),
-        (1,),
-        8,
-        (128, 512),
-        (1.0, built),
-        (1.0, full),
-        (1, 3),
-        (1, 3),
-    )
-    assert "about equal" in timing_story(cost(10.0, 10.5))
-    assert "faster" in timing_story(cost(5.0, 10.0)) and "about equal" not in timing_story(cost(5.0, 10.0))
-    assert "slower" in timing_story(cost(15.0, 10.0))
+    def cost(built, full, low, high):
+        ratio = None if low is None else {"ratio": built / full, "low": low, "high": high, "n": 5}
+        return Cost((8,), (1,), (1,), (1,), (1,), (1,), (1,), 8, (128, 512), (1.0, built), (1.0, full), (1, 3), (1, 3),
+                    rounds=(3, 5), ratio=ratio)  # fmt: skip
+
+    assert "about equal" in timing_story(cost(10.0, 10.5, 0.9, 1.02))
+    faster = timing_story(cost(5.0, 10.0, 0.45, 0.55))
+    assert "faster" in faster and "about equal" not in faster and "95% interval 0.45–0.55×" in faster
+    assert "slower" in timing_story(cost(15.0, 10.0, 1.3, 1.7))
+    # medians 2× apart, but an interval that takes in 1: no conclusion either way (the old text said "faster")
+    noise = timing_story(cost(5.0, 10.0, 0.3, 1.4))
+    assert "within the noise" in noise and "was faster" not in noise and "about equal" not in noise
+    # medians nearly equal, interval too wide for ±15%: not "about equal" either
+    assert "about equal" not in timing_story(cost(10.0, 10.2, 0.7, 1.4))
+    assert "no conclusion" in timing_story(cost(10.0, 10.0, None, None))
 
 
 def test_modernbert_page_does_not_say_equal_when_the_window_was_faster(monkeypatch):
     def change(r):
         c = r.cost
-        return dataclasses.replace(r, cost=dataclasses.replace(c, ms_model=tuple(x / 2 for x in c.ms_global)))
+        ratio = {"ratio": 0.5, "low": 0.45, "high": 0.55, "n": 5}
+        halved = tuple(x / 2 for x in c.ms_global)
+        return dataclasses.replace(r, cost=dataclasses.replace(c, ms_model=halved, ratio=ratio))
 
     text = fed(monkeypatch, "modernbert", change)
     assert "as built was faster" in text and "about equal" not in text

@@ -163,3 +163,17 @@ def test_a_paste_longer_than_the_box_is_cut_with_a_note(app_page):
     assert not at.exception
     assert len(at.text_area(key="text").value) == 1000
     assert any("2,600" in i.value and "1,000" in i.value for i in at.info)
+
+
+def test_a_busy_server_marks_the_timings_provisional_and_a_quiet_one_does_not(app_page, models, monkeypatch):
+    """While other visitors' pages compute (ui.other_pages), the timing figure and the unpadding times carry the
+    provisional notice and come from the short look (measure.MIN_ROUNDS rounds); alone, neither."""
+    from app import measure, ui
+
+    quiet = app_page(PAGE)
+    assert not quiet.exception and not any("provisional" in i.value for i in quiet.info)
+    monkeypatch.setattr(ui, "other_pages", lambda: 2)
+    busy = app_page(PAGE, seed="5")
+    assert not busy.exception
+    assert sum("provisional" in i.value for i in busy.info) == 2  # above the timing figure and the unpadding times
+    assert f"{measure.MIN_ROUNDS} rounds in turns" in shown_text(busy)
