@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -114,7 +115,13 @@ def test_a_plan_with_a_power_calculation_has_the_seeds_it_asks_for():
 def test_electra_plan_was_fixed_before_its_data():
     plan = plans.current("electra")
     assert plan.fixed == plans.BEFORE and plan.power is not None
-    assert not plan.looks  # its run is recorded as a look only once its results are in
+    # its one run, recorded as a look once its results were in: the bundled file's, from a clean tree, after the plan
+    doc = json.loads((Path(__file__).resolve().parents[1] / "assets" / "experiments" / "electra.json").read_text())
+    (look,) = plan.looks
+    assert look.finished == doc["meta"]["finished"] and not look.dirty and not doc["meta"]["git"]["dirty"]
+    assert doc["meta"]["git"]["revision"].startswith(look.revision)
+    assert look.seeds == plan.seeds == len(doc["arms"]["electra"]["seeds"])
+    assert doc["plan"]["version"] == plan.version and plan.date <= look.finished[:10]
 
 
 def test_the_record_a_results_file_keeps():

@@ -486,6 +486,7 @@ PLANS: dict[str, tuple[Plan, ...]] = {
                 sd_from="the largest sd of the per-seed probe differences in version 1's 3 seeds, electra vs "
                 "electra15 (0.0176 for electra vs mlm, 0.0047 for electra15 vs mlm)",
             ),
+            looks=(Look("2026-11-28T19:07:10Z", 10, "32f7379", False, "2bee213"),),
         ),
     ),
     "sharing": (
