@@ -31,6 +31,15 @@ def test_a_line_says_where_it_starts_ends_and_peaks():
     )
 
 
+def test_a_shaded_band_is_said_as_a_band_not_a_line_back_to_its_start():
+    """A ± 1 sd band is one trace drawn out along its top and back along its bottom (fill="toself"): read as a line
+    it went "from 0 to 0" (the claims page's learning curves)."""
+    x = [0.0, 2e12, 4e12]
+    band = go.Scatter(x=x + x[::-1], y=[0.51, 0.53, 0.52, 0.50, 0.49, 0.50], fill="toself", name="BERT (± 1 sd)")
+    words = figure_words(go.Figure(band))
+    assert "BERT (± 1 sd): a band over 0 to 4e+12, between 0.49 and 0.53" in words and "from 0" not in words
+
+
 def test_a_grid_names_its_hottest_and_coldest_cells_by_their_labels():
     fig = go.Figure(go.Heatmap(z=[[1, 2], [3, np.nan]], x=["the", "girl"], y=["layer 1", "layer 2"]))
     assert figure_words(fig) == (

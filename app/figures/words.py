@@ -117,6 +117,13 @@ def _trace_words(tr) -> str:
         if not pairs:
             return f"{who}no points"
         hi, lo = _extremes(pairs)
+        if getattr(tr, "fill", None) == "toself" and len(pairs) > 2:  # a band: out along its top, back along its bottom
+            xs = [x for x, _ in pairs]
+            try:
+                span = f"{_label(min(xs))} to {_label(max(xs))}"
+            except TypeError:  # categories: as drawn
+                span = f"{_label(xs[0])} to {_label(xs[len(xs) // 2])}"
+            return f"{who}a band over {span}, between {_num(lo[1])} and {_num(hi[1])}"
         shape = "a line" if "lines" in (getattr(tr, "mode", None) or "lines") else "points"
         if len(pairs) == 1:
             return f"{who}one point at {_label(pairs[0][0])}, {_num(pairs[0][1])}"

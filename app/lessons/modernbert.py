@@ -512,7 +512,7 @@ def timing_story(cost: Cost) -> str:
     iv = cost.ratio
     if iv is None:
         return f"{at} (medians): too few rounds for an interval, so no conclusion is drawn from them."
-    within = f"as built / all global {iv['ratio']:.2f}×, {measure.interval_words(iv)}"
+    within = f"as built / all global, round by round: {iv['ratio']:.2f}× (geometric mean), {measure.interval_words(iv)}"
     if same_within(iv):
         return (
             f"{at}: about equal ({within}, inside ±{SAME_TIME:.0%}), and that is the lesson: transformers' eager "
@@ -827,7 +827,7 @@ def unpadding_story(u: Unpadding) -> str:
     iv = u.ratio
     if iv is None:
         return f"{at}: too few rounds for an interval, so no conclusion is drawn from them."
-    within = f"packed / padded {iv['ratio']:.2f}×, {measure.interval_words(iv)}"
+    within = f"packed / padded, round by round: {iv['ratio']:.2f}× (geometric mean), {measure.interval_words(iv)}"
     if iv["high"] < 1:
         why = (
             f": it reads {u.unpadded:,} token slots instead of {u.padded:,}"
