@@ -101,7 +101,7 @@ if r.electra is not None:
 # ----------------------------------------------------------------------------- 4. cost
 st.header("4 · What each costs here, measured")
 if r.provisional:
-    ui.provisional_timings()
+    ui.provisional_timings("cost")
 ui.show_figure(figures.key_figure(r), "compare-cost", key=True)
 st.dataframe(
     [

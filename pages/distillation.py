@@ -120,7 +120,7 @@ ui.show_figure(figures.position_kl_figure(r), "distillation-kl-per-token")
 # ----------------------------------------------------------------------------- 4. size and speed
 st.header("4 · Smaller and faster? Measured here")
 if r.provisional:
-    ui.provisional_timings()
+    ui.provisional_timings("speed")
 sz = r.size
 latency_col = f"encoder, {r.device.upper()} (ms)"  # medians; short: the table fits a projector's width
 whole_col = "with MLM head (ms)"

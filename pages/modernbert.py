@@ -144,7 +144,7 @@ with tabs[1]:
         "quadratically."
     )
     if r.provisional:
-        ui.provisional_timings()
+        ui.provisional_timings("window")
     ui.show_figure(figures.timing_figure(r), "modernbert-timing")
     st.caption(
         f"Medians of {modernbert.rounds_words(cost.rounds)} in turns (as built, then all global), measured on this "
@@ -198,7 +198,7 @@ with tabs[3]:
     u3.metric("Padded batch", f"{u.ms_padded:.1f} ms", help=f"Median of {count(u.rounds, 'round')} in turns.")
     u4.metric("Packed sequence", f"{u.ms_packed:.1f} ms", help=f"Median of {count(u.rounds, 'round')} in turns.")
     if u.provisional:
-        ui.provisional_timings()
+        ui.provisional_timings("unpadding")
     st.caption(
         f"Padding is {1 - u.unpadded / u.padded:.0%} of the padded batch. Your text is sentence 0; the others are "
         f"drawn from a story with seed {values['seed']}. Both forwards "

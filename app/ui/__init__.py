@@ -120,15 +120,17 @@ def other_pages() -> int:
     return max(0, visitors.running() - 1)
 
 
-def provisional_timings() -> None:
+def provisional_timings(key: str) -> None:
     """The notice above timings a lesson took while the server was busy (``measure.quiet``: its ``Result`` is
-    ``provisional``)."""
+    ``provisional``), with a button that runs the page again: on a quiet server that takes the full timing. ``key``
+    tells a page's notices apart."""
     st.info(
         "The server is busy (models still loading in the background, or other visitors' pages computing), "
-        "which slows everything down: these timings are provisional, a short look, and are measured again once "
-        "it is quiet.",
+        "which slows everything down: these timings are provisional, a short look. They are taken in full the "
+        "next time this page runs while the server is quiet: change a setting, or time them again.",
         icon=":material/hourglass_top:",
     )
+    st.button("Time again", key=f"retime-{key}", icon=":material/timer:", help="Runs this page again.")
 
 
 def _reroute_if_unrouted() -> None:

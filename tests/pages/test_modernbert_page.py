@@ -177,3 +177,7 @@ def test_a_busy_server_marks_the_timings_provisional_and_a_quiet_one_does_not(ap
     assert not busy.exception
     assert sum("provisional" in i.value for i in busy.info) == 2  # above the timing figure and the unpadding times
     assert f"{measure.MIN_ROUNDS} rounds in turns" in shown_text(busy)
+    monkeypatch.setattr(ui, "other_pages", lambda: 0)  # the class has gone quiet: "Time again" takes the full look
+    again = busy.button(key="retime-window").click().run()
+    assert not again.exception and not any("provisional" in i.value for i in again.info)
+    assert f"{measure.MIN_ROUNDS} rounds in turns" not in shown_text(again)
