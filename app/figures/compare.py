@@ -200,6 +200,7 @@ def fill_mask_figure(r, phone: bool = False) -> go.Figure:
     return _room(fig)
 
 
+TITLE_CHARS = 80  # a line of the cost figure's title (at 1280 px beside the sidebar a longer one ran off the right)
 PHONE_RANKS = 3  # guesses per model a phone's fill-mask grid shows: 3 cells of ~75 px beside the names
 
 
@@ -270,7 +271,7 @@ def cost_figure(
     (millions), memory (MiB: parameters + buffers), median latency (ms) with the median's interval as a whisker
     (``latency_low``/``latency_high``, ``coverage`` its confidence). ``ties``: groups of labels whose intervals
     overlap — the title says they are not ranked, rather than letting the bars rank them."""
-    latency_title = f"forward on {device}, ms" + (f" (median, {coverage:.0%} interval)" if coverage else " (median)")
+    latency_title = f"forward on {device}, ms" + (f"<br>(median, {coverage:.0%} interval)" if coverage else " (median)")
     fig = make_subplots(
         rows=1,
         cols=3,
@@ -318,15 +319,17 @@ def cost_figure(
             1,
             col,
         )
-    title = "What each variant costs here (measured)"
+    lines = ["What each variant costs here (measured)"]
     if ties and len(ties) == 1 and len(ties[0]) == len(labels):
-        title += "<br>Forward times: every interval overlaps another — not ranked"
-    elif ties:
-        title += "<br>Not ranked, intervals overlap: " + "; ".join(", ".join(esc(x) for x in group) for group in ties)
+        lines.append("Forward times: every interval overlaps another — not ranked")
+    elif ties:  # wrapped: one line of six names ran off a 1280-px page's right edge
+        said = "Not ranked, intervals overlap: " + "; ".join(", ".join(group) for group in ties)
+        lines += [esc(line) for line in textwrap.wrap(said, TITLE_CHARS)]
+    extra_lines = len(lines) - 1 + (1 if coverage else 0)  # the title's lines below its first, the panel's second
     fig.update_layout(
-        title=title,
-        height=160 + 34 * len(labels) + (30 if ties else 0),
-        margin=dict(l=10, r=10, t=110 if ties else 80, b=30),
+        title="<br>".join(lines),
+        height=160 + 34 * len(labels) + 30 * extra_lines,
+        margin=dict(l=10, r=10, t=80 + 30 * extra_lines, b=30),
         plot_bgcolor="white",
     )
     fig.update_yaxes(autorange="reversed")
