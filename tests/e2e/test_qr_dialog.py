@@ -1,7 +1,10 @@
 """The QR code dialog fits a projector's 720-px-high screen, in a real browser (issue 27: it ran past the bottom,
 so the code's lower rows and the link under it were off screen)."""
 
+import warnings
+
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app
 
@@ -28,13 +31,23 @@ def test_the_qr_dialog_fits_the_window(server, size, where):
             page.goto(f"{server}/electra?seed=7")
             wait_for_app(page)
             page.get_by_text("Link to this view").click()
-            page.get_by_role("button", name="QR code for the class").click()
+            button = page.get_by_role("button", name="QR code for the class")
         else:
             page.goto(f"{server}/?slide=1&presenter=1")
             wait_for_app(page)
-            page.get_by_role("button", name="QR", exact=True).click()
+            button = page.get_by_role("button", name="QR", exact=True)
         image = page.locator('[role="dialog"] .st-key-bve-qr img')
-        image.wait_for(timeout=60_000)
+        wait_for_app(page)  # the click lands on an idle page, not on a run still under way
+        button.click()
+        try:
+            image.wait_for(timeout=40_000)
+        except PlaywrightTimeout:
+            # once in a full CI run on 2 busy cores (2026-11-28) the first click of this module's first test opened
+            # no dialog in 60 s, and the test passed alone; a second click is what a visitor would do, and is said
+            warnings.warn(f"the QR dialog ({where}, {size}) opened only on a second click", stacklevel=1)
+            wait_for_app(page)
+            button.click()
+            image.wait_for(timeout=40_000)
         page.wait_for_function(
             "() => { const i = document.querySelector('[role=\"dialog\"] .st-key-bve-qr img');"
             " return i && i.complete && i.naturalWidth > 0; }",
