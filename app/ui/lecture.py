@@ -123,18 +123,24 @@ def _asked(what: str, default=None):
     return st.session_state.get(ASKED, {}).pop(what, default)
 
 
+def _asking(what: str) -> bool:
+    """Whether a button asked for ``what``, the request kept: a dialog pops it with :func:`_asked` once it has been
+    drawn, so that a run interrupted before that (a second event, a URL sync) leaves it for the next run instead of
+    losing the click."""
+    return what in st.session_state.get(ASKED, {})
+
+
 def deck_bar() -> None:
     """Above the page while a deck is presented: slide n of m, its title and speaker note, Back and Next (also
     the arrow keys ← →, and a presenter's clicker: Page Up / Page Down), the QR code of the view, and End."""
     n = url.setting("slide")
-    target, show_qr = _asked("goto"), _asked("deck qr", False)
-    if not n:
-        return
-    views = deck_views()
+    target, show_qr = _asked("goto"), _asking("deck qr")
+    views = deck_views() if n else []
     if n > len(views):
         n = st.session_state["slide"] = len(views)
-        if not n:
-            return
+    if not n:
+        _asked("deck qr")  # no deck bar to show it from: the request lapses
+        return
     if target and 1 <= target <= len(views):
         go_to_slide(target, views)
     view, here = views[n - 1], views[n - 1].page == url.page()
@@ -214,6 +220,7 @@ def deck_bar() -> None:
         )
     if show_qr:
         _qr_dialog(qr_link(None, None if here else view))
+        _asked("deck qr")
     if here:  # the presenter console: publish this slide, follow the console's moves (app.ui.console)
         console.projector(n, views, url.setting("deck"), lambda slide: go_to_slide(slide, views))
     if here and n < len(views):  # the next slide, computed in the background while this one is shown; not the ones
@@ -297,8 +304,9 @@ def share_buttons(spec) -> None:
     c2.button(
         "QR code for the class", icon=":material/qr_code_2:", key="bve-share-qr", on_click=_ask, args=("share qr",)
     )
-    if _asked("share qr", False):
+    if _asking("share qr"):
         _qr_dialog(qr_link(spec))
+        _asked("share qr")
 
 
 # ----------------------------------------------------------------------------- the address students use, the QR code

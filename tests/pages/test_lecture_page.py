@@ -146,6 +146,31 @@ def test_the_qr_button_shows_the_views_link(open_page):
     )
 
 
+def test_a_qr_click_survives_a_run_cut_short_before_its_dialog(open_page, monkeypatch):
+    """The click's request is done once the dialog is drawn, not when the run that should draw it begins: a run
+    cut short before the dialog (here by a rerun request, as a second event or a URL sync does) leaves it to the
+    next run, which shows it, once (a full CI run once saw a click open no dialog)."""
+    import streamlit as st
+
+    from app.ui import lecture
+
+    at = open_page("pages/electra.py", slide=str(ELECTRA), presenter="1", **DEFAULT[ELECTRA - 1].params)
+    drawn, draw = [], lecture._qr_dialog
+
+    def cut_short_once(link):
+        drawn.append(link)
+        if len(drawn) == 1:
+            st.rerun()
+        draw(link)
+
+    monkeypatch.setattr(lecture, "_qr_dialog", cut_short_once)
+    at.button(key="bve-deck-qr").click().run()
+    assert not at.exception and len(drawn) == 2  # cut short, then drawn by the run that followed
+    assert any(c.value.endswith("/electra?temperature=2&seed=3") for c in at.code), [c.value for c in at.code]
+    at.run()
+    assert len(drawn) == 2 and not any(c.value.endswith("/electra?temperature=2&seed=3") for c in at.code)  # once
+
+
 def test_add_this_view_builds_my_deck_and_the_lecture_page_edits_it(app_page):
     at = app_page("pages/electra.py", seed="7")
     at.button(key="bve-add-view").click().run()
