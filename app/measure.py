@@ -40,10 +40,6 @@ class Defaults:
     budget_ms: float = 1500.0  # ... but rounds stop once this much was timed (base-size models: a round takes ~1 s)
     least: int = 5  # ... after at least this many rounds: enough for an interval of a ratio (ratio_interval, 4 df)
     warmup: int = 2  # untimed rounds first (allocations, lazy init); one when it already took a third of the budget
-    # A provisional timing (taken while the server is not quiet: :func:`quiet`) is taken again once it is, so it only
-    # needs its interval's fewest rounds: a class opening a fresh server at once spent 1.5 s of its 2 cores on timings
-    # of the other pages' work (the side-by-side lesson's, on 2026-11-28), which it then threw away.
-    provisional_budget_ms: float = 300.0
 
 
 DEFAULTS = Defaults()
@@ -174,19 +170,31 @@ def _timed_forward(model, inputs: dict):
         return model(**inputs)
 
 
+def in_turns(
+    settled: bool,
+    repeats: int = DEFAULTS.repeats,
+    budget_ms: float = DEFAULTS.budget_ms,
+    warmup: int = DEFAULTS.warmup,
+) -> dict:
+    """:func:`measure_interleaved`'s settings for a timing a page concludes from. ``settled`` (:func:`quiet`: the
+    server was quiet): up to ``repeats`` rounds in turns after ``warmup``, stopping within ``budget_ms`` once
+    ``DEFAULTS.least`` were taken (enough for a ratio's interval). Otherwise a provisional short look, taken again
+    once the server is quiet: the fewest rounds an interval needs (``MIN_ROUNDS``) after one warm-up round,
+    whatever the page's own settings (a class opening a fresh server at once spent 1.5 s of its 2 cores on timings
+    of the other pages' work, the side-by-side lesson's on 2026-11-28, which it then threw away)."""
+    if settled:
+        return {"repeats": repeats, "least": DEFAULTS.least, "budget_ms": budget_ms, "warmup": warmup}
+    return {"repeats": MIN_ROUNDS, "least": MIN_ROUNDS, "warmup": 1}
+
+
 def latencies(models: tuple, text: str, settled: bool, encoders: bool = False) -> dict[str, dict]:
     """Every loaded variant in ``models`` timed in turns on ``text``, by catalogue key. ``settled``
     (:func:`quiet`: the server's warm start had finished loading models and no other visitor's page was computing)
-    keys the cache: a timing taken while the server was busy is provisional, a short look (the fewest rounds an
-    interval needs, one warm-up round, ``provisional_budget_ms``), and is taken again once, when it is quiet;
-    otherwise a sentence is timed once, whatever else changes. ``encoders``: also time each model's encoder alone
-    (:func:`with_encoders`)."""
+    keys the cache: a timing taken while the server was busy is provisional, a short look (:func:`in_turns`), and
+    is taken again once, when it is quiet; otherwise a sentence is timed once, whatever else changes. ``encoders``:
+    also time each model's encoder alone (:func:`with_encoders`)."""
     pairs = {m.variant.key: (m.model, m.tokenizer) for m in models}
-    timing = (
-        {"budget_ms": DEFAULTS.budget_ms}
-        if settled
-        else {"budget_ms": DEFAULTS.provisional_budget_ms, "least": MIN_ROUNDS, "warmup": 1}
-    )
+    timing = in_turns(settled)
     if encoders:
         return with_encoders(pairs, text, **timing)
     return forward_latencies(pairs, text, **timing)

@@ -66,8 +66,8 @@ class ModernBertDefaults:
     repeats: int = 3  # timed rounds of a curve point (as built, then all global: in turns); the median is reported
     budget_ms: float = 100.0  # ... fewer once the calls so far took this long (a base-size forward on a CPU)
     # A comparison the page draws a conclusion from (the longest length timed; padded against packed) is timed in turns
-    # for an interval (app.measure): this many rounds at most, at least measure.DEFAULTS.least, within this budget;
-    # while the server is busy (measure.quiet) a provisional short look: measure.MIN_ROUNDS rounds, budget_ms.
+    # for an interval (measure.in_turns): this many rounds at most, at least measure.DEFAULTS.least, within this
+    # budget; while the server is busy (measure.quiet) a provisional short look: measure.MIN_ROUNDS rounds.
     compared_repeats: int = 9
     compared_budget_ms: float = 400.0
     gate_closed: float = 0.1  # |gate| below this: the channel is (nearly) shut
@@ -430,16 +430,8 @@ def model_pairs(layer_types, half: int, length: int) -> int:
 
 
 def compared_timing(settled: bool) -> dict:
-    """``measure.measure_interleaved``'s settings for a comparison the page concludes from: enough rounds in turns
-    for an interval when the server is quiet (``settled``), the fewest an interval needs otherwise."""
-    if settled:
-        return {
-            "repeats": DEFAULTS.compared_repeats,
-            "least": measure.DEFAULTS.least,
-            "budget_ms": DEFAULTS.compared_budget_ms,
-            "warmup": 1,
-        }
-    return {"repeats": measure.MIN_ROUNDS, "least": measure.MIN_ROUNDS, "budget_ms": DEFAULTS.budget_ms, "warmup": 1}
+    """``measure.in_turns`` at this lesson's rounds and budget: a comparison the page concludes from."""
+    return measure.in_turns(settled, DEFAULTS.compared_repeats, DEFAULTS.compared_budget_ms, warmup=1)
 
 
 def timed_in_turns(forwards: dict, device, **timing) -> dict[str, list[float]]:
