@@ -45,6 +45,7 @@ from dataclasses import replace
 import math
 import os
 import statistics
+import threading
 from pathlib import Path
 
 from app.experiments import verdict as verdict_rule
@@ -632,12 +633,31 @@ def judged(docs: dict[str, dict]) -> dict[str, dict[str, dict]]:
     return out
 
 
+_family_lock = threading.RLock()  # one_line holds it around judged_family
+
+
+def judged_family() -> dict[str, dict[str, dict]]:
+    """:func:`judged` of the bundled :func:`family`, computed once per version of its files and by one thread at a
+    time: a class opening the lessons at once asked for it from 20 sessions together (every lesson's claim line),
+    and each computed the whole family's tests (50-200 ms with the interpreter's lock held) before the first had
+    kept it."""
+    with _family_lock:
+        return _judged_family(_versions(None))
+
+
+@functools.lru_cache(maxsize=4)
+def _judged_family(versions: tuple) -> dict[str, dict[str, dict]]:
+    return judged(family())
+
+
 def verdicts(doc: dict, others: dict[str, dict] | None = None) -> dict[str, dict]:
     """Per comparison of the claim: the verdict computed from the arms' per-seed final numbers (verdict.py's
     rule), adjusted by Holm over the page's family — this document's comparisons and those of the other
     experiments' results (``others``, {name: doc}; default: the documents in :func:`folder`). Comparisons whose
     arms are not in the document are left out."""
     name = doc.get("experiment", "")
+    if others is None and family().get(name) is doc:  # the bundled document itself: the family judged once
+        return judged_family()[name]
     docs = {k: d for k, d in (family() if others is None else others).items() if k != name}
     docs[name] = doc
     order = list(CLAIMS) + sorted(k for k in docs if k not in CLAIMS)  # the page's order: Holm's ties keep it
@@ -935,7 +955,8 @@ def one_line(name: str, where: Path | None = None) -> str:
     experiment has run, "not run yet" and the command that runs it. Every lesson page shows it on every rerun:
     it is computed again only when a results file it depends on changes (the verdicts of the whole family, Holm
     over all of them, took ~20 ms a rerun)."""
-    return _one_line(name, None if where is None else str(where), _versions(where))
+    with _family_lock:  # one thread computes a line; the others then find it kept
+        return _one_line(name, None if where is None else str(where), _versions(where))
 
 
 def _versions(where: Path | None) -> tuple:

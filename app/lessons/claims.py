@@ -654,7 +654,10 @@ def family_caption(r) -> str:
 def family(name: str, doc: dict | None) -> dict[str, dict[str, dict]]:
     """Every claim's verdicts, adjusted together by Holm: this claim's from ``doc``, the others' from their
     results in the same folder (name -> key -> verdict)."""
-    docs = {k: d for k, d in results.family().items() if k != name}
+    bundled = results.family()
+    if bundled.get(name) is doc:  # the bundled documents as they are: judged once per version (results.judged_family)
+        return results.judged_family()
+    docs = {k: d for k, d in bundled.items() if k != name}
     if doc is not None:
         docs[name] = doc
     return results.judged({k: docs[k] for k in CLAIMS if k in docs})  # the page's order: Holm's ties keep it
