@@ -161,13 +161,19 @@ def collector_paused():
             gc.enable()
 
 
-def freeze_long_lived() -> int:
+def freeze_long_lived(busy: Callable[[], bool] | None = None) -> int:
     """Collect once, then exempt everything alive now from future collections (see the module text); returns
     the number of unreachable objects found. Call when what was just created lives as long as the server (models
     after loading). The first call after :func:`load` also collects the garbage :func:`load` froze with the
-    libraries, so it walks everything (0.2-0.35 s with the GIL held): call it where no page waits (the warm start,
-    after stepping aside for visitors)."""
+    libraries, so it walks everything (0.2-0.6 s with the GIL held, every page run of the process stopped
+    meanwhile): call it where no page waits (the warm start, after stepping aside for visitors). ``busy()`` true
+    (visitors' pages running all the same: a class opening a fresh server at once): only the freeze, which costs
+    nothing, and the walk is left to a later call that finds the server quiet (a py-spy of 20 sessions opening at
+    once, 2026-11-29, caught the walk holding the GIL for 0.61 s amid their first pages)."""
     global _garbage_frozen
+    if busy is not None and busy():
+        gc.freeze()  # the new long-lived objects out of the collector's way; a little garbage with them, for now
+        return 0
     if _garbage_frozen:
         gc.unfreeze()
         _garbage_frozen = False

@@ -29,7 +29,7 @@ import time
 import streamlit as st
 
 from app.core import startup
-from app.core.visitors import yield_to_visitors
+from app.core.visitors import running, yield_to_visitors
 from app.models import catalogue
 from app.models import device as devices
 
@@ -161,7 +161,7 @@ def _work(w: Warm) -> None:
             pass
         w.done.append(key)
     yield_to_visitors()  # the first call below walks everything the imports made (see app.core.preload)
-    preload.freeze_long_lived()  # the models live as long as the server: keep them out of every rerun's GC
+    preload.freeze_long_lived(busy=running)  # the models live as long as the server: out of every rerun's GC
     w.seconds = time.perf_counter() - t
     startup.mark("warm start end")
     for view in default_views():
@@ -180,7 +180,7 @@ def _work(w: Warm) -> None:
             w.failed.append(name)
         if w.idle():
             startup.mark("precompute idle")
-            preload.freeze_long_lived()
+            preload.freeze_long_lived(busy=running)
             sys.setswitchinterval(IDLE_SWITCH_S)
 
 
