@@ -202,8 +202,12 @@ def test_health_and_compute_are_per_teacher_and_the_page_shows_each_teacher(two_
     soft = {row["measure"]: row for row in results.health(doc)["soft_t2"]}["teacher_gap"]
     assert soft["failed"] == [1, 3]  # only the seeds that distilled teacher 1
     note = claims.teacher_note(doc)
-    assert note.level == "warning" and "Teacher 1 is not stronger" in note.text
+    assert note.level == "warning" and "Teacher 1 is not stronger than every student it taught" in note.text
     assert "teacher 0 (seed 0) 0.900" in note.text and "teacher 1 (seed 1) 0.000" in note.text
+    for arm in doc["arms"].values():  # both below their students: said of both, in the plural
+        for r in arm["seeds"]:
+            r["details"]["teacher_final"]["top1"] = 0.0
+    assert "Teachers 0, 1 are not stronger than every student they taught" in claims.teacher_note(doc).text
     t = results.teacher_flops(doc)
     assert t["count"] == 2 and t["all"] == pytest.approx(2 * t["total"])
     r = results.recipe_flops(doc, "soft_t2")

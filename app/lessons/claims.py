@@ -902,9 +902,9 @@ def teacher_note(doc: dict) -> Note | None:
             else f"Teachers {', '.join(map(str, weak))} are"
         )
         return Note(
-            said + f" {who} not stronger than every student it taught: distillation's premise (a teacher "
-            "much better than its student) does not hold in these runs, so soft targets may pull a student "
-            "toward a worse model. Read these verdicts with that in mind.",
+            said + f" {who} not stronger than every student {'they' if len(weak) > 1 else 'it'} taught: "
+            "distillation's premise (a teacher much better than its student) does not hold in these runs, so soft "
+            "targets may pull a student toward a worse model. Read these verdicts with that in mind.",
             "warning",
         )
     lead = min(float(t["final"]["top1"]) - max(t["students"]) for t in found.values())
