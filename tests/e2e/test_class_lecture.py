@@ -91,41 +91,54 @@ def _next_slide(projector, n: int) -> None:
                 return
 
 
-def _keep_what_was_seen(projector, n: int) -> None:
-    """The quarantined test's evidence when slide ``n`` never came (xfail hides its output): the projector's address,
-    its text, a screenshot and the server's log, kept in ``.e2e-deck-failure/`` (git ignores it) for the next person
-    to read after a fresh-clone run."""
+def _keep_what_was_seen(projector, n: int, step: str, error: BaseException, phones=()) -> None:
+    """The quarantined test's evidence, whichever step failed (xfail hides its output): on slide ``n``, during
+    ``step``, the error, the projector's address, its text and a screenshot, each phone's text and the server's log,
+    kept in ``.e2e-deck-failure/`` (git ignores it) for the next person to read after a fresh-clone run (the CI of
+    2026-11-29 xfailed it without this folder: it failed elsewhere than in the wait for the next slide)."""
     import shutil
+
+    def read(page, name: str) -> str:
+        try:
+            page.screenshot(path=str(out / f"{name}.png"))
+            return f"{page.url}\n\n{page.evaluate('document.body.innerText')}"
+        except Exception as e:  # noqa: BLE001 — a page that is gone is evidence too
+            return f"(the page could not be read: {type(e).__name__})"
 
     out = ROOT / ".e2e-deck-failure"
     out.mkdir(exist_ok=True)
-    try:
-        projector.screenshot(path=str(out / "projector.png"))
-        text = projector.evaluate("document.body.innerText")
-    except Exception as e:  # noqa: BLE001 — a page that is gone is evidence too
-        text = f"(the page could not be read: {type(e).__name__})"
-    (out / "seen.txt").write_text(f"waited for slide {n}; the projector showed {projector.url}\n\n{text}\n")
+    seen = [
+        f"slide {n}, {step}: {type(error).__name__}: {str(error)[:2000]}",
+        "",
+        "projector: " + read(projector, "projector"),
+    ]
+    seen += [f"phone {i}: " + read(ph.page, f"phone{i}") for i, ph in enumerate(phones or ())]
+    (out / "seen.txt").write_text("\n\n".join(seen) + "\n")
     if (ROOT / ".e2e-server.log").exists():
         shutil.copy(ROOT / ".e2e-server.log", out / "server.log")
 
 
 @pytest.mark.xfail(
-    reason="quarantined, cause not found: in the full suite of a fresh clone on the 2-core dev machine it failed "
-    "both times on 2026-11-28 (the projector did not show the next slide within 120 s of →), and once in the "
-    "sixteenth session; it passed alone and after tests/e2e/test_class.py, in main and in the same clone, 4 times, "
-    "and in the landing CI of stop 54; 26 tests of the suite in their order before it passed in a fresh clone on "
-    "2026-11-28 with two training runs beside them. The round tests above and tests/e2e/test_deck.py cover its "
-    "parts; a failure keeps what the projector showed in .e2e-deck-failure/",
+    reason="quarantined: in the full suite of a fresh clone on the 2-core dev machine it failed both times on "
+    "2026-11-28 (the projector did not show the next slide within 120 s of →) and once in the sixteenth session; "
+    "on 2026-11-29 it failed in the fresh-clone CI and twice alone on an idle machine, each time elsewhere: masking's "
+    "slide (a fresh server's first page, routed, so drawn twice) was checked for its Ask button before its stage was "
+    "drawn, so masking was never asked. The test now waits for the button on a slide whose lesson makes questions, "
+    "and passed alone idle and beside training; lift the quarantine once it has passed in fresh-clone CI runs. A "
+    "failure keeps what the projector and the phones showed, and the step, in .e2e-deck-failure/",
     strict=False,
 )
 def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
     """The issue's lecture: the default deck presented slide by slide with the arrow keys; on every slide whose
     lesson makes a question the class of three phones answers before the reveal; the next slide clears it."""
+    import contextlib
     from urllib.parse import urlparse
 
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     from app.lecture.deck import default_deck
+    from app.lessons import _defines
 
     deck = default_deck()
     asked = []
@@ -134,50 +147,63 @@ def test_the_default_deck_with_the_class_answering_every_slide_that_asks():
         try:
             projector = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
             projector.goto(deck[0].link(base, presenter="1", slide="1"))
-            phones = None
-            for n, view in enumerate(deck, 1):
-                # a cold slide (no warm start here) on a loaded CI machine can take tens of seconds: generous waits,
-                # no timing asserted (BENCHMARKS.md measures the slide changes)
-                try:
+            phones, n, step = None, 1, "opening slide 1"
+            try:
+                for n, view in enumerate(deck, 1):
+                    step = "waiting for the slide"
+                    # a cold slide (no warm start here) on a loaded CI machine can take tens of seconds: generous
+                    # waits, no timing asserted (BENCHMARKS.md measures the slide changes)
                     projector.wait_for_function(
                         f"() => new URLSearchParams(location.search).get('slide') === '{n}'", timeout=120_000
                     )
-                except Exception:
-                    _keep_what_was_seen(projector, n)
-                    raise
-                wait_for_app(projector)
-                assert urlparse(projector.url).path.endswith(f"/{view.page}")
-                ask = projector.get_by_role("button", name="Ask the class")
-                if ask.count():
-                    ask.click()
-                    projector.wait_for_selector(".st-key-bve-class", timeout=60_000)
                     wait_for_app(projector)
-                    code = re.search(r"room (\w{6})", projector.locator(".st-key-bve-class").inner_text())[1]
-                    if phones is None:  # the class joins once: the room stays for the lecture
-                        phones = [Phone(browser, f"{base}/class/{code}", None) for _ in range(3)]
-                    for i, ph in enumerate(phones):
-                        ph.page.wait_for_selector("#answers button", timeout=30_000)
-                        buttons = ph.page.locator("#answers button:not(.send)")
-                        buttons.nth(i % buttons.count()).tap()
-                        if ph.page.locator("#answers button.send").count():
-                            ph.page.locator("#answers button.send").tap()
-                        ph.wait_text("#msg", "Your answer", timeout=60_000)
-                    projector.wait_for_function(
-                        "() => [...document.querySelectorAll('.bve-class-count')]"
-                        ".some(e => e.innerText.startsWith('3 '))",
-                        timeout=60_000,
-                    )
-                    projector.get_by_role("button", name="Reveal").click()
-                    projector.wait_for_function("() => document.body.innerText.includes('of you ')", timeout=60_000)
-                    for ph in phones:
-                        ph.wait_text("#reveal", "of you", timeout=60_000)
-                    asked.append(view.page)
-                    assert exception_boxes(projector) == [], (n, view.page)
-                if n < len(deck):
-                    _next_slide(projector, n)
-                    if phones is not None:
+                    assert urlparse(projector.url).path.endswith(f"/{view.page}")
+                    ask = projector.get_by_role("button", name="Ask the class")
+                    if _defines(ROOT / "app" / "lessons" / f"{view.page}.py", "question"):
+                        # the first slide of a fresh server is routed, so drawn twice: the page can be idle before
+                        # its stage (and this button) is drawn (2026-11-29, alone on an idle machine: masking was
+                        # never asked, every time)
+                        with contextlib.suppress(PlaywrightTimeout):
+                            ask.first.wait_for(timeout=30_000)
+                    if ask.count():
+                        step = "asking the class"
+                        ask.click()
+                        projector.wait_for_selector(".st-key-bve-class", timeout=60_000)
+                        wait_for_app(projector)
+                        code = re.search(r"room (\w{6})", projector.locator(".st-key-bve-class").inner_text())[1]
+                        if phones is None:  # the class joins once: the room stays for the lecture
+                            phones = [Phone(browser, f"{base}/class/{code}", None) for _ in range(3)]
+                        step = "the phones answering"
+                        for i, ph in enumerate(phones):
+                            ph.page.wait_for_selector("#answers button", timeout=30_000)
+                            buttons = ph.page.locator("#answers button:not(.send)")
+                            buttons.nth(i % buttons.count()).tap()
+                            if ph.page.locator("#answers button.send").count():
+                                ph.page.locator("#answers button.send").tap()
+                            ph.wait_text("#msg", "Your answer", timeout=60_000)
+                        step = "the projector's count reaching 3"
+                        projector.wait_for_function(
+                            "() => [...document.querySelectorAll('.bve-class-count')]"
+                            ".some(e => e.innerText.startsWith('3 '))",
+                            timeout=60_000,
+                        )
+                        step = "the reveal"
+                        projector.get_by_role("button", name="Reveal").click()
+                        projector.wait_for_function("() => document.body.innerText.includes('of you ')", timeout=60_000)
                         for ph in phones:
-                            ph.wait_text("#msg", "Waiting for the next question", timeout=120_000)
+                            ph.wait_text("#reveal", "of you", timeout=60_000)
+                        asked.append(view.page)
+                        assert exception_boxes(projector) == [], (n, view.page)
+                    if n < len(deck):
+                        step = "pressing → to the next slide"
+                        _next_slide(projector, n)
+                        if phones is not None:
+                            step = "the phones waiting for the next question"
+                            for ph in phones:
+                                ph.wait_text("#msg", "Waiting for the next question", timeout=120_000)
+            except BaseException as e:
+                _keep_what_was_seen(projector, n, step, e, phones)
+                raise
             for ph in phones or ():
                 ph.safe()
         finally:
