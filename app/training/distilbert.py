@@ -96,7 +96,7 @@ def distillation_step(student, teacher, tok, train, cfg: common.LoopConfig, reci
             recipe.temperature,
         )
         loss = recipe.alpha_ce * terms["kl"] + recipe.alpha_mlm * terms["mlm"] + recipe.alpha_cos * terms["cos"]
-        return loss, {k: float(v) for k, v in terms.items()}
+        return loss, {k: float(v.detach()) for k, v in terms.items()}
 
     return step_loss
 
