@@ -563,4 +563,4 @@ def test_each_comparison_shows_its_plan_history_and_counts_its_looks(results_dir
 
     write(results_dir, make_doc("distillation"))  # a run the history has not recorded: one look more
     c = claims.run({}, claims.Inputs(claim="distillation", compare=0)).comparison
-    assert c.looks == 5 + 1 and "metric valid_loss → valid_top1" in claims.looks_text(c)
+    assert c.looks == 6 + 1 and "metric valid_loss → valid_top1" in claims.looks_text(c)

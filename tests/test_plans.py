@@ -82,8 +82,8 @@ def test_looks_match_the_recorded_results_files():
 
 def test_claim_history_counts_looks_per_comparison():
     assert plans.claim_looks("masking", "span_vs_token") == 3  # 3, 5 and 10 seeds
-    assert plans.claim_looks("distillation", "soft_beats_hard") == 5  # twice on loss, three times on top-1
-    assert plans.claim_looks("distillation", "init_from_teacher") == 3  # the arm came with the top-1 plan
+    assert plans.claim_looks("distillation", "soft_beats_hard") == 6  # loss twice, top-1 three times, 2 teachers once
+    assert plans.claim_looks("distillation", "init_from_teacher") == 4  # came with the top-1 plan; 2 teachers once
 
 
 def test_power_is_a_paired_t_tests_power():

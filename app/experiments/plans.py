@@ -628,6 +628,18 @@ PLANS: dict[str, tuple[Plan, ...]] = {
             DISTIL_TEACHERS_BUDGET,
             BEFORE,
             DISTIL_TEACHERS,
+            looks=(
+                Look(
+                    "2026-11-29T11:05:42Z",
+                    10,
+                    "540af80",
+                    False,
+                    "ce13e63",
+                    "teacher 0 trained again from seed 0 (the earlier folder was lost with a machine): held-out "
+                    "top-1 0.524, not the 0.529 of the one before",
+                ),
+            ),
+            commit="0083504",
             settings=(("teachers", 2),),
         ),
     ),

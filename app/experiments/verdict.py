@@ -723,8 +723,8 @@ def across_teachers(v: Verdict, teacher_of: dict) -> Verdict:
     numbers = "; ".join(parts)
     if said is None:
         text = (
-            f"within each teacher: {numbers} (the label claims no effect, so there is nothing to replicate; "
-            f"the spread between {len(checks)} teachers is not estimated)"
+            f"within each teacher: {numbers} (the label asserts no effect a teacher could contradict, so there is "
+            f"nothing to replicate; the spread between {len(checks)} teachers is not estimated)"
         )
         return replace(v, by_teacher=tuple(checks), teacher_check=text)
     bad = [c for c in checks if c.disagrees or c.contradicts]
