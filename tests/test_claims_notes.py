@@ -75,7 +75,8 @@ def test_arms_that_spent_different_compute_are_said_to_and_arms_that_spent_the_s
 def test_the_page_shows_both_notes_for_distillation():
     r = claims.run({}, claims.Inputs(claim="distillation", compare=0))
     texts = " ".join(n.text for n in r.notes)
-    assert "2 teachers (4 layers, 10000 training steps" in texts and "did not spend the same compute" in texts
+    assert "2 teachers (4 layers, 10,000 training steps; the students have 2 layers and 1,000 steps)" in texts
+    assert "did not spend the same compute" in texts
 
 
 def test_the_teachers_training_is_counted_in_every_arm_that_needs_the_teacher():
