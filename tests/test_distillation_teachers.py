@@ -240,7 +240,8 @@ def test_the_bundled_results_have_two_teachers_and_every_verdict_is_checked_with
     note = claims.teacher_note(doc).text
     assert "2 teachers" in note and "student seed s distils teacher s mod 2" in note
     assert "these results come from an earlier version" not in note and "One teacher" not in note
-    assert "**Across teachers.**" in results.measured_table(results.BUNDLED)
+    table = results.measured_table(results.BUNDLED)
+    assert "**Across teachers.**" in table and all(verdict.DEPENDS not in v["label"] for v in judged.values())
 
 
 def test_a_one_teacher_document_reads_as_before():

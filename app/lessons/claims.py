@@ -825,11 +825,6 @@ def nsp_on_sop_note(doc: dict) -> Note | None:
     )
 
 
-def _count(n) -> str:
-    """A count of steps as the page writes counts (10,000), anything else as it is."""
-    return f"{n:,}" if isinstance(n, int) else str(n)
-
-
 def teacher_note(doc: dict) -> Note | None:
     """Distillation only: each teacher's held-out top-1 beside its own students' (the same 15% masking of the same
     held-out sequences), so the premise — a teacher much stronger than the student — is checked per teacher, not
@@ -844,10 +839,11 @@ def teacher_note(doc: dict) -> Note | None:
     for a in doc.get("arms", {}).values():
         for r in a.get("seeds", []):
             student_layers = student_layers or (r.get("details") or {}).get("student_layers")
+    students = doc.get("budget", {}).get("steps")
     shape = (
         (
-            f" ({layers} layers, {_count(steps)} training steps; the students have {student_layers} layers and "
-            f"{_count(doc.get('budget', {}).get('steps', '?'))} steps)"
+            f" ({layers} layers, {txt.count(steps, 'training step')}; the students have {student_layers} layers and "
+            f"{txt.count(students, 'step') if isinstance(students, int) else '? steps'})"
         )
         if layers and steps
         else ""
