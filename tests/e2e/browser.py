@@ -181,3 +181,19 @@ def assert_no_injected_markup(page, host: str = "evil.invalid") -> str:
     shown = page.inner_text('[data-testid="stMain"]')
     assert "\u202e" not in shown  # an override is shown as ⟨U+202E⟩, never applied
     return shown
+
+
+def settle(page, predicate: str, timeout_ms: int = 30_000) -> bool:
+    """Wait until the JS ``predicate`` holds (polled every 100 ms), at most ``timeout_ms``, then a beat more; False on a
+    timeout, when the caller measures the page as it is and its check says what is wrong. On 2 busy cores the page
+    above a figure can still be drawing when the figure appears: a fresh-clone CI run (2026-11-29) measured NSP vs
+    SOP's stage figure 55 px lower than it is drawn, and the deck test failed once where it passed alone."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(predicate, timeout=timeout_ms, polling=100)
+        held = True
+    except PlaywrightTimeout:
+        held = False
+    page.wait_for_timeout(300)
+    return held

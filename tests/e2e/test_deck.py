@@ -13,7 +13,7 @@ import pytest
 from app.lecture import deck
 from app.lessons import LESSONS
 from tests.conftest import ROOT
-from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app
+from tests.e2e.browser import browser, exception_boxes, settle, streamlit_server, wait_for_app
 
 pytestmark = pytest.mark.e2e
 W, H = 1280, 720
@@ -38,24 +38,6 @@ def server():
         yield base
 
 
-def settled(page) -> None:
-    """Wait (at most 30 s) until the stage's figure is in the window as the check requires, then a beat more; on a
-    timeout, return: the check then says what is wrong. On 2 busy cores the page above a figure can still be drawing
-    when the figure appears (tests/e2e/test_stage.py ``measure``: a fresh-clone CI run once measured a figure 55 px
-    lower than it is drawn), and this test failed once in a fresh-clone CI (2026-11-29) where it passed alone."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_function(
-            f"() => {{ const b = ({BOX})(); return !!b && 0 <= b[0] && b[1] <= {H} && b[2] > 200; }}",
-            timeout=30_000,
-            polling=100,
-        )
-    except PlaywrightTimeout:
-        pass
-    page.wait_for_timeout(300)
-
-
 def test_one_link_presents_the_default_deck_with_the_arrow_keys_every_figure_in_view(server):
     with browser((W, H)) as (context, watcher):
         page = watcher.watch(context.new_page())
@@ -77,7 +59,9 @@ def test_one_link_presents_the_default_deck_with_the_arrow_keys_every_figure_in_
                     assert alerts(page), (n, view.page)
                     missing.append(view.page)
                 else:
-                    settled(page)
+                    settle(
+                        page, f"() => {{ const b = ({BOX})(); return !!b && 0 <= b[0] && b[1] <= {H} && b[2] > 200; }}"
+                    )
                     top, bottom, height = page.evaluate(BOX)
                     assert 0 <= top and bottom <= H and height > 200, (n, view.page, top, bottom)
                     assert page.evaluate("() => window.scrollY") == 0

@@ -13,7 +13,7 @@ import pytest
 
 from app.core import state
 from app.lecture import deck
-from tests.e2e.browser import browser, exception_boxes, streamlit_server, wait_for_app
+from tests.e2e.browser import browser, exception_boxes, settle, streamlit_server, wait_for_app
 
 pytestmark = pytest.mark.e2e
 DEFAULT = deck.default_deck()
@@ -48,24 +48,17 @@ def measure(page, width: int, height: int) -> dict:
     then (the check says what is wrong). A fresh-clone CI run on 2 busy cores (2026-11-29) measured NSP vs SOP's
     figure 55 px lower than it is drawn (top 198 px, not 143) while something above it was still being drawn, and the
     same slide passed in the CI run before and alone."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     drawn = """m && m.figure && m.drawn && m.takeaway && Math.abs(m.drawn[2] - m.figure[2]) < 2"""
     page.wait_for_function(
         f"() => {{ const m = ({MEASURE})(); return {drawn} && m.figure[2] > {0.5 * height}; }}",
         timeout=30_000,
         polling=100,
     )
-    try:
-        page.wait_for_function(
-            f"() => {{ const m = ({MEASURE})(); return {drawn} && m.figure[2] >= {FILL * height} "
-            f"&& m.takeaway[1] <= {height}; }}",
-            timeout=30_000,
-            polling=100,
-        )
-    except PlaywrightTimeout:
-        pass  # measured as it is: check() names what does not fit
-    page.wait_for_timeout(300)
+    settle(  # else measured as it is: check() names what does not fit
+        page,
+        f"() => {{ const m = ({MEASURE})(); return {drawn} && m.figure[2] >= {FILL * height} "
+        f"&& m.takeaway[1] <= {height}; }}",
+    )
     return page.evaluate(MEASURE)
 
 
