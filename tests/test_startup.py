@@ -97,6 +97,99 @@ def test_a_run_that_never_reports_its_end_stops_counting(clock, monkeypatch):
     assert visitors.running() == 0
 
 
+def another_visitors_run(opening: bool):
+    """A page run in another thread (an opening, or a rerun), under way until the returned ``end()`` is called."""
+    started, stop = threading.Event(), threading.Event()
+
+    def page():
+        visitors.page_started()
+        visitors.page_opening(opening)
+        started.set()
+        stop.wait(10)
+        visitors.page_finished()
+
+    t = threading.Thread(target=page)
+    t.start()
+    started.wait(10)
+
+    def end():
+        stop.set()
+        t.join(10)
+
+    return end
+
+
+def test_a_rerun_lets_other_visitors_openings_go_first_until_they_end(clock):
+    end = another_visitors_run(opening=True)
+    visitors.page_started()
+    visitors.page_opening(False)  # this visitor has the page: a rerun
+    try:
+        assert visitors.is_rerun() and visitors.openings() == 1
+        clock.at(0.3, end)  # the other visitor's opening ends 0.3 s after this rerun began to wait
+        waited = visitors.openings_first(max_wait=5)
+        assert 0.3 <= waited < 0.3 + 2 * STEP and visitors.openings() == 0
+    finally:
+        end()
+        visitors.page_finished()
+
+
+def test_openings_never_wait_and_a_rerun_waits_at_most_its_bound(clock):
+    end = another_visitors_run(opening=True)
+    try:
+        visitors.page_started()
+        visitors.page_opening(True)  # an opening (or the projector's run) goes as it comes
+        assert not visitors.is_rerun() and visitors.openings_first(max_wait=5) == 0 and clock.now == 0
+        assert visitors.openings() == 1  # its own opening is not counted, the other visitor's is
+        visitors.page_opening(False)
+        assert 0.25 <= visitors.openings_first(max_wait=0.25) < 0.25 + 2 * STEP  # never past its bound
+        visitors.page_finished()
+        assert visitors.openings_first(max_wait=5) == 0 and not visitors.is_rerun()  # not a page run (a script)
+    finally:
+        end()
+
+
+def test_the_projectors_runs_neither_wait_nor_are_waited_for(clock):
+    end = another_visitors_run(opening=True)
+    visitors.page_started()
+    visitors.page_opening(False, projector=True)  # presenter mode: the slide a whole room reads
+    try:
+        assert not visitors.is_rerun() and visitors.openings_first(max_wait=5) == 0 and clock.now == 0
+    finally:
+        visitors.page_finished()
+        end()
+    visitors.page_started()
+    visitors.page_opening(False)  # a student's rerun while only the projector's run is under way: no wait
+    projector_started, stop = threading.Event(), threading.Event()
+
+    def projector():
+        visitors.page_started()
+        visitors.page_opening(True, projector=True)
+        projector_started.set()
+        stop.wait(10)
+        visitors.page_finished()
+
+    t = threading.Thread(target=projector)
+    t.start()
+    try:
+        projector_started.wait(10)
+        assert visitors.running() == 2 and visitors.openings() == 0 and visitors.openings_first(max_wait=5) == 0
+    finally:
+        stop.set()
+        t.join(10)
+        visitors.page_finished()
+
+
+def test_a_rerun_does_not_wait_for_other_reruns(clock):
+    end = another_visitors_run(opening=False)
+    visitors.page_started()
+    try:
+        assert visitors.running() == 2 and visitors.openings() == 0
+        assert visitors.openings_first(max_wait=5) == 0 and clock.now == 0
+    finally:
+        end()
+        visitors.page_finished()
+
+
 @pytest.mark.slow  # a fresh interpreter imports torch
 def test_the_heavy_imports_pause_between_steps_and_say_when_a_page_waits_for_them():
     """In a fresh interpreter (this one has imported them): ``pause`` runs before each module and each class,

@@ -55,6 +55,7 @@ from app.ui.layout import phone  # noqa: F401
 from app.ui.stage import presenting  # noqa: F401
 
 IN_ROUTER = "_in_router"  # session state: this run goes through the router (start_page, not yet finish_page)
+OPENED = "_opened_pages"  # session state: the pages this session has run to the end (their next runs are reruns)
 
 
 class Stopped(BaseException):
@@ -82,6 +83,9 @@ def start_page(slug: str, is_lesson: bool) -> None:
     run used (the badge lists this page's), and for a lesson do the heavy imports once."""
     startup.mark("page start", page=slug)
     url.set_page(slug)
+    visitors.page_opening(  # openings go first (app.core.visitors): a visitor with nothing of the page on screen yet
+        slug not in st.session_state.get(OPENED, ()), projector=bool(url.setting("presenter"))
+    )
     loading.forget_loaded()
     stage.clear()
     st.session_state[IN_ROUTER] = True
@@ -101,6 +105,7 @@ def finish_page(badge_slot, stopped: bool = False) -> None:
     stage.draw_below()  # figures still waiting for a stage figure that never came
     if stopped:
         share_link()
+    st.session_state[OPENED] = {*st.session_state.get(OPENED, ()), url.page()}  # its next runs are reruns
     st.session_state[IN_ROUTER] = False
     badge(badge_slot)
     startup.mark("page end", page=url.page())

@@ -14,6 +14,7 @@ import sys
 
 import streamlit as st
 
+from app.core import visitors
 from app.core.shared import SharedResults, model_token
 
 
@@ -92,12 +93,18 @@ def result_key(fn, models: dict, inputs):
 def shared_result(fn, models: dict, inputs):
     """``fn(models, inputs, cache)``: the lesson's Result, computed once per process for the same inputs on the
     same models and shared by every session (``app.core.shared``); two sessions asking at once share one
-    computation. A ``lesson.Stop`` is not kept: it is raised again for each."""
+    computation. A ``lesson.Stop`` is not kept: it is raised again for each. A rerun that computes a new Result
+    first lets other visitors' openings go (``visitors.openings_first``, at most ``visitors.OPENING_FIRST_S``)."""
     keyed = result_key(fn, models, inputs)
     if keyed is None:
         return fn(models, inputs, cache)
     key, alive = keyed
-    return _RESULTS.get(key, lambda: fn(models, inputs, cache), alive)
+
+    def compute():
+        visitors.openings_first()  # a rerun computing something new lets other visitors' openings go first
+        return fn(models, inputs, cache)
+
+    return _RESULTS.get(key, compute, alive)
 
 
 def keep_result(fn, models: dict, inputs, result) -> None:

@@ -48,3 +48,15 @@ def test_two_sessions_same_inputs_one_computation_own_text_stays_own(app_page, c
     first.run()  # the first visitor's rerun: their own (default) Result, shared, nothing of the other's text
     assert len(counted) == 2 and "zebra" not in shown_text(first)
     assert all("zebra" not in str(chart.proto.spec) for chart in first.get("plotly_chart"))
+
+
+def test_a_visitors_first_run_of_a_page_is_an_opening_and_a_change_is_a_rerun(app_page, counted, monkeypatch):
+    """The router tells openings from reruns (app.core.visitors): a rerun that computes a new Result first lets
+    other visitors' openings go; a visitor's first run of the page never waits for anyone."""
+    require_bundled("bert")
+    seen = []
+    monkeypatch.setattr(ui_cache.visitors, "openings_first", lambda: seen.append(ui_cache.visitors.is_rerun()))
+    page = app_page(PAGE)
+    assert not page.exception and seen == [False]  # the opening computed its Result without waiting
+    page.text_area(key="text").set_value("A new sentence about a small red boat.").run()
+    assert not page.exception and seen == [False, True] and len(counted) == 2  # the change: a rerun
