@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import random
 import re
 import resource
 import statistics
@@ -1178,9 +1179,24 @@ def class_server_only(seconds: float = 120.0) -> list[tuple]:
     return [row for sessions in CLASS_SIZES for think in (0.5, 5.0) for row in _class_server(sessions, seconds, think)]
 
 
+SETTLE_MAX_S = 90.0  # the longest a class run waits for the machine's load average to fall before it starts
+
+
+def _settle(max_s: float = SETTLE_MAX_S) -> None:
+    """Before a class run: wait until the 1-minute load average is below half the cores, at most ``max_s``. The
+    runs follow each other, and the load average trails the CPU by about a minute: the run after a run started
+    "under load" from its predecessor alone (2026-11-29: load 2.8 on an idle machine). Other work on the machine
+    keeps it high: then the run starts after ``max_s`` all the same, and its row says so."""
+    cores = os.cpu_count() or 1
+    end = time.perf_counter() + max_s
+    while os.getloadavg()[0] > 0.5 * cores and time.perf_counter() < end:
+        time.sleep(2)
+
+
 def _machine_load() -> str:
     """The machine and how busy it is now: CPU, cores, 1-minute load average (the class rows are taken as they come,
-    not after waiting for other work to end: say so)."""
+    once :func:`_settle` has waited for the previous run's load to fade: a row whose machine was still busy says
+    so)."""
     cores = os.cpu_count() or 1
     load = os.getloadavg()[0]
     return f"{cpu_name()}, {cores} cores, load average {load:.1f}" + (
@@ -1188,12 +1204,23 @@ def _machine_load() -> str:
     )
 
 
+#: a student's reading time between two changes, as a share of the pace's ``think``: uniform, mean 1. With every
+#: student reading exactly ``think`` seconds, a class of 30 at 5 s locked into waves in 2 of 4 runs on 2026-11-29: a
+#: moment of congestion made a few reruns end together, they came back together 5 s later, slower for it, and more
+#: joined each wave; after a minute all 30 reran at once every 6.5 s, each rerun taking 1.3-2.3 s (rerun p95 1.4 s
+#: and 1.7 s, against 0.8 s in the runs that did not lock). Real students do not read in step.
+READING = (0.5, 1.5)
+
+
 def _drive_class(base: str, sessions: int, seconds: float, think: float, connect, entered=None):
     """The class runs' session driver: ``sessions`` websocket sessions (``await connect(base, slug)`` gives one, an
     async context manager speaking Streamlit's protocol: tests/e2e/stclient.py) open the lessons together, then each
-    changes its first number input (or reopens with a new seed) ``think`` seconds after each rerun has finished, for
-    ``seconds``. ``entered(session)``, if given, sees each session once it is open. Returns (open times in ms, rerun
-    times in ms, errors, wall seconds); a timeout, an exception box or a closed websocket is an error, not a crash."""
+    changes its first number input (or reopens with a new seed) about ``think`` seconds (:data:`READING`) after its
+    page opened and after each rerun has finished, for ``seconds`` (until 2026-11-29 the first change came at once
+    after the open, so the first sessions' reruns competed with the others' openings, and every student read exactly
+    ``think`` seconds).
+    ``entered(session)``, if given, sees each session once it is open. Returns (open times in ms, rerun times in ms,
+    errors, wall seconds); a timeout, an exception box or a closed websocket is an error, not a crash."""
     import asyncio
 
     from app.lessons import LESSONS
@@ -1217,13 +1244,18 @@ def _drive_class(base: str, sessions: int, seconds: float, think: float, connect
 
     async def student(i):
         slug = slugs[i % len(slugs)]
+        reads = random.Random(i)  # this student's reading times, the same in every run
         async with await connect(base, slug) as s:
             if entered is not None:
                 entered(s)
             if not await timed(s.open(slug, f"seed={i}", timeout=300), slug, "opening", opens):
                 return
             end, k = time.perf_counter() + seconds, 0
-            while time.perf_counter() < end:
+            while True:
+                await asyncio.sleep(think * reads.uniform(*READING))  # a student reads the page first, the
+                # opened page too, for about ``think`` seconds
+                if time.perf_counter() >= end:
+                    break
                 k += 1
                 if s.last.number_inputs:
                     label, (_, value, _) = next(iter(s.last.number_inputs.items()))
@@ -1232,7 +1264,6 @@ def _drive_class(base: str, sessions: int, seconds: float, think: float, connect
                     request = s.open(slug, f"seed={i * 1000 + k}", timeout=60)
                 if not await timed(request, slug, "(60 s) on", reruns):
                     return
-                await asyncio.sleep(think)
 
     async def run():
         await asyncio.gather(*(student(i) for i in range(sessions)))
@@ -1253,6 +1284,7 @@ def _class_server(sessions: int, seconds: float, think: float) -> list[tuple]:
     async def connect(base, slug):
         return Session(base)
 
+    _settle()
     before = _machine_load()
     with streamlit_server() as (base, _):
         opens, reruns, errors, wall = _drive_class(base, sessions, seconds, think, connect)
@@ -1304,6 +1336,7 @@ def _class_replicas(sessions: int, seconds: float, think: float, replicas: int =
     from tests.e2e.browser import rss_mib
 
     spread = Counter()
+    _settle()
     load_before = os.getloadavg()[0]
 
     async def connect(base, slug):
