@@ -1205,10 +1205,10 @@ def _machine_load() -> str:
 
 
 #: a student's reading time between two changes, as a share of the pace's ``think``: uniform, mean 1. With every
-#: student reading exactly ``think`` seconds, a class of 30 at 5 s locked into waves in 2 of 4 runs on 2026-11-29: a
-#: moment of congestion made a few reruns end together, they came back together 5 s later, slower for it, and more
-#: joined each wave; after a minute all 30 reran at once every 6.5 s, each rerun taking 1.3-2.3 s (rerun p95 1.4 s
-#: and 1.7 s, against 0.8 s in the runs that did not lock). Real students do not read in step.
+#: student reading exactly ``think`` seconds, a class of 30 at 5 s had a rerun p95 of 1.4-1.9 s in 3 of 5 runs on
+#: 2026-11-29, against 0.8 s in a run that did not lock into waves. In the run traced, a moment of congestion made a
+#: few reruns end together, they came back together 5 s later, slower for it, and more joined each wave; after a
+#: minute all 30 reran at once every 6.5 s, each rerun taking 1.3-2.3 s. Real students do not read in step.
 READING = (0.5, 1.5)
 
 
