@@ -1358,7 +1358,9 @@ def _class_replicas(sessions: int, seconds: float, think: float, replicas: int =
         peaks = [rss_mib(p.pid, "VmHWM") for p in d.apps]
     cores = os.cpu_count() or 1
     machine = (
-        "MEASURED UNDER LOAD (other work on the machine): provisional; " if load_before > 0.5 * cores else ""
+        "MEASURED UNDER LOAD (other work, or the previous run's load still fading): provisional; "
+        if load_before > 0.5 * cores
+        else ""
     ) + f"{cpu_name()}, {cores} CPU cores, load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     what = f"A class of {sessions} through nginx over {replicas} app processes, a change every {think:g} s"
     return [
